@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cli_verbose;
+
+void cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("biotape: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_info(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cli_verbose < level)
+		return;
+	fputs("biotape: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_parse_double(const char *s, double *v)
+{
+	char *end;
+	double d;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || *end || !isfinite(d))
+		return -EINVAL;
+	*v = d;
+	return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || *end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+/* Splits "1.5ms" into 1.5 and "ms"; the number must be finite and >= 0. */
+static int split_number(const char *s, double *num, const char **unit)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	*num = strtod(s, &end);
+	if (errno || end == s || !isfinite(*num) || *num < 0)
+		return -EINVAL;
+	*unit = end;
+	return 0;
+}
+
+int cli_parse_duration_ns(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double mult;
+	} units[] = {
+		{ "", 1e9 },	 { "s", 1e9 },	   { "ms", 1e6 }, { "us", 1e3 },
+		{ "ns", 1 },	 { "m", 60e9 },	   { "min", 60e9 }, { "h", 3600e9 },
+	};
+	const char *unit;
+	double num;
+
+	if (split_number(s, &num, &unit))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(unit, units[i].unit) == 0) {
+			double v = num * units[i].mult;
+
+			if (v >= 18446744073709551615.0)
+				return -ERANGE;
+			*ns = (uint64_t)llround(v);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int cli_parse_size(const char *s, uint64_t *bytes)
+{
+	static const char *prefixes = "kmgtpe";
+	const char *unit;
+	double num, mult = 1;
+
+	if (split_number(s, &num, &unit))
+		return -EINVAL;
+	if (*unit) {
+		const char *p = strchr(prefixes, (char)(*unit | 0x20));
+
+		if (!p || !*p)
+			return -EINVAL;
+		for (const char *q = prefixes; q <= p; q++)
+			mult *= 1024;
+		unit++;
+		if (strcasecmp(unit, "") && strcasecmp(unit, "b") && strcasecmp(unit, "ib") &&
+		    strcasecmp(unit, "iB"))
+			return -EINVAL;
+	}
+	num *= mult;
+	if (num >= 18446744073709551615.0)
+		return -ERANGE;
+	if (num != floor(num))
+		return -EINVAL;
+	*bytes = (uint64_t)num;
+	return 0;
+}
+
+const char *cli_fmt_ns(uint64_t ns, char *buf, size_t len)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	else if (ns >= 1000000ull)
+		snprintf(buf, len, "%.3f ms", ns / 1e6);
+	else if (ns >= 1000ull)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	return buf;
+}
+
+const char *cli_fmt_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024 && u < 6) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%.*f %s", v < 10 ? 2 : 1, v, units[u]);
+	return buf;
+}
+
+int cli_out_open(struct cli_out *o, const char *path)
+{
+	int fd, err;
+
+	memset(o, 0, sizeof(*o));
+	if (!path || strcmp(path, "-") == 0) {
+		o->fp = stdout;
+		return 0;
+	}
+	o->path = strdup(path);
+	if (!o->path || asprintf(&o->tmp, "%s.tmp.XXXXXX", path) < 0) {
+		o->tmp = NULL;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	fchmod(fd, 0644);
+	o->fp = fdopen(fd, "w");
+	if (!o->fp) {
+		err = -errno;
+		close(fd);
+		unlink(o->tmp);
+		goto cleanup;
+	}
+	return 0;
+cleanup:
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+	return err;
+}
+
+int cli_out_commit(struct cli_out *o)
+{
+	int err = 0;
+
+	if (!o->fp)
+		return -EBADF;
+	if (!o->path) { /* stdout */
+		if (fflush(o->fp) || ferror(o->fp))
+			err = -EIO;
+		o->fp = NULL;
+		return err;
+	}
+	if (fflush(o->fp) || ferror(o->fp) || fsync(fileno(o->fp)))
+		err = errno ? -errno : -EIO;
+	if (fclose(o->fp) && !err)
+		err = errno ? -errno : -EIO;
+	o->fp = NULL;
+	if (!err && rename(o->tmp, o->path))
+		err = -errno;
+	if (err)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+	return err;
+}
+
+void cli_out_abort(struct cli_out *o)
+{
+	if (!o)
+		return;
+	if (o->fp && o->path)
+		fclose(o->fp);
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+}
+
+bool cli_is_help(const char *arg)
+{
+	return arg && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Helpers shared by the subcommands: messages, argument parsing, atomic output files.
+ * Library code (format/) never uses this; commands do.
+ */
+#ifndef BIOTAPE_CLI_H
+#define BIOTAPE_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum {
+	BTAPE_EXIT_OK = 0,      /* success */
+	BTAPE_EXIT_FAIL = 1,    /* the operation failed (I/O error, device refused, ...) */
+	BTAPE_EXIT_USAGE = 2,   /* bad usage or bad input (malformed trace, unknown option) */
+};
+
+extern int cli_verbose; /* -v count, set by main() */
+
+/* "biotape: <message>\n" on stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, only when cli_verbose >= level. */
+void cli_info(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Durations: "1.5s", "200ms", "50us", "100ns", "2m", "1h"; a bare number is seconds.
+ * Returns 0 or -EINVAL.
+ */
+int cli_parse_duration_ns(const char *s, uint64_t *ns);
+/* Sizes: "4096", "4k", "1.5M", "2GiB", "1T" (binary multiples). Returns 0 or -EINVAL. */
+int cli_parse_size(const char *s, uint64_t *bytes);
+/* Unsigned integer, whole string, decimal or 0x hex. Returns 0 or -EINVAL / -ERANGE. */
+int cli_parse_u64(const char *s, uint64_t *v);
+/* Floating point, whole string, finite. */
+int cli_parse_double(const char *s, double *v);
+/* Formats ns as "1.234 s", "12.5 ms", "830 us" into buf. */
+const char *cli_fmt_ns(uint64_t ns, char *buf, size_t len);
+/* Formats bytes as "4.0 KiB", "1.50 GiB" into buf. */
+const char *cli_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+/*
+ * An output file that appears only when complete: written to PATH.tmp.XXXXXX, renamed by
+ * cli_out_commit(). PATH "-" (or NULL) is stdout. After a failed or aborted output nothing
+ * exists at PATH that was not there before.
+ */
+struct cli_out {
+	FILE *fp;
+	char *path;
+	char *tmp;
+};
+int cli_out_open(struct cli_out *o, const char *path);
+int cli_out_commit(struct cli_out *o); /* flush, fsync, rename; reports write errors */
+void cli_out_abort(struct cli_out *o); /* removes the temporary file; NULL-safe, idempotent */
+
+/* True when the string is exactly "--help" or "-h". */
+bool cli_is_help(const char *arg);
+
+#endif

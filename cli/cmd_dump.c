@@ -1,0 +1,4 @@
+/* TEMPORARY stub, replaced by the module's implementation. */
+#include "cli.h"
+#include "commands.h"
+int cmd_dump(int argc, char **argv) { cli_err("dump: not implemented yet"); return BTAPE_EXIT_FAIL; }

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * libbiotape: the .btape block I/O trace format (spec: docs/FORMAT.md).
+ *
+ * A pure library: no printing, no exit(), no BPF, no io_uring. Every function that can fail
+ * returns 0 (or a count) on success and a negative errno on failure; the reason for the last
+ * failure of an object is available as text from its __errmsg() accessor ("frame 3 at offset
+ * 18211: checksum mismatch").
+ *
+ * Objects are opaque; every destructor accepts NULL.
+ */
+#ifndef BTAPE_H
+#define BTAPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BTAPE_FORMAT_VERSION_MAJOR 1 /* readers refuse a file with a newer major */
+#define BTAPE_FORMAT_VERSION_MINOR 0 /* minor bumps only add keys; readers ignore unknown keys */
+
+/* ---------------------------------------------------------------------------------------- */
+/* The event record                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Operation of a request. Values are part of the file format: append only. */
+enum btape_op {
+	BTAPE_OP_READ = 0,
+	BTAPE_OP_WRITE = 1,
+	BTAPE_OP_FLUSH = 2,
+	BTAPE_OP_DISCARD = 3,
+	BTAPE_OP_SECURE_ERASE = 4,
+	BTAPE_OP_WRITE_ZEROES = 5,
+	BTAPE_OP_ZONE_OPEN = 6,
+	BTAPE_OP_ZONE_CLOSE = 7,
+	BTAPE_OP_ZONE_FINISH = 8,
+	BTAPE_OP_ZONE_APPEND = 9,
+	BTAPE_OP_ZONE_RESET = 10,
+	BTAPE_OP_ZONE_RESET_ALL = 11,
+	BTAPE_OP_OTHER = 12, /* driver-private, passthrough, or unknown */
+	BTAPE_OP__COUNT
+};
+
+/* Request flags (bit set). Values are part of the file format: append only. */
+enum btape_flag {
+	BTAPE_FLAG_SYNC = 1u << 0,
+	BTAPE_FLAG_FUA = 1u << 1,
+	BTAPE_FLAG_PREFLUSH = 1u << 2,
+	BTAPE_FLAG_META = 1u << 3,
+	BTAPE_FLAG_READAHEAD = 1u << 4,
+	BTAPE_FLAG_ATOMIC = 1u << 5,
+	BTAPE_FLAG_PRIO = 1u << 6,
+	BTAPE_FLAG_NOMERGE = 1u << 7,
+	BTAPE_FLAG_IDLE = 1u << 8,
+	BTAPE_FLAG_REQUEUED = 1u << 9, /* the request was requeued at least once */
+};
+
+/*
+ * Presence bits: a field the source did not have is absent (its bit clear), not zero.
+ * issue_ns, dev, sector, bytes and op are always present.
+ */
+enum btape_has {
+	BTAPE_HAS_COMPLETE = 1u << 0, /* complete_ns */
+	BTAPE_HAS_INSERT = 1u << 1,   /* insert_ns (queued in the block layer) */
+	BTAPE_HAS_FLAGS = 1u << 2,    /* flags */
+	BTAPE_HAS_ERROR = 1u << 3,    /* error */
+	BTAPE_HAS_PID = 1u << 4,      /* pid */
+	BTAPE_HAS_TID = 1u << 5,      /* tid */
+	BTAPE_HAS_COMM = 1u << 6,     /* comm */
+	BTAPE_HAS_CGROUP = 1u << 7,   /* cgroup */
+	BTAPE_HAS_CPU = 1u << 8,      /* cpu */
+	BTAPE_HAS_QD = 1u << 9,       /* qd */
+	BTAPE_HAS__ALL = (1u << 10) - 1,
+};
+
+/*
+ * One block request. Times are CLOCK_MONOTONIC ns of the recording host (see
+ * btape_meta.clock_*). Invariant when present: insert_ns <= issue_ns <= complete_ns.
+ */
+struct btape_event {
+	uint64_t issue_ns;    /* dispatched to the device (required) */
+	uint64_t complete_ns; /* completed (BTAPE_HAS_COMPLETE) */
+	uint64_t insert_ns;   /* entered the block layer queue (BTAPE_HAS_INSERT) */
+	uint64_t sector;      /* first 512-byte sector on the device */
+	uint64_t bytes;       /* request size in bytes (0 for a flush) */
+	uint64_t cgroup;      /* cgroup v2 id (inode number of the cgroup directory) */
+	const char *comm;     /* process name; owned by the reader/writer, NUL-terminated */
+	uint32_t dev;         /* index into the device table (btape_meta.devices) */
+	uint32_t present;     /* BTAPE_HAS_* bits */
+	uint32_t flags;       /* BTAPE_FLAG_* bits */
+	int32_t error;        /* 0 or a negative errno / blk_status mapped to errno */
+	uint32_t pid;         /* process (tgid) that submitted the I/O */
+	uint32_t tid;         /* thread that submitted the I/O */
+	uint32_t cpu;         /* CPU the request was issued on */
+	uint32_t qd;          /* requests in flight on this device at issue, this one included */
+	uint8_t op;           /* enum btape_op */
+};
+
+/* "read", "write", "flush", ... ; "?" for an out-of-range value. */
+const char *btape_op_name(unsigned int op);
+/* Inverse of btape_op_name(); returns -EINVAL for an unknown name. */
+int btape_op_parse(const char *name);
+/* Flags as letters, blkparse-like: S sync, F fua, P preflush, M meta, A readahead, U atomic... */
+const char *btape_flags_str(uint32_t flags, char *buf, size_t len);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Metadata                                                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+#define BTAPE_NAME_MAX 256
+
+struct btape_device {
+	uint32_t dev_t_major;     /* 0 when unknown (imported traces) */
+	uint32_t dev_t_minor;
+	char name[BTAPE_NAME_MAX];  /* "loop3", "nvme0n1", or the importer's id ("disk 2") */
+	char model[BTAPE_NAME_MAX]; /* empty when unknown */
+	uint64_t size_bytes;      /* 0 when unknown */
+	uint32_t logical_block;   /* bytes; 0 when unknown */
+	uint32_t physical_block;  /* bytes; 0 when unknown */
+	int8_t rotational;        /* 1, 0, or -1 when unknown */
+};
+
+struct btape_tag {
+	char key[BTAPE_NAME_MAX];
+	char value[BTAPE_NAME_MAX];
+};
+
+struct btape_meta {
+	char tool[BTAPE_NAME_MAX];     /* "biotape 0.1.0", or "import:msr" */
+	char hostname[BTAPE_NAME_MAX];
+	char kernel[BTAPE_NAME_MAX];   /* uname -r */
+	char source[BTAPE_NAME_MAX];   /* "ebpf:rq", "ebpf:bio", "replay", "import:<fmt>" */
+	char capture[1024];            /* capture settings and filters, as text ("-d loop3 -p 42") */
+	uint64_t clock_mono_ns;        /* CLOCK_MONOTONIC at the anchor ... */
+	uint64_t clock_real_ns;        /* ... and CLOCK_REALTIME (ns since the epoch) at the same instant */
+	uint32_t ndevices;
+	struct btape_device *devices; /* ndevices entries */
+	uint32_t ntags;
+	struct btape_tag *tags;       /* user tags (key=value) */
+};
+
+/* Deep copy / free of a metadata block (devices and tags arrays are heap-owned). */
+int btape_meta__copy(struct btape_meta *dst, const struct btape_meta *src);
+void btape_meta__free(struct btape_meta *meta);
+/* Appends a device; returns its index or a negative errno. */
+int btape_meta__add_device(struct btape_meta *meta, const struct btape_device *dev);
+int btape_meta__add_tag(struct btape_meta *meta, const char *key, const char *value);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Summary (the footer, or recomputed by a scan)                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+struct btape_summary {
+	uint64_t events;
+	uint64_t first_issue_ns, last_issue_ns; /* 0 when no events */
+	uint64_t last_complete_ns;
+	uint64_t count_by_op[BTAPE_OP__COUNT];
+	uint64_t bytes_by_op[BTAPE_OP__COUNT];
+	uint64_t lost_events;         /* events the source knows it lost (ring full, map full...) */
+	uint64_t lost_ringbuf;        /* of which: failed ring-buffer reservations */
+	uint64_t lost_inflight;       /* of which: in-flight map full / unmatched completions */
+	uint64_t lost_writer;         /* of which: dropped by the writer queue (slow disk) */
+	uint64_t order_violations;    /* events written after a watermark promised otherwise */
+	uint64_t chunks;
+	uint64_t file_bytes;
+	bool has_footer;              /* false: summary recomputed by scanning (recovered file) */
+	bool recovered;               /* the file was cut short: trailing bytes ignored */
+	uint64_t recovered_bytes_ignored;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writer                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+struct btape_writer;
+
+struct btape_writer_opts {
+	size_t sz;                    /* sizeof(struct btape_writer_opts), for growth */
+	int zstd_level;               /* 0: default (3) */
+	uint32_t chunk_events;        /* events per chunk; 0: default (65536) */
+	uint64_t flush_interval_ns;   /* flush a partial chunk this long after its first event;
+	                               * 0: default (1 s); crash loses at most this much */
+	uint64_t reorder_max_events;  /* events held for issue-order sorting; 0: default (4 M) */
+	bool fsync;                   /* fdatasync after every chunk (default: only at close) */
+};
+
+/*
+ * Creates PATH (via PATH.tmp.XXXXXX renamed into place by btape_writer__close(); "-" writes
+ * to stdout with no rename). Crash safety: every chunk is written as soon as it is complete,
+ * so a killed writer leaves PATH.tmp.* readable up to its last chunk; see docs/FORMAT.md.
+ * With opts->sz == 0 or opts NULL, defaults apply.
+ */
+int btape_writer__open(struct btape_writer **wp, const char *path, const struct btape_meta *meta,
+		       const struct btape_writer_opts *opts);
+/*
+ * Like __open but writes into PATH directly (no temp file, no rename): for recorders that
+ * must leave a readable file at PATH if killed.
+ */
+int btape_writer__open_direct(struct btape_writer **wp, const char *path,
+			      const struct btape_meta *meta,
+			      const struct btape_writer_opts *opts);
+/* Writer on an already-open fd (not closed by the writer); no rename. */
+int btape_writer__open_fd(struct btape_writer **wp, int fd, const struct btape_meta *meta,
+			  const struct btape_writer_opts *opts);
+
+/*
+ * Adds one event (copied; comm interned). Events may arrive in any order (typically
+ * completion order); the file holds them in issue order as long as each event arrives
+ * before the watermark passes its issue time (see __advance).
+ */
+int btape_writer__add(struct btape_writer *w, const struct btape_event *ev);
+/*
+ * Promise: no event added from now on has issue_ns < watermark_ns. Events issued before the
+ * watermark become final and are written in issue order. Without calls to __advance, the
+ * writer holds at most reorder_max_events and writes the oldest when full. An event that
+ * breaks the promise is still written (never dropped) and counted in order_violations.
+ */
+int btape_writer__advance(struct btape_writer *w, uint64_t watermark_ns);
+/* Writes every held event now (as if the watermark were +inf) and makes it durable. */
+int btape_writer__flush(struct btape_writer *w);
+/* Loss accounting for the footer (adds to the running counts). */
+void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t inflight,
+			    uint64_t writer);
+/* Bytes written to the file so far, and events accepted so far. */
+uint64_t btape_writer__bytes(const struct btape_writer *w);
+uint64_t btape_writer__events(const struct btape_writer *w);
+/* Flushes, writes the footer, fsyncs, renames into place. The writer is freed either way. */
+int btape_writer__close(struct btape_writer *w);
+/* Discards: removes the temporary file (nothing at PATH is touched). NULL-safe. */
+void btape_writer__abort(struct btape_writer *w);
+const char *btape_writer__errmsg(const struct btape_writer *w);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reader                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+struct btape_reader;
+
+/*
+ * Opens PATH ("-" for stdin: no seeking, no footer shortcut). Reads the header and metadata;
+ * uses the footer index when present and valid, otherwise scans (recovery). Bounded memory:
+ * one decoded chunk at a time. On failure *errmsg (if non-NULL) points at a static-lifetime
+ * or thread-local message describing what and where.
+ */
+int btape_reader__open(struct btape_reader **rp, const char *path, const char **errmsg);
+void btape_reader__close(struct btape_reader *r);
+
+const struct btape_meta *btape_reader__meta(const struct btape_reader *r);
+/*
+ * Summary from the footer; when the footer is missing or damaged, recomputed by a full
+ * verifying scan (summary->has_footer false). Does not move the read position.
+ */
+int btape_reader__summary(struct btape_reader *r, struct btape_summary *summary);
+
+/*
+ * Next event in issue order: returns 1 and fills *ev, 0 at the end, or a negative errno
+ * (damaged data; see __errmsg). ev->comm stays valid until the reader is closed.
+ */
+int btape_reader__next(struct btape_reader *r, struct btape_event *ev);
+/*
+ * Batch form of __next: points *evs at up to the rest of the current chunk (read-only,
+ * valid until the next call). Returns the number of events, 0 at the end, or -errno.
+ */
+int btape_reader__next_batch(struct btape_reader *r, const struct btape_event **evs);
+/* Positions at the first event with issue_ns >= ns (index-assisted). */
+int btape_reader__seek(struct btape_reader *r, uint64_t ns);
+/* Verifies every frame's checksum and decodability from the start; position unchanged. */
+int btape_reader__verify(struct btape_reader *r);
+const char *btape_reader__errmsg(const struct btape_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BTAPE_H */

@@ -1,0 +1,51 @@
+# Shared helpers for integration test scripts (bash). Source it: . "$BIOTAPE_SRC/tests/lib.sh"
+# Exit codes: 0 pass, 1 fail, 77 skip. Under BIOTAPE_REQUIRE_BPF=1 (CI) a skip becomes a fail.
+set -u
+BIOTAPE=${BIOTAPE:-biotape}
+BIOTAPE_SRC=${BIOTAPE_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+T_LOOPS=()
+T_FILES=()
+T_PIDS=()
+
+t_cleanup() {
+	local p l f
+	for p in "${T_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for l in "${T_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+	for f in "${T_FILES[@]}"; do rm -rf -- "$f"; done
+}
+trap t_cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "PASS: ${*:-$(basename "$0")}"; exit 0; }
+# skip REASON: exit 77, or fail when the environment demands that this test runs.
+skip() {
+	if [ "${BIOTAPE_REQUIRE_BPF:-0}" = 1 ]; then
+		echo "FAIL (would skip, but BIOTAPE_REQUIRE_BPF=1): $*" >&2
+		exit 1
+	fi
+	echo "SKIP: $*"
+	exit 77
+}
+# require_root: root, and the tools named as arguments.
+require_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	local t
+	for t in "$@"; do command -v "$t" >/dev/null || skip "needs $t"; done
+}
+# t_tmpdir: a fresh directory in /dev/shm removed at exit; prints its path.
+t_tmpdir() {
+	local d
+	d=$(mktemp -d /dev/shm/biotape-test.XXXXXX) || fail "mktemp"
+	T_FILES+=("$d")
+	echo "$d"
+}
+# t_loop SIZE_MB: a loop device (direct I/O) over a new file in /dev/shm; sets LOOP.
+# Call it directly (not in $(...)) so that cleanup registers it.
+t_loop() {
+	local f
+	f=$(mktemp /dev/shm/biotape-loop.XXXXXX) || fail "mktemp"
+	T_FILES+=("$f")
+	truncate -s "${1}M" "$f" || fail "truncate"
+	LOOP=$(losetup -f --show --direct-io=on "$f") || skip "cannot create a loop device"
+	T_LOOPS+=("$LOOP")
+}
