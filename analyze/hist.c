@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Log-bucketed histogram (see hist.h for the error bound). */
+#include "hist.h"
+
+#include <math.h>
+#include <string.h>
+
+uint64_t hist_bucket_lo(unsigned int i)
+{
+	if (i < 2 * HIST_SUB)
+		return i;
+	unsigned int shift = i / HIST_SUB - 1;
+	uint64_t mant = i - shift * HIST_SUB; /* in [HIST_SUB, 2 * HIST_SUB) */
+
+	return mant << shift;
+}
+
+uint64_t hist_bucket_width(unsigned int i)
+{
+	if (i < 2 * HIST_SUB)
+		return 1;
+	return 1ull << (i / HIST_SUB - 1);
+}
+
+void hist_init(struct hist *h)
+{
+	memset(h, 0, sizeof(*h));
+}
+
+void hist_merge(struct hist *dst, const struct hist *src)
+{
+	if (!src->count)
+		return;
+	if (!dst->count || src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->count += src->count;
+	dst->sum += src->sum;
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
+		dst->b[i] += src->b[i];
+}
+
+uint64_t hist_quantile(const struct hist *h, double q)
+{
+	if (!h->count)
+		return 0;
+	if (q <= 0)
+		return h->min;
+	if (q >= 1)
+		return h->max;
+	uint64_t rank = (uint64_t)ceil(q * (double)h->count);
+	uint64_t seen = 0;
+
+	if (rank < 1)
+		rank = 1;
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
+		seen += h->b[i];
+		if (seen >= rank) {
+			uint64_t lo = hist_bucket_lo(i), w = hist_bucket_width(i);
+			uint64_t v = lo + (w - 1) / 2;
+
+			if (v < h->min)
+				v = h->min;
+			if (v > h->max)
+				v = h->max;
+			return v;
+		}
+	}
+	return h->max;
+}
+
+double hist_cdf_at(const struct hist *h, uint64_t v)
+{
+	if (!h->count)
+		return 0;
+	unsigned int top = hist_index(v);
+	uint64_t seen = 0;
+
+	for (unsigned int i = 0; i <= top && i < HIST_BUCKETS; i++)
+		seen += h->b[i];
+	return (double)seen / (double)h->count;
+}
+
+double hist_mean(const struct hist *h)
+{
+	return h->count ? h->sum / (double)h->count : 0;
+}

@@ -1,0 +1,875 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The analyzer's statistics core (see stats.h and docs/ANALYSIS.md). */
+#include "stats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SECTOR 512ull
+#define TL_INITIAL_INTERVAL_NS 1000000000ull
+#define HEAT_INITIAL_TW_NS 1000000ull
+#define WS_INITIAL_CAP 4096ull
+#define WS_KEY_BLOCK_BITS 44
+
+int stats_dir_of(unsigned int op)
+{
+	switch (op) {
+	case BTAPE_OP_READ:
+		return DIR_READ;
+	case BTAPE_OP_WRITE:
+	case BTAPE_OP_WRITE_ZEROES:
+	case BTAPE_OP_ZONE_APPEND:
+		return DIR_WRITE;
+	default:
+		return -1;
+	}
+}
+
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* accumulators and 1 s windows                                                          */
+
+static void acc_close_window(struct acc *a)
+{
+	if (a->win_n > a->peak_n)
+		a->peak_n = a->win_n;
+	if (a->win_bytes > a->peak_bytes)
+		a->peak_bytes = a->win_bytes;
+	for (int d = 0; d < DIR__COUNT; d++) {
+		if (a->win_n_dir[d] > a->peak_n_dir[d])
+			a->peak_n_dir[d] = a->win_n_dir[d];
+		if (a->win_bytes_dir[d] > a->peak_bytes_dir[d])
+			a->peak_bytes_dir[d] = a->win_bytes_dir[d];
+	}
+}
+
+static inline void acc_add(struct acc *a, uint64_t win, unsigned int op, int dir, uint64_t bytes)
+{
+	if (!a->win_open || win != a->win) {
+		if (a->win_open)
+			acc_close_window(a);
+		a->win_open = true;
+		a->win = win;
+		a->win_n = a->win_bytes = 0;
+		memset(a->win_n_dir, 0, sizeof(a->win_n_dir));
+		memset(a->win_bytes_dir, 0, sizeof(a->win_bytes_dir));
+	}
+	a->n++;
+	a->bytes += bytes;
+	a->n_op[op]++;
+	a->bytes_op[op] += bytes;
+	a->win_n++;
+	a->win_bytes += bytes;
+	if (dir >= 0) {
+		a->n_dir[dir]++;
+		a->bytes_dir[dir] += bytes;
+		a->win_n_dir[dir]++;
+		a->win_bytes_dir[dir] += bytes;
+	}
+}
+
+static void acc_finish(struct acc *a, uint64_t complete_windows)
+{
+	if (!a->win_open)
+		return;
+	if (a->win < complete_windows)
+		acc_close_window(a);
+	else
+		a->n_partial = a->win_n;
+}
+
+static struct hist *hist_new(void)
+{
+	return calloc(1, sizeof(struct hist));
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* helpers: auto-ranging bins, in-flight heap, size table                                 */
+
+static int autorange_init(struct autorange *r, uint32_t nbins, uint64_t span)
+{
+	r->nbins = nbins;
+	r->width = 1;
+	while (span && r->width * nbins < span)
+		r->width <<= 1;
+	r->bins = calloc(nbins, sizeof(*r->bins));
+	return r->bins ? 0 : -ENOMEM;
+}
+
+static inline void autorange_add(struct autorange *r, uint64_t v, uint64_t n)
+{
+	while (v / r->width >= r->nbins) {
+		for (uint32_t i = 0; i < r->nbins / 2; i++)
+			r->bins[i] = r->bins[2 * i] + r->bins[2 * i + 1];
+		memset(r->bins + r->nbins / 2, 0, r->nbins / 2 * sizeof(*r->bins));
+		r->width <<= 1;
+	}
+	r->bins[v / r->width] += n;
+}
+
+static void qheap_push(struct qheap *h, uint64_t v)
+{
+	if (h->n == h->cap) {
+		uint32_t ncap = h->cap ? h->cap * 2 : 64;
+		uint64_t *nv;
+
+		if (ncap > STATS_QD_HEAP_MAX || !(nv = realloc(h->v, ncap * sizeof(*nv)))) {
+			h->overflow = true;
+			return;
+		}
+		h->v = nv;
+		h->cap = ncap;
+	}
+	uint32_t i = h->n++;
+
+	while (i > 0) {
+		uint32_t p = (i - 1) / 2;
+
+		if (h->v[p] <= v)
+			break;
+		h->v[i] = h->v[p];
+		i = p;
+	}
+	h->v[i] = v;
+}
+
+static void qheap_pop(struct qheap *h)
+{
+	uint64_t last = h->v[--h->n];
+	uint32_t i = 0;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
+			c++;
+		if (last <= h->v[c])
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+}
+
+static inline void size_add(struct opstat *o, uint64_t size)
+{
+	const uint32_t mask = 2 * STATS_SIZE_EXACT_MAX - 1;
+	uint32_t i = (uint32_t)mix64(size) & mask;
+
+	for (;;) {
+		struct size_slot *sl = &o->sizes[i];
+
+		if (sl->n && sl->size == size) {
+			sl->n++;
+			return;
+		}
+		if (!sl->n) {
+			if (o->nsizes >= STATS_SIZE_EXACT_MAX) {
+				o->n_size_other++;
+				return;
+			}
+			sl->size = size;
+			sl->n = 1;
+			o->nsizes++;
+			return;
+		}
+		i = (i + 1) & mask;
+	}
+}
+
+static int cmp_size_slot(const void *a, const void *b)
+{
+	const struct size_slot *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+int stats_sizes_sorted(const struct opstat *op, struct size_slot **out, uint32_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!op->nsizes)
+		return 0;
+	struct size_slot *v = malloc(op->nsizes * sizeof(*v));
+	uint32_t k = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < 2 * STATS_SIZE_EXACT_MAX; i++)
+		if (op->sizes[i].n)
+			v[k++] = op->sizes[i];
+	qsort(v, k, sizeof(*v), cmp_size_slot);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* working set: hash-sampled block set (exact until the limit, then 1/2^level sampling)   */
+
+static int ws_init(struct blockset *b, uint64_t limit)
+{
+	b->limit = limit;
+	b->cap = WS_INITIAL_CAP;
+	b->t = calloc(b->cap, sizeof(*b->t));
+	return b->t ? 0 : -ENOMEM;
+}
+
+static void ws_insert_slot(struct ws_slot *t, uint64_t cap, const struct ws_slot *e)
+{
+	uint64_t i = mix64(e->key) & (cap - 1);
+
+	while (t[i].key)
+		i = (i + 1) & (cap - 1);
+	t[i] = *e;
+}
+
+/* Rebuilds into ncap slots, keeping only entries that pass the current level. */
+static int ws_rebuild(struct blockset *b, uint64_t ncap)
+{
+	struct ws_slot *nt = calloc(ncap, sizeof(*nt));
+	uint64_t n = 0;
+
+	if (!nt)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < b->cap; i++) {
+		if (!b->t[i].key)
+			continue;
+		if (b->level && (mix64(b->t[i].key) >> (64 - b->level)))
+			continue;
+		ws_insert_slot(nt, ncap, &b->t[i]);
+		n++;
+	}
+	free(b->t);
+	b->t = nt;
+	b->cap = ncap;
+	b->n = n;
+	return 0;
+}
+
+static inline void ws_prefetch(const struct blockset *b, uint64_t key)
+{
+	uint64_t h = mix64(key);
+
+	if (b->level && (h >> (64 - b->level)))
+		return;
+	__builtin_prefetch(&b->t[h & (b->cap - 1)], 1);
+}
+
+static int ws_put(struct blockset *b, uint64_t key, uint64_t h, int dir)
+{
+	if (b->level && (h >> (64 - b->level)))
+		return 0;
+	uint64_t i = h & (b->cap - 1);
+
+	for (;;) {
+		struct ws_slot *sl = &b->t[i];
+
+		if (sl->key == key) {
+			if (dir == DIR_READ)
+				sl->r++;
+			else
+				sl->w++;
+			return 0;
+		}
+		if (!sl->key)
+			break;
+		i = (i + 1) & (b->cap - 1);
+	}
+	if (b->n + 1 > b->limit) {
+		/* full: halve the sampling rate until there is room again */
+		while (b->n + 1 > b->limit) {
+			if (b->level >= 63)
+				return 0;
+			b->level++;
+			int err = ws_rebuild(b, b->cap);
+
+			if (err)
+				return err;
+		}
+		return ws_put(b, key, h, dir);
+	}
+	if ((b->n + 1) * 2 > b->cap) {
+		int err = ws_rebuild(b, b->cap * 2);
+
+		if (err)
+			return err;
+		return ws_put(b, key, h, dir);
+	}
+	b->t[i].key = key;
+	b->t[i].r = dir == DIR_READ;
+	b->t[i].w = dir != DIR_READ;
+	b->n++;
+	return 0;
+}
+
+static inline int ws_add(struct blockset *b, uint64_t key, int dir)
+{
+	b->accesses++;
+	return ws_put(b, key, mix64(key), dir);
+}
+
+static void ws_finish(struct blockset *b, struct ws_result *r)
+{
+	uint64_t nr = 0, nw = 0, nb = 0, sum = 0;
+	const uint32_t small = 4096;
+	uint64_t *cnt = calloc(small, sizeof(*cnt));
+	uint64_t *big = NULL, nbig = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!cnt)
+		return;
+	for (uint64_t i = 0; i < b->cap; i++) {
+		const struct ws_slot *sl = &b->t[i];
+
+		if (!sl->key)
+			continue;
+		nr += sl->r > 0;
+		nw += sl->w > 0;
+		nb += sl->r > 0 && sl->w > 0;
+		uint64_t c = (uint64_t)sl->r + sl->w;
+
+		sum += c;
+		if (c < small) {
+			cnt[c]++;
+		} else {
+			uint64_t *nbg = realloc(big, (nbig + 1) * sizeof(*big));
+
+			if (!nbg)
+				goto cleanup;
+			big = nbg;
+			big[nbig++] = c;
+		}
+	}
+	double scale = ldexp(1.0, (int)b->level);
+
+	r->valid = true;
+	r->estimated = b->level > 0;
+	r->sample_rate = 1.0 / scale;
+	r->rel_error = b->level && b->n ? 3.0 * sqrt((1.0 - r->sample_rate) / (double)b->n) : 0;
+	r->blocks = (uint64_t)llround((double)b->n * scale);
+	r->blocks_read = (uint64_t)llround((double)nr * scale);
+	r->blocks_written = (uint64_t)llround((double)nw * scale);
+	r->blocks_both = (uint64_t)llround((double)nb * scale);
+	r->accesses = b->accesses;
+	if (!b->n || !sum)
+		goto cleanup;
+	/* hottest first: the big counts (sorted descending), then the small ones */
+	for (uint64_t i = 1; i < nbig; i++) {
+		uint64_t v = big[i], j = i;
+
+		for (; j > 0 && big[j - 1] < v; j--)
+			big[j] = big[j - 1];
+		big[j] = v;
+	}
+	static const double fr[4] = { 0.01, 0.10, 0.20, 0.50 };
+
+	for (int k = 0; k < 4; k++) {
+		uint64_t want = (uint64_t)ceil(fr[k] * (double)b->n), taken = 0, acc = 0;
+
+		for (uint64_t i = 0; i < nbig && taken < want; i++, taken++)
+			acc += big[i];
+		for (uint64_t c = small - 1; c > 0 && taken < want; c--) {
+			uint64_t take = cnt[c] < want - taken ? cnt[c] : want - taken;
+
+			acc += take * c;
+			taken += take;
+		}
+		r->hot[k] = (double)acc / (double)sum;
+	}
+cleanup:
+	free(cnt);
+	free(big);
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+int stats__new(struct stats **sp, const struct stats_opts *opts)
+{
+	struct stats *s = calloc(1, sizeof(*s));
+	int err = -ENOMEM;
+
+	*sp = NULL;
+	if (!s)
+		return -ENOMEM;
+	if (opts)
+		s->o = *opts;
+	if (!s->o.interval_ns)
+		s->o.interval_ns = TL_INITIAL_INTERVAL_NS;
+	if (!s->o.near_seq_bytes)
+		s->o.near_seq_bytes = STATS_NEAR_SEQ_DEFAULT;
+	if (!s->o.idle_min_ns)
+		s->o.idle_min_ns = STATS_IDLE_MIN_DEFAULT_NS;
+	if (!s->o.ws_limit)
+		s->o.ws_limit = STATS_WS_LIMIT_DEFAULT;
+	s->tl_interval = s->o.interval_ns;
+	s->present_all = ~0u;
+	s->devs = calloc(STATS_MAX_DEVICES, sizeof(*s->devs));
+	s->procs = calloc(2 * STATS_MAX_PROCS, sizeof(*s->procs));
+	s->tl = calloc(STATS_TL_MAX_ROWS, sizeof(*s->tl));
+	s->qd = hist_new();
+	s->interarrival = hist_new();
+	s->idle = hist_new();
+	s->all.lat = hist_new();
+	if (!s->devs || !s->procs || !s->tl || !s->qd || !s->interarrival || !s->idle ||
+	    !s->all.lat)
+		goto cleanup;
+	for (int i = 0; i < BTAPE_OP__COUNT; i++) {
+		s->ops[i].sizes = calloc(2 * STATS_SIZE_EXACT_MAX, sizeof(struct size_slot));
+		if (!s->ops[i].sizes)
+			goto cleanup;
+	}
+	err = ws_init(&s->ws, s->o.ws_limit);
+	if (err)
+		goto cleanup;
+	*sp = s;
+	return 0;
+cleanup:
+	stats__free(s);
+	return err;
+}
+
+static void dev_free(struct devstat *d)
+{
+	free(d->acc.lat);
+	free(d->lba.bins);
+	free(d->heat);
+	free(d->inflight.v);
+}
+
+void stats__free(struct stats *s)
+{
+	if (!s)
+		return;
+	if (s->devs)
+		for (uint32_t i = 0; i < STATS_MAX_DEVICES; i++)
+			dev_free(&s->devs[i]);
+	free(s->devs);
+	free(s->procs);
+	free(s->tl);
+	free(s->qd);
+	free(s->interarrival);
+	free(s->idle);
+	free(s->all.lat);
+	for (int i = 0; i < BTAPE_OP__COUNT; i++) {
+		free(s->ops[i].sizes);
+		free(s->ops[i].lat_dev);
+		free(s->ops[i].lat_queue);
+		free(s->ops[i].lat_total);
+	}
+	free(s->ws.t);
+	free(s);
+}
+
+static int dev_init(struct devstat *d)
+{
+	uint64_t sectors = d->size_bytes / SECTOR;
+	int err = autorange_init(&d->lba, STATS_LBA_BINS, sectors);
+
+	if (err)
+		return err;
+	d->heat = calloc(STATS_HEAT_L * STATS_HEAT_T, sizeof(*d->heat));
+	d->acc.lat = hist_new();
+	if (!d->heat || !d->acc.lat)
+		return -ENOMEM;
+	d->heat_tw = HEAT_INITIAL_TW_NS;
+	d->heat_lw = 1;
+	while (sectors && d->heat_lw * STATS_HEAT_L < sectors)
+		d->heat_lw <<= 1;
+	d->min_off = UINT64_MAX;
+	d->used = true;
+	return 0;
+}
+
+int stats__set_device(struct stats *s, uint32_t idx, const char *name, uint64_t size_bytes)
+{
+	if (idx >= STATS_MAX_DEVICES)
+		return -EINVAL;
+	struct devstat *d = &s->devs[idx];
+
+	snprintf(d->name, sizeof(d->name), "%s", name && *name ? name : "?");
+	d->size_bytes = size_bytes;
+	if (idx >= s->ndevs)
+		s->ndevs = idx + 1;
+	return 0;
+}
+
+static struct devstat *get_dev(struct stats *s, uint32_t idx, int *err)
+{
+	if (idx >= STATS_MAX_DEVICES)
+		idx = STATS_MAX_DEVICES - 1;
+	struct devstat *d = &s->devs[idx];
+
+	if (!d->used) {
+		if (!d->name[0])
+			snprintf(d->name, sizeof(d->name), "dev%u", idx);
+		if (idx >= s->ndevs)
+			s->ndevs = idx + 1;
+		*err = dev_init(d);
+		if (*err)
+			return NULL;
+	}
+	return d;
+}
+
+static struct acc *get_proc(struct stats *s, const struct btape_event *ev)
+{
+	const uint32_t mask = 2 * STATS_MAX_PROCS - 1;
+	uint32_t i = (uint32_t)mix64(ev->pid) & mask;
+
+	for (;;) {
+		struct procstat *p = &s->procs[i];
+
+		if (p->used && p->pid == ev->pid)
+			return &p->acc;
+		if (!p->used) {
+			if (s->nprocs >= STATS_MAX_PROCS) {
+				s->proc_other_n_procs++;
+				return &s->proc_other;
+			}
+			p->used = true;
+			p->pid = ev->pid;
+			if ((ev->present & BTAPE_HAS_COMM) && ev->comm)
+				snprintf(p->comm, sizeof(p->comm), "%s", ev->comm);
+			s->nprocs++;
+			return &p->acc;
+		}
+		i = (i + 1) & mask;
+	}
+}
+
+static void tl_coarsen(struct stats *s)
+{
+	for (uint64_t i = 0; i < STATS_TL_MAX_ROWS / 2; i++) {
+		struct tl_row *d = &s->tl[i], *a = &s->tl[2 * i], *b = &s->tl[2 * i + 1];
+		struct tl_row m;
+
+		for (int k = 0; k < DIR__COUNT; k++) {
+			m.n_dir[k] = a->n_dir[k] + b->n_dir[k];
+			m.bytes_dir[k] = a->bytes_dir[k] + b->bytes_dir[k];
+		}
+		m.n_other = a->n_other + b->n_other;
+		m.lat_n = a->lat_n + b->lat_n;
+		m.lat_sum = a->lat_sum + b->lat_sum;
+		m.qd_n = a->qd_n + b->qd_n;
+		m.qd_sum = a->qd_sum + b->qd_sum;
+		*d = m;
+	}
+	memset(s->tl + STATS_TL_MAX_ROWS / 2, 0, STATS_TL_MAX_ROWS / 2 * sizeof(*s->tl));
+	s->tl_interval *= 2;
+	s->tl_rows = (s->tl_rows + 1) / 2;
+}
+
+static void heat_add(struct devstat *d, uint64_t t, uint64_t sector)
+{
+	while (t / d->heat_tw >= STATS_HEAT_T) {
+		for (int l = 0; l < STATS_HEAT_L; l++) {
+			uint32_t *row = d->heat + l * STATS_HEAT_T;
+
+			for (int c = 0; c < STATS_HEAT_T / 2; c++)
+				row[c] = row[2 * c] + row[2 * c + 1];
+			memset(row + STATS_HEAT_T / 2, 0, STATS_HEAT_T / 2 * sizeof(*row));
+		}
+		d->heat_tw *= 2;
+	}
+	while (sector / d->heat_lw >= STATS_HEAT_L) {
+		for (int l = 0; l < STATS_HEAT_L / 2; l++)
+			for (int c = 0; c < STATS_HEAT_T; c++)
+				d->heat[l * STATS_HEAT_T + c] = d->heat[2 * l * STATS_HEAT_T + c] +
+								d->heat[(2 * l + 1) * STATS_HEAT_T + c];
+		memset(d->heat + STATS_HEAT_L / 2 * STATS_HEAT_T, 0,
+		       STATS_HEAT_L / 2 * STATS_HEAT_T * sizeof(*d->heat));
+		d->heat_lw *= 2;
+	}
+	d->heat[(sector / d->heat_lw) * STATS_HEAT_T + t / d->heat_tw]++;
+}
+
+static unsigned int seek_bin(int64_t d)
+{
+	if (d == 0)
+		return 64;
+	uint64_t a = d > 0 ? (uint64_t)d : -(uint64_t)d;
+	unsigned int k = 64 - (unsigned int)__builtin_clzll(a); /* 1..64 */
+
+	return d > 0 ? 64 + k : 64 - k;
+}
+
+int64_t stats_seek_bin_lo(unsigned int bin)
+{
+	if (bin == 64)
+		return 0;
+	if (bin > 64)
+		return (int64_t)(1ull << (bin - 65 < 63 ? bin - 65 : 62));
+	unsigned int k = 64 - bin;
+
+	return -(int64_t)(1ull << (k - 1 < 62 ? k - 1 : 62));
+}
+
+int stats__add(struct stats *s, const struct btape_event *ev)
+{
+	int err = 0;
+	unsigned int op = ev->op < BTAPE_OP__COUNT ? ev->op : BTAPE_OP_OTHER;
+	int dir = stats_dir_of(op);
+	uint64_t issue = ev->issue_ns;
+
+	if (!s->all.n) {
+		s->origin_ns = issue;
+		s->busy_until = issue;
+		s->last_issue_ns = issue;
+		s->idle_from_completions = true;
+	}
+	if (issue < s->origin_ns)
+		issue = s->origin_ns; /* out of order: clamp, never wrap */
+	uint64_t t = issue - s->origin_ns, win = t / STATS_WINDOW_NS;
+	struct devstat *d = get_dev(s, ev->dev, &err);
+
+	if (!d)
+		return err;
+	s->present_all &= ev->present;
+	s->present_any |= ev->present;
+
+	if (s->all.n) {
+		uint64_t prev = s->last_issue_ns;
+
+		hist_add(s->interarrival, issue > prev ? issue - prev : 0);
+	}
+	acc_add(&s->all, win, op, dir, ev->bytes);
+	acc_add(&d->acc, win, op, dir, ev->bytes);
+	if (ev->present & BTAPE_HAS_PID)
+		acc_add(get_proc(s, ev), win, op, dir, ev->bytes);
+
+	struct opstat *o = &s->ops[op];
+
+	o->n++;
+	o->bytes += ev->bytes;
+	size_add(o, ev->bytes);
+	o->size_log2[ev->bytes ? 64 - __builtin_clzll(ev->bytes) : 0]++;
+	if ((ev->present & BTAPE_HAS_ERROR) && ev->error)
+		o->n_errors++;
+
+	bool has_c = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns;
+	bool has_i = (ev->present & BTAPE_HAS_INSERT) && ev->insert_ns <= ev->issue_ns;
+	uint64_t devtime = has_c ? ev->complete_ns - ev->issue_ns : 0;
+
+	if (has_c) {
+		if (!o->lat_dev && !(o->lat_dev = hist_new()))
+			return -ENOMEM;
+		if (!o->lat_total && !(o->lat_total = hist_new()))
+			return -ENOMEM;
+		o->n_complete++;
+		hist_add(o->lat_dev, devtime);
+		hist_add(o->lat_total, ev->complete_ns - (has_i ? ev->insert_ns : ev->issue_ns));
+		hist_add(s->all.lat, devtime);
+		hist_add(d->acc.lat, devtime);
+		if (ev->complete_ns > s->last_complete_ns)
+			s->last_complete_ns = ev->complete_ns;
+	}
+	if (has_i) {
+		if (!o->lat_queue && !(o->lat_queue = hist_new()))
+			return -ENOMEM;
+		o->n_insert++;
+		hist_add(o->lat_queue, ev->issue_ns - ev->insert_ns);
+	}
+
+	/* locality: streams are (device, direction); offsets in bytes */
+	if (dir >= 0 && ev->bytes) {
+		struct stream *st = &d->streams[dir];
+		uint64_t off = ev->sector * SECTOR;
+
+		if (st->has_last) {
+			int64_t dist = (int64_t)(off - st->last_end);
+			uint64_t ad = dist < 0 ? -(uint64_t)dist : (uint64_t)dist;
+
+			st->n++;
+			st->seq += dist == 0;
+			st->near += ad <= s->o.near_seq_bytes;
+			st->seek[seek_bin(dist)]++;
+		}
+		st->has_last = true;
+		st->last_end = off + ev->bytes;
+		autorange_add(&d->lba, ev->sector, 1);
+		heat_add(d, t, ev->sector);
+		if (off < d->min_off)
+			d->min_off = off;
+		if (off + ev->bytes > d->max_end)
+			d->max_end = off + ev->bytes;
+		uint64_t b0 = off / STATS_WS_BLOCK, b1 = (off + ev->bytes - 1) / STATS_WS_BLOCK;
+		uint64_t devkey = (uint64_t)ev->dev << WS_KEY_BLOCK_BITS;
+
+		for (uint64_t b = b0; b <= b1; b++) {
+			uint64_t key = (devkey | (b & ((1ull << WS_KEY_BLOCK_BITS) - 1))) + 1;
+
+			err = ws_add(&s->ws, key, dir);
+			if (err)
+				return err;
+		}
+	}
+
+	/* queue depth at issue */
+	uint64_t qd = 0;
+
+	if (ev->present & BTAPE_HAS_QD) {
+		qd = ev->qd;
+	} else if (has_c) {
+		struct qheap *h = &d->inflight;
+
+		while (h->n && h->v[0] <= ev->issue_ns)
+			qheap_pop(h);
+		qd = h->n + 1;
+		qheap_push(h, ev->complete_ns);
+	} else {
+		s->qd_missing++;
+	}
+	if (qd)
+		hist_add(s->qd, qd);
+
+	/* idle periods: nothing in flight (or, without completions, no issue) */
+	if (!has_c)
+		s->idle_from_completions = false;
+	if (s->all.n > 1 && issue > s->busy_until) {
+		uint64_t gap = issue - s->busy_until;
+
+		if (gap >= s->o.idle_min_ns) {
+			hist_add(s->idle, gap);
+			s->idle_total_ns += gap;
+		}
+	}
+	{
+		uint64_t end = has_c ? ev->complete_ns : issue;
+
+		if (end > s->busy_until)
+			s->busy_until = end;
+	}
+
+	/* timeline */
+	uint64_t row = t / s->tl_interval;
+
+	while (row >= STATS_TL_MAX_ROWS) {
+		tl_coarsen(s);
+		row = t / s->tl_interval;
+	}
+	struct tl_row *r = &s->tl[row];
+
+	if (dir >= 0) {
+		r->n_dir[dir]++;
+		r->bytes_dir[dir] += ev->bytes;
+	} else {
+		r->n_other++;
+	}
+	if (has_c) {
+		r->lat_n++;
+		r->lat_sum += (double)devtime;
+	}
+	if (qd) {
+		r->qd_n++;
+		r->qd_sum += (double)qd;
+	}
+	if (row + 1 > s->tl_rows)
+		s->tl_rows = row + 1;
+	if (issue > s->last_issue_ns)
+		s->last_issue_ns = issue;
+	return 0;
+}
+
+int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
+{
+	const size_t ahead = 8;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i + ahead < n) {
+			const struct btape_event *p = &evs[i + ahead];
+
+			if (p->bytes && p->dev < STATS_MAX_DEVICES)
+				ws_prefetch(&s->ws, (((uint64_t)p->dev << WS_KEY_BLOCK_BITS) |
+						     (p->sector * SECTOR / STATS_WS_BLOCK)) + 1);
+		}
+		int err = stats__add(s, &evs[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int stats__finish(struct stats *s)
+{
+	if (s->finished)
+		return 0;
+	s->finished = true;
+	if (!s->all.n) {
+		s->present_all = 0;
+		return 0;
+	}
+	s->duration_ns = s->last_issue_ns - s->origin_ns;
+	s->complete_windows = s->duration_ns / STATS_WINDOW_NS;
+	acc_finish(&s->all, s->complete_windows);
+	acc_finish(&s->proc_other, s->complete_windows);
+	for (uint32_t i = 0; i < s->ndevs; i++) {
+		struct devstat *d = &s->devs[i];
+
+		if (!d->used)
+			continue;
+		acc_finish(&d->acc, s->complete_windows);
+		for (int k = 0; k < DIR__COUNT; k++) {
+			struct stream *a = &s->streams_all[k], *b = &d->streams[k];
+
+			a->n += b->n;
+			a->seq += b->seq;
+			a->near += b->near;
+			for (int j = 0; j < STATS_SEEK_BINS; j++)
+				a->seek[j] += b->seek[j];
+		}
+	}
+	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++)
+		if (s->procs[i].used)
+			acc_finish(&s->procs[i].acc, s->complete_windows);
+	ws_finish(&s->ws, &s->wsr);
+	s->qd_from_trace = (s->present_all & BTAPE_HAS_QD) != 0;
+	return 0;
+}
+
+double stats_seq_share(const struct stream *st)
+{
+	return st->n ? (double)st->seq / (double)st->n : 0;
+}
+
+double stats_near_share(const struct stream *st)
+{
+	return st->n ? (double)st->near / (double)st->n : 0;
+}
+
+double stats_rate(const struct stats *s, uint64_t n)
+{
+	return s->duration_ns ? (double)n * 1e9 / (double)s->duration_ns : 0;
+}
+
+double stats_window_mean(const struct stats *s, const struct acc *a)
+{
+	if (!s->complete_windows)
+		return 0;
+	return (double)(a->n - a->n_partial) / (double)s->complete_windows;
+}
+
+double stats_burstiness(const struct stats *s, const struct acc *a)
+{
+	double m = stats_window_mean(s, a);
+
+	return m > 0 ? (double)a->peak_n / m : 0;
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The analyzer's statistics core: one streaming pass over events in issue order, bounded
+ * memory (independent of trace length), no I/O. Definitions: docs/ANALYSIS.md.
+ *
+ * Use: stats__new(); stats__set_device() for each device; stats__add() every event in issue
+ * order (dev = index into the devices set here); stats__finish(); read the fields; free.
+ */
+#ifndef BIOTAPE_ANALYZE_STATS_H
+#define BIOTAPE_ANALYZE_STATS_H
+
+#include "btape.h"
+#include "hist.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define STATS_WINDOW_NS 1000000000ull /* IOPS/throughput peak and burstiness windows */
+#define STATS_MAX_DEVICES 1024        /* more devices are folded into the last one */
+#define STATS_MAX_PROCS 4096          /* more processes are folded into "(other)" */
+#define STATS_SIZE_EXACT_MAX 4096     /* distinct request sizes counted exactly, per op */
+#define STATS_TL_MAX_ROWS 8192        /* timeline rows; the interval doubles beyond */
+#define STATS_LBA_BINS 256            /* LBA histogram bins per device (auto-ranging) */
+#define STATS_HEAT_T 96               /* heat map: time columns (auto-ranging) */
+#define STATS_HEAT_L 48               /* heat map: LBA rows (auto-ranging) */
+#define STATS_SEEK_BINS 129           /* signed log2 seek distance: 64 = 0 */
+#define STATS_SIZE_LOG2_BINS 65       /* bin k: sizes in [2^(k-1), 2^k); bin 0: size 0 */
+#define STATS_WS_BLOCK 4096ull        /* working-set block size */
+#define STATS_WS_LIMIT_DEFAULT (1u << 20) /* blocks tracked exactly before sampling starts */
+#define STATS_QD_HEAP_MAX (1u << 20)  /* in-flight completions tracked per device */
+#define STATS_NEAR_SEQ_DEFAULT (128u * 1024) /* near-sequential window, bytes */
+#define STATS_IDLE_MIN_DEFAULT_NS 1000000ull /* idle periods shorter than this are not counted */
+
+enum { DIR_READ = 0, DIR_WRITE = 1, DIR__COUNT };
+
+struct stats_opts {
+	uint64_t interval_ns;    /* timeline interval; 0: 1 s */
+	uint64_t near_seq_bytes; /* 0: default */
+	uint64_t idle_min_ns;    /* 0: default */
+	uint64_t ws_limit;       /* exact working-set blocks before sampling; 0: default */
+};
+
+/* Counters for one scope (overall, a device, a process). */
+struct acc {
+	uint64_t n, bytes;
+	uint64_t n_op[BTAPE_OP__COUNT], bytes_op[BTAPE_OP__COUNT];
+	uint64_t n_dir[DIR__COUNT], bytes_dir[DIR__COUNT];
+	/* 1 s windows from the analysis origin */
+	uint64_t win, win_n, win_bytes, win_n_dir[DIR__COUNT], win_bytes_dir[DIR__COUNT];
+	bool win_open;
+	uint64_t peak_n, peak_bytes, peak_n_dir[DIR__COUNT], peak_bytes_dir[DIR__COUNT];
+	uint64_t n_partial; /* events in the final, incomplete window (set by finish) */
+	/* latency (complete - issue), all ops; allocated on first use */
+	struct hist *lat;
+};
+
+struct size_slot {
+	uint64_t size;
+	uint64_t n;
+};
+
+struct opstat {
+	uint64_t n, bytes;
+	uint64_t n_complete, n_insert, n_errors;
+	struct size_slot *sizes; /* open addressing, 2 * STATS_SIZE_EXACT_MAX slots */
+	uint32_t nsizes;
+	uint64_t n_size_other;   /* events whose size did not fit the exact table */
+	uint64_t size_log2[STATS_SIZE_LOG2_BINS];
+	struct hist *lat_dev;    /* complete - issue */
+	struct hist *lat_queue;  /* issue - insert */
+	struct hist *lat_total;  /* complete - insert (or - issue without insert) */
+};
+
+struct stream {
+	uint64_t last_end; /* byte offset where the previous I/O ended */
+	bool has_last;
+	uint64_t n, seq, near; /* n: I/Os with a predecessor in the stream */
+	uint64_t seek[STATS_SEEK_BINS];
+};
+
+struct autorange {
+	uint64_t width; /* power of two */
+	uint32_t nbins;
+	uint64_t *bins;
+};
+
+struct qheap {
+	uint64_t *v;
+	uint32_t n, cap;
+	bool overflow;
+};
+
+struct devstat {
+	char name[BTAPE_NAME_MAX];
+	uint64_t size_bytes;
+	bool used;
+	struct acc acc;
+	struct stream streams[DIR__COUNT];
+	struct autorange lba;           /* sectors */
+	uint64_t heat_tw, heat_lw;      /* column width (ns), row width (sectors) */
+	uint32_t *heat;                 /* [STATS_HEAT_L][STATS_HEAT_T] */
+	uint64_t min_off, max_end;      /* byte range touched by reads/writes */
+	struct qheap inflight;
+};
+
+struct procstat {
+	uint32_t pid;
+	bool used;
+	char comm[17];
+	struct acc acc;
+};
+
+struct tl_row {
+	uint64_t n_dir[DIR__COUNT], n_other;
+	uint64_t bytes_dir[DIR__COUNT];
+	uint64_t lat_n;
+	double lat_sum; /* device time, ns */
+	uint64_t qd_n;
+	double qd_sum;
+};
+
+struct ws_slot {
+	uint64_t key; /* 0: empty; else (dev << 44 | block) + 1 */
+	uint32_t r, w;
+};
+
+struct blockset {
+	struct ws_slot *t;
+	uint64_t cap, n, limit;
+	unsigned int level; /* only blocks with hash >> (64 - level) == 0 kept (1/2^level) */
+	uint64_t accesses;  /* all block accesses seen */
+};
+
+/* Derived at stats__finish(). */
+struct ws_result {
+	bool estimated;        /* sampled (level > 0): counts are estimates */
+	double sample_rate;    /* 1 / 2^level */
+	double rel_error;      /* 3-sigma relative error of the distinct counts (0 when exact) */
+	uint64_t blocks, blocks_read, blocks_written, blocks_both;
+	uint64_t accesses;
+	/* share of block accesses on the hottest 1%, 10%, 20%, 50% of touched blocks */
+	double hot[4];
+	bool valid;
+};
+
+struct stats {
+	struct stats_opts o;
+	uint64_t trace_start_ns; /* for "relative to trace start" in outputs */
+	uint64_t origin_ns;      /* first event's issue time */
+	uint64_t last_issue_ns, last_complete_ns;
+	uint32_t present_all, present_any; /* AND / OR of every event's presence bits */
+	struct acc all;
+	struct opstat ops[BTAPE_OP__COUNT];
+	struct devstat *devs;
+	uint32_t ndevs;
+	struct procstat *procs; /* open addressing, 2 * STATS_MAX_PROCS slots */
+	uint32_t nprocs;
+	struct acc proc_other;
+	uint64_t proc_other_n_procs;
+	struct stream streams_all[DIR__COUNT]; /* per-device streams summed at finish */
+	struct blockset ws;
+	struct ws_result wsr;
+	struct hist *qd;        /* queue depth at issue */
+	bool qd_from_trace;     /* false: computed from issue/completion times */
+	uint64_t qd_missing;    /* events with no way to know the depth */
+	struct hist *interarrival;
+	struct hist *idle;      /* idle period lengths (>= idle_min_ns) */
+	uint64_t busy_until;    /* last completion (or issue) seen */
+	bool idle_from_completions;
+	uint64_t idle_total_ns;
+	struct tl_row *tl;
+	uint64_t tl_interval, tl_rows; /* rows used */
+	uint64_t duration_ns;          /* last issue - first issue */
+	uint64_t complete_windows;     /* whole 1 s windows within the duration */
+	bool finished;
+};
+
+/* New empty analysis; opts may be NULL. Returns 0 or -ENOMEM. */
+int stats__new(struct stats **sp, const struct stats_opts *opts);
+void stats__free(struct stats *s);
+/* Declares device idx (0 <= idx < STATS_MAX_DEVICES) with a display name and size (0: unknown). */
+int stats__set_device(struct stats *s, uint32_t idx, const char *name, uint64_t size_bytes);
+/* Adds one event (issue order; ev->dev as declared, undeclared devices get "dev<N>"). */
+int stats__add(struct stats *s, const struct btape_event *ev);
+/* Adds n events (same contract as stats__add), with prefetching. */
+int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n);
+/* Computes the derived fields (windows, working set, skew). Call once, after the last add. */
+int stats__finish(struct stats *s);
+
+/* Helpers for the renderers. */
+int stats_dir_of(unsigned int op);              /* DIR_READ, DIR_WRITE or -1 */
+double stats_seq_share(const struct stream *st); /* 0 when no I/O has a predecessor */
+double stats_near_share(const struct stream *st);
+/* Mean IOPS / bytes per second over the duration; 0 when the duration is 0. */
+double stats_rate(const struct stats *s, uint64_t n);
+/* Sorted (by count desc) copy of an op's exact size table; caller frees. */
+int stats_sizes_sorted(const struct opstat *op, struct size_slot **out, uint32_t *n);
+/* Burstiness: peak 1 s window / mean over complete windows; 0 when no complete window. */
+double stats_burstiness(const struct stats *s, const struct acc *a);
+/* Mean events per complete 1 s window of an accumulator; 0 without complete windows. */
+double stats_window_mean(const struct stats *s, const struct acc *a);
+/* Lower edge (bytes, signed) of a seek bin. */
+int64_t stats_seek_bin_lo(unsigned int bin);
+
+#endif

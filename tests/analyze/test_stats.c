@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Statistics core on synthetic events with exactly known statistics. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "hist.h"
+#include "stats.h"
+
+#define MS 1000000ull
+#define S 1000000000ull
+
+static struct btape_event ev_rw(uint64_t t, unsigned int op, uint64_t sector, uint64_t bytes)
+{
+	struct btape_event e = { 0 };
+
+	e.issue_ns = t;
+	e.op = (uint8_t)op;
+	e.sector = sector;
+	e.bytes = bytes;
+	return e;
+}
+
+static struct stats *run(const struct btape_event *evs, size_t n, const struct stats_opts *o)
+{
+	struct stats *s;
+
+	assert_int_equal(stats__new(&s, o), 0);
+	assert_int_equal(stats__add_batch(s, evs, n), 0);
+	assert_int_equal(stats__finish(s), 0);
+	return s;
+}
+
+/* |got - want| within the histogram's stated bound */
+static void assert_hist_close(uint64_t got, uint64_t want)
+{
+	double err = fabs((double)got - (double)want);
+
+	if (err > HIST_REL_ERROR * (double)want + 0.5)
+		fail_msg("got %llu want %llu (rel err %.4f > %.4f)", (unsigned long long)got,
+			 (unsigned long long)want, err / (double)want, HIST_REL_ERROR);
+}
+
+static void test_hist_bounds(void **st)
+{
+	struct hist *h = calloc(1, sizeof(*h));
+
+	assert_non_null(h);
+	assert_int_equal(hist_quantile(h, 0.5), 0); /* empty */
+	for (uint64_t v = 1; v <= 100000; v++)
+		hist_add(h, v * 37);
+	assert_int_equal(h->count, 100000);
+	assert_int_equal(h->min, 37);
+	assert_int_equal(h->max, 3700000);
+	static const double qs[] = { 0.5, 0.9, 0.99, 0.999 };
+
+	for (int i = 0; i < 4; i++)
+		assert_hist_close(hist_quantile(h, qs[i]), (uint64_t)ceil(qs[i] * 100000) * 37);
+	assert_int_equal(hist_quantile(h, 1.0), 3700000);
+	/* exact below 128; bucket edges are monotonic and contiguous */
+	for (unsigned int i = 0; i + 1 < HIST_BUCKETS; i++)
+		assert_int_equal(hist_bucket_lo(i) + hist_bucket_width(i), hist_bucket_lo(i + 1));
+	for (uint64_t v = 0; v < 5000; v++)
+		assert_true(hist_bucket_lo(hist_index(v)) <= v &&
+			    v < hist_bucket_lo(hist_index(v)) + hist_bucket_width(hist_index(v)));
+	assert_int_equal(hist_index(UINT64_MAX), HIST_BUCKETS - 1);
+	free(h);
+}
+
+static void test_empty(void **st)
+{
+	struct stats *s = run(NULL, 0, NULL);
+
+	assert_int_equal(s->all.n, 0);
+	assert_int_equal(s->duration_ns, 0);
+	assert_true(stats_rate(s, s->all.n) == 0);
+	assert_true(stats_burstiness(s, &s->all) == 0);
+	assert_false(s->wsr.valid && s->wsr.blocks);
+	stats__free(s);
+}
+
+static void test_one_event(void **st)
+{
+	struct btape_event e = ev_rw(5 * S, BTAPE_OP_READ, 8, 4096);
+
+	e.present = BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT;
+	e.insert_ns = e.issue_ns - 100;
+	e.complete_ns = e.issue_ns + 50000;
+	struct stats *s = run(&e, 1, NULL);
+
+	assert_int_equal(s->all.n, 1);
+	assert_int_equal(s->all.bytes, 4096);
+	assert_int_equal(s->ops[BTAPE_OP_READ].n, 1);
+	assert_int_equal(s->duration_ns, 0);
+	assert_int_equal(s->complete_windows, 0);
+	assert_true(stats_rate(s, 1) == 0);       /* no duration: no rate, no division */
+	assert_true(stats_burstiness(s, &s->all) == 0);
+	assert_int_equal(s->ops[BTAPE_OP_READ].lat_dev->max, 50000);
+	assert_hist_close(hist_quantile(s->ops[BTAPE_OP_READ].lat_dev, 0.5), 50000);
+	assert_int_equal(hist_quantile(s->ops[BTAPE_OP_READ].lat_queue, 0.99), 100);
+	assert_int_equal(hist_quantile(s->ops[BTAPE_OP_READ].lat_total, 1), 50100);
+	assert_int_equal(s->devs[0].streams[DIR_READ].n, 0);
+	assert_true(stats_seq_share(&s->devs[0].streams[DIR_READ]) == 0);
+	assert_int_equal(s->wsr.blocks, 1);
+	assert_int_equal(s->wsr.blocks_read, 1);
+	assert_int_equal(s->wsr.blocks_written, 0);
+	assert_int_equal(s->interarrival->count, 0);
+	assert_int_equal(hist_quantile(s->qd, 1), 1);
+	assert_int_equal(s->idle->count, 0);
+	assert_int_equal(s->tl_rows, 1);
+	stats__free(s);
+}
+
+static void test_all_flushes(void **st)
+{
+	struct btape_event e[10];
+
+	for (int i = 0; i < 10; i++)
+		e[i] = ev_rw((uint64_t)i * MS, BTAPE_OP_FLUSH, 0, 0);
+	struct stats *s = run(e, 10, NULL);
+
+	assert_int_equal(s->all.n, 10);
+	assert_int_equal(s->all.bytes, 0);
+	assert_int_equal(s->ops[BTAPE_OP_FLUSH].n, 10);
+	assert_int_equal(s->ops[BTAPE_OP_FLUSH].size_log2[0], 10);
+	assert_int_equal(s->all.n_dir[DIR_READ] + s->all.n_dir[DIR_WRITE], 0);
+	assert_int_equal(s->streams_all[DIR_READ].n + s->streams_all[DIR_WRITE].n, 0);
+	assert_int_equal(s->wsr.blocks, 0);
+	assert_null(s->ops[BTAPE_OP_FLUSH].lat_dev); /* no completions: absent, not zero */
+	assert_int_equal(s->qd->count, 0);
+	assert_int_equal(s->qd_missing, 10);
+	assert_int_equal(s->present_all & BTAPE_HAS_COMPLETE, 0);
+	/* 9 ms duration: IOPS = 10 / 0.009 */
+	assert_true(fabs(stats_rate(s, s->all.n) - 10 / 0.009) < 1e-6);
+	stats__free(s);
+}
+
+static void test_identical_timestamps(void **st)
+{
+	struct btape_event e[16];
+
+	for (int i = 0; i < 16; i++)
+		e[i] = ev_rw(7 * S, BTAPE_OP_WRITE, (uint64_t)i * 8, 4096);
+	struct stats *s = run(e, 16, NULL);
+
+	assert_int_equal(s->duration_ns, 0);
+	assert_int_equal(s->interarrival->count, 15);
+	assert_int_equal(s->interarrival->max, 0);
+	assert_int_equal(s->streams_all[DIR_WRITE].n, 15);
+	assert_int_equal(s->streams_all[DIR_WRITE].seq, 15);
+	assert_int_equal(s->streams_all[DIR_WRITE].seek[64], 15);
+	assert_true(stats_rate(s, 16) == 0);
+	assert_int_equal(s->wsr.blocks_written, 16);
+	stats__free(s);
+}
+
+static void test_windows_and_burstiness(void **st)
+{
+	static const uint64_t ts[] = { 0, 500 * MS, 1200 * MS, 1300 * MS, 1400 * MS, 2500 * MS };
+	struct btape_event e[6];
+
+	for (int i = 0; i < 6; i++)
+		e[i] = ev_rw(100 * S + ts[i], i % 2 ? BTAPE_OP_WRITE : BTAPE_OP_READ,
+			     (uint64_t)i * 1000, 8192);
+	struct stats *s = run(e, 6, NULL);
+
+	assert_int_equal(s->duration_ns, 2500 * MS);
+	assert_int_equal(s->complete_windows, 2);
+	assert_int_equal(s->all.peak_n, 3);
+	assert_int_equal(s->all.peak_bytes, 3 * 8192);
+	assert_int_equal(s->all.n_partial, 1);
+	assert_true(fabs(stats_window_mean(s, &s->all) - 2.5) < 1e-9);
+	assert_true(fabs(stats_burstiness(s, &s->all) - 1.2) < 1e-9);
+	assert_true(fabs(stats_rate(s, s->all.n) - 2.4) < 1e-9);
+	assert_int_equal(s->all.n_dir[DIR_READ], 3);
+	assert_int_equal(s->all.n_dir[DIR_WRITE], 3);
+	assert_int_equal(s->all.peak_n_dir[DIR_READ], 2); /* 1.2 s, 1.4 s */
+	assert_int_equal(s->all.peak_n_dir[DIR_WRITE], 1);
+	/* timeline at 1 s: rows 2, 3, 1 */
+	assert_int_equal(s->tl_rows, 3);
+	assert_int_equal(s->tl[0].n_dir[0] + s->tl[0].n_dir[1], 2);
+	assert_int_equal(s->tl[1].n_dir[0] + s->tl[1].n_dir[1], 3);
+	assert_int_equal(s->tl[2].n_dir[0] + s->tl[2].n_dir[1], 1);
+	/* interarrival: max 1100 ms, min 100 ms */
+	assert_int_equal(s->interarrival->max, 1100 * MS);
+	assert_int_equal(s->interarrival->min, 100 * MS);
+	/* idle (no completions: gaps between issues >= 1 ms): all 5 gaps */
+	assert_false(s->idle_from_completions);
+	assert_int_equal(s->idle->count, 5);
+	assert_int_equal(s->idle_total_ns, 2500 * MS);
+	stats__free(s);
+}
+
+static void test_sequential_and_seek(void **st)
+{
+	struct btape_event e[300];
+	int n = 0;
+
+	/* 100 sequential 4 KiB reads; interleaved writes jumping by +1 MiB (near: no) */
+	for (int i = 0; i < 100; i++) {
+		e[n] = ev_rw((uint64_t)n * MS, BTAPE_OP_READ, (uint64_t)i * 8, 4096);
+		n++;
+		e[n] = ev_rw((uint64_t)n * MS, BTAPE_OP_WRITE, 1000000 + (uint64_t)i * 2048 + 8,
+			       4096);
+		n++;
+	}
+	/* 50 reads going backwards by 64 KiB - 4 KiB each: near-sequential within 128 KiB */
+	for (int i = 0; i < 50; i++) {
+		e[n] = ev_rw((uint64_t)n * MS, BTAPE_OP_READ, 500000 - (uint64_t)i * 128, 4096);
+		n++;
+	}
+	struct stats *s = run(e, (size_t)n, NULL);
+	const struct stream *r = &s->streams_all[DIR_READ], *w = &s->streams_all[DIR_WRITE];
+
+	assert_int_equal(r->n, 149);
+	assert_int_equal(r->seq, 99);
+	/* the jump to 500000 is far; the 49 following are 64 KiB + 4 KiB back: near */
+	assert_int_equal(r->near, 99 + 49);
+	assert_int_equal(w->n, 99);
+	assert_int_equal(w->seq, 0);
+	assert_int_equal(w->near, 0);
+	/* writes: distance = 1 MiB - 4 KiB each -> bin 64 + 20 */
+	assert_int_equal(w->seek[64 + 20], 99);
+	/* backward reads: distance -(64 KiB + 4 KiB) = -69632 -> bin 64 - 17 */
+	assert_int_equal(r->seek[64 - 17], 49);
+	assert_int_equal(stats_seek_bin_lo(64 + 20), 1 << 19);
+	assert_int_equal(stats_seek_bin_lo(64 - 17), -(1 << 16));
+	assert_int_equal(s->wsr.blocks_read, 150);
+	assert_int_equal(s->wsr.blocks_written, 100);
+	assert_int_equal(s->wsr.blocks, 250);
+	stats__free(s);
+}
+
+static void test_working_set_skew(void **st)
+{
+	struct btape_event e[200];
+	int n = 0;
+
+	/* block 0: 91 reads; blocks 1..9: once each (write) ; so 10 blocks, 100 accesses */
+	for (int i = 0; i < 91; i++) {
+		e[n] = ev_rw((uint64_t)n, BTAPE_OP_READ, 0, 4096);
+		n++;
+	}
+	for (int i = 1; i < 10; i++) {
+		e[n] = ev_rw((uint64_t)n, BTAPE_OP_WRITE, (uint64_t)i * 8, 4096);
+		n++;
+	}
+	/* block 0 also written once, via an 8 KiB write spanning blocks 0 and 1 */
+	e[n] = ev_rw((uint64_t)n, BTAPE_OP_WRITE, 0, 8192);
+	n++;
+	struct stats *s = run(e, (size_t)n, NULL);
+
+	assert_false(s->wsr.estimated);
+	assert_int_equal(s->wsr.blocks, 10);
+	assert_int_equal(s->wsr.blocks_read, 1);
+	assert_int_equal(s->wsr.blocks_written, 10);
+	assert_int_equal(s->wsr.blocks_both, 1);
+	assert_int_equal(s->wsr.accesses, 102);
+	/* hottest 1% and 10% = 1 block (92 accesses), 20% = 2 blocks (92 + 2), 50% = 5 */
+	assert_true(fabs(s->wsr.hot[0] - 92.0 / 102) < 1e-9);
+	assert_true(fabs(s->wsr.hot[1] - 92.0 / 102) < 1e-9);
+	assert_true(fabs(s->wsr.hot[2] - 94.0 / 102) < 1e-9);
+	assert_true(fabs(s->wsr.hot[3] - 97.0 / 102) < 1e-9);
+	stats__free(s);
+}
+
+static void test_working_set_estimate(void **st)
+{
+	const size_t n = 200000;
+	struct btape_event *e = calloc(n, sizeof(*e));
+	struct stats_opts o = { .ws_limit = 4096 };
+
+	assert_non_null(e);
+	/* 100000 distinct blocks: the first 10000 get 10 accesses each, 90000 get one... */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t blk = i < 100000 ? i * 7919 % 100000 : (i - 100000) % 10000;
+
+		e[i] = ev_rw(i, i % 3 ? BTAPE_OP_READ : BTAPE_OP_WRITE, blk * 8, 4096);
+	}
+	/* ... no: blocks < 10000 get 1 + 10 = 11 accesses; 90000 get 1 (total 200000) */
+	struct stats *s = run(e, n, &o);
+
+	assert_true(s->wsr.estimated);
+	assert_true(s->wsr.rel_error > 0 && s->wsr.rel_error < 0.2);
+	double err = fabs((double)s->wsr.blocks - 100000) / 100000;
+
+	if (err > s->wsr.rel_error)
+		fail_msg("estimate %llu vs 100000: error %.4f > bound %.4f",
+			 (unsigned long long)s->wsr.blocks, err, s->wsr.rel_error);
+	/* hottest 10% = the 10000 hot blocks = 110000 / 200000 accesses = 0.55 */
+	assert_true(fabs(s->wsr.hot[1] - 0.55) < 0.05);
+	assert_int_equal(s->wsr.accesses, n);
+	free(e);
+	stats__free(s);
+}
+
+static void test_qd_and_idle_from_completions(void **st)
+{
+	struct btape_event e[4];
+
+	for (int i = 0; i < 3; i++) {
+		e[i] = ev_rw((uint64_t)i * 1000, BTAPE_OP_READ, (uint64_t)i * 64, 4096);
+		e[i].present = BTAPE_HAS_COMPLETE;
+		e[i].complete_ns = 10000 + (uint64_t)i * 1000;
+	}
+	e[3] = ev_rw(10 * MS, BTAPE_OP_READ, 0, 4096);
+	e[3].present = BTAPE_HAS_COMPLETE;
+	e[3].complete_ns = 10 * MS + 500;
+	struct stats *s = run(e, 4, NULL);
+
+	assert_false(s->qd_from_trace);
+	assert_int_equal(s->qd->count, 4);
+	assert_int_equal(s->qd->max, 3);
+	assert_int_equal(s->qd->b[1], 2); /* 1st and 4th at depth 1 */
+	assert_int_equal(s->qd->b[2], 1);
+	assert_int_equal(s->qd->b[3], 1);
+	assert_true(s->idle_from_completions);
+	assert_int_equal(s->idle->count, 1);
+	assert_int_equal(s->idle_total_ns, 10 * MS - 12000);
+	assert_int_equal(s->ops[BTAPE_OP_READ].n_complete, 4);
+	assert_int_equal(s->ops[BTAPE_OP_READ].lat_dev->max, 10000);
+	assert_int_equal(s->ops[BTAPE_OP_READ].lat_dev->min, 500);
+	assert_null(s->ops[BTAPE_OP_READ].lat_queue); /* no insert times: absent */
+	stats__free(s);
+}
+
+static void test_devices_and_procs(void **st)
+{
+	struct stats *s;
+	struct btape_event e[6];
+
+	assert_int_equal(stats__new(&s, NULL), 0);
+	assert_int_equal(stats__set_device(s, 0, "idle0", 0), 0);
+	assert_int_equal(stats__set_device(s, 1, "busy1", 1 << 30), 0);
+	for (int i = 0; i < 6; i++) {
+		e[i] = ev_rw((uint64_t)i * MS, BTAPE_OP_WRITE, (uint64_t)i * 8, 512 * (i + 1));
+		e[i].dev = 1;
+		e[i].present = BTAPE_HAS_PID | BTAPE_HAS_COMM;
+		e[i].pid = i < 4 ? 100 : 200;
+		e[i].comm = i < 4 ? "postgres" : "fio";
+	}
+	assert_int_equal(stats__add_batch(s, e, 6), 0);
+	assert_int_equal(stats__finish(s), 0);
+	assert_int_equal(s->ndevs, 2);
+	assert_false(s->devs[0].used);
+	assert_int_equal(s->devs[0].acc.n, 0);
+	assert_int_equal(s->devs[1].acc.n, 6);
+	assert_int_equal(s->devs[1].acc.bytes, 512 * 21);
+	assert_int_equal(s->nprocs, 2);
+	int found = 0;
+
+	for (int i = 0; i < 2 * STATS_MAX_PROCS; i++) {
+		const struct procstat *p = &s->procs[i];
+
+		if (!p->used)
+			continue;
+		if (p->pid == 100) {
+			assert_string_equal(p->comm, "postgres");
+			assert_int_equal(p->acc.n, 4);
+			assert_int_equal(p->acc.bytes, 512 * 10);
+			found++;
+		} else {
+			assert_int_equal(p->pid, 200);
+			assert_int_equal(p->acc.n, 2);
+			found++;
+		}
+	}
+	assert_int_equal(found, 2);
+	/* sizes: six distinct, one each; log2 bins */
+	assert_int_equal(s->ops[BTAPE_OP_WRITE].nsizes, 6);
+	assert_int_equal(s->ops[BTAPE_OP_WRITE].size_log2[10], 1); /* 512 in [512, 1024) */
+	assert_int_equal(s->ops[BTAPE_OP_WRITE].size_log2[11], 2); /* 1024, 1536 */
+	assert_int_equal(s->ops[BTAPE_OP_WRITE].size_log2[12], 3); /* 2048 .. 3072 */
+	stats__free(s);
+}
+
+static void test_timeline_coarsens(void **st)
+{
+	struct stats_opts o = { .interval_ns = MS };
+	struct btape_event e[3] = { ev_rw(0, BTAPE_OP_READ, 0, 512),
+				    ev_rw(5 * S, BTAPE_OP_READ, 8, 512),
+				    ev_rw(20 * S, BTAPE_OP_READ, 16, 512) };
+	struct stats *s = run(e, 3, &o);
+
+	/* 20 s at 1 ms = 20000 rows > 8192: doubled twice to 4 ms */
+	assert_int_equal(s->tl_interval, 4 * MS);
+	assert_int_equal(s->tl_rows, 5001);
+	assert_int_equal(s->tl[0].n_dir[0], 1);
+	assert_int_equal(s->tl[1250].n_dir[0], 1);
+	assert_int_equal(s->tl[5000].n_dir[0], 1);
+	stats__free(s);
+}
+
+static void test_sizes_sorted(void **st)
+{
+	struct btape_event e[10];
+	static const uint64_t sz[10] = { 4096, 4096, 4096, 8192, 8192, 65536, 4096, 512, 8192,
+					 4096 };
+
+	for (int i = 0; i < 10; i++)
+		e[i] = ev_rw((uint64_t)i, BTAPE_OP_READ, (uint64_t)i * 1000, sz[i]);
+	struct stats *s = run(e, 10, NULL);
+	struct size_slot *v;
+	uint32_t n;
+
+	assert_int_equal(stats_sizes_sorted(&s->ops[BTAPE_OP_READ], &v, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(v[0].size, 4096);
+	assert_int_equal(v[0].n, 5);
+	assert_int_equal(v[1].size, 8192);
+	assert_int_equal(v[1].n, 3);
+	assert_int_equal(v[2].size, 512);
+	assert_int_equal(v[3].size, 65536);
+	free(v);
+	stats__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hist_bounds),
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_one_event),
+		cmocka_unit_test(test_all_flushes),
+		cmocka_unit_test(test_identical_timestamps),
+		cmocka_unit_test(test_windows_and_burstiness),
+		cmocka_unit_test(test_sequential_and_seek),
+		cmocka_unit_test(test_working_set_skew),
+		cmocka_unit_test(test_working_set_estimate),
+		cmocka_unit_test(test_qd_and_idle_from_completions),
+		cmocka_unit_test(test_devices_and_procs),
+		cmocka_unit_test(test_timeline_coarsens),
+		cmocka_unit_test(test_sizes_sorted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
