@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The scheduler's clock: the real one (CLOCK_MONOTONIC, sleep then spin) or a fake one for
+ * tests (sleeping jumps time forward). Times are ns.
+ */
+#ifndef RP_CLOCK_H
+#define RP_CLOCK_H
+
+#include <stdint.h>
+
+struct rp_clock {
+	uint64_t (*now)(const struct rp_clock *c);
+	/* Returns when now() >= t (or earlier on a signal). */
+	void (*sleep_until)(const struct rp_clock *c, uint64_t t);
+	uint64_t spin_ns; /* the scheduler spins this long before a deadline instead of sleeping */
+	uint64_t fake_now; /* fake clock state */
+};
+
+/* CLOCK_MONOTONIC; spin_ns as given (also sets this thread's timer slack to 1 ns). */
+void rp_clock_init_real(struct rp_clock *c, uint64_t spin_ns);
+/* A clock starting at start_ns that only moves when slept on (or by rp_clock_advance). */
+void rp_clock_init_fake(struct rp_clock *c, uint64_t start_ns);
+void rp_clock_advance(struct rp_clock *c, uint64_t to_ns);
+uint64_t rp_mono_ns(void);
+
+#endif

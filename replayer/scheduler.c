@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The scheduler. One thread: it issues every I/O whose deadline has come (in batches), reaps
+ * completions in a separate engine call, and waits for the next deadline by blocking in the
+ * engine (or the clock) until shortly before it, then spinning (clock->spin_ns).
+ *
+ * Deadlines are absolute: deadline(i) = start + (issue(i) - issue(0) + loop offset) / speed.
+ * An I/O issued late never moves any other deadline.
+ */
+#include "scheduler.h"
+
+#include "btape.h"
+#include "clock.h"
+#include "source.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH_MAX 64
+#define REAP_MAX 128
+#define WATERMARK_EVERY 1024
+#define BLOCKED_WAIT_NS 10000000ull /* waiting for a slot: re-check the stop flag this often */
+
+/* ---- payload ---- */
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void rp_payload_init(struct rp_payload *p, int kind, double compress, double dedupe,
+		     uint64_t seed)
+{
+	uint64_t s = seed ? seed : 0x62696f74617065ull;
+	size_t random_bytes = sizeof(p->pattern);
+
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->compress = compress >= 1 ? compress : 1;
+	p->dedupe = dedupe >= 1 ? dedupe : 1;
+	p->seed = s;
+	if (kind == RP_PAYLOAD_ZERO)
+		return;
+	if (kind == RP_PAYLOAD_COMPRESSIBLE)
+		random_bytes = (size_t)((double)sizeof(p->pattern) / p->compress);
+	if (random_bytes < 16)
+		random_bytes = 16;
+	for (size_t i = 0; i < random_bytes; i += 8) {
+		uint64_t v = splitmix(&s);
+
+		memcpy(p->pattern + i, &v, random_bytes - i < 8 ? random_bytes - i : 8);
+	}
+}
+
+void rp_payload_fill(const struct rp_payload *p, void *buf, uint64_t bytes)
+{
+	uint8_t *b = buf;
+
+	if (!p || p->kind == RP_PAYLOAD_ZERO) {
+		memset(buf, 0, bytes);
+		return;
+	}
+	for (uint64_t off = 0; off < bytes; off += sizeof(p->pattern)) {
+		uint64_t n = bytes - off < sizeof(p->pattern) ? bytes - off : sizeof(p->pattern);
+
+		memcpy(b + off, p->pattern, n);
+	}
+}
+
+void rp_payload_stamp(const struct rp_payload *p, void *buf, uint64_t bytes, uint64_t seq)
+{
+	uint8_t *b = buf;
+
+	if (!p || p->kind == RP_PAYLOAD_ZERO)
+		return;
+	/* each 4 KiB block gets a 16-byte stamp: unique, or one of a few when deduped */
+	for (uint64_t off = 0, blk = 0; off + 16 <= bytes; off += sizeof(p->pattern), blk++) {
+		uint64_t s = p->seed ^ (seq * 0x100000001b3ull + blk), id[2];
+
+		id[0] = splitmix(&s);
+		if (p->dedupe > 1 && (double)(id[0] >> 11) * 0x1p-53 >= 1.0 / p->dedupe) {
+			id[0] = 0; /* a duplicate block: the bare pattern, stamped 0 */
+			id[1] = 0;
+		} else {
+			id[1] = splitmix(&s);
+		}
+		memcpy(b + off, id, sizeof(id));
+	}
+}
+
+/* ---- mapping ---- */
+
+uint64_t rp_region_bytes(const struct rp_sched_cfg *cfg, const struct rp_target *t)
+{
+	uint64_t lbs = t->lbs ? t->lbs : 512;
+	uint64_t region = t->size;
+
+	if (cfg->layout == RP_LAYOUT_SHARD && cfg->scale > 1)
+		region /= cfg->scale;
+	return region / lbs * lbs;
+}
+
+int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy,
+		  uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes)
+{
+	const struct rp_target *t;
+	uint64_t lbs, region, a, end, len, src;
+
+	if (dev >= cfg->ndev || cfg->devs[dev].target >= cfg->ntargets)
+		return -EINVAL;
+	t = &cfg->targets[cfg->devs[dev].target];
+	lbs = t->lbs ? t->lbs : 512;
+	region = rp_region_bytes(cfg, t);
+	a = offset / lbs * lbs;
+	end = (offset + bytes + lbs - 1) / lbs * lbs;
+	len = end - a;
+	if (len > region || !region)
+		return -ERANGE;
+	if (end > region) {
+		switch (cfg->fit) {
+		case RP_FIT_ERROR:
+			return -ERANGE;
+		case RP_FIT_WRAP:
+			a %= region;
+			break;
+		case RP_FIT_SCALE:
+			src = cfg->devs[dev].src_size;
+			if (cfg->devs[dev].max_end > src)
+				src = cfg->devs[dev].max_end;
+			if (src > region)
+				a = (uint64_t)((unsigned __int128)a * region / src) / lbs * lbs;
+			break;
+		}
+		if (a + len > region)
+			a = region - len;
+	}
+	*toff = (cfg->layout == RP_LAYOUT_SHARD ? (uint64_t)copy * region : 0) + a;
+	*tbytes = len;
+	return 0;
+}
+
+int rp_sched_engine_op(const struct rp_sched_cfg *cfg, unsigned int op, uint64_t bytes)
+{
+	switch (op) {
+	case BTAPE_OP_READ:
+		return bytes ? RP_IO_READ : -1;
+	case BTAPE_OP_WRITE:
+		if (!bytes)
+			return -1;
+		return cfg->allow_writes ? RP_IO_WRITE : cfg->writes_as_reads ? RP_IO_READ : -1;
+	case BTAPE_OP_FLUSH:
+		return RP_IO_FSYNC;
+	case BTAPE_OP_DISCARD:
+		return cfg->allow_writes && bytes ? RP_IO_DISCARD : -1;
+	case BTAPE_OP_WRITE_ZEROES:
+		return cfg->allow_writes && bytes ? RP_IO_ZERO : -1;
+	default:
+		return -1;
+	}
+}
+
+void rp_stats_reset(struct rp_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (unsigned int i = 0; i < RP_IO__COUNT; i++)
+		rp_hist_reset(&st->lat[i]);
+	rp_hist_reset(&st->issue_err);
+}
+
+/* ---- the run ---- */
+
+struct run {
+	const struct rp_sched_cfg *cfg;
+	const struct rp_engine_ops *ops;
+	struct rp_engine *e;
+	const struct rp_clock *clock;
+	struct rp_source *src;
+	struct rp_stats *st;
+
+	unsigned int depth, nfree, inflight;
+	struct rp_io *slots;
+	struct rp_io **freel;
+	void **bigbuf;
+	uint64_t *bigbuf_bytes;
+	unsigned int nlanes;
+	unsigned int *lane_inflight;
+	unsigned int *target_inflight;
+
+	/* cursor */
+	const struct btape_event *batch;
+	int nbatch, pos;
+	unsigned int copy;
+	bool src_done;
+	bool have_base;
+	uint64_t base_ns, loop_off_ns;
+	uint64_t pass_first, pass_last, pass_events;
+	bool cur_capped;
+	uint64_t seq;
+};
+
+/* The oldest issue time still in flight (or now): later completions cannot be older. */
+static uint64_t watermark(const struct run *r, uint64_t now)
+{
+	uint64_t w = now;
+
+	for (unsigned int i = 0; i < r->depth && r->inflight; i++) {
+		const struct rp_io *io = &r->slots[i];
+
+		if (io->issue_ns && io->busy && io->issue_ns < w)
+			w = io->issue_ns;
+	}
+	return w;
+}
+
+static bool measured(const struct run *r, uint64_t issue_ns)
+{
+	return issue_ns >= r->st->measure_start_ns;
+}
+
+static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
+{
+	struct rp_stats *st = r->st;
+
+	if (!io->complete_ns)
+		io->complete_ns = now;
+	if (io->complete_ns < io->issue_ns)
+		io->complete_ns = io->issue_ns;
+	st->completed++;
+	if (io->complete_ns > st->end_ns)
+		st->end_ns = io->complete_ns;
+	if (io->res == -EOPNOTSUPP || io->res == -ENOTTY ||
+	    (io->res == -EINVAL && (io->op == RP_IO_DISCARD || io->op == RP_IO_ZERO))) {
+		st->unsupported++;
+		st->skipped[io->trace_op < 32 ? io->trace_op : 31]++;
+	} else if (io->res < 0 ||
+		   ((io->op == RP_IO_READ || io->op == RP_IO_WRITE) && (uint64_t)io->res < io->bytes)) {
+		if (!st->errors) {
+			st->first_error = io->res < 0 ? (int)io->res : -EIO;
+			st->first_error_offset = io->offset;
+		}
+		st->errors++;
+	}
+	if (measured(r, io->issue_ns)) {
+		st->ios[io->op]++;
+		st->bytes[io->op] += io->res > 0 ? (uint64_t)io->res : 0;
+		rp_hist_add(&st->lat[io->op], io->complete_ns - io->issue_ns);
+		if (r->cfg->timing == RP_TIMING_ORIGINAL) {
+			uint64_t err = io->issue_ns > io->intended_ns ? io->issue_ns - io->intended_ns : 0;
+
+			rp_hist_add(&st->issue_err, err);
+			if (err > RP_LATE_NS)
+				st->late++;
+		}
+	}
+	if (r->cfg->on_done)
+		r->cfg->on_done(r->cfg->ctx, io);
+	io->busy = false;
+	r->lane_inflight[io->lane]--;
+	r->target_inflight[io->target]--;
+	r->inflight--;
+	r->freel[r->nfree++] = io;
+	if (r->cfg->on_watermark && (r->st->completed % WATERMARK_EVERY) == 0)
+		r->cfg->on_watermark(r->cfg->ctx, watermark(r, now));
+}
+
+/* Reaps what is there (wait_until 0) or blocks until one completes or wait_until passes. */
+static int reap(struct run *r, uint64_t wait_until)
+{
+	struct rp_io *done[REAP_MAX];
+	int n, total = 0;
+	uint64_t now;
+
+	if (!r->inflight) {
+		if (wait_until)
+			r->clock->sleep_until(r->clock, wait_until);
+		return 0;
+	}
+	do {
+		n = r->ops->reap(r->e, done, REAP_MAX, total ? 0 : wait_until);
+		if (n < 0)
+			return n;
+		now = r->clock->now(r->clock);
+		for (int i = 0; i < n; i++)
+			complete_io(r, done[i], now);
+		total += n;
+	} while (n == REAP_MAX);
+	return total;
+}
+
+static int submit(struct run *r, struct rp_io **ios, unsigned int n)
+{
+	uint64_t t = r->clock->now(r->clock);
+	unsigned int done = 0;
+	int ret;
+
+	for (unsigned int i = 0; i < n; i++) {
+		ios[i]->issue_ns = t;
+		ios[i]->busy = true;
+		if (r->cfg->timing != RP_TIMING_ORIGINAL)
+			ios[i]->intended_ns = t;
+	}
+	r->st->issued += n;
+	while (done < n) {
+		ret = r->ops->submit(r->e, ios + done, n - done);
+		if (ret < 0)
+			return ret;
+		done += (unsigned int)ret;
+		if (done < n) {
+			/* the engine is full (it should not be: depth matches); make room */
+			ret = reap(r, r->clock->now(r->clock) + BLOCKED_WAIT_NS);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Makes the cursor point at an event; returns 1, 0 when the source is finished, or -errno. */
+static int cursor(struct run *r)
+{
+	const struct rp_sched_cfg *cfg = r->cfg;
+	int n;
+
+	while (r->pos >= r->nbatch) {
+		if (r->src_done)
+			return 0;
+		n = r->src->next_batch(r->src, &r->batch);
+		if (n < 0)
+			return n;
+		r->pos = 0;
+		r->nbatch = n;
+		if (n > 0)
+			continue;
+		/* end of a pass */
+		r->st->loops++;
+		if (r->pass_events && (cfg->loops == 0 || r->st->loops < cfg->loops) &&
+		    !(cfg->stop && *cfg->stop)) {
+			uint64_t span = r->pass_last - r->pass_first;
+			uint64_t gap = r->pass_events > 1 ? span / (r->pass_events - 1) : 1000000;
+
+			r->loop_off_ns += span + (gap ? gap : 1);
+			r->pass_events = 0;
+			n = r->src->rewind(r->src);
+			if (n < 0)
+				return n;
+			continue;
+		}
+		r->src_done = true;
+		return 0;
+	}
+	if (r->copy == 0) {
+		const struct btape_event *ev = &r->batch[r->pos];
+
+		if (!r->have_base) {
+			r->base_ns = ev->issue_ns;
+			r->have_base = true;
+		}
+		if (!r->pass_events)
+			r->pass_first = ev->issue_ns;
+		r->pass_last = ev->issue_ns;
+	}
+	return 1;
+}
+
+static void advance(struct run *r)
+{
+	if (++r->copy >= r->cfg->scale) {
+		r->copy = 0;
+		r->pos++;
+		r->pass_events++;
+		r->st->events++;
+	}
+	r->cur_capped = false;
+}
+
+static uint64_t deadline_of(const struct run *r, const struct btape_event *ev)
+{
+	uint64_t rel = ev->issue_ns >= r->base_ns ? ev->issue_ns - r->base_ns : 0;
+	double speed = r->cfg->speed > 0 ? r->cfg->speed : 1.0;
+
+	rel += r->loop_off_ns;
+	return r->st->start_ns + RP_START_DELAY_NS + (uint64_t)((double)rel / speed);
+}
+
+static void run_free(struct run *r)
+{
+	if (r->bigbuf) {
+		for (unsigned int i = 0; i < r->depth; i++)
+			free(r->bigbuf[i]);
+	}
+	free(r->bigbuf);
+	free(r->bigbuf_bytes);
+	free(r->slots);
+	free(r->freel);
+	free(r->lane_inflight);
+	free(r->target_inflight);
+}
+
+static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event *ev, int op,
+		      uint64_t deadline)
+{
+	const struct rp_sched_cfg *cfg = r->cfg;
+	unsigned int slot = (unsigned int)(io - r->slots);
+	int err;
+
+	io->op = (uint8_t)op;
+	io->trace_op = ev->op;
+	io->dev = ev->dev;
+	io->copy = r->copy;
+	io->lane = r->copy * cfg->ndev + ev->dev;
+	io->target = cfg->devs[ev->dev].target;
+	io->intended_ns = deadline;
+	io->complete_ns = 0;
+	io->res = 0;
+	io->seq = r->seq++;
+	if (op == RP_IO_FSYNC) {
+		io->offset = 0;
+		io->bytes = 0;
+	} else {
+		err = rp_map_extent(cfg, ev->dev, r->copy, ev->sector * 512, ev->bytes, &io->offset,
+				    &io->bytes);
+		if (err)
+			return err;
+	}
+	if (io->bytes <= cfg->buf_bytes && cfg->bufs) {
+		io->buf = cfg->bufs[slot];
+		io->buf_index = (int)slot;
+	} else if (io->bytes) {
+		if (r->bigbuf_bytes[slot] < io->bytes) {
+			void *b = NULL;
+
+			if (posix_memalign(&b, 4096, io->bytes))
+				return -ENOMEM;
+			free(r->bigbuf[slot]);
+			r->bigbuf[slot] = b;
+			r->bigbuf_bytes[slot] = io->bytes;
+		}
+		io->buf = r->bigbuf[slot];
+		io->buf_index = -1;
+	} else {
+		io->buf = NULL;
+		io->buf_index = -1;
+	}
+	if (op == RP_IO_WRITE && cfg->payload) {
+		rp_payload_fill(cfg->payload, io->buf, io->bytes);
+		rp_payload_stamp(cfg->payload, io->buf, io->bytes, io->seq);
+	}
+	return 0;
+}
+
+int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops,
+		 struct rp_engine *e, const struct rp_clock *clock, struct rp_source *src,
+		 struct rp_stats *st)
+{
+	struct run rr = { .cfg = cfg, .ops = ops, .e = e, .clock = clock, .src = src, .st = st };
+	struct run *r = &rr;
+	struct rp_io *batch[BATCH_MAX];
+	uint64_t next_tick, end_ns = 0;
+	bool draining = false;
+	int err = 0;
+
+	rp_stats_reset(st);
+	if (cfg->scale < 1 || cfg->iodepth < 1 || !cfg->ndev)
+		return -EINVAL;
+	r->depth = cfg->iodepth * cfg->scale;
+	r->nlanes = cfg->scale * cfg->ndev;
+	r->slots = calloc(r->depth, sizeof(*r->slots));
+	r->freel = calloc(r->depth, sizeof(*r->freel));
+	r->bigbuf = calloc(r->depth, sizeof(*r->bigbuf));
+	r->bigbuf_bytes = calloc(r->depth, sizeof(*r->bigbuf_bytes));
+	r->lane_inflight = calloc(r->nlanes, sizeof(*r->lane_inflight));
+	r->target_inflight = calloc(cfg->ntargets ? cfg->ntargets : 1, sizeof(unsigned int));
+	if (!r->slots || !r->freel || !r->bigbuf || !r->bigbuf_bytes || !r->lane_inflight ||
+	    !r->target_inflight) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (unsigned int i = 0; i < r->depth; i++)
+		r->freel[i] = &r->slots[r->depth - 1 - i];
+	r->nfree = r->depth;
+
+	st->start_ns = clock->now(clock);
+	st->measure_start_ns = st->start_ns + RP_START_DELAY_NS + cfg->warmup_ns;
+	if (cfg->duration_ns)
+		end_ns = st->start_ns + RP_START_DELAY_NS + cfg->duration_ns;
+	next_tick = cfg->tick_ns ? st->start_ns + cfg->tick_ns : UINT64_MAX;
+
+	for (;;) {
+		uint64_t now, next_deadline = 0;
+		unsigned int nb = 0;
+		bool issued = false;
+
+		err = reap(r, 0);
+		if (err < 0)
+			goto cleanup;
+		now = clock->now(clock);
+		if (cfg->stop && *cfg->stop && !draining) {
+			st->interrupted = true;
+			draining = true;
+		}
+		if (end_ns && now >= end_ns && !draining) {
+			st->duration_hit = true;
+			draining = true;
+		}
+		while (!draining) {
+			const struct btape_event *ev;
+			uint64_t deadline = 0;
+			struct rp_io *io;
+			int op;
+
+			err = cursor(r);
+			if (err < 0)
+				goto cleanup;
+			if (!err)
+				break;
+			ev = &r->batch[r->pos];
+			op = rp_sched_engine_op(cfg, ev->op, ev->bytes);
+			if (op < 0) {
+				st->skipped[ev->op < 32 ? ev->op : 31]++;
+				advance(r);
+				continue;
+			}
+			if (ev->dev >= cfg->ndev || cfg->devs[ev->dev].target >= cfg->ntargets) {
+				st->skipped[ev->op < 32 ? ev->op : 31]++;
+				st->unmapped++;
+				advance(r);
+				continue;
+			}
+			if (cfg->timing == RP_TIMING_ORIGINAL) {
+				deadline = deadline_of(r, ev);
+				if (end_ns && deadline >= end_ns) {
+					st->duration_hit = true;
+					draining = true;
+					break;
+				}
+				if (deadline > now) {
+					next_deadline = deadline;
+					break;
+				}
+			} else if (cfg->timing == RP_TIMING_LOAD) {
+				unsigned int qd = (ev->present & BTAPE_HAS_QD) && ev->qd ? ev->qd : 1;
+				unsigned int lane = r->copy * cfg->ndev + ev->dev;
+
+				if (r->lane_inflight[lane] >= qd)
+					break;
+			}
+			if (!r->nfree) {
+				if (cfg->timing != RP_TIMING_AFAP && !r->cur_capped) {
+					st->depth_capped++;
+					r->cur_capped = true;
+				}
+				break;
+			}
+			io = r->freel[--r->nfree];
+			err = prepare_io(r, io, ev, op, deadline);
+			if (err) {
+				r->freel[r->nfree++] = io;
+				goto cleanup;
+			}
+			r->inflight++;
+			r->lane_inflight[io->lane]++;
+			io->qd = ++r->target_inflight[io->target];
+			if (r->inflight > st->max_inflight)
+				st->max_inflight = r->inflight;
+			batch[nb++] = io;
+			advance(r);
+			if (nb == BATCH_MAX) {
+				err = submit(r, batch, nb);
+				if (err)
+					goto cleanup;
+				nb = 0;
+				issued = true;
+				now = clock->now(clock);
+			}
+		}
+		if (nb) {
+			err = submit(r, batch, nb);
+			if (err)
+				goto cleanup;
+			issued = true;
+		}
+		if (!r->inflight && (draining || r->src_done))
+			break;
+		now = clock->now(clock);
+		if (now >= next_tick) {
+			if (cfg->on_tick)
+				cfg->on_tick(cfg->ctx, st, now);
+			next_tick = now + cfg->tick_ns;
+		}
+		if (issued)
+			continue;
+		if (next_deadline) {
+			if (next_deadline > now + clock->spin_ns) {
+				uint64_t wake = next_deadline - clock->spin_ns;
+
+				if (wake > next_tick)
+					wake = next_tick;
+				if (end_ns && wake > end_ns)
+					wake = end_ns;
+				err = reap(r, wake > now ? wake : 0);
+				if (err < 0)
+					goto cleanup;
+			}
+			/* else spin: loop, reaping without blocking */
+		} else if (r->inflight) {
+			uint64_t wake = now + BLOCKED_WAIT_NS;
+
+			if (wake > next_tick)
+				wake = next_tick;
+			err = reap(r, wake > now ? wake : now + 1);
+			if (err < 0)
+				goto cleanup;
+		}
+	}
+	err = 0;
+cleanup:
+	/* never leave I/Os in flight in an engine about to be closed */
+	while (r->inflight) {
+		int ret = reap(r, clock->now(clock) + BLOCKED_WAIT_NS);
+
+		if (ret < 0)
+			break;
+	}
+	if (cfg->stop && *cfg->stop)
+		st->interrupted = true;
+	run_free(r);
+	return err;
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "source.h"
+
+#include "btape.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- array ---- */
+
+static int array_next(struct rp_source *s, const struct btape_event **evs)
+{
+	struct rp_array_source *a = (struct rp_array_source *)s;
+	size_t n = a->n - a->pos;
+
+	if (n > a->batch)
+		n = a->batch;
+	*evs = a->evs + a->pos;
+	a->pos += n;
+	return (int)n;
+}
+
+static int array_rewind(struct rp_source *s)
+{
+	((struct rp_array_source *)s)->pos = 0;
+	return 0;
+}
+
+void rp_array_source_init(struct rp_array_source *a, const struct btape_event *evs, size_t n,
+			  size_t batch)
+{
+	a->src.next_batch = array_next;
+	a->src.rewind = array_rewind;
+	a->evs = evs;
+	a->n = n;
+	a->pos = 0;
+	a->batch = batch ? batch : 1;
+}
+
+/* ---- prefetching file source ---- */
+
+struct block {
+	struct btape_event *evs;
+	size_t n;
+	int status; /* 0 data, 1 end, -errno */
+};
+
+struct rp_prefetch {
+	struct rp_source src;
+	struct btape_reader *r;
+	char errmsg[512];
+	size_t block_events;
+	unsigned int nblocks;
+	struct block *blocks;
+	/* ring of filled blocks: [head, head+count) */
+	unsigned int head, count;
+	int consumer_holds; /* index of the block handed out, or -1 */
+	bool stop, running, ended;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+};
+
+/* Waits for a block that is neither filled nor handed out; returns its index or -1 on stop. */
+static int acquire_block(struct rp_prefetch *p)
+{
+	int idx = -1;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && (p->count + (p->consumer_holds >= 0 ? 1u : 0u)) >= p->nblocks)
+		pthread_cond_wait(&p->cv, &p->lock);
+	if (!p->stop)
+		idx = (int)((p->head + p->count) % p->nblocks);
+	pthread_mutex_unlock(&p->lock);
+	return idx;
+}
+
+static void publish_block(struct rp_prefetch *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->count++;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void *prefetch_thread(void *arg)
+{
+	struct rp_prefetch *p = arg;
+	const struct btape_event *evs = NULL;
+	size_t have = 0, off = 0;
+	int status = 0; /* 1 end, -errno error */
+
+	for (;;) {
+		int idx = acquire_block(p);
+		struct block *b;
+
+		if (idx < 0)
+			break;
+		b = &p->blocks[idx];
+		b->n = 0;
+		while (b->n < p->block_events) {
+			size_t take;
+
+			if (off == have) {
+				int n;
+
+				if (status)
+					break;
+				n = btape_reader__next_batch(p->r, &evs);
+				if (n <= 0) {
+					status = n ? n : 1;
+					if (n < 0)
+						snprintf(p->errmsg, sizeof(p->errmsg), "%s",
+							 btape_reader__errmsg(p->r));
+					break;
+				}
+				have = (size_t)n;
+				off = 0;
+			}
+			take = p->block_events - b->n;
+			if (take > have - off)
+				take = have - off;
+			memcpy(b->evs + b->n, evs + off, take * sizeof(*evs));
+			b->n += take;
+			off += take;
+		}
+		b->status = b->n ? 0 : status;
+		publish_block(p);
+		if (!b->n)
+			break;
+	}
+	return NULL;
+}
+
+static int start_thread(struct rp_prefetch *p)
+{
+	int err;
+
+	p->head = 0;
+	p->count = 0;
+	p->consumer_holds = -1;
+	p->stop = false;
+	p->ended = false;
+	p->errmsg[0] = '\0';
+	err = -pthread_create(&p->thread, NULL, prefetch_thread, p);
+	p->running = err == 0;
+	return err;
+}
+
+static void stop_thread(struct rp_prefetch *p)
+{
+	if (!p->running)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	p->running = false;
+}
+
+static int prefetch_next(struct rp_source *s, const struct btape_event **evs)
+{
+	struct rp_prefetch *p = (struct rp_prefetch *)s;
+	struct block *b;
+	int ret;
+
+	if (p->ended)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	if (p->consumer_holds >= 0) {
+		/* give back the block handed out last time */
+		p->head = (p->head + 1) % p->nblocks;
+		p->count--;
+		p->consumer_holds = -1;
+		pthread_cond_broadcast(&p->cv);
+	}
+	while (!p->count)
+		pthread_cond_wait(&p->cv, &p->lock);
+	b = &p->blocks[p->head];
+	if (b->status) {
+		ret = b->status > 0 ? 0 : b->status;
+		p->ended = true;
+	} else {
+		p->consumer_holds = (int)p->head;
+		*evs = b->evs;
+		ret = (int)b->n;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return ret;
+}
+
+static int prefetch_rewind(struct rp_source *s)
+{
+	struct rp_prefetch *p = (struct rp_prefetch *)s;
+	int err;
+
+	stop_thread(p);
+	err = btape_reader__seek(p->r, 0);
+	if (err < 0) {
+		snprintf(p->errmsg, sizeof(p->errmsg), "%s", btape_reader__errmsg(p->r));
+		return err;
+	}
+	return start_thread(p);
+}
+
+int rp_prefetch__open(struct rp_prefetch **pp, const char *path, size_t block_events,
+		      unsigned int queue_blocks, const char **errmsg)
+{
+	struct rp_prefetch *p = calloc(1, sizeof(*p));
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->src.next_batch = prefetch_next;
+	p->src.rewind = prefetch_rewind;
+	p->block_events = block_events ? block_events : 8192;
+	p->nblocks = queue_blocks >= 2 ? queue_blocks : 2;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->consumer_holds = -1;
+	err = btape_reader__open(&p->r, path, errmsg);
+	if (err < 0)
+		goto cleanup;
+	p->blocks = calloc(p->nblocks, sizeof(*p->blocks));
+	if (!p->blocks) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (unsigned int i = 0; i < p->nblocks; i++) {
+		p->blocks[i].evs = malloc(p->block_events * sizeof(struct btape_event));
+		if (!p->blocks[i].evs) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	*pp = p;
+	return 0;
+cleanup:
+	rp_prefetch__close(p);
+	return err;
+}
+
+struct rp_source *rp_prefetch__source(struct rp_prefetch *p)
+{
+	/* the thread starts lazily so that __summary() can scan first */
+	if (!p->running && !p->ended)
+		start_thread(p);
+	return &p->src;
+}
+
+const struct btape_meta *rp_prefetch__meta(const struct rp_prefetch *p)
+{
+	return btape_reader__meta(p->r);
+}
+
+int rp_prefetch__summary(struct rp_prefetch *p, struct btape_summary *s)
+{
+	int err = btape_reader__summary(p->r, s);
+
+	if (err < 0)
+		snprintf(p->errmsg, sizeof(p->errmsg), "%s", btape_reader__errmsg(p->r));
+	return err;
+}
+
+const char *rp_prefetch__errmsg(const struct rp_prefetch *p)
+{
+	return p->errmsg[0] ? p->errmsg : "unknown error";
+}
+
+void rp_prefetch__close(struct rp_prefetch *p)
+{
+	if (!p)
+		return;
+	stop_thread(p);
+	if (p->blocks) {
+		for (unsigned int i = 0; i < p->nblocks; i++)
+			free(p->blocks[i].evs);
+		free(p->blocks);
+	}
+	btape_reader__close(p->r);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cv);
+	free(p);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Event sources for the scheduler: batches of events in issue order, rewindable (loops, sweep
+ * steps). The file source prefetches: a reader thread decodes chunks into a bounded queue, so
+ * memory stays flat whatever the trace length.
+ */
+#ifndef RP_SOURCE_H
+#define RP_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct btape_event;
+struct btape_meta;
+struct btape_summary;
+
+struct rp_source {
+	/* Points *evs at the next batch (valid until the next call): count, 0 at the end, -errno. */
+	int (*next_batch)(struct rp_source *s, const struct btape_event **evs);
+	/* Restarts from the first event: 0 or -errno. */
+	int (*rewind)(struct rp_source *s);
+};
+
+/* An in-memory source over n events (tests), handed out batch events at a time. */
+struct rp_array_source {
+	struct rp_source src;
+	const struct btape_event *evs;
+	size_t n, pos, batch;
+};
+void rp_array_source_init(struct rp_array_source *a, const struct btape_event *evs, size_t n,
+			  size_t batch);
+
+struct rp_prefetch;
+/*
+ * Opens PATH and starts the decoding thread (queue_blocks blocks of block_events events).
+ * On failure *errmsg (if non-NULL) says why.
+ */
+int rp_prefetch__open(struct rp_prefetch **pp, const char *path, size_t block_events,
+		      unsigned int queue_blocks, const char **errmsg);
+struct rp_source *rp_prefetch__source(struct rp_prefetch *p);
+const struct btape_meta *rp_prefetch__meta(const struct rp_prefetch *p);
+/* Footer summary (may scan the whole file when there is no footer; call before reading). */
+int rp_prefetch__summary(struct rp_prefetch *p, struct btape_summary *s);
+/* The reader's message for the last -errno of next_batch. */
+const char *rp_prefetch__errmsg(const struct rp_prefetch *p);
+void rp_prefetch__close(struct rp_prefetch *p); /* stops the thread; NULL-safe */
+
+#endif

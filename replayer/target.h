@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Opening replay targets, with the safety rules for writes: a mounted or in-use block device
+ * is always refused; one holding a filesystem or partition signature is refused unless forced.
+ */
+#ifndef RP_TARGET_H
+#define RP_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+struct rp_target_opts {
+	bool write;           /* the replay will write (or discard) */
+	bool force;           /* accept a target with a filesystem/partition signature */
+	bool buffered;        /* no O_DIRECT */
+	uint64_t create_size; /* size of a file target created when missing (0: refuse to create) */
+};
+
+/*
+ * Opens (creating a missing file) path into *t. Returns 0, or -errno with a one-line reason
+ * in why: -EBUSY mounted / in use, -EEXIST signature found, others from the system.
+ */
+int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o,
+		   char *why, size_t whylen);
+void rp_target_close(struct rp_target *t); /* NULL-safe, idempotent */
+
+/* 1 when the block device maj:min (or one of its partitions) is mounted, or a swap; 0; -errno. */
+int rp_blkdev_mounted(uint32_t major, uint32_t minor, char *where, size_t len);
+/* 1 when sysfs lists holders of maj:min (device-mapper, md, ...), naming the first; 0 otherwise. */
+int rp_blkdev_held(uint32_t major, uint32_t minor, char *holder, size_t len);
+/* 1 and the signature name ("ext4", "dos") when libblkid finds one at path; 0 none; -errno. */
+int rp_probe_signature(const char *path, char *type, size_t len);
+
+#endif

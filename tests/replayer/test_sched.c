@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Scheduler tests: the null engine and a fake clock, so every time is exact. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btape.h"
+#include "clock.h"
+#include "engine.h"
+#include "hist.h"
+#include "scheduler.h"
+#include "source.h"
+
+#define US 1000ull
+#define MIB (1024ull * 1024)
+#define MAX_DONE 4096
+
+struct capture {
+	struct rp_io done[MAX_DONE];
+	unsigned int n;
+	struct rp_clock *clock;
+	uint64_t stall_after_first_ns; /* advance the fake clock once, after the first completion */
+};
+
+static void on_done(void *ctx, const struct rp_io *io)
+{
+	struct capture *c = ctx;
+
+	if (c->n < MAX_DONE)
+		c->done[c->n++] = *io;
+	if (c->n == 1 && c->stall_after_first_ns)
+		rp_clock_advance(c->clock, c->clock->now(c->clock) + c->stall_after_first_ns);
+}
+
+struct fixture {
+	struct rp_clock clock;
+	struct rp_target target;
+	struct rp_devmap dev;
+	struct rp_sched_cfg cfg;
+	struct rp_stats st;
+	struct capture cap;
+	uint64_t latency_ns;
+};
+
+static struct fixture *fx_new(void)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	rp_clock_init_fake(&f->clock, 1000000000ull);
+	f->target = (struct rp_target){ .fd = -1, .size = 64 * MIB, .lbs = 512, .path = "t" };
+	f->dev = (struct rp_devmap){ .target = 0, .src_size = 64 * MIB };
+	f->cfg = (struct rp_sched_cfg){
+		.timing = RP_TIMING_ORIGINAL, .speed = 1, .iodepth = 64, .scale = 1,
+		.layout = RP_LAYOUT_SHARD, .fit = RP_FIT_ERROR, .loops = 1, .ndev = 1,
+		.devs = &f->dev, .targets = &f->target, .ntargets = 1,
+		.on_done = on_done, .ctx = &f->cap,
+	};
+	f->cap.clock = &f->clock;
+	return f;
+}
+
+static int fx_run(struct fixture *f, const struct btape_event *evs, size_t n)
+{
+	struct rp_array_source src;
+	struct rp_engine *e = NULL;
+	struct rp_engine_cfg ec = { .targets = &f->target, .ntargets = 1,
+				    .depth = f->cfg.iodepth * f->cfg.scale, .clock = &f->clock,
+				    .null_latency_ns = f->latency_ns };
+	int err;
+
+	rp_array_source_init(&src, evs, n, 3); /* small batches: crosses batch edges */
+	assert_int_equal(rp_engine_null.open(&e, &ec), 0);
+	err = rp_sched_run(&f->cfg, &rp_engine_null, e, &f->clock, &src.src, &f->st);
+	rp_engine_null.close(e);
+	return err;
+}
+
+static struct btape_event ev_at(uint64_t t_us, uint8_t op, uint64_t sector, uint64_t bytes)
+{
+	return (struct btape_event){ .issue_ns = 5000000000ull + t_us * US, .op = op,
+				     .sector = sector, .bytes = bytes };
+}
+
+/* issue time relative to the first deadline */
+static uint64_t rel(const struct fixture *f, unsigned int i)
+{
+	return f->cap.done[i].issue_ns - f->st.start_ns - RP_START_DELAY_NS;
+}
+
+static void test_hist_error_bounded(void **state)
+{
+	struct rp_hist *h = malloc(sizeof(*h));
+	double qs[] = { 0.5, 0.9, 0.99, 0.999 };
+
+	rp_hist_reset(h);
+	for (uint64_t v = 1; v <= 1000000; v++)
+		rp_hist_add(h, v * 7);
+	for (unsigned int i = 0; i < 4; i++) {
+		double want = qs[i] * 7e6, got = (double)rp_hist_quantile(h, qs[i]);
+
+		assert_true(got > want * 0.99 && got < want * 1.01);
+	}
+	assert_int_equal(rp_hist_quantile(h, 1), 7000000);
+	assert_int_equal(rp_hist_quantile(h, 0), 7);
+	/* bucket bounds are monotonic and every value lands in its own bucket's range */
+	for (uint64_t v = 1; v < (1ull << 40); v = v * 3 + 1) {
+		unsigned int i = rp_hist_index(v);
+
+		assert_true(rp_hist_bucket_low(i) <= v);
+		assert_true(rp_hist_bucket_low(i + 1) > v);
+	}
+	free(h);
+}
+
+static void test_deadlines_exact(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
+				     ev_at(100, BTAPE_OP_READ, 8, 4096),
+				     ev_at(250, BTAPE_OP_READ, 16, 4096),
+				     ev_at(1000, BTAPE_OP_READ, 24, 4096) };
+
+	assert_int_equal(fx_run(f, evs, 4), 0);
+	assert_int_equal(f->cap.n, 4);
+	assert_int_equal(rel(f, 0), 0);
+	assert_int_equal(rel(f, 1), 100 * US);
+	assert_int_equal(rel(f, 2), 250 * US);
+	assert_int_equal(rel(f, 3), 1000 * US);
+	assert_int_equal(f->st.issue_err.max, 0);
+	assert_int_equal(f->st.late, 0);
+	assert_int_equal(f->st.ios[RP_IO_READ], 4);
+	assert_int_equal(f->st.bytes[RP_IO_READ], 4 * 4096);
+	assert_int_equal(f->cap.done[2].offset, 16 * 512);
+	free(f);
+}
+
+static void test_speed(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
+				     ev_at(100, BTAPE_OP_READ, 8, 4096),
+				     ev_at(1000, BTAPE_OP_READ, 24, 4096) };
+
+	f->cfg.speed = 2;
+	assert_int_equal(fx_run(f, evs, 3), 0);
+	assert_int_equal(rel(f, 1), 50 * US);
+	assert_int_equal(rel(f, 2), 500 * US);
+	f->cfg.speed = 0.5;
+	f->cap.n = 0;
+	assert_int_equal(fx_run(f, evs, 3), 0);
+	assert_int_equal(rel(f, 2), 2000 * US);
+	free(f);
+}
+
+/* A late I/O (here: the replayer stalled 300 us) goes at once; the next keeps its deadline. */
+static void test_late_does_not_shift(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
+				     ev_at(100, BTAPE_OP_READ, 8, 4096),
+				     ev_at(350, BTAPE_OP_READ, 16, 4096),
+				     ev_at(1000, BTAPE_OP_READ, 24, 4096) };
+
+	f->cap.stall_after_first_ns = 300 * US;
+	assert_int_equal(fx_run(f, evs, 4), 0);
+	assert_int_equal(f->cap.n, 4);
+	assert_int_equal(rel(f, 1), 300 * US); /* 200 us late */
+	assert_int_equal(rel(f, 2), 350 * US); /* on time */
+	assert_int_equal(rel(f, 3), 1000 * US);
+	assert_int_equal(f->st.late, 1);
+	assert_int_equal(f->st.issue_err.max, 200 * US);
+	free(f);
+}
+
+/* Depth cap in original timing: a delayed I/O is counted, and does not delay the next one. */
+static void test_depth_cap_original(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
+				     ev_at(10, BTAPE_OP_READ, 8, 4096),
+				     ev_at(400, BTAPE_OP_READ, 16, 4096) };
+
+	f->cfg.iodepth = 1;
+	f->latency_ns = 150 * US;
+	assert_int_equal(fx_run(f, evs, 3), 0);
+	assert_int_equal(f->cap.n, 3);
+	assert_int_equal(rel(f, 0), 0);
+	assert_int_equal(rel(f, 1), 150 * US); /* waited for the slot */
+	assert_int_equal(rel(f, 2), 400 * US); /* not shifted */
+	assert_int_equal(f->st.depth_capped, 1);
+	assert_int_equal(f->st.late, 1);
+	assert_int_equal(f->st.max_inflight, 1);
+	assert_int_equal(f->st.lat[RP_IO_READ].max, 150 * US);
+	free(f);
+}
+
+static void test_afap_depth(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[100];
+
+	for (unsigned int i = 0; i < 100; i++)
+		evs[i] = ev_at(i * 1000, BTAPE_OP_READ, i * 8, 4096);
+	f->cfg.timing = RP_TIMING_AFAP;
+	f->cfg.iodepth = 4;
+	f->latency_ns = 10 * US;
+	assert_int_equal(fx_run(f, evs, 100), 0);
+	assert_int_equal(f->cap.n, 100);
+	assert_int_equal(f->st.max_inflight, 4);
+	assert_int_equal(f->st.depth_capped, 0);
+	/* 100 I/Os, 4 at a time, 10 us each: 25 rounds */
+	assert_int_equal(f->st.end_ns - f->cap.done[0].issue_ns, 250 * US);
+	/* order kept */
+	for (unsigned int i = 0; i < 100; i++)
+		assert_int_equal(f->cap.done[i].offset, i * 4096);
+	free(f);
+}
+
+static void test_load_keeps_recorded_qd(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[40];
+
+	for (unsigned int i = 0; i < 40; i++) {
+		evs[i] = ev_at(i, BTAPE_OP_READ, i * 8, 4096);
+		evs[i].present = BTAPE_HAS_QD;
+		evs[i].qd = i < 20 ? 2 : 5;
+	}
+	f->cfg.timing = RP_TIMING_LOAD;
+	f->latency_ns = 10 * US;
+	assert_int_equal(fx_run(f, evs, 40), 0);
+	assert_int_equal(f->cap.n, 40);
+	assert_int_equal(f->st.max_inflight, 5);
+	for (unsigned int i = 0; i < 20; i++)
+		assert_true(f->cap.done[i].qd <= 2);
+	free(f);
+}
+
+static void test_shard_and_overlay(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
+				     ev_at(10, BTAPE_OP_READ, 2048, 8192) };
+	uint64_t off, len;
+
+	f->cfg.scale = 4;
+	f->target.size = 16 * MIB;
+	f->dev.src_size = 4 * MIB;
+	assert_int_equal(fx_run(f, evs, 2), 0);
+	assert_int_equal(f->cap.n, 8);
+	for (unsigned int i = 0; i < 8; i++) {
+		const struct rp_io *io = &f->cap.done[i];
+		uint64_t want = io->copy * 4 * MIB + (i < 4 ? 0 : 2048 * 512);
+
+		assert_int_equal(io->offset, want);
+		/* copies share the deadline */
+		assert_int_equal(io->intended_ns, f->cap.done[i < 4 ? 0 : 4].intended_ns);
+	}
+	f->cfg.layout = RP_LAYOUT_OVERLAY;
+	f->cap.n = 0;
+	assert_int_equal(fx_run(f, evs, 2), 0);
+	assert_int_equal(f->cap.n, 8);
+	for (unsigned int i = 4; i < 8; i++)
+		assert_int_equal(f->cap.done[i].offset, 2048 * 512);
+	/* shard regions are aligned to the logical block size */
+	f->cfg.layout = RP_LAYOUT_SHARD;
+	f->cfg.scale = 3;
+	f->target.lbs = 4096;
+	f->target.size = 3 * MIB + 4096 * 2;
+	assert_int_equal(rp_region_bytes(&f->cfg, &f->target), MIB);
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 2, 0, 4096, &off, &len), 0);
+	assert_int_equal(off, 2 * MIB);
+	free(f);
+}
+
+static void test_fit_rules(void **state)
+{
+	struct fixture *f = fx_new();
+	uint64_t off = 0, len = 0;
+
+	f->target.size = 1 * MIB;
+	f->dev.src_size = 2 * MIB;
+	f->cfg.fit = RP_FIT_ERROR;
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, MIB / 2, 4096, &off, &len), 0);
+	assert_int_equal(off, MIB / 2);
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, MIB + MIB / 2, 4096, &off, &len), -ERANGE);
+	/* the last block ending exactly at the end fits */
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, MIB - 4096, 4096, &off, &len), 0);
+	f->cfg.fit = RP_FIT_WRAP;
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, MIB + MIB / 2, 4096, &off, &len), 0);
+	assert_int_equal(off, MIB / 2);
+	/* an extent straddling the end after wrapping is pulled inside */
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, 2 * MIB - 512, 4096, &off, &len), 0);
+	assert_true(off + len <= MIB);
+	f->cfg.fit = RP_FIT_SCALE;
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, MIB + MIB / 2, 4096, &off, &len), 0);
+	assert_int_equal(off, 3 * MIB / 4);
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, 2 * MIB - 4096, 4096, &off, &len), 0);
+	assert_int_equal(off + len, MIB);
+	/* bigger than the whole region: refused whatever the rule */
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, 0, 2 * MIB, &off, &len), -ERANGE);
+	/* bad device */
+	assert_int_equal(rp_map_extent(&f->cfg, 3, 0, 0, 4096, &off, &len), -EINVAL);
+	/* a run under --fit error fails at the offending I/O instead of writing elsewhere */
+	f->cfg.fit = RP_FIT_ERROR;
+	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
+				     ev_at(10, BTAPE_OP_READ, 3 * MIB / 512, 4096) };
+	assert_int_equal(fx_run(f, evs, 2), -ERANGE);
+	assert_int_equal(f->cap.n, 1);
+	free(f);
+}
+
+static void test_alignment(void **state)
+{
+	struct fixture *f = fx_new();
+	uint64_t off, len;
+
+	f->target.lbs = 4096;
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, 3 * 512, 1024, &off, &len), 0);
+	assert_int_equal(off, 0);
+	assert_int_equal(len, 4096);
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, 7 * 512, 1024, &off, &len), 0);
+	assert_int_equal(off, 0);
+	assert_int_equal(len, 8192);
+	f->target.lbs = 512;
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, 7 * 512, 1024, &off, &len), 0);
+	assert_int_equal(off, 7 * 512);
+	assert_int_equal(len, 1024);
+	free(f);
+}
+
+static void test_ops_and_safety(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[] = { ev_at(0, BTAPE_OP_WRITE, 0, 4096),
+				     ev_at(1, BTAPE_OP_READ, 8, 4096),
+				     ev_at(2, BTAPE_OP_FLUSH, 0, 0),
+				     ev_at(3, BTAPE_OP_DISCARD, 16, 8192),
+				     ev_at(4, BTAPE_OP_ZONE_RESET, 0, 0),
+				     ev_at(5, BTAPE_OP_WRITE_ZEROES, 32, 4096) };
+
+	/* no --write: writes, discards and write-zeroes are skipped (counted), never issued */
+	assert_int_equal(fx_run(f, evs, 6), 0);
+	assert_int_equal(f->cap.n, 2);
+	assert_int_equal(f->cap.done[0].op, RP_IO_READ);
+	assert_int_equal(f->cap.done[1].op, RP_IO_FSYNC);
+	assert_int_equal(f->st.skipped[BTAPE_OP_WRITE], 1);
+	assert_int_equal(f->st.skipped[BTAPE_OP_DISCARD], 1);
+	assert_int_equal(f->st.skipped[BTAPE_OP_ZONE_RESET], 1);
+	assert_int_equal(f->st.skipped[BTAPE_OP_WRITE_ZEROES], 1);
+	/* --writes-as-reads */
+	f->cfg.writes_as_reads = true;
+	f->cap.n = 0;
+	assert_int_equal(fx_run(f, evs, 6), 0);
+	assert_int_equal(f->cap.n, 3);
+	assert_int_equal(f->cap.done[0].op, RP_IO_READ);
+	assert_int_equal(f->cap.done[0].trace_op, BTAPE_OP_WRITE);
+	/* --write */
+	f->cfg.writes_as_reads = false;
+	f->cfg.allow_writes = true;
+	f->cap.n = 0;
+	assert_int_equal(fx_run(f, evs, 6), 0);
+	assert_int_equal(f->cap.n, 5);
+	assert_int_equal(f->cap.done[0].op, RP_IO_WRITE);
+	assert_int_equal(f->cap.done[3].op, RP_IO_DISCARD);
+	assert_int_equal(f->cap.done[3].bytes, 8192);
+	assert_int_equal(f->cap.done[4].op, RP_IO_ZERO);
+	assert_int_equal(f->st.skipped[BTAPE_OP_ZONE_RESET], 1);
+	free(f);
+}
+
+static void test_unmapped_device_counted(void **state)
+{
+	struct fixture *f = fx_new();
+	struct rp_devmap devs[2] = { { .target = 0, .src_size = MIB },
+				     { .target = RP_NO_TARGET } };
+	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
+				     ev_at(1, BTAPE_OP_READ, 8, 4096) };
+
+	evs[1].dev = 1;
+	f->cfg.devs = devs;
+	f->cfg.ndev = 2;
+	assert_int_equal(fx_run(f, evs, 2), 0);
+	assert_int_equal(f->cap.n, 1);
+	assert_int_equal(f->st.unmapped, 1);
+	assert_int_equal(f->st.skipped[BTAPE_OP_READ], 1);
+	free(f);
+}
+
+static void test_loops_warmup_duration(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
+				     ev_at(100, BTAPE_OP_READ, 8, 4096),
+				     ev_at(200, BTAPE_OP_READ, 16, 4096) };
+
+	f->cfg.loops = 3;
+	assert_int_equal(fx_run(f, evs, 3), 0);
+	assert_int_equal(f->cap.n, 9);
+	assert_int_equal(f->st.events, 9);
+	assert_int_equal(f->st.loops, 3);
+	/* a pass lasts span + mean gap = 300 us */
+	assert_int_equal(rel(f, 3), 300 * US);
+	assert_int_equal(rel(f, 8), 800 * US);
+	/* warmup: the first 250 us are replayed but not measured */
+	f->cfg.warmup_ns = 250 * US;
+	f->cap.n = 0;
+	assert_int_equal(fx_run(f, evs, 3), 0);
+	assert_int_equal(f->cap.n, 9);
+	assert_int_equal(f->st.ios[RP_IO_READ], 6);
+	/* duration: stops issuing after 450 us of an endless loop */
+	f->cfg.warmup_ns = 0;
+	f->cfg.loops = 0;
+	f->cfg.duration_ns = 450 * US;
+	f->cap.n = 0;
+	assert_int_equal(fx_run(f, evs, 3), 0);
+	assert_int_equal(f->cap.n, 5); /* 0 100 200 300 400 */
+	assert_true(f->st.duration_hit);
+	free(f);
+}
+
+static void test_stop_flag(void **state)
+{
+	struct fixture *f = fx_new();
+	volatile sig_atomic_t stop = 1;
+	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096) };
+
+	f->cfg.stop = &stop;
+	assert_int_equal(fx_run(f, evs, 1), 0);
+	assert_int_equal(f->cap.n, 0);
+	assert_true(f->st.interrupted);
+	free(f);
+}
+
+static void test_payload(void **state)
+{
+	static uint8_t a[8192], b[8192];
+	struct rp_payload p;
+
+	rp_payload_init(&p, RP_PAYLOAD_RANDOM, 1, 1, 42);
+	rp_payload_fill(&p, a, sizeof(a));
+	rp_payload_fill(&p, b, sizeof(b));
+	rp_payload_stamp(&p, a, sizeof(a), 1);
+	rp_payload_stamp(&p, b, sizeof(b), 2);
+	assert_true(memcmp(a, b, 4096) != 0);            /* unique per write */
+	assert_true(memcmp(a, a + 4096, 4096) != 0);     /* unique per block */
+	assert_memory_equal(a + 16, p.pattern + 16, 4080);
+	/* compressible:4 -> three quarters of each block are zero */
+	rp_payload_init(&p, RP_PAYLOAD_COMPRESSIBLE, 4, 1, 42);
+	rp_payload_fill(&p, a, 4096);
+	for (unsigned int i = 1024; i < 4096; i++)
+		assert_int_equal(a[i], 0);
+	/* dedupe 2: about half of many blocks are the bare pattern */
+	rp_payload_init(&p, RP_PAYLOAD_RANDOM, 1, 2, 42);
+	unsigned int dup = 0;
+
+	for (uint64_t s = 0; s < 2000; s++) {
+		rp_payload_fill(&p, a, 4096);
+		rp_payload_stamp(&p, a, 4096, s);
+		dup += a[0] == 0 && memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16) == 0;
+	}
+	assert_true(dup > 800 && dup < 1200);
+	/* zero payload stays zero */
+	rp_payload_init(&p, RP_PAYLOAD_ZERO, 1, 1, 42);
+	memset(a, 0xff, 4096);
+	rp_payload_fill(&p, a, 4096);
+	rp_payload_stamp(&p, a, 4096, 9);
+	for (unsigned int i = 0; i < 4096; i++)
+		assert_int_equal(a[i], 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hist_error_bounded),
+		cmocka_unit_test(test_deadlines_exact),
+		cmocka_unit_test(test_speed),
+		cmocka_unit_test(test_late_does_not_shift),
+		cmocka_unit_test(test_depth_cap_original),
+		cmocka_unit_test(test_afap_depth),
+		cmocka_unit_test(test_load_keeps_recorded_qd),
+		cmocka_unit_test(test_shard_and_overlay),
+		cmocka_unit_test(test_fit_rules),
+		cmocka_unit_test(test_alignment),
+		cmocka_unit_test(test_ops_and_safety),
+		cmocka_unit_test(test_unmapped_device_counted),
+		cmocka_unit_test(test_loops_warmup_duration),
+		cmocka_unit_test(test_stop_flag),
+		cmocka_unit_test(test_payload),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
