@@ -233,6 +233,8 @@ int btape_writer__close(struct btape_writer *w);
 /* Discards: removes the temporary file (nothing at PATH is touched). NULL-safe. */
 void btape_writer__abort(struct btape_writer *w);
 const char *btape_writer__errmsg(const struct btape_writer *w);
+/* Reason for the last failed __open* or __close in this thread (the writer is gone then). */
+const char *btape_writer__last_errmsg(void);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Reader                                                                                   */
@@ -247,6 +249,11 @@ struct btape_reader;
  * or thread-local message describing what and where.
  */
 int btape_reader__open(struct btape_reader **rp, const char *path, const char **errmsg);
+/*
+ * Like __open on an already-open fd (not closed by the reader): a regular file gets the
+ * footer shortcut and seeking; a pipe is read as a stream. For a memory buffer use memfd.
+ */
+int btape_reader__open_fd(struct btape_reader **rp, int fd, const char **errmsg);
 void btape_reader__close(struct btape_reader *r);
 
 const struct btape_meta *btape_reader__meta(const struct btape_reader *r);

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* libbiotape private definitions: on-disk constants (docs/FORMAT.md) and shared helpers. */
+#ifndef BTAPE_INTERNAL_H
+#define BTAPE_INTERNAL_H
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "btape.h"
+
+#define BTAPE_API __attribute__((visibility("default")))
+
+/* File header: magic (8), major (u16 LE), minor (u16 LE), reserved (u32, 0). */
+#define BTAPE_HEADER_SIZE 16
+extern const uint8_t btape_file_magic[8];
+
+/* Frame envelope (24 bytes, little endian): see docs/FORMAT.md "Frames". */
+#define BTAPE_ENV_SIZE 24
+#define BTAPE_ENV_MAGIC 0x52465442u /* "BTFR" read as LE u32 */
+#define BTAPE_FRAME_META 1
+#define BTAPE_FRAME_CHUNK 2
+#define BTAPE_FRAME_FOOTER 3
+#define BTAPE_FRAME_MAX_BYTES (256u << 20) /* compressed or raw payload limit */
+
+/* Trailer (24 bytes): footer offset (u64), crc32c of those 8 bytes (u32), 0 (u32), magic (8). */
+#define BTAPE_TRAILER_SIZE 24
+extern const uint8_t btape_trailer_magic[8];
+
+#define BTAPE_CHUNK_MAX_EVENTS (1u << 22) /* readers refuse larger chunks */
+#define BTAPE_WRITER_CHUNK_MAX (1u << 20) /* writers clamp chunk_events to this */
+#define BTAPE_COMM_MAX_LEN 65535          /* longest process name accepted */
+
+/* Column codec kinds (first byte of a column blob). */
+enum col_kind {
+	COL_RAW = 0,       /* t = v */
+	COL_ZIGZAG = 1,    /* t = zigzag((int64)v) */
+	COL_DELTA = 2,     /* t = zigzag(v - previous v), previous starts at origin */
+	COL_SECTOR_PRED = 3, /* t = zigzag(v - predicted), predicted = prev sector + prev bytes/512
+			      * of the same device, starting at origin */
+};
+
+static inline void put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint16_t get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+	       ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t get_le64(const uint8_t *p)
+{
+	return (uint64_t)get_le32(p) | ((uint64_t)get_le32(p + 4) << 32);
+}
+
+static inline uint64_t zz_enc(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t zz_dec(uint64_t u)
+{
+	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+uint32_t btape_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* Growable byte buffer. */
+struct bbuf {
+	uint8_t *p;
+	size_t len, cap;
+};
+int bbuf_reserve(struct bbuf *b, size_t extra);
+int bbuf_put(struct bbuf *b, const void *data, size_t len);
+void bbuf_free(struct bbuf *b);
+
+/* Frame envelope helpers. */
+void btape_env_build(uint8_t env[BTAPE_ENV_SIZE], unsigned int type, uint32_t clen, uint32_t rlen,
+		     const void *payload);
+/* 0 when the envelope header is valid (magic + header crc); fills the fields. */
+int btape_env_parse(const uint8_t env[BTAPE_ENV_SIZE], unsigned int *type, uint32_t *clen,
+		    uint32_t *rlen, uint32_t *pcrc);
+
+/* Metadata and footer (msgpack) encoding, format/frames.c. */
+int btape_meta_pack(struct bbuf *out, const struct btape_meta *meta);
+int btape_meta_unpack(struct btape_meta *meta, const void *data, size_t len, char *err,
+		      size_t errlen);
+
+struct btape_index {
+	uint64_t n, cap;
+	uint64_t *offset;    /* file offset of the chunk's envelope */
+	uint64_t *issue_min; /* smallest issue_ns in the chunk */
+	uint64_t *issue_max; /* largest issue_ns in the chunk */
+	uint64_t *events;
+};
+int btape_index_add(struct btape_index *ix, uint64_t off, uint64_t tmin, uint64_t tmax,
+		    uint64_t events);
+void btape_index_free(struct btape_index *ix);
+
+int btape_footer_pack(struct bbuf *out, const struct btape_summary *s,
+		      const struct btape_index *ix);
+int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const void *data,
+			size_t len, char *err, size_t errlen);
+
+/* Event chunk encoding, format/chunk.c. */
+struct chunk_enc; /* scratch state of the writer */
+struct chunk_enc *btape_chunk_enc_new(void);
+void btape_chunk_enc_free(struct chunk_enc *ce);
+/*
+ * Encodes n events (comm already resolved to per-chunk indices in comm_idx, names in
+ * comms[ncomms]) as the msgpack chunk map into out; cuts[] receives offsets in out where a
+ * zstd block should end (column-plane boundaries), *ncuts their count.
+ */
+int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
+		       const uint32_t *comm_idx, uint32_t n, const char *const *comms,
+		       const uint32_t *comm_len, uint32_t ncomms, struct bbuf *out,
+		       size_t **cuts, size_t *ncuts);
+
+/* Intern table: pointer-stable strings. */
+struct btape_intern;
+struct btape_intern *btape_intern_new(size_t max_bytes);
+void btape_intern_free(struct btape_intern *t);
+/* Returns the interned string's id (>= 0) or -ENOMEM / -E2BIG when the cap is reached. */
+int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len);
+const char *btape_intern_str(const struct btape_intern *t, uint32_t id);
+uint32_t btape_intern_len(const struct btape_intern *t, uint32_t id);
+
+/* Chunk decoding, format/chunk.c. */
+struct chunk_dec {
+	uint32_t n;        /* events in the chunk */
+	uint32_t pos;      /* events already decoded */
+	uint64_t issue_min, issue_max;
+	const char **comms; /* per-chunk table, interned pointers */
+	uint32_t ncomms, comms_cap;
+	void *priv;        /* column cursors */
+};
+/*
+ * Parses a decompressed chunk (data must stay valid while decoding); comm names are interned
+ * in it. Returns 0 or -EBADMSG with a reason in err.
+ */
+int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
+			  struct btape_intern *it, char *err, size_t errlen);
+/* Decodes up to max next events into out; returns the count (0 at chunk end) or -EBADMSG. */
+int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *out, uint32_t max, char *err,
+			 size_t errlen);
+void btape_chunk_dec_free(struct chunk_dec *d);
+
+#endif /* BTAPE_INTERNAL_H */

@@ -1,0 +1,740 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libbiotape: the streaming writer. Events enter a reorder buffer (a min-heap on issue_ns,
+ * ties in arrival order); the watermark promise or the buffer's size limit releases them in
+ * issue order into the current chunk; a chunk is encoded, compressed and written as one frame
+ * as soon as it is full or old (flush interval). See docs/FORMAT.md "Writer".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "btape_internal.h"
+
+#define DEFAULT_ZSTD_LEVEL 3
+#define DEFAULT_CHUNK_EVENTS 65536
+#define DEFAULT_FLUSH_INTERVAL_NS 1000000000ull
+#define DEFAULT_REORDER_MAX_EVENTS (4u << 20)
+#define WRITER_COMM_MAX_BYTES (256u << 20)
+#define CLOCK_CHECK_EVERY_ADDS 256
+
+enum wmode { W_TMP, W_DIRECT, W_FD };
+
+struct held {
+	uint64_t key, seq;
+	struct btape_event ev;
+	uint32_t comm_id;
+};
+
+struct btape_writer {
+	int fd;
+	enum wmode mode;
+	char *path, *tmp;
+	int zstd_level;
+	uint32_t chunk_events;
+	uint64_t flush_interval_ns;
+	uint64_t reorder_max;
+	bool fsync_chunks;
+
+	struct held *heap;
+	size_t nheap, heap_cap;
+	uint64_t seq;
+	uint64_t watermark;
+	uint64_t high; /* largest issue_ns released so far */
+	bool released_any;
+
+	struct btape_event *cev;
+	uint32_t *ccomm; /* global comm id per chunk event (UINT32_MAX: none) */
+	uint32_t nc;
+	uint64_t chunk_t0;
+	uint32_t adds_since_check;
+
+	struct btape_intern *it;
+	uint32_t *stamp, *local, stamp_cap, gen;
+	const char **comms;
+	uint32_t *comm_len, *comm_idx;
+	uint32_t comms_cap;
+
+	struct chunk_enc *ce;
+	struct bbuf raw, comp, fbuf;
+	ZSTD_CCtx *cctx;
+
+	struct btape_summary sum;
+	struct btape_index ix;
+	uint64_t off;
+	uint64_t added;
+	int err;
+	char errmsg[512];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((format(printf, 3, 4))) static int fail(struct btape_writer *w, int err,
+						      const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->errmsg, sizeof(w->errmsg), fmt, ap);
+	va_end(ap);
+	if (!w->err)
+		w->err = err;
+	return err;
+}
+
+static const char *wname(const struct btape_writer *w)
+{
+	return w->path ? w->path : "trace";
+}
+
+static int write_all(struct btape_writer *w, const void *a, size_t alen, const void *b,
+		     size_t blen)
+{
+	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
+	int cnt = blen ? 2 : 1, i = 0;
+
+	while (i < cnt) {
+		ssize_t n = writev(w->fd, iov + i, cnt - i);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(w, -errno, "write %s: %s", wname(w), strerror(errno));
+		}
+		w->off += (uint64_t)n;
+		while (i < cnt && (size_t)n >= iov[i].iov_len) {
+			n -= (ssize_t)iov[i].iov_len;
+			i++;
+		}
+		if (i < cnt) {
+			iov[i].iov_base = (char *)iov[i].iov_base + n;
+			iov[i].iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+static int sync_fd(struct btape_writer *w)
+{
+	if (fdatasync(w->fd) && errno != EINVAL && errno != EROFS && errno != ENOTSUP)
+		return fail(w, -errno, "fdatasync %s: %s", wname(w), strerror(errno));
+	return 0;
+}
+
+/* Compresses raw (with zstd block ends at cuts[]) and writes it as one frame. */
+static int write_frame(struct btape_writer *w, unsigned int type, const struct bbuf *raw,
+		       const size_t *cuts, size_t ncuts)
+{
+	uint8_t env[BTAPE_ENV_SIZE];
+	ZSTD_outBuffer out;
+	size_t cap, pos = 0, r;
+	int err;
+
+	if (raw->len > BTAPE_FRAME_MAX_BYTES)
+		return fail(w, -EFBIG, "%s: frame too large (%zu bytes)", wname(w), raw->len);
+	cap = ZSTD_compressBound(raw->len) + 16 * ncuts + 64;
+	w->comp.len = 0;
+	err = bbuf_reserve(&w->comp, cap);
+	if (err)
+		return fail(w, err, "%s: out of memory", wname(w));
+	ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+	ZSTD_CCtx_setPledgedSrcSize(w->cctx, raw->len);
+	out = (ZSTD_outBuffer){ w->comp.p, cap, 0 };
+	for (size_t c = 0; c <= ncuts; c++) {
+		size_t end = c < ncuts ? cuts[c] : raw->len;
+		ZSTD_EndDirective mode = c < ncuts ? ZSTD_e_flush : ZSTD_e_end;
+		ZSTD_inBuffer in;
+
+		if (end < pos || end > raw->len)
+			continue;
+		if (end == pos && c < ncuts)
+			continue;
+		in = (ZSTD_inBuffer){ raw->p + pos, end - pos, 0 };
+		do {
+			r = ZSTD_compressStream2(w->cctx, &out, &in, mode);
+			if (ZSTD_isError(r))
+				return fail(w, -EIO, "%s: zstd: %s", wname(w), ZSTD_getErrorName(r));
+			if (r && out.pos == out.size)
+				return fail(w, -EIO, "%s: zstd: output buffer too small", wname(w));
+		} while (r || in.pos < in.size);
+		pos = end;
+	}
+	w->comp.len = out.pos;
+	btape_env_build(env, type, (uint32_t)out.pos, (uint32_t)raw->len, w->comp.p);
+	return write_all(w, env, sizeof(env), w->comp.p, out.pos);
+}
+
+static int flush_chunk(struct btape_writer *w)
+{
+	uint64_t off = w->off, tmin = UINT64_MAX, tmax = 0;
+	size_t *cuts, ncuts;
+	uint32_t ncomms = 0;
+	int err;
+
+	if (!w->nc)
+		return 0;
+	if (++w->gen == 0) {
+		memset(w->stamp, 0, sizeof(*w->stamp) * w->stamp_cap);
+		w->gen = 1;
+	}
+	for (uint32_t i = 0; i < w->nc; i++) {
+		uint32_t id = w->ccomm[i];
+
+		if (w->cev[i].issue_ns < tmin)
+			tmin = w->cev[i].issue_ns;
+		if (w->cev[i].issue_ns > tmax)
+			tmax = w->cev[i].issue_ns;
+		if (id == UINT32_MAX) {
+			w->comm_idx[i] = 0;
+			continue;
+		}
+		if (w->stamp[id] != w->gen) {
+			w->stamp[id] = w->gen;
+			w->local[id] = ncomms;
+			w->comms[ncomms] = btape_intern_str(w->it, id);
+			w->comm_len[ncomms] = btape_intern_len(w->it, id);
+			ncomms++;
+		}
+		w->comm_idx[i] = w->local[id];
+	}
+	err = btape_chunk_encode(w->ce, w->cev, w->comm_idx, w->nc, w->comms, w->comm_len, ncomms,
+				 &w->raw, &cuts, &ncuts);
+	if (err)
+		return fail(w, err, "%s: encoding a chunk: %s", wname(w), strerror(-err));
+	err = write_frame(w, BTAPE_FRAME_CHUNK, &w->raw, cuts, ncuts);
+	if (err)
+		return err;
+	err = btape_index_add(&w->ix, off, tmin, tmax, w->nc);
+	if (err)
+		return fail(w, err, "%s: out of memory", wname(w));
+	w->nc = 0;
+	if (w->fsync_chunks)
+		return sync_fd(w);
+	return 0;
+}
+
+static int emit(struct btape_writer *w, const struct held *h)
+{
+	const struct btape_event *e = &h->ev;
+	struct btape_summary *s = &w->sum;
+
+	if (!w->nc)
+		w->chunk_t0 = mono_ns();
+	w->cev[w->nc] = *e;
+	w->ccomm[w->nc] = h->comm_id;
+	w->nc++;
+	if (!s->events || e->issue_ns < s->first_issue_ns)
+		s->first_issue_ns = e->issue_ns;
+	if (e->issue_ns > s->last_issue_ns)
+		s->last_issue_ns = e->issue_ns;
+	if ((e->present & BTAPE_HAS_COMPLETE) && e->complete_ns > s->last_complete_ns)
+		s->last_complete_ns = e->complete_ns;
+	s->events++;
+	s->count_by_op[e->op]++;
+	s->bytes_by_op[e->op] += e->bytes;
+	if (!w->released_any || e->issue_ns > w->high)
+		w->high = e->issue_ns;
+	w->released_any = true;
+	if (w->nc >= w->chunk_events)
+		return flush_chunk(w);
+	return 0;
+}
+
+static bool held_less(const struct held *a, const struct held *b)
+{
+	return a->key < b->key || (a->key == b->key && a->seq < b->seq);
+}
+
+static void heap_pop(struct btape_writer *w, struct held *out)
+{
+	struct held *h = w->heap, last;
+	size_t n, i = 0;
+
+	*out = h[0];
+	n = --w->nheap;
+	if (!n)
+		return;
+	last = h[n];
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && held_less(&h[c + 1], &h[c]))
+			c++;
+		if (!held_less(&h[c], &last))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = last;
+}
+
+static int heap_push(struct btape_writer *w, const struct held *x)
+{
+	size_t i;
+
+	if (w->nheap == w->heap_cap) {
+		size_t cap = w->heap_cap ? w->heap_cap * 2 : 1024;
+		struct held *h = realloc(w->heap, sizeof(*h) * cap);
+
+		if (!h)
+			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
+		w->heap = h;
+		w->heap_cap = cap;
+	}
+	i = w->nheap++;
+	while (i) {
+		size_t p = (i - 1) / 2;
+
+		if (!held_less(x, &w->heap[p]))
+			break;
+		w->heap[i] = w->heap[p];
+		i = p;
+	}
+	w->heap[i] = *x;
+	return 0;
+}
+
+/* Releases what the watermark and the size limit allow; all == true releases everything. */
+static int release(struct btape_writer *w, bool all)
+{
+	struct held h;
+	int err;
+
+	while (w->nheap && (all || w->heap[0].key < w->watermark || w->nheap > w->reorder_max)) {
+		heap_pop(w, &h);
+		err = emit(w, &h);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int check_interval(struct btape_writer *w)
+{
+	w->adds_since_check = 0;
+	if (w->nc && mono_ns() - w->chunk_t0 >= w->flush_interval_ns)
+		return flush_chunk(w);
+	return 0;
+}
+
+BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event *ev)
+{
+	struct held h;
+	int err;
+
+	if (!w || !ev)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	if (ev->op >= BTAPE_OP__COUNT || (ev->present & ~(uint32_t)BTAPE_HAS__ALL) ||
+	    ((ev->present & BTAPE_HAS_COMM) && !ev->comm)) {
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s: invalid event (op %u, present %#x)",
+			 wname(w), ev->op, ev->present);
+		return -EINVAL;
+	}
+	h.key = ev->issue_ns;
+	h.seq = w->seq++;
+	h.ev = *ev;
+	h.comm_id = UINT32_MAX;
+	h.ev.comm = NULL;
+	/* zero absent fields so the file never depends on garbage */
+	if (!(ev->present & BTAPE_HAS_COMPLETE))
+		h.ev.complete_ns = 0;
+	if (!(ev->present & BTAPE_HAS_INSERT))
+		h.ev.insert_ns = 0;
+	if (ev->present & BTAPE_HAS_COMM) {
+		int64_t id = btape_intern_get(w->it, ev->comm, strlen(ev->comm));
+
+		if (id < 0) {
+			snprintf(w->errmsg, sizeof(w->errmsg), "%s: process name: %s", wname(w),
+				 id == -E2BIG ? "too many distinct names" : strerror((int)-id));
+			return (int)id;
+		}
+		if ((uint32_t)id >= w->stamp_cap) {
+			uint32_t cap = w->stamp_cap ? w->stamp_cap * 2 : 256;
+			uint32_t *st, *lo;
+
+			while (cap <= (uint32_t)id)
+				cap *= 2;
+			st = realloc(w->stamp, sizeof(*st) * cap);
+			if (st)
+				w->stamp = st;
+			lo = realloc(w->local, sizeof(*lo) * cap);
+			if (lo)
+				w->local = lo;
+			if (!st || !lo)
+				return fail(w, -ENOMEM, "%s: out of memory", wname(w));
+			memset(w->stamp + w->stamp_cap, 0, sizeof(*st) * (cap - w->stamp_cap));
+			w->stamp_cap = cap;
+		}
+		h.comm_id = (uint32_t)id;
+		h.ev.comm = btape_intern_str(w->it, (uint32_t)id);
+	}
+	if (ev->issue_ns < w->watermark || (w->released_any && ev->issue_ns < w->high))
+		w->sum.order_violations++;
+	err = heap_push(w, &h);
+	if (err)
+		return err;
+	w->added++;
+	err = release(w, false);
+	if (err)
+		return err;
+	if (w->nc && ++w->adds_since_check >= CLOCK_CHECK_EVERY_ADDS)
+		return check_interval(w);
+	return 0;
+}
+
+BTAPE_API int btape_writer__advance(struct btape_writer *w, uint64_t watermark_ns)
+{
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	if (watermark_ns > w->watermark)
+		w->watermark = watermark_ns;
+	err = release(w, false);
+	if (err)
+		return err;
+	return check_interval(w);
+}
+
+BTAPE_API int btape_writer__flush(struct btape_writer *w)
+{
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	err = release(w, true);
+	if (!err)
+		err = flush_chunk(w);
+	if (!err)
+		err = sync_fd(w);
+	return err;
+}
+
+BTAPE_API void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t inflight,
+				      uint64_t writer)
+{
+	if (!w)
+		return;
+	w->sum.lost_ringbuf += ringbuf;
+	w->sum.lost_inflight += inflight;
+	w->sum.lost_writer += writer;
+	w->sum.lost_events += ringbuf + inflight + writer;
+}
+
+BTAPE_API uint64_t btape_writer__bytes(const struct btape_writer *w)
+{
+	return w ? w->off : 0;
+}
+
+BTAPE_API uint64_t btape_writer__events(const struct btape_writer *w)
+{
+	return w ? w->added : 0;
+}
+
+BTAPE_API const char *btape_writer__errmsg(const struct btape_writer *w)
+{
+	if (!w)
+		return "no writer";
+	return w->errmsg[0] ? w->errmsg : "no error";
+}
+
+static void writer_free(struct btape_writer *w)
+{
+	if (!w)
+		return;
+	free(w->path);
+	free(w->tmp);
+	free(w->heap);
+	free(w->cev);
+	free(w->ccomm);
+	free(w->stamp);
+	free(w->local);
+	free(w->comms);
+	free(w->comm_len);
+	free(w->comm_idx);
+	btape_intern_free(w->it);
+	btape_chunk_enc_free(w->ce);
+	bbuf_free(&w->raw);
+	bbuf_free(&w->comp);
+	bbuf_free(&w->fbuf);
+	ZSTD_freeCCtx(w->cctx);
+	btape_index_free(&w->ix);
+	free(w);
+}
+
+/* Header + metadata frame. */
+static int write_start(struct btape_writer *w, const struct btape_meta *meta)
+{
+	struct btape_meta empty = { 0 };
+	uint8_t hdr[BTAPE_HEADER_SIZE] = { 0 };
+	int err;
+
+	memcpy(hdr, btape_file_magic, 8);
+	put_le16(hdr + 8, BTAPE_FORMAT_VERSION_MAJOR);
+	put_le16(hdr + 10, BTAPE_FORMAT_VERSION_MINOR);
+	err = write_all(w, hdr, sizeof(hdr), NULL, 0);
+	if (err)
+		return err;
+	w->fbuf.len = 0;
+	err = btape_meta_pack(&w->fbuf, meta ? meta : &empty);
+	if (err)
+		return fail(w, err, "%s: out of memory", wname(w));
+	return write_frame(w, BTAPE_FRAME_META, &w->fbuf, NULL, 0);
+}
+
+static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
+		      const struct btape_writer_opts *uopts)
+{
+	struct btape_writer_opts o = { 0 };
+	struct btape_writer *w;
+
+	*wp = NULL;
+	if (meta && ((meta->ndevices && !meta->devices) || (meta->ntags && !meta->tags)))
+		return -EINVAL;
+	if (uopts && uopts->sz)
+		memcpy(&o, uopts, uopts->sz < sizeof(o) ? uopts->sz : sizeof(o));
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = -1;
+	w->zstd_level = o.zstd_level ? o.zstd_level : DEFAULT_ZSTD_LEVEL;
+	w->chunk_events = o.chunk_events ? o.chunk_events : DEFAULT_CHUNK_EVENTS;
+	if (w->chunk_events > BTAPE_WRITER_CHUNK_MAX)
+		w->chunk_events = BTAPE_WRITER_CHUNK_MAX;
+	w->flush_interval_ns = o.flush_interval_ns ? o.flush_interval_ns : DEFAULT_FLUSH_INTERVAL_NS;
+	w->reorder_max = o.reorder_max_events ? o.reorder_max_events : DEFAULT_REORDER_MAX_EVENTS;
+	w->fsync_chunks = o.fsync;
+	w->cev = malloc(sizeof(*w->cev) * w->chunk_events);
+	w->ccomm = malloc(sizeof(*w->ccomm) * w->chunk_events);
+	w->comm_idx = malloc(sizeof(*w->comm_idx) * w->chunk_events);
+	w->comms = malloc(sizeof(*w->comms) * w->chunk_events);
+	w->comm_len = malloc(sizeof(*w->comm_len) * w->chunk_events);
+	w->it = btape_intern_new(WRITER_COMM_MAX_BYTES);
+	w->ce = btape_chunk_enc_new();
+	w->cctx = ZSTD_createCCtx();
+	if (!w->cev || !w->ccomm || !w->comm_idx || !w->comms || !w->comm_len || !w->it ||
+	    !w->ce || !w->cctx) {
+		writer_free(w);
+		return -ENOMEM;
+	}
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->zstd_level);
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
+	*wp = w;
+	return 0;
+}
+
+/* Thread-local message for failures before a writer object exists. */
+static __thread char open_errmsg[512];
+
+static int open_common(struct btape_writer **wp, const char *path, const struct btape_meta *meta,
+		       const struct btape_writer_opts *opts, enum wmode mode, int fd)
+{
+	struct btape_writer *w;
+	int err;
+
+	if (!wp)
+		return -EINVAL;
+	*wp = NULL;
+	if (mode != W_FD && (!path || !*path))
+		return -EINVAL;
+	err = writer_new(&w, meta, opts);
+	if (err)
+		return err;
+	if (mode != W_FD && !strcmp(path, "-")) {
+		mode = W_FD;
+		fd = STDOUT_FILENO;
+	}
+	w->mode = mode;
+	if (mode == W_FD) {
+		w->fd = fd;
+	} else {
+		w->path = strdup(path);
+		if (!w->path) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	if (mode == W_TMP) {
+		size_t n = strlen(path) + 32;
+		static unsigned int counter;
+
+		w->tmp = malloc(n);
+		if (!w->tmp) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		for (int tries = 0; tries < 100; tries++) {
+			unsigned int r = (unsigned int)(mono_ns() ^ ((uint64_t)getpid() << 16)) ^
+					 __atomic_fetch_add(&counter, 7919, __ATOMIC_RELAXED);
+
+			snprintf(w->tmp, n, "%s.tmp.%06x", path, r & 0xffffff);
+			w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+			if (w->fd >= 0 || errno != EEXIST)
+				break;
+		}
+		if (w->fd < 0) {
+			err = -errno;
+			snprintf(open_errmsg, sizeof(open_errmsg), "create %s: %s", w->tmp,
+				 strerror(errno));
+			free(w->tmp);
+			w->tmp = NULL;
+			goto cleanup;
+		}
+	} else if (mode == W_DIRECT) {
+		w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (w->fd < 0) {
+			err = -errno;
+			snprintf(open_errmsg, sizeof(open_errmsg), "create %s: %s", path,
+				 strerror(errno));
+			goto cleanup;
+		}
+	}
+	err = write_start(w, meta);
+	if (err) {
+		snprintf(open_errmsg, sizeof(open_errmsg), "%s", w->errmsg);
+		goto cleanup;
+	}
+	*wp = w;
+	return 0;
+cleanup:
+	btape_writer__abort(w);
+	return err;
+}
+
+BTAPE_API int btape_writer__open(struct btape_writer **wp, const char *path,
+				 const struct btape_meta *meta,
+				 const struct btape_writer_opts *opts)
+{
+	return open_common(wp, path, meta, opts, W_TMP, -1);
+}
+
+BTAPE_API int btape_writer__open_direct(struct btape_writer **wp, const char *path,
+					const struct btape_meta *meta,
+					const struct btape_writer_opts *opts)
+{
+	return open_common(wp, path, meta, opts, W_DIRECT, -1);
+}
+
+BTAPE_API int btape_writer__open_fd(struct btape_writer **wp, int fd,
+				    const struct btape_meta *meta,
+				    const struct btape_writer_opts *opts)
+{
+	if (fd < 0)
+		return -EBADF;
+	return open_common(wp, NULL, meta, opts, W_FD, fd);
+}
+
+BTAPE_API const char *btape_writer__last_errmsg(void)
+{
+	return open_errmsg[0] ? open_errmsg : "no error";
+}
+
+static int fsync_dir(const char *path)
+{
+	char *copy = strdup(path);
+	int fd, err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (fsync(fd) && errno != EINVAL)
+			err = -errno;
+		close(fd);
+	}
+	free(copy);
+	return err;
+}
+
+BTAPE_API int btape_writer__close(struct btape_writer *w)
+{
+	uint8_t trailer[BTAPE_TRAILER_SIZE] = { 0 };
+	uint64_t footer_off;
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	err = w->err;
+	if (!err)
+		err = release(w, true);
+	if (!err)
+		err = flush_chunk(w);
+	if (!err) {
+		footer_off = w->off;
+		w->sum.chunks = w->ix.n;
+		w->fbuf.len = 0;
+		err = btape_footer_pack(&w->fbuf, &w->sum, &w->ix);
+		if (err)
+			fail(w, err, "%s: out of memory", wname(w));
+	}
+	if (!err)
+		err = write_frame(w, BTAPE_FRAME_FOOTER, &w->fbuf, NULL, 0);
+	if (!err) {
+		put_le64(trailer, footer_off);
+		put_le32(trailer + 8, btape_crc32c(0, trailer, 8));
+		memcpy(trailer + 16, btape_trailer_magic, 8);
+		err = write_all(w, trailer, sizeof(trailer), NULL, 0);
+	}
+	if (!err)
+		err = sync_fd(w);
+	if (!err && w->mode != W_FD) {
+		if (close(w->fd)) {
+			err = fail(w, -errno, "close %s: %s", wname(w), strerror(errno));
+		}
+		w->fd = -1;
+	}
+	if (!err && w->mode == W_TMP) {
+		if (rename(w->tmp, w->path))
+			err = fail(w, -errno, "rename %s to %s: %s", w->tmp, w->path,
+				   strerror(errno));
+		else {
+			free(w->tmp);
+			w->tmp = NULL;
+			fsync_dir(w->path);
+		}
+	}
+	if (err) {
+		snprintf(open_errmsg, sizeof(open_errmsg), "%s", w->errmsg);
+		btape_writer__abort(w);
+		return err;
+	}
+	writer_free(w);
+	return 0;
+}
+
+BTAPE_API void btape_writer__abort(struct btape_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0 && w->mode != W_FD)
+		close(w->fd);
+	w->fd = -1;
+	if (w->mode == W_TMP && w->tmp)
+		unlink(w->tmp);
+	writer_free(w);
+}
