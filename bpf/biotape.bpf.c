@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * biotape recorder: one ring-buffer record per completed block request (or bio).
+ *
+ * Requests are keyed by struct request * (flushes and passthrough requests all report sector 0).
+ * The submitter (pid, tid, comm, cgroup) is taken at block_io_start, which runs in the
+ * submitting task; issue and completion often run in kworker or interrupt context. Every program
+ * exists as tp_btf and raw_tp; user space enables one set (whatever the kernel accepts).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "biotape.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define REQ_OP_BITS 8
+#define REQ_OP_MASK ((1u << REQ_OP_BITS) - 1)
+
+/* Options, set by user space before load. */
+const volatile __u32 nr_rings = 1;       /* shards in "rings"; record goes to rings[cpu % n] */
+const volatile __u64 wakeup_bytes = 0;   /* wake the consumer when a ring holds this much */
+const volatile __u32 filter_pid = 0;     /* 0: any */
+const volatile __u32 self_pid = 0;       /* the recorder: never recorded */
+const volatile bool filter_comm_on = false;
+const volatile char filter_comm[BIOTAPE_COMM_LEN] = {};
+const volatile bool filter_cgroup_on = false;
+const volatile bool have_io_start = true; /* attribute at block_io_start, else at insert */
+
+struct ringbuf_inner {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20); /* resized by user space */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* resized to nr_rings; filled by user space */
+	__type(key, __u32);
+	__array(values, struct ringbuf_inner);
+} rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536); /* resized by user space */
+	__type(key, __u64);         /* struct request * or struct bio * */
+	__type(value, struct biotape_rq_event);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* resized to the number of devices */
+	__type(key, __u32);     /* kernel dev_t of a whole disk */
+	__type(value, __u32);   /* dev_idx */
+} devices SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized to the number of devices */
+	__type(key, __u32);
+	__type(value, struct biotape_devstate);
+} devstate SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct biotape_counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+/* Kernels before 5.16 kept the disk in the request, before 5.12 the bio pointed at the disk. */
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+struct bio___old {
+	struct gendisk *bi_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct biotape_counters *cnt(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&counters, &zero);
+}
+
+static __always_inline __u32 disk_dev(struct gendisk *disk)
+{
+	__u32 major = BPF_CORE_READ(disk, major);
+	__u32 minor = BPF_CORE_READ(disk, first_minor);
+
+	return (major << 20) | minor;
+}
+
+static __always_inline __u32 rq_dev(struct request *rq)
+{
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(rq->q->disk)) {
+		disk = BPF_CORE_READ(rq, q, disk);
+	} else {
+		struct request___old *o = (void *)rq;
+
+		disk = BPF_CORE_READ(o, rq_disk);
+	}
+	return disk ? disk_dev(disk) : 0;
+}
+
+static __always_inline __u32 bio_dev(struct bio *bio)
+{
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(bio->bi_bdev)) {
+		disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
+	} else {
+		struct bio___old *o = (void *)bio;
+
+		disk = BPF_CORE_READ(o, bi_disk);
+	}
+	return disk ? disk_dev(disk) : 0;
+}
+
+#define ENUMV(type, name, dflt) \
+	(bpf_core_enum_value_exists(enum type, name) ? bpf_core_enum_value(enum type, name) : (dflt))
+#define FLAGBIT(name, dflt) ENUMV(req_flag_bits, name, dflt)
+
+static __always_inline void decode_opf(__u32 opf, struct biotape_rq_event *e)
+{
+	__u32 kop = opf & REQ_OP_MASK;
+	__u8 op = BIOTAPE_RQ_OP_OTHER;
+	__u16 f = 0;
+	int b;
+
+	if (kop == ENUMV(req_op, REQ_OP_READ, 0))
+		op = BIOTAPE_RQ_OP_READ;
+	else if (kop == ENUMV(req_op, REQ_OP_WRITE, 1))
+		op = BIOTAPE_RQ_OP_WRITE;
+	else if (kop == ENUMV(req_op, REQ_OP_FLUSH, 2))
+		op = BIOTAPE_RQ_OP_FLUSH;
+	else if (kop == ENUMV(req_op, REQ_OP_DISCARD, 3))
+		op = BIOTAPE_RQ_OP_DISCARD;
+	else if (kop == ENUMV(req_op, REQ_OP_SECURE_ERASE, 5))
+		op = BIOTAPE_RQ_OP_SECURE_ERASE;
+	else if (kop == ENUMV(req_op, REQ_OP_WRITE_ZEROES, 9))
+		op = BIOTAPE_RQ_OP_WRITE_ZEROES;
+	else if (kop == ENUMV(req_op, REQ_OP_ZONE_OPEN, 10000))
+		op = BIOTAPE_RQ_OP_ZONE_OPEN;
+	else if (kop == ENUMV(req_op, REQ_OP_ZONE_CLOSE, 10000))
+		op = BIOTAPE_RQ_OP_ZONE_CLOSE;
+	else if (kop == ENUMV(req_op, REQ_OP_ZONE_FINISH, 10000))
+		op = BIOTAPE_RQ_OP_ZONE_FINISH;
+	else if (kop == ENUMV(req_op, REQ_OP_ZONE_APPEND, 10000))
+		op = BIOTAPE_RQ_OP_ZONE_APPEND;
+	else if (kop == ENUMV(req_op, REQ_OP_ZONE_RESET, 10000))
+		op = BIOTAPE_RQ_OP_ZONE_RESET;
+	else if (kop == ENUMV(req_op, REQ_OP_ZONE_RESET_ALL, 10000))
+		op = BIOTAPE_RQ_OP_ZONE_RESET_ALL;
+
+	b = FLAGBIT(__REQ_SYNC, -1);
+	if (b >= 0 && b < 32 && (opf & (1u << b)))
+		f |= BIOTAPE_RQF_SYNC;
+	b = FLAGBIT(__REQ_FUA, -1);
+	if (b >= 0 && b < 32 && (opf & (1u << b)))
+		f |= BIOTAPE_RQF_FUA;
+	b = FLAGBIT(__REQ_PREFLUSH, -1);
+	if (b >= 0 && b < 32 && (opf & (1u << b)))
+		f |= BIOTAPE_RQF_PREFLUSH;
+	b = FLAGBIT(__REQ_META, -1);
+	if (b >= 0 && b < 32 && (opf & (1u << b)))
+		f |= BIOTAPE_RQF_META;
+	b = FLAGBIT(__REQ_RAHEAD, -1);
+	if (b >= 0 && b < 32 && (opf & (1u << b)))
+		f |= BIOTAPE_RQF_READAHEAD;
+	b = FLAGBIT(__REQ_ATOMIC, -1);
+	if (b >= 0 && b < 32 && (opf & (1u << b)))
+		f |= BIOTAPE_RQF_ATOMIC;
+	b = FLAGBIT(__REQ_PRIO, -1);
+	if (b >= 0 && b < 32 && (opf & (1u << b)))
+		f |= BIOTAPE_RQF_PRIO;
+	b = FLAGBIT(__REQ_NOMERGE, -1);
+	if (b >= 0 && b < 32 && (opf & (1u << b)))
+		f |= BIOTAPE_RQF_NOMERGE;
+	b = FLAGBIT(__REQ_IDLE, -1);
+	if (b >= 0 && b < 32 && (opf & (1u << b)))
+		f |= BIOTAPE_RQF_IDLE;
+	e->op = op;
+	e->flags = (e->flags & BIOTAPE_RQF_REQUEUED) | f;
+}
+
+/* Submitter attribution of the current task and whether it passes the filters. */
+static __always_inline void attribute(struct biotape_rq_event *e)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 pid = pt >> 32;
+	bool match = true;
+
+	e->pid = pid;
+	e->tid = (__u32)pt;
+	e->cgroup = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->attr |= BIOTAPE_ATTR_TASK;
+	if (pid == self_pid)
+		match = false;
+	if (filter_pid && pid != filter_pid)
+		match = false;
+	if (match && filter_comm_on) {
+		for (int i = 0; i < BIOTAPE_COMM_LEN; i++) {
+			if (e->comm[i] != filter_comm[i]) {
+				match = false;
+				break;
+			}
+			if (!e->comm[i])
+				break;
+		}
+	}
+	if (match && filter_cgroup_on && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		match = false;
+	if (match)
+		e->attr |= BIOTAPE_ATTR_MATCH;
+	else
+		e->attr &= ~BIOTAPE_ATTR_MATCH;
+}
+
+static __always_inline bool no_task_filter(void)
+{
+	return !filter_pid && !filter_comm_on && !filter_cgroup_on;
+}
+
+static __always_inline void track_fail(void)
+{
+	struct biotape_counters *c = cnt();
+
+	if (c)
+		c->lost_inflight++;
+}
+
+/* Looks up the in-flight entry of KEY, creating an empty one when absent. */
+static __always_inline struct biotape_rq_event *get_entry(__u64 key, __u32 dev, __u32 idx)
+{
+	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
+	struct biotape_rq_event zero = {};
+	long err;
+
+	if (e)
+		return e;
+	zero.dev = dev;
+	zero.dev_idx = idx;
+	if (no_task_filter())
+		zero.attr = BIOTAPE_ATTR_MATCH;
+	err = bpf_map_update_elem(&inflight, &key, &zero, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST */) {
+		track_fail();
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&inflight, &key);
+}
+
+static __always_inline void mark_issued(struct biotape_rq_event *e, __u32 idx)
+{
+	struct biotape_devstate *ds;
+
+	if (e->attr & BIOTAPE_ATTR_ISSUED)
+		return;
+	e->attr |= BIOTAPE_ATTR_ISSUED;
+	ds = bpf_map_lookup_elem(&devstate, &idx);
+	if (ds)
+		e->qd = __sync_fetch_and_add(&ds->inflight, 1) + 1;
+}
+
+static __always_inline void unmark_issued(struct biotape_rq_event *e)
+{
+	struct biotape_devstate *ds;
+	__u32 idx = e->dev_idx;
+
+	if (!(e->attr & BIOTAPE_ATTR_ISSUED))
+		return;
+	e->attr &= ~BIOTAPE_ATTR_ISSUED;
+	ds = bpf_map_lookup_elem(&devstate, &idx);
+	if (ds)
+		__sync_fetch_and_add(&ds->inflight, -1);
+}
+
+/* Sends the finished entry E to this CPU's ring; counts a failed reservation. */
+static __always_inline void emit(struct biotape_rq_event *e)
+{
+	struct biotape_counters *c = cnt();
+	struct biotape_rq_event *out;
+	__u32 ri = bpf_get_smp_processor_id();
+	__u64 wake = BPF_RB_NO_WAKEUP;
+	void *rb;
+
+	if (nr_rings > 1)
+		ri %= nr_rings;
+	else
+		ri = 0;
+	rb = bpf_map_lookup_elem(&rings, &ri);
+	if (!rb) {
+		if (c)
+			c->lost_ringbuf++;
+		return;
+	}
+	out = bpf_ringbuf_reserve(rb, sizeof(*out), 0);
+	if (!out) {
+		if (c)
+			c->lost_ringbuf++;
+		return;
+	}
+	__builtin_memcpy(out, e, sizeof(*out));
+	out->attr &= BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_INSERT;
+	if (bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		wake = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(out, wake);
+	if (c)
+		c->emitted++;
+}
+
+/* ---- request layer ---- */
+
+static __always_inline int on_io_start(struct request *rq)
+{
+	__u32 dev = rq_dev(rq);
+	__u32 *idx = bpf_map_lookup_elem(&devices, &dev);
+	struct biotape_rq_event e = {};
+	__u64 key = (__u64)rq;
+	__u32 opf;
+
+	if (!idx)
+		return 0;
+	e.dev = dev;
+	e.dev_idx = *idx;
+	e.insert_ns = bpf_ktime_get_ns();
+	e.attr = BIOTAPE_ATTR_INSERT;
+	attribute(&e);
+	opf = BPF_CORE_READ(rq, cmd_flags);
+	if (opf & (1u << FLAGBIT(__REQ_PREFLUSH, 18))) {
+		/* The flush machinery issues its own flush request: remember who asked. */
+		__u32 i = *idx;
+		struct biotape_devstate *ds = bpf_map_lookup_elem(&devstate, &i);
+
+		if (ds) {
+			ds->flush_pid = e.pid;
+			ds->flush_tid = e.tid;
+			ds->flush_cgroup = e.cgroup;
+			ds->flush_attr = e.attr & (BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_MATCH);
+			__builtin_memcpy(ds->flush_comm, e.comm, sizeof(e.comm));
+		}
+	}
+	if (bpf_map_update_elem(&inflight, &key, &e, BPF_ANY))
+		track_fail();
+	return 0;
+}
+
+static __always_inline int on_rq_insert(struct request *rq)
+{
+	__u32 dev = rq_dev(rq);
+	__u32 *idx = bpf_map_lookup_elem(&devices, &dev);
+	struct biotape_rq_event *e;
+
+	if (!idx)
+		return 0;
+	e = get_entry((__u64)rq, dev, *idx);
+	if (!e)
+		return 0;
+	if (!(e->attr & BIOTAPE_ATTR_INSERT)) {
+		e->insert_ns = bpf_ktime_get_ns();
+		e->attr |= BIOTAPE_ATTR_INSERT;
+	}
+	if (!have_io_start && !(e->attr & BIOTAPE_ATTR_TASK))
+		attribute(e);
+	return 0;
+}
+
+static __always_inline int on_rq_issue(struct request *rq)
+{
+	__u32 dev = rq_dev(rq);
+	__u32 *idx = bpf_map_lookup_elem(&devices, &dev);
+	struct biotape_rq_event *e;
+	__u32 i;
+
+	if (!idx)
+		return 0;
+	i = *idx;
+	e = get_entry((__u64)rq, dev, i);
+	if (!e)
+		return 0;
+	e->issue_ns = bpf_ktime_get_ns();
+	e->sector = BPF_CORE_READ(rq, __sector);
+	e->bytes = BPF_CORE_READ(rq, __data_len);
+	e->cpu = bpf_get_smp_processor_id();
+	decode_opf(BPF_CORE_READ(rq, cmd_flags), e);
+	if (e->op == BIOTAPE_RQ_OP_FLUSH)
+		e->sector = 0; /* the flush request's sector is meaningless (often -1) */
+	if (!(e->attr & BIOTAPE_ATTR_TASK) && e->op == BIOTAPE_RQ_OP_FLUSH) {
+		struct biotape_devstate *ds = bpf_map_lookup_elem(&devstate, &i);
+
+		if (ds && (ds->flush_attr & BIOTAPE_ATTR_TASK)) {
+			e->pid = ds->flush_pid;
+			e->tid = ds->flush_tid;
+			e->cgroup = ds->flush_cgroup;
+			__builtin_memcpy(e->comm, ds->flush_comm, sizeof(e->comm));
+			e->attr = (e->attr & ~BIOTAPE_ATTR_MATCH) | ds->flush_attr;
+		}
+	}
+	mark_issued(e, i);
+	return 0;
+}
+
+static __always_inline int on_rq_requeue(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
+
+	if (!e)
+		return 0;
+	unmark_issued(e);
+	e->flags |= BIOTAPE_RQF_REQUEUED;
+	return 0;
+}
+
+static __always_inline int on_rq_merge(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
+
+	if (!e)
+		return 0;
+	unmark_issued(e);
+	bpf_map_delete_elem(&inflight, &key);
+	return 0;
+}
+
+static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32 nr_bytes)
+{
+	__u64 key = (__u64)rq;
+	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
+
+	if (!e)
+		return 0;
+	if (error)
+		e->status = error;
+	/* Partial completion: the request is done when its last bytes complete. */
+	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
+		return 0;
+	if (e->attr & BIOTAPE_ATTR_ISSUED) {
+		e->complete_ns = bpf_ktime_get_ns();
+		unmark_issued(e);
+		/* Never-issued requests (an empty preflush served by the flush request) are not sent. */
+		if (e->attr & BIOTAPE_ATTR_MATCH)
+			emit(e);
+	}
+	bpf_map_delete_elem(&inflight, &key);
+	return 0;
+}
+
+/* ---- bio layer ---- */
+
+static __always_inline int on_bio_queue(struct bio *bio)
+{
+	__u32 dev = bio_dev(bio);
+	__u32 *idx = bpf_map_lookup_elem(&devices, &dev);
+	struct biotape_rq_event e = {};
+	__u64 key = (__u64)bio;
+	struct biotape_rq_event *p;
+
+	if (!idx)
+		return 0;
+	e.dev = dev;
+	e.dev_idx = *idx;
+	e.issue_ns = bpf_ktime_get_ns();
+	e.sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
+	e.bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+	e.cpu = bpf_get_smp_processor_id();
+	decode_opf(BPF_CORE_READ(bio, bi_opf), &e);
+	/* An empty preflush write is how a flush is submitted: call it one. */
+	if (e.op == BIOTAPE_RQ_OP_WRITE && !e.bytes && (e.flags & BIOTAPE_RQF_PREFLUSH)) {
+		e.op = BIOTAPE_RQ_OP_FLUSH;
+		e.sector = 0;
+	}
+	attribute(&e);
+	p = bpf_map_lookup_elem(&inflight, &key);
+	if (p)
+		unmark_issued(p); /* a stale entry of a reused bio */
+	if (bpf_map_update_elem(&inflight, &key, &e, BPF_ANY)) {
+		track_fail();
+		return 0;
+	}
+	p = bpf_map_lookup_elem(&inflight, &key);
+	if (p)
+		mark_issued(p, e.dev_idx);
+	return 0;
+}
+
+static __always_inline void bio_done(struct bio *bio, __u8 status, __u64 now)
+{
+	__u64 key = (__u64)bio;
+	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
+
+	if (!e)
+		return;
+	e->status = status;
+	e->complete_ns = now;
+	unmark_issued(e);
+	if (e->attr & BIOTAPE_ATTR_MATCH)
+		emit(e);
+	bpf_map_delete_elem(&inflight, &key);
+}
+
+/* Bio-based drivers (dm, md...): the bio's own completion tracepoint. */
+static __always_inline int on_bio_complete(struct bio *bio)
+{
+	bio_done(bio, BPF_CORE_READ(bio, bi_status), bpf_ktime_get_ns());
+	return 0;
+}
+
+#define MAX_BIOS_PER_RQ 64
+
+/*
+ * Request-based drivers do not trace bio completions: the bios of a request complete with it
+ * (those fully covered by nr_bytes, in order, for a partial completion).
+ */
+static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, __u32 nr_bytes)
+{
+	struct bio *bio = BPF_CORE_READ(rq, bio);
+	__u64 now = bpf_ktime_get_ns();
+	__u32 left = nr_bytes;
+
+	for (int i = 0; i < MAX_BIOS_PER_RQ && bio; i++) {
+		__u32 sz = BPF_CORE_READ(bio, bi_iter.bi_size);
+
+		if (sz > left)
+			break; /* this bio is not finished yet */
+		left -= sz;
+		bio_done(bio, error, now);
+		bio = BPF_CORE_READ(bio, bi_next);
+	}
+	return 0;
+}
+
+/*
+ * Program sets. "_q" variants: kernels before 5.11 passed the queue first to block_rq_insert
+ * and block_rq_issue (user space counts the tracepoint's arguments in BTF).
+ */
+#define RQ_PROGS(kind, pfx)                                                                     \
+	SEC(kind "/block_io_start")                                                              \
+	int BPF_PROG(pfx##_io_start, struct request *rq) { return on_io_start(rq); }            \
+	SEC(kind "/block_rq_insert")                                                             \
+	int BPF_PROG(pfx##_rq_insert, struct request *rq) { return on_rq_insert(rq); }          \
+	SEC(kind "/block_rq_insert")                                                             \
+	int BPF_PROG(pfx##_rq_insert_q, void *q, struct request *rq) { return on_rq_insert(rq); } \
+	SEC(kind "/block_rq_issue")                                                              \
+	int BPF_PROG(pfx##_rq_issue, struct request *rq) { return on_rq_issue(rq); }            \
+	SEC(kind "/block_rq_issue")                                                              \
+	int BPF_PROG(pfx##_rq_issue_q, void *q, struct request *rq) { return on_rq_issue(rq); } \
+	SEC(kind "/block_rq_requeue")                                                            \
+	int BPF_PROG(pfx##_rq_requeue, struct request *rq) { return on_rq_requeue(rq); }        \
+	SEC(kind "/block_rq_merge")                                                              \
+	int BPF_PROG(pfx##_rq_merge, struct request *rq) { return on_rq_merge(rq); }            \
+	SEC(kind "/block_rq_complete")                                                           \
+	int BPF_PROG(pfx##_rq_complete, struct request *rq, int error, unsigned int nr_bytes)    \
+	{                                                                                        \
+		return on_rq_complete(rq, (__u8)error, nr_bytes);                                \
+	}                                                                                        \
+	SEC(kind "/block_bio_queue")                                                             \
+	int BPF_PROG(pfx##_bio_queue, struct bio *bio) { return on_bio_queue(bio); }            \
+	SEC(kind "/block_bio_complete")                                                          \
+	int BPF_PROG(pfx##_bio_complete, void *q, struct bio *bio) { return on_bio_complete(bio); } \
+	SEC(kind "/block_rq_complete")                                                           \
+	int BPF_PROG(pfx##_bio_rq_complete, struct request *rq, int error, unsigned int nr_bytes) \
+	{                                                                                        \
+		return on_rq_complete_bios(rq, (__u8)error, nr_bytes);                           \
+	}
+
+RQ_PROGS("tp_btf", btf)
+RQ_PROGS("raw_tp", raw)

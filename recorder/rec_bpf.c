@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The recorder's BPF side: the only file that knows the skeleton. */
+#include "rec_bpf.h"
+#include "cli.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "biotape.skel.h"
+
+#define MAX_RINGS 64               /* shards; CPUs beyond share (cpu % shards) */
+#define RING_TOTAL_KB (16 * 1024)  /* default total ring memory ... */
+#define RING_MIN_KB 512            /* ... but at least this per shard ... */
+#define RING_MAX_KB 4096           /* ... and at most this */
+#define DEFAULT_INFLIGHT 16384     /* requests in flight system-wide */
+#define WAKEUP_DIVISOR 4           /* wake the consumer at 1/4 full */
+#define SCAN_BATCH 1024
+
+struct rec_bpf {
+	struct biotape_bpf *skel;
+	struct ring_buffer *rb;
+	int *ring_fds;
+	uint32_t nr_rings;
+	uint32_t ring_bytes;
+	const char *mode;
+	rec_bpf_event_fn fn;
+	void *ctx;
+	int ncpus;
+	bool detached;
+	uint64_t *scan_keys;
+	struct biotape_rq_event *scan_vals;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (cli_verbose < 1 || (level == LIBBPF_DEBUG && cli_verbose < 2))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Number of arguments of tracepoint NAME (without the leading ctx), or -ENOENT. */
+static int tp_nargs(const struct btf *btf, const char *name)
+{
+	char tname[128];
+	const struct btf_type *t;
+	int id;
+
+	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
+	id = btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return -ENOENT;
+	t = btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* pointer */
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* func proto */
+	if (!t || !btf_is_func_proto(t))
+		return -ENOENT;
+	return btf_vlen(t) - 1;
+}
+
+struct tp_choice {
+	const char *suffix; /* program name without the btf_/raw_ prefix */
+	const char *tp;
+	int nargs;          /* required argument count; 0: any */
+	bool bio;           /* belongs to the bio layer */
+};
+
+static const struct tp_choice progs[] = {
+	{ "io_start", "block_io_start", 0, false },
+	{ "rq_insert", "block_rq_insert", 1, false },
+	{ "rq_insert_q", "block_rq_insert", 2, false },
+	{ "rq_issue", "block_rq_issue", 1, false },
+	{ "rq_issue_q", "block_rq_issue", 2, false },
+	{ "rq_requeue", "block_rq_requeue", 0, false },
+	{ "rq_merge", "block_rq_merge", 0, false },
+	{ "rq_complete", "block_rq_complete", 0, false },
+	{ "bio_queue", "block_bio_queue", 0, true },
+	{ "bio_complete", "block_bio_complete", 0, true },
+	{ "bio_rq_complete", "block_rq_complete", 0, true },
+};
+
+/* Chooses the programs of one kind ("btf" or "raw"); fails when a required one is missing. */
+static int choose_progs(struct biotape_bpf *skel, const struct btf *btf, const char *kind,
+			bool bio_layer, bool *have_io_start, char *why, size_t whylen)
+{
+	struct bpf_program *p;
+	char name[64];
+
+	*have_io_start = false;
+	bpf_object__for_each_program(p, skel->obj)
+		bpf_program__set_autoload(p, false);
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		const struct tp_choice *c = &progs[i];
+		int n = btf ? tp_nargs(btf, c->tp) : -ENOENT;
+
+		if (c->bio != bio_layer)
+			continue;
+		if (n < 0 && strcmp(kind, "raw") == 0 && !btf)
+			n = c->nargs ? c->nargs : 1; /* no BTF to ask: assume a current kernel */
+		if (n < 0)
+			continue;
+		if (c->nargs && n != c->nargs)
+			continue;
+		snprintf(name, sizeof(name), "%s_%s", kind, c->suffix);
+		p = bpf_object__find_program_by_name(skel->obj, name);
+		if (!p)
+			continue;
+		bpf_program__set_autoload(p, true);
+		if (strcmp(c->suffix, "io_start") == 0)
+			*have_io_start = true;
+	}
+	/* Without these nothing can be recorded. */
+	static const char *required_rq[] = { "rq_issue", "rq_complete" };
+	static const char *required_bio[] = { "bio_queue", "bio_rq_complete" };
+	const char **req = bio_layer ? required_bio : required_rq;
+
+	for (int i = 0; i < 2; i++) {
+		bool ok = false;
+
+		snprintf(name, sizeof(name), "%s_%s", kind, req[i]);
+		p = bpf_object__find_program_by_name(skel->obj, name);
+		ok = p && bpf_program__autoload(p);
+		if (!ok && strcmp(req[i], "rq_issue") == 0) {
+			snprintf(name, sizeof(name), "%s_rq_issue_q", kind);
+			p = bpf_object__find_program_by_name(skel->obj, name);
+			ok = p && bpf_program__autoload(p);
+		}
+		if (!ok) {
+			snprintf(why, whylen, "the kernel has no usable tracepoint for %s", req[i]);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+static int ring_cb(void *ctx, void *data, size_t size)
+{
+	struct rec_bpf *b = ctx;
+
+	if (size < sizeof(struct biotape_rq_event))
+		return 0;
+	return b->fn(b->ctx, data);
+}
+
+static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struct btf *btf,
+		    const char *kind, char *why, size_t whylen)
+{
+	struct biotape_bpf *skel;
+	bool have_io_start;
+	uint32_t ring_bytes = b->ring_bytes;
+	int err;
+
+	skel = biotape_bpf__open();
+	if (!skel) {
+		err = -errno;
+		snprintf(why, whylen, "opening the BPF object: %s", strerror(-err));
+		return err;
+	}
+	err = choose_progs(skel, btf, kind, o->bio_layer, &have_io_start, why, whylen);
+	if (err)
+		goto cleanup;
+	skel->rodata->nr_rings = b->nr_rings;
+	skel->rodata->wakeup_bytes = ring_bytes / WAKEUP_DIVISOR;
+	skel->rodata->filter_pid = o->pid;
+	skel->rodata->self_pid = o->self_pid;
+	if (o->comm) {
+		skel->rodata->filter_comm_on = true;
+		strncpy((char *)skel->rodata->filter_comm, o->comm, BIOTAPE_COMM_LEN - 1);
+	}
+	skel->rodata->filter_cgroup_on = o->cgroup_fd >= 0;
+	skel->rodata->have_io_start = have_io_start;
+	bpf_map__set_max_entries(skel->maps.rings, b->nr_rings);
+	/* The first ring is the inner-map template (its size is what the kernel checks). */
+	bpf_map__set_inner_map_fd(skel->maps.rings, b->ring_fds[0]);
+	bpf_map__set_max_entries(skel->maps.inflight,
+				 o->inflight_max ? o->inflight_max : DEFAULT_INFLIGHT);
+	bpf_map__set_max_entries(skel->maps.devices, o->ndevices ? o->ndevices : 1);
+	bpf_map__set_max_entries(skel->maps.devstate, o->ndevices ? o->ndevices : 1);
+
+	err = biotape_bpf__load(skel);
+	if (err) {
+		snprintf(why, whylen, "loading the %s programs: %s", kind,
+			 strerror(err < 0 ? -err : err));
+		err = err < 0 ? err : -err;
+		goto cleanup;
+	}
+	b->skel = skel;
+	b->mode = strcmp(kind, "btf") == 0 ? "tp_btf" : "raw_tp";
+	return 0;
+cleanup:
+	biotape_bpf__destroy(skel);
+	return err;
+}
+
+int rec_bpf__open(struct rec_bpf **bp, const struct rec_bpf_opts *o, rec_bpf_event_fn fn,
+		  void *ctx, char *why, size_t whylen)
+{
+	struct rec_bpf *b;
+	struct btf *btf;
+	uint32_t ring_bytes, kb;
+	int err, cpus;
+
+	*bp = NULL;
+	libbpf_set_print(libbpf_print);
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	b->fn = fn;
+	b->ctx = ctx;
+	cpus = libbpf_num_possible_cpus();
+	b->ncpus = cpus > 0 ? cpus : 1;
+	/* One ring per CPU: producers on different CPUs never share a reservation lock. */
+	b->nr_rings = b->ncpus < MAX_RINGS ? b->ncpus : MAX_RINGS;
+	kb = o->ring_kb;
+	if (!kb) {
+		uint32_t want = RING_TOTAL_KB / b->nr_rings;
+
+		for (kb = RING_MIN_KB; kb < want && kb < RING_MAX_KB; kb *= 2)
+			;
+	}
+	ring_bytes = b->ring_bytes = kb * 1024u;
+	b->scan_keys = calloc(SCAN_BATCH, sizeof(*b->scan_keys));
+	b->scan_vals = calloc(SCAN_BATCH, sizeof(*b->scan_vals));
+	b->ring_fds = calloc(b->nr_rings, sizeof(int));
+	if (!b->scan_keys || !b->scan_vals || !b->ring_fds) {
+		err = -ENOMEM;
+		snprintf(why, whylen, "out of memory");
+		goto cleanup;
+	}
+	for (uint32_t i = 0; i < b->nr_rings; i++)
+		b->ring_fds[i] = -1;
+
+	for (uint32_t i = 0; i < b->nr_rings; i++) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "biotape_ring", 0, 0, ring_bytes,
+					NULL);
+
+		if (fd < 0) {
+			err = -errno;
+			snprintf(why, whylen, "creating ring buffer %u (%u KiB): %s", i,
+				 ring_bytes / 1024, strerror(-err));
+			goto cleanup;
+		}
+		b->ring_fds[i] = fd;
+	}
+
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		cli_info(1, "record: no vmlinux BTF (%s): trying raw_tp only", strerror(errno));
+	err = btf ? try_load(b, o, btf, "btf", why, whylen) : -ENOENT;
+	if (err) {
+		if (btf)
+			cli_info(1, "record: tp_btf failed (%s), trying raw_tp", why);
+		err = try_load(b, o, btf, "raw", why, whylen);
+	}
+	btf__free(btf);
+	if (err)
+		goto cleanup;
+
+	for (uint32_t i = 0; i < o->ndevices; i++) {
+		uint32_t dev = o->kdevs[i];
+
+		err = bpf_map_update_elem(bpf_map__fd(b->skel->maps.devices), &dev, &i, BPF_ANY);
+		if (err) {
+			err = -errno;
+			snprintf(why, whylen, "filling the device map: %s", strerror(-err));
+			goto cleanup;
+		}
+	}
+	if (o->cgroup_fd >= 0) {
+		uint32_t zero = 0;
+
+		err = bpf_map_update_elem(bpf_map__fd(b->skel->maps.cgroup_filter), &zero,
+					  &o->cgroup_fd, BPF_ANY);
+		if (err) {
+			err = -errno;
+			snprintf(why, whylen, "setting the cgroup filter: %s", strerror(-err));
+			goto cleanup;
+		}
+	}
+	for (uint32_t i = 0; i < b->nr_rings; i++) {
+		int fd = b->ring_fds[i];
+		err = bpf_map_update_elem(bpf_map__fd(b->skel->maps.rings), &i, &fd, BPF_ANY);
+		if (err) {
+			err = -errno;
+			snprintf(why, whylen, "installing ring buffer %u: %s", i, strerror(-err));
+			goto cleanup;
+		}
+		if (i == 0)
+			b->rb = ring_buffer__new(fd, ring_cb, b, NULL);
+		else
+			err = ring_buffer__add(b->rb, fd, ring_cb, b);
+		if (!b->rb || err) {
+			err = b->rb ? err : -errno;
+			snprintf(why, whylen, "ring buffer consumer: %s", strerror(-err));
+			goto cleanup;
+		}
+	}
+	err = biotape_bpf__attach(b->skel);
+	if (err) {
+		snprintf(why, whylen, "attaching the %s programs: %s", b->mode,
+			 strerror(err < 0 ? -err : err));
+		err = err < 0 ? err : -err;
+		goto cleanup;
+	}
+	*bp = b;
+	return 0;
+cleanup:
+	rec_bpf__close(b);
+	return err;
+}
+
+int rec_bpf__poll(struct rec_bpf *b, int timeout_ms)
+{
+	int n, m;
+
+	n = ring_buffer__poll(b->rb, timeout_ms);
+	if (n < 0 && n != -EINTR)
+		return n;
+	/* Records submitted with BPF_RB_NO_WAKEUP are only found by consuming. */
+	m = ring_buffer__consume(b->rb);
+	if (m < 0)
+		return m;
+	return (n > 0 ? n : 0) + m;
+}
+
+int rec_bpf__watermark(struct rec_bpf *b, uint64_t stale_ns, uint64_t *wm)
+{
+	int fd = bpf_map__fd(b->skel->maps.inflight);
+	struct timespec ts;
+	uint64_t now, min, in = 0, out = 0;
+	bool first = true;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	min = now;
+	for (;;) {
+		__u32 count = SCAN_BATCH;
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, b->scan_keys,
+					   b->scan_vals, &count, &opts);
+		if (err && errno != ENOENT)
+			return -errno;
+		for (__u32 i = 0; i < count; i++) {
+			uint64_t t = b->scan_vals[i].issue_ns;
+
+			if (t && t < min && now - t < stale_ns)
+				min = t;
+		}
+		if (err)
+			break; /* ENOENT: the whole map was read */
+		in = out;
+		first = false;
+	}
+	*wm = min;
+	return 0;
+}
+
+void rec_bpf__detach(struct rec_bpf *b)
+{
+	if (b && b->skel && !b->detached) {
+		biotape_bpf__detach(b->skel);
+		b->detached = true;
+	}
+}
+
+void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ringbuf,
+		       uint64_t *lost_inflight)
+{
+	struct biotape_counters *v;
+	uint32_t zero = 0;
+
+	*emitted = *lost_ringbuf = *lost_inflight = 0;
+	v = calloc(b->ncpus, sizeof(*v));
+	if (!v)
+		return;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.counters), &zero, v) == 0) {
+		for (int i = 0; i < b->ncpus; i++) {
+			*emitted += v[i].emitted;
+			*lost_ringbuf += v[i].lost_ringbuf;
+			*lost_inflight += v[i].lost_inflight;
+		}
+	}
+	free(v);
+}
+
+const char *rec_bpf__mode(const struct rec_bpf *b)
+{
+	return b->mode;
+}
+
+uint32_t rec_bpf__nr_rings(const struct rec_bpf *b)
+{
+	return b->nr_rings;
+}
+
+void rec_bpf__close(struct rec_bpf *b)
+{
+	if (!b)
+		return;
+	ring_buffer__free(b->rb);
+	biotape_bpf__destroy(b->skel);
+	if (b->ring_fds) {
+		for (uint32_t i = 0; i < b->nr_rings; i++) {
+			if (b->ring_fds[i] >= 0)
+				close(b->ring_fds[i]);
+		}
+	}
+	free(b->ring_fds);
+	free(b->scan_keys);
+	free(b->scan_vals);
+	free(b);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The one part of the recorder that knows the BPF skeleton: load, attach, consume the rings,
+ * scan the in-flight map for the watermark, read the loss counters.
+ */
+#ifndef BIOTAPE_REC_BPF_H
+#define BIOTAPE_REC_BPF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "biotape.h"
+
+struct rec_bpf;
+
+struct rec_bpf_opts {
+	bool bio_layer;          /* block_bio_queue/complete instead of requests */
+	uint32_t ring_kb;        /* per-shard ring size (power of two, >= page size); 0: default */
+	uint32_t inflight_max;   /* in-flight map entries; 0: default */
+	uint32_t ndevices;       /* recorded devices: their kernel dev_t (major << 20 | minor) */
+	const uint32_t *kdevs;   /* ... index i is the trace's device index i */
+	uint32_t pid;            /* 0: any */
+	const char *comm;        /* NULL: any */
+	int cgroup_fd;           /* -1: any; else an open cgroup v2 directory */
+	uint32_t self_pid;       /* never recorded */
+};
+
+/* Called for every record consumed from a ring; a non-zero return stops the current poll. */
+typedef int (*rec_bpf_event_fn)(void *ctx, const struct biotape_rq_event *ev);
+
+/*
+ * Loads (tp_btf, else raw_tp) and attaches. On failure returns -errno and writes a one-line
+ * reason into why.
+ */
+int rec_bpf__open(struct rec_bpf **bp, const struct rec_bpf_opts *opts, rec_bpf_event_fn fn,
+		  void *ctx, char *why, size_t whylen);
+/* Waits up to timeout_ms for a wakeup, then consumes every ring. Returns records or -errno. */
+int rec_bpf__poll(struct rec_bpf *b, int timeout_ms);
+/*
+ * Lower bound on the issue time of every record not yet consumed: min issue_ns of the requests
+ * in flight (entries older than stale_ns ignored), or now. Call it BEFORE draining the rings.
+ */
+int rec_bpf__watermark(struct rec_bpf *b, uint64_t stale_ns, uint64_t *wm);
+/* Detaches the programs: no new records after this (the rings can still be drained). */
+void rec_bpf__detach(struct rec_bpf *b);
+/* Sums of the per-CPU loss counters. */
+void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ringbuf,
+		       uint64_t *lost_inflight);
+/* "tp_btf" or "raw_tp". */
+const char *rec_bpf__mode(const struct rec_bpf *b);
+uint32_t rec_bpf__nr_rings(const struct rec_bpf *b);
+void rec_bpf__close(struct rec_bpf *b);
+
+#endif

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Block devices from sysfs: resolving -d arguments and filling the trace's device table. */
+#ifndef BIOTAPE_REC_DEV_H
+#define BIOTAPE_REC_DEV_H
+
+#include <stdint.h>
+
+#include "btape.h"
+
+/*
+ * Resolves "/dev/loop3", "loop3", "nvme0n1p2" or "7:3" to the whole disk it belongs to
+ * (partitions map to their disk). Returns 0 and the disk's major/minor, -ENOENT when there is
+ * no such block device, -EINVAL when the argument is malformed.
+ */
+int rec_dev_resolve(const char *sysfs, const char *arg, uint32_t *major, uint32_t *minor);
+/* Fills DEV from sysfs for disk major:minor (name, size, block sizes, rotational, model). */
+int rec_dev_describe(const char *sysfs, uint32_t major, uint32_t minor, struct btape_device *dev);
+/* Appends every whole disk in SYSFS/block to META. Returns the number added or -errno. */
+int rec_dev_add_all(const char *sysfs, struct btape_meta *meta);
+/* Kernel-internal dev_t as BPF sees it (MKDEV: major << 20 | minor). */
+static inline uint32_t rec_kdev(uint32_t major, uint32_t minor)
+{
+	return (major << 20) | (minor & 0xfffff);
+}
+
+#endif
