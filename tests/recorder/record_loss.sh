@@ -1,0 +1,3 @@
+#!/bin/bash
+. "$BIOTAPE_SRC/tests/lib.sh"
+skip "not written yet"
