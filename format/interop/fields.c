@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Hand-rolled field splitting and number parsing for the text importers (no sscanf). */
+#include "interop_internal.h"
+
+int split_fields(const char *line, size_t len, char sep, struct field *f, int max)
+{
+	const char *p = line, *end = line + len;
+	int n = 0;
+
+	if (sep == ' ') {
+		for (;;) {
+			const char *s;
+
+			while (p < end && (*p == ' ' || *p == '\t'))
+				p++;
+			if (p >= end)
+				break;
+			s = p;
+			while (p < end && *p != ' ' && *p != '\t')
+				p++;
+			if (n == max)
+				return max + 1; /* too many fields */
+			f[n].p = s;
+			f[n].n = (uint32_t)(p - s);
+			n++;
+		}
+		return n;
+	}
+	for (;;) {
+		const char *s = p;
+		const char *q = memchr(p, sep, (size_t)(end - p));
+
+		if (!q)
+			q = end;
+		if (n == max)
+			return max + 1;
+		/* trim blanks around a CSV field */
+		while (s < q && (*s == ' ' || *s == '\t'))
+			s++;
+		f[n].p = s;
+		{
+			const char *e = q;
+
+			while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			f[n].n = (uint32_t)(e - s);
+		}
+		n++;
+		if (q == end)
+			break;
+		p = q + 1;
+	}
+	return n;
+}
+
+int field_u64(const struct field *f, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (f->n == 0 || f->n > 20)
+		return -EINVAL;
+	for (uint32_t i = 0; i < f->n; i++) {
+		unsigned int d = (unsigned char)f->p[i] - '0';
+
+		if (d > 9)
+			return -EINVAL;
+		if (x > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return 0;
+}
+
+int field_i64(const struct field *f, int64_t *v)
+{
+	struct field g = *f;
+	bool neg = false;
+	uint64_t x;
+	int err;
+
+	if (g.n > 0 && (g.p[0] == '-' || g.p[0] == '+')) {
+		neg = g.p[0] == '-';
+		g.p++;
+		g.n--;
+	}
+	err = field_u64(&g, &x);
+	if (err)
+		return err;
+	if (x > (uint64_t)INT64_MAX + (neg ? 1 : 0))
+		return -ERANGE;
+	*v = neg ? (int64_t)(0 - x) : (int64_t)x;
+	return 0;
+}
+
+int field_dec_scaled(const struct field *f, unsigned int scale, uint64_t *v)
+{
+	uint64_t ip = 0, frac = 0, mul = 1;
+	uint32_t i = 0, digits = 0;
+	bool round_up = false;
+
+	if (f->n == 0)
+		return -EINVAL;
+	for (; i < f->n && f->p[i] != '.'; i++) {
+		unsigned int d = (unsigned char)f->p[i] - '0';
+
+		if (d > 9)
+			return -EINVAL;
+		if (ip > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		ip = ip * 10 + d;
+		digits++;
+	}
+	if (i < f->n) { /* fraction */
+		uint32_t fd = 0;
+
+		i++;
+		for (; i < f->n; i++, fd++) {
+			unsigned int d = (unsigned char)f->p[i] - '0';
+
+			if (d > 9)
+				return -EINVAL;
+			if (fd < scale)
+				frac = frac * 10 + d;
+			else if (fd == scale)
+				round_up = d >= 5;
+			digits++;
+		}
+		for (; fd < scale; fd++)
+			frac *= 10;
+	} else {
+		for (unsigned int k = 0; k < scale; k++)
+			frac *= 10; /* stays 0 */
+	}
+	if (digits == 0)
+		return -EINVAL;
+	for (unsigned int k = 0; k < scale; k++)
+		mul *= 10;
+	if (ip > (UINT64_MAX - frac - 1) / mul)
+		return -ERANGE;
+	*v = ip * mul + frac + (round_up ? 1 : 0);
+	return 0;
+}
+
+bool field_eq(const struct field *f, const char *s)
+{
+	size_t n = strlen(s);
+
+	return f->n == n && memcmp(f->p, s, n) == 0;
+}
+
+bool field_ieq(const struct field *f, const char *s)
+{
+	size_t n = strlen(s);
+
+	return f->n == n && strncasecmp(f->p, s, n) == 0;
+}
+
+/*
+ * rwbs as the kernel's blk_fill_rwbs() writes it: [F preflush] op (W R D DE F N WZ Z?)
+ * then suffixes F fua, A readahead, S sync, M meta, U atomic (order as the kernel).
+ */
+int rwbs_parse(const char *s, size_t n, uint8_t *op, uint32_t *flags)
+{
+	size_t i = 0;
+	uint32_t fl = 0;
+	uint8_t o;
+
+	if (n == 0)
+		return -EINVAL;
+	if (n >= 2 && s[0] == 'F' && strchr("WRDFNZ", s[1])) {
+		fl |= BTAPE_FLAG_PREFLUSH;
+		i = 1;
+	}
+	switch (s[i]) {
+	case 'W':
+		o = BTAPE_OP_WRITE;
+		i++;
+		if (i < n && s[i] == 'Z') {
+			o = BTAPE_OP_WRITE_ZEROES;
+			i++;
+		}
+		break;
+	case 'R':
+		o = BTAPE_OP_READ;
+		i++;
+		break;
+	case 'D':
+		o = BTAPE_OP_DISCARD;
+		i++;
+		if (i < n && s[i] == 'E') {
+			o = BTAPE_OP_SECURE_ERASE;
+			i++;
+		}
+		break;
+	case 'F':
+		o = BTAPE_OP_FLUSH;
+		i++;
+		break;
+	case 'N':
+		o = BTAPE_OP_OTHER;
+		i++;
+		break;
+	case 'Z':
+		if (i + 1 >= n)
+			return -EINVAL;
+		switch (s[i + 1]) {
+		case 'A':
+			o = BTAPE_OP_ZONE_APPEND;
+			break;
+		case 'R':
+			o = BTAPE_OP_ZONE_RESET;
+			break;
+		case 'F':
+			o = BTAPE_OP_ZONE_FINISH;
+			break;
+		case 'O':
+			o = BTAPE_OP_ZONE_OPEN;
+			break;
+		case 'C':
+			o = BTAPE_OP_ZONE_CLOSE;
+			break;
+		default:
+			return -EINVAL;
+		}
+		i += 2;
+		break;
+	default:
+		/* "S" alone etc.: a flush with no data op letter is not kernel output */
+		return -EINVAL;
+	}
+	for (; i < n; i++) {
+		switch (s[i]) {
+		case 'F':
+			fl |= BTAPE_FLAG_FUA;
+			break;
+		case 'A':
+			fl |= BTAPE_FLAG_READAHEAD;
+			break;
+		case 'S':
+			fl |= BTAPE_FLAG_SYNC;
+			break;
+		case 'M':
+			fl |= BTAPE_FLAG_META;
+			break;
+		case 'U':
+			fl |= BTAPE_FLAG_ATOMIC;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	*op = o;
+	*flags = fl;
+	return 0;
+}

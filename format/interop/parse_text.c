@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Line parsers of the text formats. Each turns one line into at most one btape_event (or,
+ * for blkparse, one request event for the joiner). Units and rules: docs/FORMATS.md.
+ */
+#include "interop_internal.h"
+
+#include <stdio.h>
+
+#define SECTOR_BYTES 512u
+#define FILETIME_UNIX_EPOCH 116444736000000000ull /* 100 ns ticks from 1601 to 1970 */
+#define NS_PER_S 1000000000ull
+#define NS_PER_US 1000ull
+
+static int mul_ok(uint64_t a, uint64_t b, uint64_t *r)
+{
+	return __builtin_mul_overflow(a, b, r) ? -ERANGE : 0;
+}
+
+static int num(struct imp *im, const struct field *f, const char *what, uint64_t *v)
+{
+	int err = field_u64(f, v);
+
+	if (err)
+		return imp_bad(im, "%s '%.*s': %s", what, (int)(f->n > 40 ? 40 : f->n), f->p,
+			       err == -ERANGE ? "out of range" : "not an unsigned integer");
+	return 1;
+}
+
+#define NUM(f, what, v)                                                                           \
+	do {                                                                                      \
+		int r_ = num(im, (f), (what), (v));                                               \
+		if (r_ <= 0)                                                                      \
+			return r_;                                                                \
+	} while (0)
+
+static int fields_bad(struct imp *im, int n, const char *want)
+{
+	if (n > FIELDS_MAX)
+		return imp_bad(im, "too many fields (expected %s)", want);
+	return imp_bad(im, "%d fields (expected %s)", n, want);
+}
+
+static int bytes_of_sectors(struct imp *im, uint64_t sectors, uint64_t *bytes)
+{
+	if (mul_ok(sectors, SECTOR_BYTES, bytes))
+		return imp_bad(im, "size of %llu sectors overflows", (unsigned long long)sectors);
+	return 1;
+}
+
+static int sector_of_bytes(struct imp *im, uint64_t off, uint64_t *sector)
+{
+	if (off % SECTOR_BYTES)
+		return imp_bad(im, "offset %llu is not a multiple of 512 bytes",
+			       (unsigned long long)off);
+	*sector = off / SECTOR_BYTES;
+	return 1;
+}
+
+static int dev_of(struct imp *im, const struct field *f, uint32_t *dev)
+{
+	int d;
+
+	if (f->n == 0)
+		return imp_bad(im, "empty device id");
+	d = imp_device(im, f->p, f->n, 0, 0);
+
+	if (d < 0)
+		return d;
+	*dev = (uint32_t)d;
+	return 1;
+}
+
+#define CALL(expr)                                                                                \
+	do {                                                                                      \
+		int r_ = (expr);                                                                  \
+		if (r_ <= 0)                                                                      \
+			return r_;                                                                \
+	} while (0)
+
+/* DiskSim / MQSim ASCII: time_ns dev sector nsectors type (1 read, 0 write). */
+int parse_mqsim_line(struct imp *im, char *line, size_t len)
+{
+	struct field f[FIELDS_MAX];
+	struct btape_event ev = { 0 };
+	uint64_t nsect;
+	int n = split_fields(line, len, ' ', f, FIELDS_MAX);
+
+	if (n != 5)
+		return fields_bad(im, n, "5: time device sector sectors type");
+	if (field_dec_scaled(&f[0], 0, &ev.issue_ns))
+		return imp_bad(im, "time '%.*s': not a number of ns", (int)f[0].n, f[0].p);
+	CALL(dev_of(im, &f[1], &ev.dev));
+	NUM(&f[2], "sector", &ev.sector);
+	NUM(&f[3], "size (sectors)", &nsect);
+	CALL(bytes_of_sectors(im, nsect, &ev.bytes));
+	if (field_eq(&f[4], "1"))
+		ev.op = BTAPE_OP_READ;
+	else if (field_eq(&f[4], "0"))
+		ev.op = BTAPE_OP_WRITE;
+	else
+		return imp_bad(im, "type '%.*s': expected 1 (read) or 0 (write)", (int)f[4].n,
+			       f[4].p);
+	return imp_emit(im, &ev);
+}
+
+/* FIU: ts_ns pid process lba size_blocks R|W major minor [md5]. */
+int parse_fiu_line(struct imp *im, char *line, size_t len)
+{
+	struct field f[FIELDS_MAX];
+	struct btape_event ev = { 0 };
+	uint64_t pid, blocks, major, minor;
+	char name[48], comm[BTAPE_NAME_MAX];
+	int n = split_fields(line, len, ' ', f, FIELDS_MAX);
+	int d;
+
+	if (n != 9 && n != 8)
+		return fields_bad(im, n, "9: ts pid process lba size rw major minor md5");
+	NUM(&f[0], "timestamp (ns)", &ev.issue_ns);
+	NUM(&f[1], "pid", &pid);
+	if (pid > UINT32_MAX)
+		return imp_bad(im, "pid %llu out of range", (unsigned long long)pid);
+	NUM(&f[3], "lba", &ev.sector);
+	NUM(&f[4], "size (blocks)", &blocks);
+	CALL(bytes_of_sectors(im, blocks, &ev.bytes));
+	if (field_ieq(&f[5], "R"))
+		ev.op = BTAPE_OP_READ;
+	else if (field_ieq(&f[5], "W"))
+		ev.op = BTAPE_OP_WRITE;
+	else
+		return imp_bad(im, "operation '%.*s': expected R or W", (int)f[5].n, f[5].p);
+	NUM(&f[6], "major", &major);
+	NUM(&f[7], "minor", &minor);
+	if (major > 4095 || minor > 0xfffff)
+		return imp_bad(im, "device %llu,%llu out of range", (unsigned long long)major,
+			       (unsigned long long)minor);
+	snprintf(name, sizeof(name), "%llu,%llu", (unsigned long long)major,
+		 (unsigned long long)minor);
+	d = imp_device(im, name, strlen(name), (uint32_t)major, (uint32_t)minor);
+	if (d < 0)
+		return d;
+	ev.dev = (uint32_t)d;
+	snprintf(comm, sizeof(comm), "%.*s", (int)f[2].n, f[2].p);
+	ev.pid = (uint32_t)pid;
+	ev.comm = comm;
+	ev.present = BTAPE_HAS_PID | BTAPE_HAS_COMM;
+	return imp_emit(im, &ev);
+}
+
+/* UMass / SPC: ASU,LBA,Size_bytes,Opcode,Timestamp_s[,optional fields]. */
+int parse_umass_line(struct imp *im, char *line, size_t len)
+{
+	struct field f[FIELDS_MAX];
+	struct btape_event ev = { 0 };
+	uint64_t asu;
+	int n = split_fields(line, len, ',', f, FIELDS_MAX);
+
+	if (n < 5 || n > FIELDS_MAX)
+		return fields_bad(im, n, "5 or more: ASU,LBA,Size,Opcode,Timestamp");
+	NUM(&f[0], "ASU", &asu);
+	CALL(dev_of(im, &f[0], &ev.dev));
+	NUM(&f[1], "LBA", &ev.sector);
+	NUM(&f[2], "size (bytes)", &ev.bytes);
+	if (field_ieq(&f[3], "r"))
+		ev.op = BTAPE_OP_READ;
+	else if (field_ieq(&f[3], "w"))
+		ev.op = BTAPE_OP_WRITE;
+	else
+		return imp_bad(im, "opcode '%.*s': expected r or w", (int)f[3].n, f[3].p);
+	if (field_dec_scaled(&f[4], 9, &ev.issue_ns))
+		return imp_bad(im, "timestamp '%.*s': not a number of seconds", (int)f[4].n,
+			       f[4].p);
+	return imp_emit(im, &ev);
+}
+
+/* MSR Cambridge: Timestamp(FILETIME),Hostname,DiskNumber,Type,Offset,Size,ResponseTime. */
+int parse_msr_line(struct imp *im, char *line, size_t len)
+{
+	struct field f[FIELDS_MAX];
+	struct btape_event ev = { 0 };
+	uint64_t ft, off, rt, disk, rt_ns;
+	char name[BTAPE_NAME_MAX];
+	int n = split_fields(line, len, ',', f, FIELDS_MAX);
+	int d;
+
+	if (n != 7)
+		return fields_bad(im, n,
+				  "7: Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime");
+	NUM(&f[0], "timestamp (FILETIME)", &ft);
+	if (ft < FILETIME_UNIX_EPOCH || (ft - FILETIME_UNIX_EPOCH) > UINT64_MAX / 100)
+		return imp_bad(im, "timestamp %llu: not a FILETIME after 1970",
+			       (unsigned long long)ft);
+	ev.issue_ns = (ft - FILETIME_UNIX_EPOCH) * 100;
+	if (f[1].n == 0 || f[1].n > 200)
+		return imp_bad(im, "hostname: empty or too long");
+	NUM(&f[2], "disk number", &disk);
+	if (field_ieq(&f[3], "Read"))
+		ev.op = BTAPE_OP_READ;
+	else if (field_ieq(&f[3], "Write"))
+		ev.op = BTAPE_OP_WRITE;
+	else
+		return imp_bad(im, "type '%.*s': expected Read or Write", (int)f[3].n, f[3].p);
+	NUM(&f[4], "offset", &off);
+	CALL(sector_of_bytes(im, off, &ev.sector));
+	NUM(&f[5], "size", &ev.bytes);
+	NUM(&f[6], "response time", &rt);
+	if (mul_ok(rt, 100, &rt_ns) || __builtin_add_overflow(ev.issue_ns, rt_ns, &ev.complete_ns))
+		return imp_bad(im, "response time %llu out of range", (unsigned long long)rt);
+	ev.present = BTAPE_HAS_COMPLETE;
+	snprintf(name, sizeof(name), "%.*s_%llu", (int)f[1].n, f[1].p, (unsigned long long)disk);
+	d = imp_device(im, name, strlen(name), 0, 0);
+	if (d < 0)
+		return d;
+	ev.dev = (uint32_t)d;
+	return imp_emit(im, &ev);
+}
+
+/* Alibaba 2020: device_id,opcode(R/W),offset_bytes,length_bytes,timestamp_us. */
+int parse_alibaba_line(struct imp *im, char *line, size_t len)
+{
+	struct field f[FIELDS_MAX];
+	struct btape_event ev = { 0 };
+	uint64_t id, off, us;
+	int n = split_fields(line, len, ',', f, FIELDS_MAX);
+
+	if (n != 5)
+		return fields_bad(im, n, "5: device_id,opcode,offset,length,timestamp");
+	NUM(&f[0], "device_id", &id);
+	if (field_ieq(&f[1], "R"))
+		ev.op = BTAPE_OP_READ;
+	else if (field_ieq(&f[1], "W"))
+		ev.op = BTAPE_OP_WRITE;
+	else
+		return imp_bad(im, "opcode '%.*s': expected R or W", (int)f[1].n, f[1].p);
+	NUM(&f[2], "offset", &off);
+	CALL(sector_of_bytes(im, off, &ev.sector));
+	NUM(&f[3], "length", &ev.bytes);
+	NUM(&f[4], "timestamp (us)", &us);
+	if (mul_ok(us, NS_PER_US, &ev.issue_ns))
+		return imp_bad(im, "timestamp %llu out of range", (unsigned long long)us);
+	CALL(dev_of(im, &f[0], &ev.dev));
+	return imp_emit(im, &ev);
+}
+
+/* Tencent CBS: Timestamp_s,Offset_sectors,Size_sectors,IOType(0 read, 1 write),VolumeID. */
+int parse_tencent_line(struct imp *im, char *line, size_t len)
+{
+	struct field f[FIELDS_MAX];
+	struct btape_event ev = { 0 };
+	uint64_t s, nsect, vol;
+	int n = split_fields(line, len, ',', f, FIELDS_MAX);
+
+	if (n != 5)
+		return fields_bad(im, n, "5: Timestamp,Offset,Size,IOType,VolumeID");
+	NUM(&f[0], "timestamp (s)", &s);
+	if (mul_ok(s, NS_PER_S, &ev.issue_ns))
+		return imp_bad(im, "timestamp %llu out of range", (unsigned long long)s);
+	NUM(&f[1], "offset (sectors)", &ev.sector);
+	NUM(&f[2], "size (sectors)", &nsect);
+	CALL(bytes_of_sectors(im, nsect, &ev.bytes));
+	if (field_eq(&f[3], "0"))
+		ev.op = BTAPE_OP_READ;
+	else if (field_eq(&f[3], "1"))
+		ev.op = BTAPE_OP_WRITE;
+	else
+		return imp_bad(im, "IOType '%.*s': expected 0 (read) or 1 (write)", (int)f[3].n,
+			       f[3].p);
+	NUM(&f[4], "VolumeID", &vol);
+	CALL(dev_of(im, &f[4], &ev.dev));
+	return imp_emit(im, &ev);
+}
+
+/*
+ * fio iolog v2 ("filename action [offset length]") and v3 ("ts_us filename action [...]").
+ * The version comes from the header line (line 1).
+ */
+int parse_fio_line(struct imp *im, char *line, size_t len)
+{
+	struct field f[FIELDS_MAX];
+	struct btape_event ev = { 0 };
+	const struct field *act;
+	uint64_t off = 0, us;
+	int n = split_fields(line, len, ' ', f, FIELDS_MAX);
+	int base, ver = im->fmt == BTAPE_FMT_FIO2 ? 2 : 3, d;
+
+	if (im->line == 1) {
+		if ((ver == 2 && !strcmp(line, "fio version 2 iolog")) ||
+		    (ver == 3 && !strcmp(line, "fio version 3 iolog"))) {
+			im->st.ignored++;
+			return 0;
+		}
+		return imp_fail(im, "not a fio version %d iolog (header '%.40s')", ver, line);
+	}
+	base = ver == 3 ? 1 : 0;
+	if (n < base + 2 || n > base + 4)
+		return fields_bad(im, n, ver == 3 ? "3 to 5: ts file action [offset length]"
+						  : "2 to 4: file action [offset length]");
+	if (ver == 3) {
+		NUM(&f[0], "timestamp (us)", &us);
+		if (mul_ok(us, NS_PER_US, &ev.issue_ns))
+			return imp_bad(im, "timestamp out of range");
+	} else {
+		ev.issue_ns = im->fio_delay_ns;
+	}
+	act = &f[base + 1];
+	d = imp_device(im, f[base].p, f[base].n, 0, 0);
+	if (d < 0)
+		return d;
+	ev.dev = (uint32_t)d;
+	if (field_eq(act, "add") || field_eq(act, "open") || field_eq(act, "close")) {
+		if (n != base + 2)
+			return fields_bad(im, n, "no offset/length after a file action");
+		im->st.ignored++;
+		return 0;
+	}
+	if (field_eq(act, "wait")) {
+		if (n < base + 3)
+			return fields_bad(im, n, "a delay after wait");
+		NUM(&f[base + 2], "wait (us)", &us);
+		if (ver == 2 && (mul_ok(us, NS_PER_US, &us) ||
+				 __builtin_add_overflow(im->fio_delay_ns, us, &im->fio_delay_ns)))
+			return imp_bad(im, "wait out of range");
+		im->st.ignored++;
+		return 0;
+	}
+	if (field_eq(act, "sync") || field_eq(act, "datasync")) {
+		ev.op = BTAPE_OP_FLUSH;
+		return imp_emit(im, &ev);
+	}
+	if (field_eq(act, "sync_file_range")) {
+		im->st.ignored++;
+		return 0;
+	}
+	if (field_eq(act, "read"))
+		ev.op = BTAPE_OP_READ;
+	else if (field_eq(act, "write"))
+		ev.op = BTAPE_OP_WRITE;
+	else if (field_eq(act, "trim"))
+		ev.op = BTAPE_OP_DISCARD;
+	else
+		return imp_bad(im, "unknown action '%.*s'", (int)(act->n > 32 ? 32 : act->n),
+			       act->p);
+	if (n != base + 4)
+		return fields_bad(im, n, "offset and length after read/write/trim");
+	NUM(&f[base + 2], "offset", &off);
+	CALL(sector_of_bytes(im, off, &ev.sector));
+	NUM(&f[base + 3], "length", &ev.bytes);
+	return imp_emit(im, &ev);
+}
+
+/* "maj,min" -> values. */
+static int parse_majmin(const struct field *f, uint32_t *maj, uint32_t *min)
+{
+	const char *c = memchr(f->p, ',', f->n);
+	struct field a, b;
+	uint64_t x, y;
+
+	if (!c)
+		return -EINVAL;
+	a.p = f->p;
+	a.n = (uint32_t)(c - f->p);
+	b.p = c + 1;
+	b.n = (uint32_t)(f->n - a.n - 1);
+	if (field_u64(&a, &x) || field_u64(&b, &y) || x > 4095 || y > 0xfffff)
+		return -EINVAL;
+	*maj = (uint32_t)x;
+	*min = (uint32_t)y;
+	return 0;
+}
+
+static uint64_t devkey(uint32_t maj, uint32_t min)
+{
+	return (uint64_t)maj << 32 | min;
+}
+
+/*
+ * blkparse default output:
+ *   maj,min cpu seq sec.nsec pid action rwbs [sector + nsect] [(cdb)] [comm] | [error]
+ *   A: ... sector + nsect <- (maj,min) from_sector
+ */
+int parse_blkparse_line(struct imp *im, char *line, size_t len)
+{
+	struct field f[FIELDS_MAX];
+	struct jev e = { 0 };
+	uint32_t maj, min;
+	uint64_t v, nsect = 0;
+	int n, d, i;
+	char name[32], comm[64];
+	const char *lb, *rb;
+
+	if (im->blkparse_summary)
+		goto ignore;
+	n = split_fields(line, len, ' ', f, FIELDS_MAX);
+	if (n == 0)
+		goto ignore;
+	if (field_eq(&f[0], "Total") || (f[0].n >= 4 && !memcmp(f[0].p, "CPU", 3) &&
+					 f[0].p[3] >= '0' && f[0].p[3] <= '9')) {
+		im->blkparse_summary = true; /* blkparse's per-CPU/device totals follow */
+		goto ignore;
+	}
+	if (n < 7 || n > FIELDS_MAX)
+		return fields_bad(im, n, "at least 7: dev cpu seq time pid action rwbs");
+	if (parse_majmin(&f[0], &maj, &min))
+		return imp_bad(im, "device '%.*s': expected major,minor", (int)(f[0].n > 20 ? 20 : f[0].n), f[0].p);
+	NUM(&f[1], "cpu", &v);
+	if (v > UINT32_MAX)
+		return imp_bad(im, "cpu out of range");
+	e.cpu = (uint32_t)v;
+	NUM(&f[2], "sequence", &v);
+	if (field_dec_scaled(&f[3], 9, &e.time_ns))
+		return imp_bad(im, "time '%.*s': expected seconds.nanoseconds", (int)f[3].n,
+			       f[3].p);
+	NUM(&f[4], "pid", &v);
+	if (v > UINT32_MAX)
+		return imp_bad(im, "pid out of range");
+	e.pid = (uint32_t)v;
+	if (field_eq(&f[5], "Q"))
+		e.act = JA_QUEUE;
+	else if (field_eq(&f[5], "M"))
+		e.act = JA_BACKMERGE;
+	else if (field_eq(&f[5], "F"))
+		e.act = JA_FRONTMERGE;
+	else if (field_eq(&f[5], "R"))
+		e.act = JA_REQUEUE;
+	else if (field_eq(&f[5], "D"))
+		e.act = JA_ISSUE;
+	else if (field_eq(&f[5], "C"))
+		e.act = JA_COMPLETE;
+	else if (field_eq(&f[5], "A"))
+		e.act = JA_REMAP;
+	else if (f[5].n <= 2 && strchr("GIPUTXSBmN", f[5].p[0]))
+		goto ignore; /* get/insert/plug/unplug/split/sleep/bounce/message */
+	else
+		return imp_bad(im, "unknown action '%.*s'", (int)(f[5].n > 8 ? 8 : f[5].n),
+			       f[5].p);
+	if (rwbs_parse(f[6].p, f[6].n, &e.op, &e.flags))
+		return imp_bad(im, "rwbs '%.*s' not understood", (int)(f[6].n > 12 ? 12 : f[6].n),
+			       f[6].p);
+	i = 7;
+	if (n >= i + 3 && field_eq(&f[i + 1], "+")) {
+		NUM(&f[i], "sector", &e.sector);
+		NUM(&f[i + 2], "sectors", &nsect);
+		CALL(bytes_of_sectors(im, nsect, &e.bytes));
+		i += 3;
+	}
+	snprintf(name, sizeof(name), "%u,%u", maj, min);
+	d = imp_device(im, name, strlen(name), maj, min);
+	if (d < 0)
+		return d;
+	e.dev = d;
+	e.devkey = devkey(maj, min);
+	if (e.act == JA_REMAP) {
+		uint32_t fmaj, fmin;
+		struct field g;
+
+		if (n != i + 3 || !field_eq(&f[i], "<-") || f[i + 1].n < 5 ||
+		    f[i + 1].p[0] != '(' || f[i + 1].p[f[i + 1].n - 1] != ')')
+			return imp_bad(im, "remap: expected '<- (maj,min) sector'");
+		g.p = f[i + 1].p + 1;
+		g.n = f[i + 1].n - 2;
+		if (parse_majmin(&g, &fmaj, &fmin))
+			return imp_bad(im, "remap: bad source device");
+		NUM(&f[i + 2], "remap source sector", &e.from_sector);
+		e.from_devkey = devkey(fmaj, fmin);
+		return join_event(im, &e);
+	}
+	/* the rest: optional "(cdb)", then "[comm]" (C: "[error]") */
+	lb = memchr(line, '[', len);
+	rb = lb ? memrchr(lb, ']', len - (size_t)(lb - line)) : NULL;
+	if (lb && rb) {
+		size_t cn = (size_t)(rb - lb - 1);
+
+		if (e.act == JA_COMPLETE) {
+			struct field ef = { lb + 1, (uint32_t)cn };
+			int64_t err;
+
+			if (field_i64(&ef, &err) || err < -65535 || err > 65535)
+				return imp_bad(im, "completion error '[%.*s]' not a number",
+					       (int)(cn > 16 ? 16 : cn), lb + 1);
+			if (err > 32767)
+				err -= 65536; /* a negative errno printed as u16 */
+			e.error = err > 0 ? (int32_t)-err : (int32_t)err;
+			e.has_error = true;
+		} else if (cn > 0) {
+			snprintf(comm, sizeof(comm), "%.*s", (int)(cn > 63 ? 63 : cn), lb + 1);
+			e.comm = comm;
+		}
+	}
+	e.has_pid = e.act == JA_QUEUE;
+	return join_event(im, &e);
+ignore:
+	im->st.ignored++;
+	return 0;
+}
