@@ -1,4 +1,1041 @@
-/* TEMPORARY stub, replaced by the module's implementation. */
+// SPDX-License-Identifier: GPL-2.0-only
+/* biotape replay: reissue a trace against other storage (see the usage text). */
 #include "cli.h"
 #include "commands.h"
-int cmd_replay(int argc, char **argv) { cli_err("replay: not implemented yet"); return BTAPE_EXIT_FAIL; }
+
+#include "btape.h"
+#include "clock.h"
+#include "engine.h"
+#include "report.h"
+#include "scheduler.h"
+#include "source.h"
+#include "target.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUF_BYTES (64 * 1024)     /* registered buffer per slot; bigger I/Os get their own */
+#define SPIN_NS 40000ull          /* spin this long before a deadline (GUIDE section 4) */
+#define TICK_NS 1000000000ull     /* progress line refresh */
+#define PREFETCH_BLOCK_EVENTS 8192
+#define PREFETCH_BLOCKS 8         /* 8 x 8192 x ~96 B: ~6 MiB of decoded events at most */
+#define DEFAULT_DEPTH_TIMED 128   /* original and load timing: cap only */
+#define DEFAULT_DEPTH_AFAP 32
+#define MAX_MAPS 64
+#define MAX_SWEEP 32
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: biotape replay FILE (--target PATH | --map SRC=DST...) [options]\n"
+"\n"
+"Reissue the I/Os of a trace against other storage: with their original timing, as fast as\n"
+"possible, or at their recorded queue depth; N copies at once to find where it saturates.\n"
+"\n"
+"targets:\n"
+"  --target PATH          the one target of a single-device trace (block device or file)\n"
+"  --map SRC=DST          recorded device SRC (index or name, e.g. 0 or loop3) onto DST;\n"
+"                         repeat for each device (unmapped devices' I/Os are counted, skipped)\n"
+"  --fit error|wrap|scale offsets past the target's end: refuse (default, names the first\n"
+"                         such I/O), wrap around, or scale the address space down\n"
+"  --buffered             go through the page cache (default: O_DIRECT)\n"
+"timing:\n"
+"  --timing original|afap|load\n"
+"                         original (default): open loop on absolute deadlines; afap: as\n"
+"                         fast as possible; load: keep the recorded number in flight\n"
+"  --speed F              original timing F times faster (0.5 = half speed)\n"
+"  --iodepth N            most I/Os in flight per copy (afap: %d; else a cap: %d)\n"
+"  --engine NAME          io_uring (default), psync or null\n"
+"scaling:\n"
+"  --scale N              replay N copies at once\n"
+"  --layout shard|overlay each copy in its own region of the target (default), or all over\n"
+"                         the same region\n"
+"  --sweep 1,2,4,8        one run per scale factor: IOPS, MB/s, p50/p99 per op, the knee\n"
+"  --html OUT             with --sweep: write an HTML page plotting IOPS versus latency\n"
+"writes (they destroy data on the target):\n"
+"  --write                replay writes, discards and write-zeroes; refuses a mounted or\n"
+"                         in-use device, or one with a filesystem/partition signature\n"
+"  --force                ... unless --force (mounted or in-use devices are always refused)\n"
+"  --writes-as-reads      replay writes as reads of the same blocks\n"
+"  --payload zero|random|compressible:R   write data (default random); R = ratio (2 = 2:1)\n"
+"  --dedupe R             about 1 - 1/R of written blocks are duplicates\n"
+"run:\n"
+"  --duration S           stop after S (\"30s\", \"2m\"); with --loops 0, loop until then\n"
+"  --loops N              passes over the trace (default 1; 0 = until --duration)\n"
+"  --warmup S             replay but do not measure the first S\n"
+"  --no-progress          no live progress line (shown on a terminal)\n"
+"results:\n"
+"  --json                 the summary as JSON on stdout\n"
+"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
+"\n"
+"examples:\n"
+"  biotape replay db.btape --target /dev/nvme1n1 --writes-as-reads\n"
+"  biotape replay db.btape --map 0=/dev/sdb --map 1=/dev/sdc --write --speed 2 -o new.btape\n"
+"  biotape replay vm.btape --target /dev/vg/test --write --sweep 1,2,4,8 --html knee.html\n"
+"\n"
+"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
+		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED);
+}
+
+struct map_arg {
+	const char *src;
+	const char *dst;
+};
+
+struct opts {
+	const char *trace;
+	const char *target;
+	struct map_arg maps[MAX_MAPS];
+	unsigned int nmaps;
+	const char *engine;
+	enum rp_timing timing;
+	double speed;
+	unsigned int iodepth;
+	unsigned int scale;
+	enum rp_layout layout;
+	enum rp_fit fit;
+	unsigned int sweep[MAX_SWEEP];
+	unsigned int nsweep;
+	const char *html;
+	bool buffered, write, force, writes_as_reads, json, no_progress;
+	int payload;
+	double compress, dedupe;
+	uint64_t duration_ns, warmup_ns;
+	unsigned int loops;
+	const char *out;
+};
+
+static const char *const timing_names[] = { "original", "afap", "load" };
+static const char *const layout_names[] = { "shard", "overlay" };
+static const char *const fit_names[] = { "error", "wrap", "scale" };
+
+static int pick(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	}
+	return -1;
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned int min, unsigned int max,
+		      unsigned int *v)
+{
+	uint64_t u;
+
+	if (cli_parse_u64(s, &u) || u < min || u > max) {
+		cli_err("replay: %s: '%s' is not a number from %u to %u", opt, s, min, max);
+		return -EINVAL;
+	}
+	*v = (unsigned int)u;
+	return 0;
+}
+
+enum {
+	OPT_TARGET = 256, OPT_MAP, OPT_ENGINE, OPT_TIMING, OPT_SPEED, OPT_IODEPTH, OPT_SCALE,
+	OPT_LAYOUT, OPT_SWEEP, OPT_HTML, OPT_FIT, OPT_BUFFERED, OPT_WRITE, OPT_FORCE, OPT_WAR,
+	OPT_PAYLOAD, OPT_DEDUPE, OPT_DURATION, OPT_LOOPS, OPT_WARMUP, OPT_JSON, OPT_NOPROG,
+};
+
+static const struct option long_opts[] = {
+	{ "target", required_argument, NULL, OPT_TARGET },
+	{ "map", required_argument, NULL, OPT_MAP },
+	{ "engine", required_argument, NULL, OPT_ENGINE },
+	{ "timing", required_argument, NULL, OPT_TIMING },
+	{ "speed", required_argument, NULL, OPT_SPEED },
+	{ "iodepth", required_argument, NULL, OPT_IODEPTH },
+	{ "scale", required_argument, NULL, OPT_SCALE },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
+	{ "sweep", required_argument, NULL, OPT_SWEEP },
+	{ "html", required_argument, NULL, OPT_HTML },
+	{ "fit", required_argument, NULL, OPT_FIT },
+	{ "buffered", no_argument, NULL, OPT_BUFFERED },
+	{ "write", no_argument, NULL, OPT_WRITE },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "writes-as-reads", no_argument, NULL, OPT_WAR },
+	{ "payload", required_argument, NULL, OPT_PAYLOAD },
+	{ "dedupe", required_argument, NULL, OPT_DEDUPE },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "loops", required_argument, NULL, OPT_LOOPS },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "no-progress", no_argument, NULL, OPT_NOPROG },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	int c, v;
+
+	memset(o, 0, sizeof(*o));
+	o->engine = "io_uring";
+	o->speed = 1;
+	o->scale = 1;
+	o->loops = 1;
+	o->payload = RP_PAYLOAD_RANDOM;
+	o->compress = 1;
+	o->dedupe = 1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_TARGET:
+			o->target = optarg;
+			break;
+		case OPT_MAP: {
+			char *eq = strchr(optarg, '=');
+
+			if (!eq || eq == optarg || !eq[1]) {
+				cli_err("replay: --map '%s': expected SRC=DST", optarg);
+				return -EINVAL;
+			}
+			if (o->nmaps >= MAX_MAPS) {
+				cli_err("replay: --map: at most %d mappings", MAX_MAPS);
+				return -EINVAL;
+			}
+			*eq = '\0';
+			o->maps[o->nmaps].src = optarg;
+			o->maps[o->nmaps++].dst = eq + 1;
+			break;
+		}
+		case OPT_ENGINE:
+			o->engine = optarg;
+			break;
+		case OPT_TIMING:
+			v = pick(optarg, timing_names, 3);
+			if (v < 0) {
+				cli_err("replay: --timing '%s': expected original, afap or load", optarg);
+				return -EINVAL;
+			}
+			o->timing = (enum rp_timing)v;
+			break;
+		case OPT_SPEED:
+			if (cli_parse_double(optarg, &o->speed) || o->speed <= 0 || o->speed > 1e6) {
+				cli_err("replay: --speed '%s': expected a positive factor", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_IODEPTH:
+			if (parse_uint("--iodepth", optarg, 1, 4096, &o->iodepth))
+				return -EINVAL;
+			break;
+		case OPT_SCALE:
+			if (parse_uint("--scale", optarg, 1, 1024, &o->scale))
+				return -EINVAL;
+			break;
+		case OPT_LAYOUT:
+			v = pick(optarg, layout_names, 2);
+			if (v < 0) {
+				cli_err("replay: --layout '%s': expected shard or overlay", optarg);
+				return -EINVAL;
+			}
+			o->layout = (enum rp_layout)v;
+			break;
+		case OPT_SWEEP: {
+			char *s = optarg, *tok, *save = NULL;
+
+			o->nsweep = 0;
+			for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				if (o->nsweep >= MAX_SWEEP) {
+					cli_err("replay: --sweep: at most %d steps", MAX_SWEEP);
+					return -EINVAL;
+				}
+				if (parse_uint("--sweep", tok, 1, 1024, &o->sweep[o->nsweep]))
+					return -EINVAL;
+				o->nsweep++;
+			}
+			if (!o->nsweep) {
+				cli_err("replay: --sweep: expected factors like 1,2,4,8");
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_HTML:
+			o->html = optarg;
+			break;
+		case OPT_FIT:
+			v = pick(optarg, fit_names, 3);
+			if (v < 0) {
+				cli_err("replay: --fit '%s': expected error, wrap or scale", optarg);
+				return -EINVAL;
+			}
+			o->fit = (enum rp_fit)v;
+			break;
+		case OPT_BUFFERED:
+			o->buffered = true;
+			break;
+		case OPT_WRITE:
+			o->write = true;
+			break;
+		case OPT_FORCE:
+			o->force = true;
+			break;
+		case OPT_WAR:
+			o->writes_as_reads = true;
+			break;
+		case OPT_PAYLOAD:
+			if (strcmp(optarg, "zero") == 0) {
+				o->payload = RP_PAYLOAD_ZERO;
+			} else if (strcmp(optarg, "random") == 0) {
+				o->payload = RP_PAYLOAD_RANDOM;
+			} else if (strncmp(optarg, "compressible:", 13) == 0 &&
+				   !cli_parse_double(optarg + 13, &o->compress) && o->compress >= 1 &&
+				   o->compress <= 256) {
+				o->payload = RP_PAYLOAD_COMPRESSIBLE;
+			} else {
+				cli_err("replay: --payload '%s': expected zero, random or "
+					"compressible:R (R from 1 to 256)",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_DEDUPE:
+			if (cli_parse_double(optarg, &o->dedupe) || o->dedupe < 1 || o->dedupe > 1e6) {
+				cli_err("replay: --dedupe '%s': expected a ratio >= 1", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_DURATION:
+		case OPT_WARMUP:
+			if (cli_parse_duration_ns(optarg, c == OPT_DURATION ? &o->duration_ns :
+									      &o->warmup_ns)) {
+				cli_err("replay: %s '%s': expected a duration like 30s or 500ms",
+					c == OPT_DURATION ? "--duration" : "--warmup", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_LOOPS:
+			if (parse_uint("--loops", optarg, 0, 1000000000, &o->loops))
+				return -EINVAL;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_NOPROG:
+			o->no_progress = true;
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			if (optopt && optopt < 256)
+				cli_err("replay: unknown option '-%c' (see biotape replay --help)",
+					optopt);
+			else
+				cli_err("replay: unknown or incomplete option '%s' (see biotape replay "
+					"--help)",
+					argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		o->trace = argv[optind++];
+	if (optind < argc) {
+		cli_err("replay: unexpected argument '%s' (one trace file)", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->trace) {
+		cli_err("replay: no trace file given (see biotape replay --help)");
+		return -EINVAL;
+	}
+	if (!o->target && !o->nmaps) {
+		cli_err("replay: no target: give --target PATH or --map SRC=DST");
+		return -EINVAL;
+	}
+	if (o->target && o->nmaps) {
+		cli_err("replay: --target and --map exclude each other");
+		return -EINVAL;
+	}
+	if (o->write && o->writes_as_reads) {
+		cli_err("replay: --write and --writes-as-reads exclude each other");
+		return -EINVAL;
+	}
+	if (o->html && !o->nsweep) {
+		cli_err("replay: --html needs --sweep");
+		return -EINVAL;
+	}
+	if (o->out && o->nsweep) {
+		cli_err("replay: -o cannot be combined with --sweep (one result trace per run)");
+		return -EINVAL;
+	}
+	if (o->loops == 0 && !o->duration_ns) {
+		cli_err("replay: --loops 0 (endless) needs --duration");
+		return -EINVAL;
+	}
+	if (o->speed != 1 && o->timing != RP_TIMING_ORIGINAL) {
+		cli_err("replay: --speed only applies to --timing original");
+		return -EINVAL;
+	}
+	if (!rp_engine_find(o->engine)) {
+		cli_err("replay: --engine '%s': expected io_uring, psync or null", o->engine);
+		return -EINVAL;
+	}
+	if (!o->iodepth)
+		o->iodepth = o->timing == RP_TIMING_AFAP ? DEFAULT_DEPTH_AFAP : DEFAULT_DEPTH_TIMED;
+	if (!o->nsweep) {
+		o->sweep[0] = o->scale;
+		o->nsweep = 1;
+	}
+	return 0;
+}
+
+/* ---- devices ---- */
+
+struct setup {
+	struct opts *o;
+	const struct btape_meta *meta;
+	uint32_t ndev;
+	struct rp_devmap *devs;
+	const char **dev_dst;      /* per recorded device: target path or NULL */
+	const char *tpaths[MAX_MAPS];
+	struct rp_target targets[MAX_MAPS];
+	unsigned int ntargets;
+	struct btape_summary sum;
+	uint64_t destructive;
+};
+
+static const char *dev_label(const struct btape_meta *m, uint32_t i, char *buf, size_t len)
+{
+	if (m && i < m->ndevices && m->devices[i].name[0])
+		snprintf(buf, len, "%u (%s)", i, m->devices[i].name);
+	else
+		snprintf(buf, len, "%u", i);
+	return buf;
+}
+
+static int resolve_maps(struct setup *s)
+{
+	const struct btape_meta *m = s->meta;
+	struct opts *o = s->o;
+
+	s->ndev = m && m->ndevices ? m->ndevices : 1;
+	s->devs = calloc(s->ndev, sizeof(*s->devs));
+	s->dev_dst = calloc(s->ndev, sizeof(*s->dev_dst));
+	if (!s->devs || !s->dev_dst) {
+		cli_err("replay: out of memory");
+		return -ENOMEM;
+	}
+	if (o->target) {
+		if (s->ndev > 1) {
+			cli_err("replay: the trace holds %u devices: map each with --map SRC=DST",
+				s->ndev);
+			return -EINVAL;
+		}
+		s->dev_dst[0] = o->target;
+	}
+	for (unsigned int i = 0; i < o->nmaps; i++) {
+		uint64_t idx;
+		long found = -1;
+
+		if (cli_parse_u64(o->maps[i].src, &idx) == 0) {
+			if (idx >= s->ndev) {
+				cli_err("replay: --map %s=...: the trace has devices 0 to %u",
+					o->maps[i].src, s->ndev - 1);
+				return -EINVAL;
+			}
+			found = (long)idx;
+		} else {
+			for (uint32_t d = 0; m && d < m->ndevices; d++) {
+				if (strcmp(m->devices[d].name, o->maps[i].src) == 0) {
+					found = d;
+					break;
+				}
+			}
+			if (found < 0) {
+				cli_err("replay: --map %s=...: no recorded device is called '%s'",
+					o->maps[i].src, o->maps[i].src);
+				return -EINVAL;
+			}
+		}
+		if (s->dev_dst[found]) {
+			cli_err("replay: --map: device %s is mapped twice", o->maps[i].src);
+			return -EINVAL;
+		}
+		s->dev_dst[found] = o->maps[i].dst;
+	}
+	for (uint32_t d = 0; d < s->ndev; d++) {
+		s->devs[d].target = RP_NO_TARGET;
+		s->devs[d].src_size = m && d < m->ndevices ? m->devices[d].size_bytes : 0;
+		if (!s->dev_dst[d]) {
+			char b[300];
+
+			cli_info(0, "replay: recorded device %s has no --map: its I/Os are skipped "
+				    "(counted)", dev_label(m, d, b, sizeof(b)));
+			continue;
+		}
+		for (unsigned int t = 0; t < s->ntargets; t++) {
+			if (strcmp(s->tpaths[t], s->dev_dst[d]) == 0)
+				s->devs[d].target = t;
+		}
+		if (s->devs[d].target == RP_NO_TARGET) {
+			s->devs[d].target = s->ntargets;
+			s->tpaths[s->ntargets++] = s->dev_dst[d];
+		}
+	}
+	return 0;
+}
+
+/* Largest extent end per device: needed when the trace does not give device sizes. */
+static int scan_extents(struct setup *s)
+{
+	struct btape_reader *r = NULL;
+	const struct btape_event *evs;
+	const char *msg = NULL;
+	int n, err;
+
+	err = btape_reader__open(&r, s->o->trace, &msg);
+	if (err < 0) {
+		cli_err("replay: %s: %s", s->o->trace, msg ? msg : strerror(-err));
+		return err;
+	}
+	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
+		for (int i = 0; i < n; i++) {
+			uint64_t end = evs[i].sector * 512 + evs[i].bytes;
+
+			if (evs[i].dev < s->ndev && end > s->devs[evs[i].dev].max_end)
+				s->devs[evs[i].dev].max_end = end;
+		}
+	}
+	if (n < 0)
+		cli_err("replay: %s: %s", s->o->trace, btape_reader__errmsg(r));
+	btape_reader__close(r);
+	return n < 0 ? n : 0;
+}
+
+/* --fit error: name the first I/O that does not fit (at the largest scale factor). */
+static int check_fit(struct setup *s, const struct rp_sched_cfg *cfg)
+{
+	struct btape_reader *r = NULL;
+	const struct btape_event *evs;
+	const char *msg = NULL;
+	uint64_t idx = 0, first = 0, toff, tlen;
+	bool need = false;
+	int n, err;
+
+	for (uint32_t d = 0; d < s->ndev; d++) {
+		uint64_t bound = s->devs[d].src_size > s->devs[d].max_end ? s->devs[d].src_size :
+									   s->devs[d].max_end;
+
+		if (s->devs[d].target == RP_NO_TARGET)
+			continue;
+		if (!bound || bound > rp_region_bytes(cfg, &s->targets[s->devs[d].target]))
+			need = true;
+	}
+	if (!need)
+		return 0;
+	err = btape_reader__open(&r, s->o->trace, &msg);
+	if (err < 0) {
+		cli_err("replay: %s: %s", s->o->trace, msg ? msg : strerror(-err));
+		return err;
+	}
+	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
+		for (int i = 0; i < n; i++, idx++) {
+			const struct btape_event *ev = &evs[i];
+			int op = rp_sched_engine_op(cfg, ev->op, ev->bytes);
+
+			if (!idx)
+				first = ev->issue_ns;
+			if (op < 0 || op == RP_IO_FSYNC || ev->dev >= s->ndev ||
+			    s->devs[ev->dev].target == RP_NO_TARGET)
+				continue;
+			if (rp_map_extent(cfg, ev->dev, 0, ev->sector * 512, ev->bytes, &toff,
+					  &tlen) == 0)
+				continue;
+			const struct rp_target *t = &s->targets[s->devs[ev->dev].target];
+			char b[300];
+
+			cli_err("replay: I/O #%" PRIu64 " (at +%.6f s, %s on device %s, sector %" PRIu64
+				", %" PRIu64 " bytes) ends past %" PRIu64
+				" bytes, the end of %s%s: use --fit wrap|scale or a bigger target",
+				idx, (double)(ev->issue_ns - first) / 1e9, btape_op_name(ev->op),
+				dev_label(s->meta, ev->dev, b, sizeof(b)), ev->sector, ev->bytes,
+				rp_region_bytes(cfg, t), t->path,
+				cfg->layout == RP_LAYOUT_SHARD && cfg->scale > 1 ? "'s region per copy" :
+										    "");
+			btape_reader__close(r);
+			return -ERANGE;
+		}
+	}
+	err = n < 0 ? n : 0;
+	if (n < 0)
+		cli_err("replay: %s: %s", s->o->trace, btape_reader__errmsg(r));
+	btape_reader__close(r);
+	return err;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int open_targets(struct setup *s)
+{
+	struct rp_target_opts to = { .write = s->o->write && s->destructive > 0,
+				     .force = s->o->force, .buffered = s->o->buffered };
+	char why[512];
+	int err;
+
+	for (unsigned int t = 0; t < s->ntargets; t++) {
+		uint64_t want = 0;
+
+		if (same_file(s->tpaths[t], s->o->trace) ||
+		    (s->o->out && same_file(s->tpaths[t], s->o->out))) {
+			cli_err("replay: target %s: refusing: it is the trace or the result file",
+				s->tpaths[t]);
+			return -EINVAL;
+		}
+		for (uint32_t d = 0; d < s->ndev; d++) {
+			uint64_t b = s->devs[d].src_size > s->devs[d].max_end ? s->devs[d].src_size :
+									       s->devs[d].max_end;
+
+			if (s->devs[d].target == t && b > want)
+				want = b;
+		}
+		/* a created file holds every copy of a sharded scale */
+		if (s->o->layout == RP_LAYOUT_SHARD) {
+			unsigned int mx = 1;
+
+			for (unsigned int i = 0; i < s->o->nsweep; i++)
+				mx = s->o->sweep[i] > mx ? s->o->sweep[i] : mx;
+			want *= mx;
+		}
+		to.create_size = (want + (1 << 20) - 1) / (1 << 20) * (1 << 20);
+		err = rp_target_open(&s->targets[t], s->tpaths[t], &to, why, sizeof(why));
+		if (err < 0) {
+			cli_err("replay: target %s: %s", s->tpaths[t], why);
+			return err;
+		}
+		if (!s->targets[t].size) {
+			cli_err("replay: target %s: it is empty (size 0)", s->tpaths[t]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- result trace ---- */
+
+struct out_ctx {
+	struct btape_writer *w;
+	int err;
+	struct opts *o;
+	uint64_t last_completed;
+	uint64_t last_tick;
+	uint64_t total_ns;
+	bool progress;
+};
+
+static const uint8_t io_to_btape_op[RP_IO__COUNT] = { BTAPE_OP_READ, BTAPE_OP_WRITE,
+						      BTAPE_OP_FLUSH, BTAPE_OP_DISCARD,
+						      BTAPE_OP_WRITE_ZEROES };
+
+static void out_done(void *ctx, const struct rp_io *io)
+{
+	struct out_ctx *c = ctx;
+	struct btape_event ev;
+
+	if (!c->w || c->err)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.issue_ns = io->issue_ns;
+	ev.complete_ns = io->complete_ns;
+	ev.sector = io->offset / 512;
+	ev.bytes = io->bytes;
+	ev.dev = io->dev;
+	ev.op = io_to_btape_op[io->op];
+	ev.qd = io->qd;
+	ev.error = io->res < 0 ? (int32_t)io->res : 0;
+	ev.present = BTAPE_HAS_COMPLETE | BTAPE_HAS_QD | BTAPE_HAS_ERROR;
+	c->err = btape_writer__add(c->w, &ev);
+}
+
+static void out_watermark(void *ctx, uint64_t ns)
+{
+	struct out_ctx *c = ctx;
+
+	if (c->w && !c->err)
+		c->err = btape_writer__advance(c->w, ns);
+}
+
+static void on_tick(void *ctx, const struct rp_stats *st, uint64_t now)
+{
+	struct out_ctx *c = ctx;
+	double el = (double)(now - st->start_ns) / 1e9;
+	double dt = (double)(now - c->last_tick) / 1e9;
+	uint64_t bytes = 0;
+
+	if (!c->progress)
+		return;
+	for (unsigned int i = 0; i < RP_IO__COUNT; i++)
+		bytes += st->bytes[i];
+	if (c->last_tick && dt > 0)
+		fprintf(stderr, "\r  %7.1f s", el);
+	else
+		fprintf(stderr, "\r  %7.1f s", el);
+	if (c->total_ns)
+		fprintf(stderr, " / %.1f s", (double)c->total_ns / 1e9);
+	fprintf(stderr, "  %9.0f IOPS  %8.1f MB/s  late %" PRIu64 "   ",
+		dt > 0 && c->last_tick ? (double)(st->completed - c->last_completed) / dt : 0.0,
+		el > 0 ? (double)bytes / el / 1e6 : 0.0, st->late);
+	c->last_completed = st->completed;
+	c->last_tick = now;
+}
+
+static int open_output(struct setup *s, struct out_ctx *c)
+{
+	struct btape_meta m;
+	struct btape_writer_opts wo = { .sz = sizeof(wo), .zstd_level = 1, .chunk_events = 16384 };
+	struct utsname un;
+	struct timespec rt;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	if (s->meta) {
+		err = btape_meta__copy(&m, s->meta);
+		if (err < 0) {
+			cli_err("replay: -o %s: cannot copy the metadata: %s", s->o->out,
+				strerror(-err));
+			return err;
+		}
+	}
+	snprintf(m.tool, sizeof(m.tool), "biotape %s", BIOTAPE_VERSION);
+	snprintf(m.source, sizeof(m.source), "replay");
+	if (uname(&un) == 0) {
+		snprintf(m.hostname, sizeof(m.hostname), "%s", un.nodename);
+		snprintf(m.kernel, sizeof(m.kernel), "%s", un.release);
+	}
+	snprintf(m.capture, sizeof(m.capture), "replay of %s: engine %s, timing %s x%g, iodepth %u",
+		 s->o->trace, s->o->engine, timing_names[s->o->timing], s->o->speed, s->o->iodepth);
+	m.clock_mono_ns = rp_mono_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	m.clock_real_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	if (!m.ndevices) {
+		struct btape_device d = { .rotational = -1 };
+
+		err = btape_meta__add_device(&m, &d);
+		if (err < 0) {
+			btape_meta__free(&m);
+			cli_err("replay: -o %s: %s", s->o->out, strerror(-err));
+			return err;
+		}
+	}
+	for (uint32_t d = 0; d < m.ndevices && d < s->ndev; d++) {
+		struct btape_device *dv = &m.devices[d];
+		const struct rp_target *t;
+		const char *base;
+
+		if (s->devs[d].target == RP_NO_TARGET)
+			continue;
+		t = &s->targets[s->devs[d].target];
+		base = strrchr(t->path, '/');
+		snprintf(dv->name, sizeof(dv->name), "%s", base ? base + 1 : t->path);
+		dv->model[0] = '\0';
+		dv->dev_t_major = t->dev_major;
+		dv->dev_t_minor = t->dev_minor;
+		dv->size_bytes = t->size;
+		dv->logical_block = t->lbs;
+		dv->physical_block = 0;
+		dv->rotational = -1;
+	}
+	btape_meta__add_tag(&m, "replay.trace", s->o->trace);
+	btape_meta__add_tag(&m, "replay.timing", timing_names[s->o->timing]);
+	err = btape_writer__open(&c->w, s->o->out, &m, &wo);
+	btape_meta__free(&m);
+	if (err < 0) {
+		cli_err("replay: -o %s: %s", s->o->out, strerror(-err));
+		c->w = NULL;
+	}
+	return err;
+}
+
+/* ---- main ---- */
+
+static void free_setup(struct setup *s)
+{
+	for (unsigned int t = 0; t < s->ntargets; t++)
+		rp_target_close(&s->targets[t]);
+	free(s->devs);
+	free(s->dev_dst);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	struct opts o;
+	struct setup s;
+	struct rp_prefetch *pf = NULL;
+	const struct rp_engine_ops *eng;
+	struct rp_engine *e = NULL;
+	struct rp_sched_cfg cfg;
+	struct rp_payload payload;
+	struct rp_clock clk;
+	struct rp_stats *st = NULL;
+	struct rp_step steps[MAX_SWEEP];
+	struct out_ctx oc = { 0 };
+	struct rp_run_info info;
+	struct sigaction sa, old_int, old_term;
+	void **bufs = NULL;
+	void *bufmem = NULL;
+	const char *msg = NULL;
+	unsigned int maxscale = 1, depth;
+	int err, ret = BTAPE_EXIT_FAIL;
+	bool sigs = false;
+
+	memset(&s, 0, sizeof(s));
+	err = parse_args(argc, argv, &o);
+	if (err > 0)
+		return BTAPE_EXIT_OK;
+	if (err < 0)
+		return BTAPE_EXIT_USAGE;
+	s.o = &o;
+	eng = rp_engine_find(o.engine);
+
+	err = rp_prefetch__open(&pf, o.trace, PREFETCH_BLOCK_EVENTS, PREFETCH_BLOCKS, &msg);
+	if (err < 0) {
+		cli_err("replay: %s: %s", o.trace, msg ? msg : strerror(-err));
+		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+	}
+	s.meta = rp_prefetch__meta(pf);
+	err = rp_prefetch__summary(pf, &s.sum);
+	if (err < 0) {
+		cli_err("replay: %s: %s", o.trace, rp_prefetch__errmsg(pf));
+		ret = BTAPE_EXIT_USAGE;
+		goto cleanup;
+	}
+	s.destructive = s.sum.count_by_op[BTAPE_OP_WRITE] + s.sum.count_by_op[BTAPE_OP_DISCARD] +
+			s.sum.count_by_op[BTAPE_OP_WRITE_ZEROES] +
+			s.sum.count_by_op[BTAPE_OP_SECURE_ERASE] +
+			s.sum.count_by_op[BTAPE_OP_ZONE_APPEND];
+	if (s.destructive && !o.write && !o.writes_as_reads) {
+		cli_err("replay: %s holds %" PRIu64 " writes/discards: refusing without --write "
+			"(destroys data on the target) or --writes-as-reads",
+			o.trace, s.destructive);
+		ret = BTAPE_EXIT_USAGE;
+		goto cleanup;
+	}
+	if (resolve_maps(&s) < 0) {
+		ret = BTAPE_EXIT_USAGE;
+		goto cleanup;
+	}
+	for (uint32_t d = 0; d < s.ndev; d++) {
+		if (s.devs[d].target != RP_NO_TARGET && !s.devs[d].src_size) {
+			err = scan_extents(&s);
+			if (err < 0) {
+				ret = BTAPE_EXIT_USAGE;
+				goto cleanup;
+			}
+			break;
+		}
+	}
+	err = open_targets(&s);
+	if (err < 0) {
+		ret = err == -EINVAL ? BTAPE_EXIT_USAGE : BTAPE_EXIT_FAIL;
+		goto cleanup;
+	}
+	for (unsigned int i = 0; i < o.nsweep; i++)
+		maxscale = o.sweep[i] > maxscale ? o.sweep[i] : maxscale;
+
+	rp_payload_init(&payload, o.payload, o.compress, o.dedupe, (uint64_t)getpid() ^ rp_mono_ns());
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.timing = o.timing;
+	cfg.speed = o.speed;
+	cfg.iodepth = o.iodepth;
+	cfg.scale = maxscale;
+	cfg.layout = o.layout;
+	cfg.fit = o.fit;
+	cfg.loops = o.loops;
+	cfg.duration_ns = o.duration_ns;
+	cfg.warmup_ns = o.warmup_ns;
+	cfg.allow_writes = o.write && s.destructive > 0;
+	cfg.writes_as_reads = o.writes_as_reads;
+	cfg.ndev = s.ndev;
+	cfg.devs = s.devs;
+	cfg.targets = s.targets;
+	cfg.ntargets = s.ntargets;
+	cfg.payload = &payload;
+	cfg.stop = &stop_flag;
+	cfg.ctx = &oc;
+	cfg.on_tick = on_tick;
+	cfg.tick_ns = TICK_NS;
+	if (o.fit == RP_FIT_ERROR) {
+		err = check_fit(&s, &cfg);
+		if (err < 0) {
+			ret = err == -ERANGE ? BTAPE_EXIT_USAGE : BTAPE_EXIT_FAIL;
+			goto cleanup;
+		}
+	}
+
+	depth = o.iodepth * maxscale;
+	bufs = calloc(depth, sizeof(*bufs));
+	st = malloc(sizeof(*st));
+	if (!bufs || !st || posix_memalign(&bufmem, 4096, (size_t)depth * BUF_BYTES)) {
+		cli_err("replay: out of memory for %u buffers of %d KiB", depth, BUF_BYTES / 1024);
+		goto cleanup;
+	}
+	memset(bufmem, 0, (size_t)depth * BUF_BYTES);
+	for (unsigned int i = 0; i < depth; i++)
+		bufs[i] = (char *)bufmem + (size_t)i * BUF_BYTES;
+	cfg.bufs = bufs;
+	cfg.buf_bytes = BUF_BYTES;
+
+	if (o.out) {
+		if (open_output(&s, &oc) < 0)
+			goto cleanup;
+		cfg.on_done = out_done;
+		cfg.on_watermark = out_watermark;
+	}
+	oc.o = &o;
+	oc.progress = !o.no_progress && isatty(STDERR_FILENO);
+	if (o.timing == RP_TIMING_ORIGINAL && s.sum.last_issue_ns > s.sum.first_issue_ns)
+		oc.total_ns = (uint64_t)((double)(s.sum.last_issue_ns - s.sum.first_issue_ns) /
+					 o.speed) * (o.loops ? o.loops : 1);
+	if (o.duration_ns && (!oc.total_ns || o.duration_ns < oc.total_ns))
+		oc.total_ns = o.duration_ns;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigs = true;
+
+	rp_clock_init_real(&clk, SPIN_NS);
+	info = (struct rp_run_info){ .trace = o.trace, .engine = eng->name,
+				     .timing = timing_names[o.timing],
+				     .layout = layout_names[o.layout], .speed = o.speed,
+				     .iodepth = o.iodepth, .scale = o.scale, .targets = s.tpaths,
+				     .ntargets = s.ntargets };
+	for (unsigned int i = 0; i < o.nsweep; i++) {
+		struct rp_engine_cfg ec = { .targets = s.targets, .ntargets = s.ntargets,
+					    .depth = o.iodepth * o.sweep[i], .bufs = bufs,
+					    .buf_bytes = BUF_BYTES, .clock = &clk };
+		struct rp_source *src = rp_prefetch__source(pf);
+
+		if (i && (err = src->rewind(src)) < 0) {
+			cli_err("replay: %s: %s", o.trace, rp_prefetch__errmsg(pf));
+			goto cleanup;
+		}
+		cfg.scale = o.sweep[i];
+		err = eng->open(&e, &ec);
+		if (err < 0) {
+			cli_err("replay: engine %s: cannot start: %s", eng->name, strerror(-err));
+			goto cleanup;
+		}
+		oc.last_tick = 0;
+		err = rp_sched_run(&cfg, eng, e, &clk, src, st);
+		eng->close(e);
+		e = NULL;
+		if (oc.progress)
+			fprintf(stderr, "\r%78s\r", "");
+		if (err == -ERANGE) {
+			cli_err("replay: an I/O does not fit its target (use --fit wrap|scale)");
+			ret = BTAPE_EXIT_USAGE;
+			goto cleanup;
+		}
+		if (err < 0) {
+			cli_err("replay: %s", err == -EBADMSG || err == -EIO ?
+						      rp_prefetch__errmsg(pf) :
+						      strerror(-err));
+			goto cleanup;
+		}
+		rp_step_from_stats(&steps[i], o.sweep[i], st);
+		if (o.nsweep > 1 && !o.json) {
+			fprintf(stderr, "  scale %u: %.0f IOPS, p99 %.1f us\n", o.sweep[i],
+				steps[i].iops, (double)steps[i].p99_all / 1e3);
+		}
+		if (stop_flag)
+			break;
+	}
+	unsigned int nsteps = o.nsweep;
+
+	for (unsigned int i = 0; i < o.nsweep; i++) {
+		if (stop_flag && i > 0 && !steps[i].ios) {
+			nsteps = i;
+			break;
+		}
+	}
+	if (o.nsweep > 1) {
+		struct cli_out ho;
+
+		rp_steps_mark_knee(steps, nsteps);
+		if (o.json)
+			rp_report_sweep_json(stdout, &info, steps, nsteps);
+		else
+			rp_report_sweep_text(stdout, &info, steps, nsteps);
+		if (o.html) {
+			if (cli_out_open(&ho, o.html) < 0) {
+				cli_err("replay: --html %s: %s", o.html, strerror(errno));
+				goto cleanup;
+			}
+			rp_report_sweep_html(ho.fp, &info, steps, nsteps);
+			if (cli_out_commit(&ho) < 0)
+				goto cleanup;
+		}
+	} else {
+		info.scale = o.sweep[0];
+		if (o.json)
+			rp_report_json(stdout, &info, st);
+		else
+			rp_report_text(stdout, &info, st);
+	}
+	fflush(stdout);
+	if (oc.w) {
+		err = oc.err;
+		if (err) {
+			cli_err("replay: -o %s: %s", o.out, btape_writer__errmsg(oc.w));
+			btape_writer__abort(oc.w);
+			oc.w = NULL;
+			goto cleanup;
+		}
+		err = btape_writer__close(oc.w);
+		oc.w = NULL;
+		if (err < 0) {
+			cli_err("replay: -o %s: %s", o.out, strerror(-err));
+			goto cleanup;
+		}
+	}
+	ret = st->errors ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
+	if (st->errors)
+		cli_err("replay: %" PRIu64 " I/Os failed (first: %s)", st->errors,
+			strerror(-st->first_error));
+cleanup:
+	if (sigs) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
+	if (oc.w)
+		btape_writer__abort(oc.w);
+	if (e)
+		eng->close(e);
+	rp_prefetch__close(pf);
+	free_setup(&s);
+	free(bufs);
+	free(bufmem);
+	free(st);
+	return ret;
+}

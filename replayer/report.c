@@ -1,1 +1,408 @@
-/* placeholder */
+// SPDX-License-Identifier: GPL-2.0-only
+#include "report.h"
+
+#include "btape.h"
+#include "cli.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+static const char *const io_op_names[RP_IO__COUNT] = { "read", "write", "flush", "discard",
+						       "write_zeroes" };
+
+const char *rp_io_op_name(unsigned int op)
+{
+	return op < RP_IO__COUNT ? io_op_names[op] : "?";
+}
+
+double rp_stats_seconds(const struct rp_stats *st)
+{
+	if (st->end_ns <= st->measure_start_ns)
+		return 0;
+	return (double)(st->end_ns - st->measure_start_ns) / 1e9;
+}
+
+static uint64_t total_ios(const struct rp_stats *st)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < RP_IO__COUNT; i++)
+		n += st->ios[i];
+	return n;
+}
+
+static uint64_t total_bytes(const struct rp_stats *st)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < RP_IO__COUNT; i++)
+		n += st->bytes[i];
+	return n;
+}
+
+static uint64_t total_skipped(const struct rp_stats *st)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < 32; i++)
+		n += st->skipped[i];
+	return n;
+}
+
+static double rate(uint64_t n, double s)
+{
+	return s > 0 ? (double)n / s : 0;
+}
+
+void rp_step_from_stats(struct rp_step *s, unsigned int factor, const struct rp_stats *st)
+{
+	static struct rp_hist all; /* big: not on the stack */
+
+	memset(s, 0, sizeof(*s));
+	s->factor = factor;
+	s->seconds = rp_stats_seconds(st);
+	s->ios = total_ios(st);
+	s->iops = rate(s->ios, s->seconds);
+	s->mbps = rate(total_bytes(st), s->seconds) / 1e6;
+	rp_hist_reset(&all);
+	for (unsigned int i = 0; i < RP_IO__COUNT; i++) {
+		s->op_ios[i] = st->ios[i];
+		s->p50[i] = rp_hist_quantile(&st->lat[i], 0.5);
+		s->p99[i] = rp_hist_quantile(&st->lat[i], 0.99);
+		rp_hist_merge(&all, &st->lat[i]);
+	}
+	s->p50_all = rp_hist_quantile(&all, 0.5);
+	s->p99_all = rp_hist_quantile(&all, 0.99);
+}
+
+int rp_steps_mark_knee(struct rp_step *steps, unsigned int n)
+{
+	for (unsigned int i = 1; i < n; i++) {
+		const struct rp_step *a = &steps[i - 1], *b = &steps[i];
+
+		if (!a->p99_all || !a->iops)
+			continue;
+		if ((double)b->p99_all / (double)a->p99_all > b->iops / a->iops) {
+			steps[i].knee = true;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+static void header(FILE *fp, const struct rp_run_info *info)
+{
+	fprintf(fp, "replay of %s -> ", info->trace);
+	for (unsigned int i = 0; i < info->ntargets; i++)
+		fprintf(fp, "%s%s", i ? ", " : "", info->targets[i]);
+	fprintf(fp, "\n  engine %s, timing %s", info->engine, info->timing);
+	if (strcmp(info->timing, "original") == 0)
+		fprintf(fp, " x%g", info->speed);
+	fprintf(fp, ", iodepth %u, scale %u (%s)\n", info->iodepth, info->scale, info->layout);
+}
+
+void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st)
+{
+	double secs = rp_stats_seconds(st);
+	char a[32], b[32], c[32], d[32], e[32];
+	uint64_t skipped = total_skipped(st);
+
+	header(fp, info);
+	fprintf(fp, "  measured %.3f s: %" PRIu64 " I/Os, %.0f IOPS, %.1f MB/s%s\n", secs,
+		total_ios(st), rate(total_ios(st), secs), rate(total_bytes(st), secs) / 1e6,
+		st->interrupted ? " (interrupted)" : st->duration_hit ? " (duration reached)" : "");
+	fprintf(fp, "  %-12s %10s %10s %9s %10s %10s %10s %10s %10s\n", "op", "ios", "IOPS", "MB/s",
+		"p50", "p90", "p99", "p99.9", "max");
+	for (unsigned int i = 0; i < RP_IO__COUNT; i++) {
+		const struct rp_hist *h = &st->lat[i];
+
+		if (!st->ios[i])
+			continue;
+		fprintf(fp, "  %-12s %10" PRIu64 " %10.0f %9.1f %10s %10s %10s %10s %10s\n",
+			rp_io_op_name(i), st->ios[i], rate(st->ios[i], secs),
+			rate(st->bytes[i], secs) / 1e6,
+			cli_fmt_ns(rp_hist_quantile(h, 0.5), a, sizeof(a)),
+			cli_fmt_ns(rp_hist_quantile(h, 0.9), b, sizeof(b)),
+			cli_fmt_ns(rp_hist_quantile(h, 0.99), c, sizeof(c)),
+			cli_fmt_ns(rp_hist_quantile(h, 0.999), d, sizeof(d)),
+			cli_fmt_ns(h->max, e, sizeof(e)));
+	}
+	if (st->issue_err.count) {
+		fprintf(fp,
+			"  issue-time error: p50 %s, p99 %s, max %s; late (>%llu us): %" PRIu64
+			" (%.3f%%)\n",
+			cli_fmt_ns(rp_hist_quantile(&st->issue_err, 0.5), a, sizeof(a)),
+			cli_fmt_ns(rp_hist_quantile(&st->issue_err, 0.99), b, sizeof(b)),
+			cli_fmt_ns(st->issue_err.max, c, sizeof(c)), RP_LATE_NS / 1000, st->late,
+			100.0 * (double)st->late / (double)st->issue_err.count);
+	}
+	fprintf(fp, "  depth-capped: %" PRIu64 ", max in flight: %u, errors: %" PRIu64,
+		st->depth_capped, st->max_inflight, st->errors);
+	if (st->errors)
+		fprintf(fp, " (first: %s at offset %" PRIu64 ")", strerror(-st->first_error),
+			st->first_error_offset);
+	fprintf(fp, "\n  skipped: %" PRIu64, skipped);
+	if (skipped) {
+		const char *sep = " (";
+
+		for (unsigned int i = 0; i < 32; i++) {
+			if (st->skipped[i]) {
+				fprintf(fp, "%s%s %" PRIu64, sep, btape_op_name(i), st->skipped[i]);
+				sep = ", ";
+			}
+		}
+		fprintf(fp, "; of which refused by the target %" PRIu64 ", unmapped device %" PRIu64
+			    ")",
+			st->unsupported, st->unmapped);
+	}
+	fprintf(fp, "\n  trace events: %" PRIu64 " in %" PRIu64 " pass(es)\n", st->events,
+		st->loops);
+}
+
+static void json_lat(FILE *fp, const struct rp_hist *h)
+{
+	fprintf(fp, "{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p99.9\":%.3f,\"max\":%.3f}",
+		(double)rp_hist_quantile(h, 0.5) / 1e3, (double)rp_hist_quantile(h, 0.9) / 1e3,
+		(double)rp_hist_quantile(h, 0.99) / 1e3, (double)rp_hist_quantile(h, 0.999) / 1e3,
+		(double)h->max / 1e3);
+}
+
+static void json_info(FILE *fp, const struct rp_run_info *info)
+{
+	fprintf(fp, "\"trace\":");
+	cli_json_str(fp, info->trace);
+	fprintf(fp, ",\"targets\":[");
+	for (unsigned int i = 0; i < info->ntargets; i++) {
+		if (i)
+			fputc(',', fp);
+		cli_json_str(fp, info->targets[i]);
+	}
+	fprintf(fp, "],\"engine\":");
+	cli_json_str(fp, info->engine);
+	fprintf(fp, ",\"timing\":");
+	cli_json_str(fp, info->timing);
+	fprintf(fp, ",\"speed\":%g,\"iodepth\":%u,\"layout\":", info->speed, info->iodepth);
+	cli_json_str(fp, info->layout);
+}
+
+void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st)
+{
+	double secs = rp_stats_seconds(st);
+	uint64_t n = st->issue_err.count;
+	bool first = true;
+
+	fputc('{', fp);
+	json_info(fp, info);
+	fprintf(fp, ",\"scale\":%u,\"seconds\":%.6f,\"ios\":%" PRIu64 ",\"iops\":%.1f,\"mbps\":%.3f",
+		info->scale, secs, total_ios(st), rate(total_ios(st), secs),
+		rate(total_bytes(st), secs) / 1e6);
+	fprintf(fp, ",\"ops\":{");
+	for (unsigned int i = 0; i < RP_IO__COUNT; i++) {
+		if (!st->ios[i])
+			continue;
+		fprintf(fp, "%s\"%s\":{\"ios\":%" PRIu64 ",\"iops\":%.1f,\"mbps\":%.3f,\"lat_us\":",
+			first ? "" : ",", rp_io_op_name(i), st->ios[i], rate(st->ios[i], secs),
+			rate(st->bytes[i], secs) / 1e6);
+		json_lat(fp, &st->lat[i]);
+		fputc('}', fp);
+		first = false;
+	}
+	fprintf(fp, "}");
+	if (n) {
+		fprintf(fp, ",\"issue_error_us\":{\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}",
+			(double)rp_hist_quantile(&st->issue_err, 0.5) / 1e3,
+			(double)rp_hist_quantile(&st->issue_err, 0.99) / 1e3,
+			(double)st->issue_err.max / 1e3);
+		fprintf(fp, ",\"late\":%" PRIu64 ",\"late_rate\":%.6f", st->late,
+			(double)st->late / (double)n);
+	}
+	fprintf(fp, ",\"depth_capped\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
+		st->depth_capped, st->max_inflight, st->errors);
+	fprintf(fp, ",\"skipped\":{\"total\":%" PRIu64 ",\"unsupported\":%" PRIu64
+		    ",\"unmapped\":%" PRIu64 ",\"by_op\":{",
+		total_skipped(st), st->unsupported, st->unmapped);
+	first = true;
+	for (unsigned int i = 0; i < 32; i++) {
+		if (!st->skipped[i])
+			continue;
+		fprintf(fp, "%s\"%s\":%" PRIu64, first ? "" : ",", btape_op_name(i), st->skipped[i]);
+		first = false;
+	}
+	fprintf(fp, "}},\"events\":%" PRIu64 ",\"passes\":%" PRIu64 ",\"interrupted\":%s}\n",
+		st->events, st->loops, st->interrupted ? "true" : "false");
+}
+
+void rp_report_sweep_text(FILE *fp, const struct rp_run_info *info, const struct rp_step *steps,
+			  unsigned int n)
+{
+	char a[32], b[32];
+
+	header(fp, info);
+	fprintf(fp, "  %6s %10s %9s", "scale", "IOPS", "MB/s");
+	for (unsigned int o = 0; o < RP_IO__COUNT; o++) {
+		bool any = false;
+
+		for (unsigned int i = 0; i < n; i++)
+			any |= steps[i].op_ios[o] != 0;
+		if (any)
+			fprintf(fp, " %8s-p50 %8s-p99", rp_io_op_name(o), rp_io_op_name(o));
+	}
+	fputc('\n', fp);
+	for (unsigned int i = 0; i < n; i++) {
+		fprintf(fp, "  %6u %10.0f %9.1f", steps[i].factor, steps[i].iops, steps[i].mbps);
+		for (unsigned int o = 0; o < RP_IO__COUNT; o++) {
+			bool any = false;
+
+			for (unsigned int j = 0; j < n; j++)
+				any |= steps[j].op_ios[o] != 0;
+			if (any)
+				fprintf(fp, " %12s %12s", cli_fmt_ns(steps[i].p50[o], a, sizeof(a)),
+					cli_fmt_ns(steps[i].p99[o], b, sizeof(b)));
+		}
+		fprintf(fp, "%s\n", steps[i].knee ? "   <- knee (p99 grows faster than IOPS)" : "");
+	}
+}
+
+void rp_report_sweep_json(FILE *fp, const struct rp_run_info *info, const struct rp_step *steps,
+			  unsigned int n)
+{
+	int knee = -1;
+
+	fputc('{', fp);
+	json_info(fp, info);
+	fprintf(fp, ",\"sweep\":[");
+	for (unsigned int i = 0; i < n; i++) {
+		bool first = true;
+
+		if (steps[i].knee)
+			knee = (int)steps[i].factor;
+		fprintf(fp, "%s{\"scale\":%u,\"seconds\":%.6f,\"ios\":%" PRIu64
+			    ",\"iops\":%.1f,\"mbps\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f,\"ops\":{",
+			i ? "," : "", steps[i].factor, steps[i].seconds, steps[i].ios, steps[i].iops,
+			steps[i].mbps, (double)steps[i].p50_all / 1e3,
+			(double)steps[i].p99_all / 1e3);
+		for (unsigned int o = 0; o < RP_IO__COUNT; o++) {
+			if (!steps[i].op_ios[o])
+				continue;
+			fprintf(fp, "%s\"%s\":{\"ios\":%" PRIu64 ",\"p50_us\":%.3f,\"p99_us\":%.3f}",
+				first ? "" : ",", rp_io_op_name(o), steps[i].op_ios[o],
+				(double)steps[i].p50[o] / 1e3, (double)steps[i].p99[o] / 1e3);
+			first = false;
+		}
+		fprintf(fp, "}}");
+	}
+	fprintf(fp, "],\"knee\":");
+	if (knee < 0)
+		fprintf(fp, "null}\n");
+	else
+		fprintf(fp, "%d}\n", knee);
+}
+
+static void html_esc(FILE *fp, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '<')
+			fputs("&lt;", fp);
+		else if (*s == '>')
+			fputs("&gt;", fp);
+		else if (*s == '&')
+			fputs("&amp;", fp);
+		else if (*s == '"')
+			fputs("&quot;", fp);
+		else
+			fputc(*s, fp);
+	}
+}
+
+void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct rp_step *steps,
+			  unsigned int n)
+{
+	const double W = 720, H = 420, L = 80, R = 30, T = 30, B = 60;
+	double xmax = 1, ymax = 1;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (steps[i].iops > xmax)
+			xmax = steps[i].iops;
+		if ((double)steps[i].p99_all / 1e3 > ymax)
+			ymax = (double)steps[i].p99_all / 1e3;
+	}
+	xmax *= 1.1;
+	ymax *= 1.15;
+	fprintf(fp, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>biotape replay "
+		    "sweep</title>\n<style>body{font-family:sans-serif;margin:2em}"
+		    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
+		    "text-align:right}</style></head><body>\n<h1>Replay sweep: IOPS versus latency</h1>\n<p>");
+	html_esc(fp, info->trace);
+	fprintf(fp, " &rarr; ");
+	for (unsigned int i = 0; i < info->ntargets; i++) {
+		fprintf(fp, "%s", i ? ", " : "");
+		html_esc(fp, info->targets[i]);
+	}
+	fprintf(fp, " (engine %s, timing %s, iodepth %u per copy, layout %s)</p>\n", info->engine,
+		info->timing, info->iodepth, info->layout);
+	fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		    "viewBox=\"0 0 %.0f %.0f\">\n", W, H, W, H);
+	fprintf(fp, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W, H);
+	/* axes and grid */
+	for (int g = 0; g <= 5; g++) {
+		double x = L + (W - L - R) * g / 5, y = H - B - (H - T - B) * g / 5;
+
+		fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
+			L, y, W - R, y);
+		fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
+			x, T, x, H - B);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">%.0f"
+			    "</text>\n", x, H - B + 16, xmax * g / 5);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.0f"
+			    "</text>\n", L - 6, y + 4, ymax * g / 5);
+	}
+	fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L,
+		H - B, W - R, H - B);
+	fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L,
+		T, L, H - B);
+	fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" text-anchor=\"middle\">IOPS"
+		    "</text>\n", (L + W - R) / 2, H - 18);
+	fprintf(fp, "<text x=\"18\" y=\"%.1f\" font-size=\"13\" text-anchor=\"middle\" "
+		    "transform=\"rotate(-90 18 %.1f)\">latency (us)</text>\n", (T + H - B) / 2,
+		(T + H - B) / 2);
+	for (int series = 0; series < 2; series++) {
+		const char *color = series ? "#d62728" : "#1f77b4";
+
+		fprintf(fp, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
+			color);
+		for (unsigned int i = 0; i < n; i++) {
+			double lat = (double)(series ? steps[i].p99_all : steps[i].p50_all) / 1e3;
+
+			fprintf(fp, "%.1f,%.1f ", L + (W - L - R) * steps[i].iops / xmax,
+				H - B - (H - T - B) * lat / ymax);
+		}
+		fprintf(fp, "\"/>\n");
+		for (unsigned int i = 0; i < n; i++) {
+			double lat = (double)(series ? steps[i].p99_all : steps[i].p50_all) / 1e3;
+			double x = L + (W - L - R) * steps[i].iops / xmax;
+			double y = H - B - (H - T - B) * lat / ymax;
+
+			fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"><title>scale "
+				    "%u: %.0f IOPS, p%s %.1f us</title></circle>\n",
+				x, y, steps[i].knee && series ? 7 : 4, color, steps[i].factor,
+				steps[i].iops, series ? "99" : "50", lat);
+			fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">x%u%s</text>\n",
+				x + 6, y - 6, steps[i].factor,
+				steps[i].knee && series ? " knee" : "");
+		}
+	}
+	fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#1f77b4\">p50</text>\n",
+		W - R - 60, T + 12);
+	fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#d62728\">p99</text>\n",
+		W - R - 60, T + 28);
+	fprintf(fp, "</svg>\n<table><tr><th>scale</th><th>IOPS</th><th>MB/s</th><th>p50 (us)</th>"
+		    "<th>p99 (us)</th><th></th></tr>\n");
+	for (unsigned int i = 0; i < n; i++)
+		fprintf(fp, "<tr><td>%u</td><td>%.0f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
+			    "<td>%s</td></tr>\n",
+			steps[i].factor, steps[i].iops, steps[i].mbps, (double)steps[i].p50_all / 1e3,
+			(double)steps[i].p99_all / 1e3, steps[i].knee ? "knee" : "");
+	fprintf(fp, "</table>\n<p>Knee: the first step where p99 latency grows by a larger factor "
+		    "than IOPS.</p>\n</body></html>\n");
+}
