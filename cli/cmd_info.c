@@ -33,7 +33,10 @@ static const char *fmt_wall(uint64_t real_ns, char *buf, size_t len)
 		snprintf(buf, len, "unknown");
 		return buf;
 	}
-	strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	char day[32];
+
+	strftime(day, sizeof(day), "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03u UTC", day, (unsigned int)(real_ns % 1000000000u / 1000000u));
 	return buf;
 }
 
