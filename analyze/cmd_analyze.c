@@ -1,6 +1,389 @@
-/* TEMPORARY stub, replaced by the module's implementation. */
+// SPDX-License-Identifier: GPL-2.0-only
+/* biotape analyze / profile / compare: the analyzer's commands. */
 #include "cli.h"
 #include "commands.h"
-int cmd_analyze(int argc, char **argv) { cli_err("analyze: not implemented yet"); return BTAPE_EXIT_FAIL; }
-int cmd_profile(int argc, char **argv) { cli_err("profile: not implemented yet"); return BTAPE_EXIT_FAIL; }
-int cmd_compare(int argc, char **argv) { cli_err("compare: not implemented yet"); return BTAPE_EXIT_FAIL; }
+#include "input.h"
+#include "profile.h"
+#include "render.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum out_kind { OUT_TEXT, OUT_JSON, OUT_HTML };
+
+struct common {
+	struct an_filter f;
+	struct stats_opts so;
+	bool interval_given;
+	enum out_kind kind;
+	const char *html_path;
+	bool per_process;
+	char *files[256];
+	int nfiles;
+};
+
+static const char analyze_usage[] =
+	"usage: biotape analyze FILE... [--from T] [--to T] [--device D] [--pid N]\n"
+	"                       [--interval S] [--json | --html OUT] [--ws-limit BLOCKS]\n"
+	"                       [--near BYTES] [--idle-min T]\n"
+	"\n"
+	"Characterise the workload in one or more traces (merged by issue time): counts, bytes,\n"
+	"IOPS and throughput (mean, peak over 1 s windows), op mix, request sizes, sequentiality,\n"
+	"seek distances, working set and skew, latency percentiles (device and queue time), queue\n"
+	"depth, inter-arrival times, idle periods, per device, per process, and a timeline.\n"
+	"\n"
+	"  --from T, --to T   window, relative to the trace start (\"10s\", \"250ms\", \"2m\")\n"
+	"  --device D         one device: name (\"nvme0n1\"), major:minor, or table index\n"
+	"  --pid N            only I/O submitted by process N\n"
+	"  --interval S       timeline interval (default: about 1/100 of the window)\n"
+	"  --json             JSON on stdout (schema biotape.analyze/1, docs/ANALYSIS.md)\n"
+	"  --html OUT         self-contained HTML report with charts (no network needed)\n"
+	"  --ws-limit BLOCKS  4 KiB blocks tracked exactly before the working set is sampled\n"
+	"                     (default 1048576, about 32 MiB of memory)\n"
+	"  --near BYTES       near-sequential window (default 128k)\n"
+	"  --idle-min T       shortest idle period counted (default 1ms)\n"
+	"\n"
+	"example:\n"
+	"  biotape analyze db.btape --from 30s --to 90s --device nvme0n1 --html report.html\n";
+
+static const char profile_usage[] =
+	"usage: biotape profile FILE [--per-process] [--from T] [--to T] [--device D] > job.fio\n"
+	"\n"
+	"Write a fio job file that reproduces the trace's workload: bssplit per direction,\n"
+	"rwmixread, percentage_random, random_distribution=zoned (from the measured skew),\n"
+	"iodepth (observed queue depth), rate_iops, offset/size range and runtime. Comments\n"
+	"in the job say what was measured. The target is ${TARGET} (set it in the environment).\n"
+	"\n"
+	"  --per-process      one job per process (the busiest 16 with >= 1% of the I/Os)\n"
+	"\n"
+	"example:\n"
+	"  biotape profile db.btape > db.fio && TARGET=/dev/loop0 fio db.fio\n";
+
+static const char compare_usage[] =
+	"usage: biotape compare A B [--from T] [--to T] [--device D] [--json | --html OUT]\n"
+	"\n"
+	"Compare two traces side by side (a recording and its replay on new storage, or two\n"
+	"systems): IOPS, throughput, latency percentiles per op with ratios, request sizes and\n"
+	"op mix; in HTML with overlaid latency CDFs.\n"
+	"\n"
+	"example:\n"
+	"  biotape compare prod.btape replay-on-new-array.btape --html compare.html\n";
+
+static int parse_common(int argc, char **argv, struct common *c, const char *cmd, bool outputs,
+			bool per_process)
+{
+	memset(c, 0, sizeof(*c));
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		uint64_t u;
+
+#define NEED_ARG()                                                              \
+	do {                                                                    \
+		if (!v) {                                                       \
+			cli_err("%s: %s needs a value (see --help)", cmd, a); \
+			return -EINVAL;                                         \
+		}                                                               \
+		i++;                                                            \
+	} while (0)
+		if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ||
+		    strcmp(a, "--interval") == 0 || strcmp(a, "--idle-min") == 0) {
+			NEED_ARG();
+			if (cli_parse_duration_ns(v, &u)) {
+				cli_err("%s: %s: bad duration '%s' (e.g. 10s, 250ms)", cmd, a, v);
+				return -EINVAL;
+			}
+			if (a[2] == 'f') {
+				c->f.has_from = true;
+				c->f.from_ns = u;
+			} else if (a[2] == 't') {
+				c->f.has_to = true;
+				c->f.to_ns = u;
+			} else if (a[2] == 'i' && a[3] == 'n') {
+				if (!u) {
+					cli_err("%s: --interval must be > 0", cmd);
+					return -EINVAL;
+				}
+				c->so.interval_ns = u;
+				c->interval_given = true;
+			} else {
+				c->so.idle_min_ns = u ? u : 1;
+			}
+		} else if (strcmp(a, "--device") == 0) {
+			NEED_ARG();
+			c->f.device = v;
+		} else if (strcmp(a, "--pid") == 0) {
+			NEED_ARG();
+			if (cli_parse_u64(v, &u) || u > UINT32_MAX) {
+				cli_err("%s: --pid: bad process id '%s'", cmd, v);
+				return -EINVAL;
+			}
+			c->f.has_pid = true;
+			c->f.pid = (uint32_t)u;
+		} else if (strcmp(a, "--ws-limit") == 0) {
+			NEED_ARG();
+			if (cli_parse_u64(v, &u) || u < 16) {
+				cli_err("%s: --ws-limit: need a block count >= 16, got '%s'", cmd, v);
+				return -EINVAL;
+			}
+			c->so.ws_limit = u;
+		} else if (strcmp(a, "--near") == 0) {
+			NEED_ARG();
+			if (cli_parse_size(v, &u) || !u) {
+				cli_err("%s: --near: bad size '%s'", cmd, v);
+				return -EINVAL;
+			}
+			c->so.near_seq_bytes = u;
+		} else if (outputs && strcmp(a, "--json") == 0) {
+			c->kind = OUT_JSON;
+		} else if (outputs && strcmp(a, "--html") == 0) {
+			NEED_ARG();
+			c->kind = OUT_HTML;
+			c->html_path = v;
+		} else if (per_process && strcmp(a, "--per-process") == 0) {
+			c->per_process = true;
+		} else if (a[0] == '-' && a[1]) {
+			cli_err("%s: unknown option '%s' (see biotape %s --help)", cmd, a, cmd);
+			return -EINVAL;
+		} else {
+			if (c->nfiles >= (int)(sizeof(c->files) / sizeof(c->files[0]))) {
+				cli_err("%s: too many files", cmd);
+				return -EINVAL;
+			}
+			c->files[c->nfiles++] = argv[i];
+		}
+#undef NEED_ARG
+	}
+	return 0;
+}
+
+static int run_one(struct common *c, char **files, int nfiles, struct stats **s,
+		   struct an_info *info, const char *cmd)
+{
+	char msg[512];
+	int err = an_run(files, nfiles, &c->f, &c->so, s, info, msg, sizeof(msg));
+
+	if (err) {
+		cli_err("%s: %s", cmd, msg);
+		return err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int write_out(const char *path, int (*fn)(FILE *, const void *), const void *arg,
+		     const char *cmd)
+{
+	struct cli_out o;
+	int err = cli_out_open(&o, path);
+
+	if (err) {
+		cli_err("%s: cannot create %s: %s", cmd, path ? path : "stdout", strerror(-err));
+		return BTAPE_EXIT_FAIL;
+	}
+	err = fn(o.fp, arg);
+	if (err) {
+		cli_out_abort(&o);
+		cli_err("%s: rendering failed: %s", cmd, strerror(-err));
+		return BTAPE_EXIT_FAIL;
+	}
+	err = cli_out_commit(&o);
+	if (err) {
+		cli_err("%s: writing %s: %s", cmd, path ? path : "stdout", strerror(-err));
+		return BTAPE_EXIT_FAIL;
+	}
+	return BTAPE_EXIT_OK;
+}
+
+struct one_arg {
+	const struct report *r;
+	enum out_kind kind;
+};
+
+static int fn_one(FILE *fp, const void *p)
+{
+	const struct one_arg *a = p;
+
+	switch (a->kind) {
+	case OUT_JSON:
+		return render_json(fp, a->r);
+	case OUT_HTML:
+		return render_html(fp, a->r);
+	default:
+		return render_text(fp, a->r);
+	}
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	struct common c;
+	struct stats *s = NULL;
+	struct an_info info;
+	int rc;
+
+	if (argc > 1 && cli_is_help(argv[1])) {
+		fputs(analyze_usage, stdout);
+		return BTAPE_EXIT_OK;
+	}
+	if (parse_common(argc, argv, &c, "analyze", true, false))
+		return BTAPE_EXIT_USAGE;
+	if (!c.nfiles) {
+		cli_err("analyze: no trace given (usage: biotape analyze FILE... ; see --help)");
+		return BTAPE_EXIT_USAGE;
+	}
+	rc = run_one(&c, c.files, c.nfiles, &s, &info, "analyze");
+	if (rc)
+		return rc;
+	struct report r = { .s = s, .info = &info, .paths = c.files, .npaths = c.nfiles,
+			    .interval_given = c.interval_given };
+	struct one_arg a = { .r = &r, .kind = c.kind };
+
+	rc = write_out(c.kind == OUT_HTML ? c.html_path : NULL, fn_one, &a, "analyze");
+	stats__free(s);
+	return rc;
+}
+
+struct prof_arg {
+	struct common *c;
+	const struct report *r;
+};
+
+static int fn_profile(FILE *fp, const void *p)
+{
+	const struct prof_arg *a = p;
+	struct common *c = a->c;
+	const struct stats *s = a->r->s;
+
+	if (!c->per_process)
+		return profile_write(fp, a->r, NULL, 0);
+	/* one analysis pass per busy process (each pass is bounded in memory) */
+	const struct procstat **v;
+	int n = report_procs(s, &v), err = 0, jobs = 0;
+
+	if (n < 0)
+		return -ENOMEM;
+	err = profile_write_global(fp, a->r, true);
+	for (int i = 0; i < n && jobs < PROFILE_MAX_PROCS && !err; i++) {
+		if ((double)v[i]->acc.n < 0.01 * (double)s->all.n)
+			break;
+		struct common pc = *c;
+		struct stats *ps = NULL;
+		struct an_info pinfo;
+		char msg[512];
+
+		pc.f.has_pid = true;
+		pc.f.pid = v[i]->pid;
+		err = an_run(c->files, c->nfiles, &pc.f, &pc.so, &ps, &pinfo, msg, sizeof(msg));
+		if (err) {
+			cli_err("profile: %s", msg);
+			break;
+		}
+		struct report pr = *a->r;
+
+		pr.s = ps;
+		pr.info = &pinfo;
+		err = profile_write_job(fp, &pr, v[i]->pid, v[i]->comm);
+		stats__free(ps);
+		jobs++;
+	}
+	free(v);
+	return err;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct common c;
+	struct stats *s = NULL;
+	struct an_info info;
+	int rc;
+
+	if (argc > 1 && cli_is_help(argv[1])) {
+		fputs(profile_usage, stdout);
+		return BTAPE_EXIT_OK;
+	}
+	if (parse_common(argc, argv, &c, "profile", false, true))
+		return BTAPE_EXIT_USAGE;
+	if (c.nfiles != 1) {
+		cli_err("profile: need exactly one trace (usage: biotape profile FILE > job.fio)");
+		return BTAPE_EXIT_USAGE;
+	}
+	rc = run_one(&c, c.files, 1, &s, &info, "profile");
+	if (rc)
+		return rc;
+	if (!s->all.n) {
+		cli_err("profile: %s: nothing to reproduce", info.events_read || info.filtered ?
+			"no events in window" : "no events in trace");
+		stats__free(s);
+		return BTAPE_EXIT_USAGE;
+	}
+	if (!s->all.n_dir[DIR_READ] && !s->all.n_dir[DIR_WRITE]) {
+		cli_err("profile: the trace has no reads or writes (only flushes/discards): "
+			"fio cannot reproduce it");
+		stats__free(s);
+		return BTAPE_EXIT_USAGE;
+	}
+	if (c.per_process && !(s->present_any & BTAPE_HAS_PID)) {
+		cli_err("profile: --per-process: the trace has no pid field");
+		stats__free(s);
+		return BTAPE_EXIT_USAGE;
+	}
+	struct report r = { .s = s, .info = &info, .paths = c.files, .npaths = 1 };
+	struct prof_arg a = { .c = &c, .r = &r };
+
+	rc = write_out(NULL, fn_profile, &a, "profile");
+	stats__free(s);
+	return rc;
+}
+
+struct cmp_arg {
+	const struct report *a, *b;
+	enum out_kind kind;
+};
+
+static int fn_compare(FILE *fp, const void *p)
+{
+	const struct cmp_arg *a = p;
+
+	switch (a->kind) {
+	case OUT_JSON:
+		return render_compare_json(fp, a->a, a->b);
+	case OUT_HTML:
+		return render_compare_html(fp, a->a, a->b);
+	default:
+		return render_compare_text(fp, a->a, a->b);
+	}
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct common c;
+	struct stats *sa = NULL, *sb = NULL;
+	struct an_info ia, ib;
+	int rc;
+
+	if (argc > 1 && cli_is_help(argv[1])) {
+		fputs(compare_usage, stdout);
+		return BTAPE_EXIT_OK;
+	}
+	if (parse_common(argc, argv, &c, "compare", true, false))
+		return BTAPE_EXIT_USAGE;
+	if (c.nfiles != 2) {
+		cli_err("compare: need exactly two traces (usage: biotape compare A B)");
+		return BTAPE_EXIT_USAGE;
+	}
+	rc = run_one(&c, &c.files[0], 1, &sa, &ia, "compare");
+	if (!rc)
+		rc = run_one(&c, &c.files[1], 1, &sb, &ib, "compare");
+	if (!rc) {
+		struct report ra = { .s = sa, .info = &ia, .paths = &c.files[0], .npaths = 1,
+				     .label = "A" };
+		struct report rb = { .s = sb, .info = &ib, .paths = &c.files[1], .npaths = 1,
+				     .label = "B" };
+		struct cmp_arg a = { .a = &ra, .b = &rb, .kind = c.kind };
+
+		rc = write_out(c.kind == OUT_HTML ? c.html_path : NULL, fn_compare, &a, "compare");
+	}
+	stats__free(sa);
+	stats__free(sb);
+	return rc;
+}

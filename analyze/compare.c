@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* biotape compare: two analyses side by side, phrased for a buyer. */
+#include "render.h"
+#include "cli.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_size(const void *a, const void *b)
+{
+	const struct size_slot *x = a, *y = b;
+
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+double report_size_tvd(const struct opstat *a, const struct opstat *b)
+{
+	struct size_slot *va = NULL, *vb = NULL;
+	uint32_t na = 0, nb = 0, i = 0, k = 0;
+	double tvd = 0;
+
+	if (!a->n || !b->n)
+		return NAN;
+	if (stats_sizes_sorted(a, &va, &na) || stats_sizes_sorted(b, &vb, &nb)) {
+		free(va);
+		return NAN;
+	}
+	qsort(va, na, sizeof(*va), cmp_size);
+	qsort(vb, nb, sizeof(*vb), cmp_size);
+	while (i < na || k < nb) {
+		double pa = 0, pb = 0;
+
+		if (k >= nb || (i < na && va[i].size < vb[k].size)) {
+			pa = (double)va[i++].n / (double)a->n;
+		} else if (i >= na || vb[k].size < va[i].size) {
+			pb = (double)vb[k++].n / (double)b->n;
+		} else {
+			pa = (double)va[i++].n / (double)a->n;
+			pb = (double)vb[k++].n / (double)b->n;
+		}
+		tvd += fabs(pa - pb);
+	}
+	/* sizes beyond the exact tables are unknown: count them as different */
+	tvd += (double)a->n_size_other / (double)a->n + (double)b->n_size_other / (double)b->n;
+	free(va);
+	free(vb);
+	return tvd / 2;
+}
+
+/* "3.2x lower" / "1.5x higher" / "the same" for b relative to a, lower_better decides words. */
+static void phrase(FILE *fp, const char *what, double a, double b, const char *sa, const char *sb,
+		   bool lower_better)
+{
+	fprintf(fp, "  %-34s %12s vs %-12s", what, sa, sb);
+	if (!(a > 0) || !(b > 0) || !isfinite(a) || !isfinite(b)) {
+		fprintf(fp, "  (no ratio)\n");
+		return;
+	}
+	double r = b / a;
+
+	if (!what[0] || strcmp(what, "duration") == 0) {
+		fprintf(fp, "  B/A %.2fx\n", r);
+		return;
+	}
+	if (fabs(r - 1) < 0.005) {
+		fprintf(fp, "  the same\n");
+		return;
+	}
+	bool b_better = lower_better ? b < a : b > a;
+	double f = r >= 1 ? r : 1 / r;
+
+	fprintf(fp, "  B %.2fx %s (%s)\n", f, r >= 1 ? "higher" : "lower",
+		b_better ? "B better" : "A better");
+}
+
+static double share(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
+int render_compare_text(FILE *fp, const struct report *ra, const struct report *rb)
+{
+	const struct stats *a = ra->s, *b = rb->s;
+	char s1[48], s2[48];
+
+	fprintf(fp, "biotape compare\n  A = %s (%s events)\n", ra->paths[0],
+		fmt_count(a->all.n, s1, sizeof(s1)));
+	fprintf(fp, "  B = %s (%s events)\n", rb->paths[0], fmt_count(b->all.n, s2, sizeof(s2)));
+	if (!a->all.n || !b->all.n) {
+		fprintf(fp, "  %s: no events in %s\n", !a->all.n ? "A" : "B",
+			(!a->all.n ? ra : rb)->info->filtered ? "window" : "trace");
+		return 0;
+	}
+	fprintf(fp, "\nThroughput\n");
+	snprintf(s1, sizeof(s1), "%.1f", stats_rate(a, a->all.n));
+	snprintf(s2, sizeof(s2), "%.1f", stats_rate(b, b->all.n));
+	phrase(fp, "IOPS (mean)", stats_rate(a, a->all.n), stats_rate(b, b->all.n), s1, s2, false);
+	if (a->complete_windows && b->complete_windows) {
+		fmt_count(a->all.peak_n, s1, sizeof(s1));
+		fmt_count(b->all.peak_n, s2, sizeof(s2));
+		phrase(fp, "IOPS (peak 1 s)", (double)a->all.peak_n, (double)b->all.peak_n, s1, s2,
+		       false);
+	}
+	fmt_rate_bytes(stats_rate(a, a->all.bytes), s1, sizeof(s1));
+	fmt_rate_bytes(stats_rate(b, b->all.bytes), s2, sizeof(s2));
+	phrase(fp, "throughput (mean)", stats_rate(a, a->all.bytes), stats_rate(b, b->all.bytes), s1,
+	       s2, false);
+	fmt_lat((double)a->duration_ns, s1, sizeof(s1));
+	fmt_lat((double)b->duration_ns, s2, sizeof(s2));
+	phrase(fp, "duration", (double)a->duration_ns, (double)b->duration_ns, s1, s2, true);
+
+	fprintf(fp, "\nLatency (device time, complete - issue)\n");
+	bool any = false;
+
+	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
+		struct op_summary oa, ob;
+
+		report_op_summary(a, op, &oa);
+		report_op_summary(b, op, &ob);
+		if (!oa.has_lat && !ob.has_lat)
+			continue;
+		any = true;
+		if (!oa.has_lat || !ob.has_lat) {
+			fprintf(fp, "  %s: latency only in %s\n", btape_op_name(op), oa.has_lat ? "A" : "B");
+			continue;
+		}
+		for (int q = 0; q < 5; q++) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "%s %s latency", REPORT_QUANTILE_NAMES[q],
+				 btape_op_name(op));
+			fmt_lat((double)oa.q[q], s1, sizeof(s1));
+			fmt_lat((double)ob.q[q], s2, sizeof(s2));
+			phrase(fp, what, (double)oa.q[q], (double)ob.q[q], s1, s2, true);
+		}
+	}
+	if (!any)
+		fprintf(fp, "  not in either trace (no completion times)\n");
+
+	fprintf(fp, "\nWorkload shape\n");
+	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
+		const struct opstat *oa = &a->ops[op], *ob = &b->ops[op];
+
+		if (!oa->n && !ob->n)
+			continue;
+		fprintf(fp, "  %-8s share of I/Os %6.2f%% vs %6.2f%% (%+.2f points)", btape_op_name(op),
+			100 * share(oa->n, a->all.n), 100 * share(ob->n, b->all.n),
+			100 * (share(ob->n, b->all.n) - share(oa->n, a->all.n)));
+		if (oa->n && ob->n && (oa->bytes || ob->bytes)) {
+			fprintf(fp, "; mean size %s vs %s",
+				cli_fmt_bytes(oa->bytes / oa->n, s1, sizeof(s1)),
+				cli_fmt_bytes(ob->bytes / ob->n, s2, sizeof(s2)));
+			fprintf(fp, "; size distributions differ by %.3f (TVD)", report_size_tvd(oa, ob));
+		}
+		fputc('\n', fp);
+	}
+	static const char *dn[] = { "read", "write" };
+
+	for (int d = 0; d < DIR__COUNT; d++) {
+		const struct stream *x = &a->streams_all[d], *y = &b->streams_all[d];
+
+		if (!x->n || !y->n)
+			continue;
+		fprintf(fp, "  %-8s random (not sequential) %.1f%% vs %.1f%% (%+.1f points)\n", dn[d],
+			100 * (1 - stats_seq_share(x)), 100 * (1 - stats_seq_share(y)),
+			100 * (stats_seq_share(x) - stats_seq_share(y)));
+	}
+	if (a->qd->count && b->qd->count)
+		fprintf(fp, "  queue depth at issue: mean %.2f vs %.2f, p99 %" PRIu64 " vs %" PRIu64 "\n",
+			hist_mean(a->qd), hist_mean(b->qd), hist_quantile(a->qd, 0.99),
+			hist_quantile(b->qd, 0.99));
+	if (a->wsr.blocks && b->wsr.blocks)
+		fprintf(fp, "  working set %s vs %s\n",
+			cli_fmt_bytes(a->wsr.blocks * STATS_WS_BLOCK, s1, sizeof(s1)),
+			cli_fmt_bytes(b->wsr.blocks * STATS_WS_BLOCK, s2, sizeof(s2)));
+	return 0;
+}
+
+static void j_pair(struct jw *j, const char *key, double a, double b, bool valid)
+{
+	jw_obj(j, key);
+	if (valid) {
+		jw_dbl(j, "a", a);
+		jw_dbl(j, "b", b);
+		jw_dbl(j, "ratio_b_over_a", a > 0 ? b / a : NAN);
+	} else {
+		jw_null(j, "a");
+		jw_null(j, "b");
+		jw_null(j, "ratio_b_over_a");
+	}
+	jw_end_obj(j);
+}
+
+int render_compare_json(FILE *fp, const struct report *ra, const struct report *rb)
+{
+	const struct stats *a = ra->s, *b = rb->s;
+	struct jw j;
+	bool both = a->all.n && b->all.n;
+
+	jw_begin(&j, fp);
+	jw_obj(&j, NULL);
+	jw_str(&j, "schema", COMPARE_JSON_SCHEMA);
+	jw_obj(&j, "diff");
+	j_pair(&j, "iops_mean", stats_rate(a, a->all.n), stats_rate(b, b->all.n),
+	       both && a->duration_ns && b->duration_ns);
+	j_pair(&j, "throughput_mean_bps", stats_rate(a, a->all.bytes), stats_rate(b, b->all.bytes),
+	       both && a->duration_ns && b->duration_ns);
+	j_pair(&j, "iops_peak", (double)a->all.peak_n, (double)b->all.peak_n,
+	       both && a->complete_windows && b->complete_windows);
+	jw_obj(&j, "ops");
+	for (unsigned int op = 0; op < BTAPE_OP__COUNT && both; op++) {
+		const struct opstat *oa = &a->ops[op], *ob = &b->ops[op];
+		struct op_summary sa, sb;
+		static const char *qn[5] = { "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns" };
+
+		if (!oa->n && !ob->n)
+			continue;
+		report_op_summary(a, op, &sa);
+		report_op_summary(b, op, &sb);
+		jw_obj(&j, btape_op_name(op));
+		j_pair(&j, "count_share", share(oa->n, a->all.n), share(ob->n, b->all.n), true);
+		j_pair(&j, "bytes_share", share(oa->bytes, a->all.bytes), share(ob->bytes, b->all.bytes),
+		       true);
+		j_pair(&j, "mean_size_bytes", oa->n ? (double)oa->bytes / (double)oa->n : 0,
+		       ob->n ? (double)ob->bytes / (double)ob->n : 0, oa->n && ob->n);
+		jw_dbl(&j, "size_tvd", report_size_tvd(oa, ob));
+		jw_obj(&j, "latency_device");
+		for (int q = 0; q < 5; q++)
+			j_pair(&j, qn[q], (double)sa.q[q], (double)sb.q[q], sa.has_lat && sb.has_lat);
+		jw_end_obj(&j);
+		jw_end_obj(&j);
+	}
+	jw_end_obj(&j);
+	jw_obj(&j, "random_share");
+	static const char *dn[] = { "read", "write" };
+
+	for (int d = 0; d < DIR__COUNT; d++) {
+		const struct stream *x = &a->streams_all[d], *y = &b->streams_all[d];
+
+		j_pair(&j, dn[d], 1 - stats_seq_share(x), 1 - stats_seq_share(y), x->n && y->n);
+	}
+	jw_end_obj(&j);
+	uint64_t ra_rw = a->all.n_dir[0] + a->all.n_dir[1], rb_rw = b->all.n_dir[0] + b->all.n_dir[1];
+
+	j_pair(&j, "read_share_of_rw", share(a->all.n_dir[0], ra_rw), share(b->all.n_dir[0], rb_rw),
+	       ra_rw && rb_rw);
+	jw_end_obj(&j);
+	jw_obj(&j, "a");
+	render_json_body(&j, ra);
+	jw_end_obj(&j);
+	jw_obj(&j, "b");
+	render_json_body(&j, rb);
+	jw_end_obj(&j);
+	jw_end_obj(&j);
+	return 0;
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Trace input for the analyzer: open, unify devices, seek, merge by issue time, filter. */
+#include "input.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUF_EVENTS 1024
+
+struct src {
+	struct btape_reader *r;
+	const struct btape_event *evs;
+	int n, i;
+	bool eof;
+	uint32_t *map; /* local device index -> global */
+	uint32_t nmap;
+	uint64_t first_ns;
+	bool has_first;
+};
+
+struct gdev {
+	char name[BTAPE_NAME_MAX];
+	uint32_t major, minor;
+	uint64_t size;
+};
+
+static int src_fill(struct src *sr, char *msg, size_t msglen, const char *path)
+{
+	while (!sr->eof && sr->i >= sr->n) {
+		int n = btape_reader__next_batch(sr->r, &sr->evs);
+
+		if (n < 0) {
+			snprintf(msg, msglen, "%s: %s", path, btape_reader__errmsg(sr->r));
+			return n;
+		}
+		if (n == 0)
+			sr->eof = true;
+		sr->n = n;
+		sr->i = 0;
+	}
+	return 0;
+}
+
+static uint32_t gdev_find(struct gdev *g, uint32_t *ng, const char *name, uint32_t major,
+			  uint32_t minor, uint64_t size)
+{
+	for (uint32_t i = 0; i < *ng; i++)
+		if (strcmp(g[i].name, name) == 0 && g[i].major == major && g[i].minor == minor)
+			return i;
+	if (*ng >= STATS_MAX_DEVICES)
+		return STATS_MAX_DEVICES - 1;
+	struct gdev *d = &g[(*ng)++];
+
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->major = major;
+	d->minor = minor;
+	d->size = size;
+	return *ng - 1;
+}
+
+/* Global index of local device idx of a source (devices missing from the table: "dev<N>"). */
+static uint32_t map_dev(struct src *sr, struct gdev *g, uint32_t *ng, uint32_t idx)
+{
+	if (idx < sr->nmap)
+		return sr->map[idx];
+	char name[32];
+
+	snprintf(name, sizeof(name), "dev%" PRIu32, idx);
+	return gdev_find(g, ng, name, 0, 0, 0);
+}
+
+static bool dev_matches(const struct gdev *d, uint32_t idx, const char *want)
+{
+	char buf[64];
+
+	if (strcmp(d->name, want) == 0)
+		return true;
+	snprintf(buf, sizeof(buf), "%" PRIu32 ":%" PRIu32, d->major, d->minor);
+	if ((d->major || d->minor) && strcmp(buf, want) == 0)
+		return true;
+	snprintf(buf, sizeof(buf), "%" PRIu32, idx);
+	return strcmp(buf, want) == 0;
+}
+
+static uint64_t nice_interval(uint64_t span_ns)
+{
+	uint64_t target = span_ns / 100, v = 1000; /* at least 1 us */
+
+	if (!span_ns)
+		return 1000000000ull;
+	for (;;) {
+		if (v >= target)
+			return v;
+		if (2 * v >= target)
+			return 2 * v;
+		if (5 * v >= target)
+			return 5 * v;
+		v *= 10;
+	}
+}
+
+int an_run(char *const *paths, int npaths, const struct an_filter *f, const struct stats_opts *so,
+	   struct stats **out, struct an_info *info, char *msg, size_t msglen)
+{
+	struct src *srcs = calloc((size_t)npaths, sizeof(*srcs));
+	struct gdev *g = calloc(STATS_MAX_DEVICES, sizeof(*g));
+	struct btape_event *buf = malloc(BUF_EVENTS * sizeof(*buf));
+	struct stats *s = NULL;
+	struct stats_opts o = so ? *so : (struct stats_opts){ 0 };
+	uint32_t ng = 0, want_dev = UINT32_MAX;
+	bool *dev_ok = NULL;
+	int err = -ENOMEM;
+	int nb = 0;
+
+	*out = NULL;
+	memset(info, 0, sizeof(*info));
+	info->nfiles = npaths;
+	info->filtered = f->has_from || f->has_to || f->device || f->has_pid;
+	msg[0] = 0;
+	if (!srcs || !g || !buf)
+		goto cleanup;
+
+	/* open, unify device tables, trace start from the summaries */
+	for (int k = 0; k < npaths; k++) {
+		struct src *sr = &srcs[k];
+		const char *emsg = NULL;
+		struct btape_summary sum;
+
+		err = btape_reader__open(&sr->r, paths[k], &emsg);
+		if (err) {
+			snprintf(msg, msglen, "%s: %s", paths[k], emsg ? emsg : strerror(-err));
+			goto cleanup;
+		}
+		const struct btape_meta *m = btape_reader__meta(sr->r);
+
+		if (k == 0 && m) {
+			snprintf(info->tool, sizeof(info->tool), "%s", m->tool);
+			snprintf(info->hostname, sizeof(info->hostname), "%s", m->hostname);
+			snprintf(info->source, sizeof(info->source), "%s", m->source);
+		}
+		if (m && m->ndevices) {
+			sr->map = calloc(m->ndevices, sizeof(*sr->map));
+			if (!sr->map) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			sr->nmap = m->ndevices;
+			for (uint32_t i = 0; i < m->ndevices; i++) {
+				const struct btape_device *d = &m->devices[i];
+				char name[BTAPE_NAME_MAX];
+
+				if (d->name[0])
+					snprintf(name, sizeof(name), "%s", d->name);
+				else
+					snprintf(name, sizeof(name), "dev%" PRIu32, i);
+				sr->map[i] = gdev_find(g, &ng, name, d->dev_t_major, d->dev_t_minor,
+						       d->size_bytes);
+			}
+		}
+		if (btape_reader__summary(sr->r, &sum) == 0) {
+			info->lost_events += sum.lost_events;
+			info->recovered |= sum.recovered;
+			if (sum.events) {
+				sr->first_ns = sum.first_issue_ns;
+				sr->has_first = true;
+				if (sum.last_issue_ns > info->trace_end_ns)
+					info->trace_end_ns = sum.last_issue_ns;
+			}
+		}
+		if (!sr->has_first) {
+			err = src_fill(sr, msg, msglen, paths[k]);
+			if (err)
+				goto cleanup;
+			if (sr->n) {
+				sr->first_ns = sr->evs[0].issue_ns;
+				sr->has_first = true;
+			}
+		}
+	}
+	bool any = false;
+
+	for (int k = 0; k < npaths; k++) {
+		if (srcs[k].has_first && (!any || srcs[k].first_ns < info->trace_start_ns)) {
+			info->trace_start_ns = srcs[k].first_ns;
+			any = true;
+		}
+	}
+	if (info->trace_end_ns < info->trace_start_ns)
+		info->trace_end_ns = 0;
+
+	/* device filter */
+	size_t dl = 0;
+
+	for (uint32_t i = 0; i < ng && dl + 2 < sizeof(info->devices); i++)
+		dl += (size_t)snprintf(info->devices + dl, sizeof(info->devices) - dl, "%s%s",
+				       i ? ", " : "", g[i].name);
+	if (f->device) {
+		for (uint32_t i = 0; i < ng; i++) {
+			if (dev_matches(&g[i], i, f->device)) {
+				want_dev = i;
+				break;
+			}
+		}
+		if (want_dev == UINT32_MAX) {
+			snprintf(msg, msglen, "no device '%s' in the trace (devices: %s)", f->device,
+				 ng ? info->devices : "none listed");
+			err = -ENOENT;
+			goto cleanup;
+		}
+	}
+
+	/* window in absolute ns */
+	uint64_t from_abs = info->trace_start_ns + (f->has_from ? f->from_ns : 0);
+	uint64_t to_abs = f->has_to ? info->trace_start_ns + f->to_ns : UINT64_MAX;
+
+	if (f->has_to && f->to_ns < f->from_ns) {
+		snprintf(msg, msglen, "--to is before --from");
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (!o.interval_ns) {
+		uint64_t lo = from_abs, hi = info->trace_end_ns;
+
+		if (to_abs < hi)
+			hi = to_abs;
+		o.interval_ns = nice_interval(hi > lo ? hi - lo : 0);
+	}
+	err = stats__new(&s, &o);
+	if (err)
+		goto cleanup;
+	s->trace_start_ns = info->trace_start_ns;
+	for (uint32_t i = 0; i < ng; i++) {
+		err = stats__set_device(s, i, g[i].name, g[i].size);
+		if (err)
+			goto cleanup;
+	}
+	if (f->has_from) {
+		for (int k = 0; k < npaths; k++) {
+			if (srcs[k].n || srcs[k].eof)
+				continue; /* already reading: filter instead */
+			err = btape_reader__seek(srcs[k].r, from_abs);
+			if (err < 0 && err != -ENOSYS && err != -ESPIPE) {
+				snprintf(msg, msglen, "%s: seek: %s", paths[k],
+					 btape_reader__errmsg(srcs[k].r));
+				goto cleanup;
+			}
+		}
+	}
+
+	/* merge */
+	for (;;) {
+		int best = -1;
+
+		for (int k = 0; k < npaths; k++) {
+			err = src_fill(&srcs[k], msg, msglen, paths[k]);
+			if (err)
+				goto cleanup;
+			if (srcs[k].eof)
+				continue;
+			if (best < 0 || srcs[k].evs[srcs[k].i].issue_ns <
+						srcs[best].evs[srcs[best].i].issue_ns)
+				best = k;
+		}
+		if (best < 0)
+			break;
+		struct src *sr = &srcs[best];
+		/* take a run from the best source: while it stays <= every other head */
+		uint64_t limit = UINT64_MAX;
+
+		for (int k = 0; k < npaths; k++)
+			if (k != best && !srcs[k].eof && srcs[k].evs[srcs[k].i].issue_ns < limit)
+				limit = srcs[k].evs[srcs[k].i].issue_ns;
+		while (sr->i < sr->n) {
+			const struct btape_event *e = &sr->evs[sr->i];
+
+			if (e->issue_ns > limit)
+				break;
+			sr->i++;
+			info->events_read++;
+			if (e->issue_ns < from_abs)
+				continue;
+			if (e->issue_ns >= to_abs) {
+				sr->eof = true; /* issue order: nothing later qualifies */
+				sr->i = sr->n;
+				break;
+			}
+			if (f->has_pid && (!(e->present & BTAPE_HAS_PID) || e->pid != f->pid))
+				continue;
+			uint32_t gd = map_dev(sr, g, &ng, e->dev);
+
+			if (want_dev != UINT32_MAX && gd != want_dev)
+				continue;
+			if (gd >= s->ndevs && gd < STATS_MAX_DEVICES && !s->devs[gd].name[0])
+				stats__set_device(s, gd, g[gd].name, g[gd].size);
+			buf[nb] = *e;
+			buf[nb].dev = gd;
+			if (++nb == BUF_EVENTS) {
+				err = stats__add_batch(s, buf, (size_t)nb);
+				if (err)
+					goto cleanup;
+				info->events_selected += (uint64_t)nb;
+				nb = 0;
+			}
+		}
+	}
+	if (nb) {
+		err = stats__add_batch(s, buf, (size_t)nb);
+		if (err)
+			goto cleanup;
+		info->events_selected += (uint64_t)nb;
+	}
+	err = stats__finish(s);
+	if (err)
+		goto cleanup;
+	*out = s;
+	s = NULL;
+	(void)dev_ok;
+cleanup:
+	if (err && !msg[0])
+		snprintf(msg, msglen, "%s", strerror(-err));
+	stats__free(s);
+	if (srcs)
+		for (int k = 0; k < npaths; k++) {
+			btape_reader__close(srcs[k].r);
+			free(srcs[k].map);
+		}
+	free(srcs);
+	free(g);
+	free(buf);
+	return err;
+}

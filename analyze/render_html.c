@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Self-contained HTML reports: inline CSS and SVG, no script, no network. Every chart is an
+ * <svg class="chart" data-chart="NAME"> holding its drawn marks (path/rect elements).
+ */
+#include "render.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define W 720
+#define H 260
+#define ML 64 /* margins */
+#define MR 16
+#define MT 28
+#define MB 40
+#define HEAT_DEVICES 4
+
+static const char *const colors[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+				      "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f" };
+
+static void esc(FILE *fp, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<':
+			fputs("&lt;", fp);
+			break;
+		case '>':
+			fputs("&gt;", fp);
+			break;
+		case '&':
+			fputs("&amp;", fp);
+			break;
+		case '"':
+			fputs("&quot;", fp);
+			break;
+		default:
+			fputc(*s, fp);
+		}
+	}
+}
+
+static void head(FILE *fp, const char *title)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", fp);
+	esc(fp, title);
+	fputs("</title>\n<style>\n"
+	      "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1500px}\n"
+	      "h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ccc}\n"
+	      "pre{background:#f6f6f6;padding:10px;font-size:12px;overflow-x:auto}\n"
+	      ".charts{display:flex;flex-wrap:wrap;gap:12px}\n"
+	      "svg.chart{background:#fff;border:1px solid #ddd}\n"
+	      "svg text{font-size:11px;fill:#333}\n"
+	      ".note{color:#666;font-style:italic}\n"
+	      "</style></head><body>\n",
+	      fp);
+}
+
+static void svg_begin(FILE *fp, const char *name, const char *title)
+{
+	fprintf(fp, "<svg class=\"chart\" data-chart=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
+		    "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n<title>",
+		name, W, H, W, H);
+	esc(fp, title);
+	fprintf(fp, "</title>\n<text x=\"%d\" y=\"16\" font-weight=\"bold\">", ML);
+	esc(fp, title);
+	fputs("</text>\n", fp);
+}
+
+static void no_data(FILE *fp, const char *name, const char *title, const char *why)
+{
+	svg_begin(fp, name, title);
+	fprintf(fp, "<text class=\"nodata\" x=\"%d\" y=\"%d\">", ML, H / 2);
+	esc(fp, why);
+	fputs("</text></svg>\n", fp);
+}
+
+/* y axis 0..ymax with 4 ticks; x axis labels given as text at the ends. */
+static void axes(FILE *fp, double ymax, const char *ylab, const char *x0, const char *x1,
+		 const char *xlab)
+{
+	int pw = W - ML - MR, ph = H - MT - MB;
+
+	fprintf(fp, "<g stroke=\"#999\" fill=\"none\"><path d=\"M%d %dV%dH%d\"/></g>\n", ML, MT, MT + ph,
+		ML + pw);
+	for (int k = 0; k <= 4; k++) {
+		double v = ymax * k / 4;
+		int y = MT + ph - ph * k / 4;
+
+		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>\n", ML - 4, y + 4, v);
+		if (k)
+			fprintf(fp, "<path d=\"M%d %dH%d\" stroke=\"#eee\"/>\n", ML, y, ML + pw);
+	}
+	fprintf(fp, "<text x=\"%d\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
+		ML, H - MB + 14, x0, ML + pw, H - MB + 14, x1);
+	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", ML + pw / 2, H - 6);
+	esc(fp, xlab);
+	fprintf(fp, "</text><text x=\"4\" y=\"%d\">", MT - 6);
+	esc(fp, ylab);
+	fputs("</text>\n", fp);
+}
+
+static void legend(FILE *fp, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int x = W - MR - 110 * (n - i);
+
+		fprintf(fp, "<rect x=\"%d\" y=\"8\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+			    "<text x=\"%d\" y=\"17\">", x, colors[i % 8], x + 14);
+		esc(fp, names[i]);
+		fputs("</text>\n", fp);
+	}
+}
+
+/* Line chart of nser series over npts x positions (x evenly spaced). */
+static void line_chart(FILE *fp, const char *name, const char *title, const char *ylab,
+		       const char *x0, const char *x1, const char *xlab, const double *const *ys,
+		       const char *const *names, int nser, uint64_t npts)
+{
+	double ymax = 0;
+
+	for (int s = 0; s < nser; s++)
+		for (uint64_t i = 0; i < npts; i++)
+			if (ys[s][i] > ymax)
+				ymax = ys[s][i];
+	if (!npts || ymax <= 0) {
+		no_data(fp, name, title, "no data");
+		return;
+	}
+	svg_begin(fp, name, title);
+	ymax *= 1.05;
+	axes(fp, ymax, ylab, x0, x1, xlab);
+	legend(fp, names, nser);
+	int pw = W - ML - MR, ph = H - MT - MB;
+
+	for (int s = 0; s < nser; s++) {
+		fprintf(fp, "<path class=\"series\" fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" d=\"",
+			colors[s % 8]);
+		for (uint64_t i = 0; i < npts; i++) {
+			double x = ML + (npts > 1 ? (double)pw * (double)i / (double)(npts - 1) : pw / 2.0);
+			double y = MT + ph - ph * ys[s][i] / ymax;
+
+			fprintf(fp, "%c%.1f %.1f", i ? 'L' : 'M', x, y);
+		}
+		if (npts == 1)
+			fprintf(fp, "h2");
+		fputs("\"/>\n", fp);
+	}
+	fputs("</svg>\n", fp);
+}
+
+/* Bar chart; labels every few bars. */
+static void bar_chart(FILE *fp, const char *name, const char *title, const char *ylab,
+		      const char *xlab, const double *v, char (*labels)[24], int n)
+{
+	double ymax = 0;
+
+	for (int i = 0; i < n; i++)
+		if (v[i] > ymax)
+			ymax = v[i];
+	if (!n || ymax <= 0) {
+		no_data(fp, name, title, "no data");
+		return;
+	}
+	svg_begin(fp, name, title);
+	ymax *= 1.05;
+	axes(fp, ymax, ylab, "", "", xlab);
+	int pw = W - ML - MR, ph = H - MT - MB;
+	double bw = (double)pw / n;
+	int every = n > 16 ? (n + 15) / 16 : 1;
+
+	for (int i = 0; i < n; i++) {
+		double h = ph * v[i] / ymax;
+
+		fprintf(fp, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			    "fill=\"%s\"><title>%s: %.4g</title></rect>\n",
+			ML + bw * i + 1, MT + ph - h, bw > 3 ? bw - 2 : bw, h, colors[0], labels[i], v[i]);
+		if (i % every == 0)
+			fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+				ML + bw * (i + 0.5), MT + ph + 12, labels[i]);
+	}
+	fputs("</svg>\n", fp);
+}
+
+/* CDFs of several histograms on a log x axis (ns). */
+static void cdf_chart(FILE *fp, const char *name, const char *title, const struct hist *const *hs,
+		      const char *const *names, int n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	char b1[32], b2[32];
+
+	for (int i = 0; i < n; i++) {
+		if (!hs[i] || !hs[i]->count)
+			continue;
+		if (hs[i]->min < lo)
+			lo = hs[i]->min;
+		if (hs[i]->max > hi)
+			hi = hs[i]->max;
+	}
+	if (!hi) {
+		no_data(fp, name, title, "not in trace (no completion times)");
+		return;
+	}
+	double l0 = floor(log10(lo ? (double)lo : 1)), l1 = ceil(log10((double)hi + 1));
+
+	if (l1 <= l0)
+		l1 = l0 + 1;
+	svg_begin(fp, name, title);
+	axes(fp, 1.0, "fraction <= x", fmt_lat(pow(10, l0), b1, sizeof(b1)),
+	     fmt_lat(pow(10, l1), b2, sizeof(b2)), "latency (log scale)");
+	legend(fp, names, n);
+	int pw = W - ML - MR, ph = H - MT - MB;
+
+	for (double d = l0 + 1; d < l1; d++) {
+		double x = ML + pw * (d - l0) / (l1 - l0);
+
+		fprintf(fp, "<path d=\"M%.1f %dV%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" "
+			    "text-anchor=\"middle\">%s</text>\n",
+			x, MT, MT + ph, x, H - MB + 14, fmt_lat(pow(10, d), b1, sizeof(b1)));
+	}
+	for (int i = 0; i < n; i++) {
+		const struct hist *h = hs[i];
+
+		if (!h || !h->count)
+			continue;
+		fprintf(fp, "<path class=\"series\" fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" d=\"",
+			colors[i % 8]);
+		uint64_t seen = 0;
+		bool first = true;
+
+		for (unsigned int k = 0; k < HIST_BUCKETS; k++) {
+			if (!h->b[k])
+				continue;
+			seen += h->b[k];
+			double v = (double)(hist_bucket_lo(k) + hist_bucket_width(k));
+			double x = ML + pw * (log10(v) - l0) / (l1 - l0);
+			double y = MT + ph - ph * (double)seen / (double)h->count;
+
+			if (x < ML)
+				x = ML;
+			if (x > ML + pw)
+				x = ML + pw;
+			fprintf(fp, "%c%.1f %.1f", first ? 'M' : 'L', x, y);
+			first = false;
+		}
+		fputs("\"/>\n", fp);
+	}
+	fputs("</svg>\n", fp);
+}
+
+static void heat_chart(FILE *fp, const struct stats *s, const struct devstat *d, int idx)
+{
+	char name[32], title[BTAPE_NAME_MAX + 64], b1[32], b2[32];
+	uint32_t max = 0;
+	int cols = 0, rows = 0;
+
+	snprintf(name, sizeof(name), "heatmap-%d", idx);
+	snprintf(title, sizeof(title), "Offset by time: %s (I/Os per cell)", d->name);
+	for (int l = 0; l < STATS_HEAT_L; l++)
+		for (int c = 0; c < STATS_HEAT_T; c++) {
+			uint32_t v = d->heat[l * STATS_HEAT_T + c];
+
+			if (v > max)
+				max = v;
+			if (v && c + 1 > cols)
+				cols = c + 1;
+			if (v && l + 1 > rows)
+				rows = l + 1;
+		}
+	if (!max) {
+		no_data(fp, name, title, "no reads or writes");
+		return;
+	}
+	svg_begin(fp, name, title);
+	int pw = W - ML - MR, ph = H - MT - MB;
+	double cw = (double)pw / cols, rh = (double)ph / rows;
+
+	fprintf(fp, "<path d=\"M%d %dV%dH%d\" stroke=\"#999\" fill=\"none\"/>\n", ML, MT, MT + ph, ML + pw);
+	for (int l = 0; l < rows; l++)
+		for (int c = 0; c < cols; c++) {
+			uint32_t v = d->heat[l * STATS_HEAT_T + c];
+
+			if (!v)
+				continue;
+			double a = 0.15 + 0.85 * log1p(v) / log1p(max);
+
+			fprintf(fp, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+				    "height=\"%.1f\" fill=\"#b2182b\" fill-opacity=\"%.2f\"/>\n",
+				ML + c * cw, MT + ph - (l + 1) * rh, cw + 0.2, rh + 0.2, a);
+		}
+	uint64_t t0 = report_origin_rel(s);
+
+	fprintf(fp, "<text x=\"%d\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
+		ML, H - MB + 14, fmt_lat((double)t0, b1, sizeof(b1)), ML + pw, H - MB + 14,
+		fmt_lat((double)(t0 + (uint64_t)cols * d->heat_tw), b2, sizeof(b2)));
+	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text><text x=\"%d\" y=\"%d\" "
+		    "text-anchor=\"end\">%s</text>\n",
+		ML - 4, MT + ph, ML - 4, MT + 10,
+		cli_fmt_bytes((uint64_t)rows * d->heat_lw * 512, b1, sizeof(b1)));
+	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since trace start</text>"
+		    "<text x=\"4\" y=\"%d\">offset</text></svg>\n", ML + pw / 2, H - 6, MT - 6);
+}
+
+/* log2-binned histogram chart from a hist (quantities: "ns" formats as latency). */
+static void hist_bars(FILE *fp, const char *name, const char *title, const struct hist *h,
+		      bool time, const char *why_empty)
+{
+	double v[66] = { 0 };
+	char labels[66][24];
+	int lo = 65, hi = -1;
+
+	if (!h || !h->count) {
+		no_data(fp, name, title, why_empty);
+		return;
+	}
+	for (unsigned int k = 0; k < HIST_BUCKETS; k++) {
+		if (!h->b[k])
+			continue;
+		uint64_t b = hist_bucket_lo(k);
+		int e = b ? 64 - __builtin_clzll(b) : 0; /* bin e: [2^(e-1), 2^e) */
+
+		v[e] += (double)h->b[k];
+		if (e < lo)
+			lo = e;
+		if (e > hi)
+			hi = e;
+	}
+	int n = hi - lo + 1;
+
+	for (int i = 0; i < n; i++) {
+		int e = lo + i;
+		uint64_t edge = e ? 1ull << (e - 1) : 0;
+
+		if (time)
+			fmt_lat((double)edge, labels[i], sizeof(labels[i]));
+		else
+			snprintf(labels[i], sizeof(labels[i]), "%" PRIu64, edge);
+		v[i] = v[e] / (double)h->count;
+	}
+	bar_chart(fp, name, title, "fraction", time ? "lower bin edge (log2 bins)" :
+		  "lower bin edge (log2 bins)", v, labels, n);
+}
+
+static void size_bars(FILE *fp, const struct stats *s, unsigned int op)
+{
+	const struct opstat *o = &s->ops[op];
+	double v[STATS_SIZE_LOG2_BINS];
+	char labels[STATS_SIZE_LOG2_BINS][24], name[48], title[64];
+	int lo = STATS_SIZE_LOG2_BINS, hi = -1;
+
+	snprintf(name, sizeof(name), "sizes-%s", btape_op_name(op));
+	snprintf(title, sizeof(title), "Request sizes: %s (share of I/Os)", btape_op_name(op));
+	for (int k = 0; k < STATS_SIZE_LOG2_BINS; k++)
+		if (o->size_log2[k]) {
+			if (k < lo)
+				lo = k;
+			hi = k;
+		}
+	if (hi < 0) {
+		no_data(fp, name, title, "no I/O");
+		return;
+	}
+	int n = hi - lo + 1;
+
+	for (int i = 0; i < n; i++) {
+		int k = lo + i;
+
+		v[i] = (double)o->size_log2[k] / (double)o->n;
+		if (k == 0)
+			snprintf(labels[i], sizeof(labels[i]), "0");
+		else
+			fmt_size(1ull << (k - 1), labels[i], sizeof(labels[i]));
+	}
+	bar_chart(fp, name, title, "fraction", "size bin [2^k, 2^(k+1))", v, labels, n);
+}
+
+static int timeline_charts(FILE *fp, const struct report *const *rs, int nr)
+{
+	/* series: per report, reads and writes (IOPS) and total throughput */
+	uint64_t npts = 0;
+	char b0[32], b1[32];
+
+	for (int i = 0; i < nr; i++)
+		if (rs[i]->s->tl_rows > npts)
+			npts = rs[i]->s->tl_rows;
+	double *buf = calloc((size_t)(4 * nr) * (npts ? npts : 1), sizeof(double));
+	const double *ys[8], *ts[4];
+	const char *names[8], *tnames[4];
+	char nbuf[8][48];
+	int ns = 0, nt = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (int i = 0; i < nr; i++) {
+		const struct stats *s = rs[i]->s;
+		double iv = (double)s->tl_interval / 1e9;
+		double *r = buf + (size_t)(4 * i) * npts, *w = r + npts, *tp = w + npts, *all = tp + npts;
+
+		for (uint64_t k = 0; k < s->tl_rows; k++) {
+			r[k] = (double)s->tl[k].n_dir[0] / iv;
+			w[k] = (double)s->tl[k].n_dir[1] / iv;
+			all[k] = (double)(s->tl[k].n_dir[0] + s->tl[k].n_dir[1] + s->tl[k].n_other) / iv;
+			tp[k] = (double)(s->tl[k].bytes_dir[0] + s->tl[k].bytes_dir[1]) / iv / 1048576.0;
+		}
+		const char *lab = rs[i]->label;
+
+		if (nr == 1) {
+			ys[ns] = r;
+			names[ns++] = "read";
+			ys[ns] = w;
+			names[ns++] = "write";
+			ys[ns] = all;
+			names[ns++] = "all ops";
+		} else {
+			snprintf(nbuf[ns], sizeof(nbuf[ns]), "%s all ops", lab);
+			ys[ns] = all;
+			names[ns] = nbuf[ns];
+			ns++;
+		}
+		ts[nt] = tp;
+		tnames[nt++] = nr == 1 ? "read+write" : lab;
+	}
+	const struct stats *s0 = rs[0]->s;
+	uint64_t t0 = report_origin_rel(s0);
+
+	fmt_lat((double)t0, b0, sizeof(b0));
+	fmt_lat((double)(t0 + npts * s0->tl_interval), b1, sizeof(b1));
+	fputs("<div class=\"charts\">\n", fp);
+	line_chart(fp, "iops", "IOPS over time", "IOPS", nr == 1 ? b0 : "start",
+		   nr == 1 ? b1 : "end", "time", ys, names, ns, npts);
+	line_chart(fp, "throughput", "Throughput over time (MiB/s)", "MiB/s", nr == 1 ? b0 : "start",
+		   nr == 1 ? b1 : "end", "time", ts, tnames, nt, npts);
+	fputs("</div>\n", fp);
+	free(buf);
+	return 0;
+}
+
+static int text_pre(FILE *fp, int (*fn)(FILE *, const struct report *, const struct report *),
+		    const struct report *a, const struct report *b)
+{
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&txt, &len);
+
+	if (!m)
+		return -ENOMEM;
+	fn(m, a, b);
+	if (fclose(m)) {
+		free(txt);
+		return -ENOMEM;
+	}
+	fputs("<pre class=\"report\">", fp);
+	esc(fp, txt);
+	fputs("</pre>\n", fp);
+	free(txt);
+	return 0;
+}
+
+static int text_one(FILE *fp, const struct report *a, const struct report *b)
+{
+	return render_text(fp, a);
+}
+
+static int cmp_dev_n(const void *x, const void *y)
+{
+	const struct devstat *a = *(const struct devstat *const *)x;
+	const struct devstat *b = *(const struct devstat *const *)y;
+
+	return a->acc.n < b->acc.n ? 1 : a->acc.n > b->acc.n ? -1 : 0;
+}
+
+int render_html(FILE *fp, const struct report *r)
+{
+	const struct stats *s = r->s;
+	unsigned int ops[BTAPE_OP__COUNT];
+	int nops = report_ops(s, ops), err;
+	char title[600];
+
+	snprintf(title, sizeof(title), "biotape analyze: %s%s", r->paths[0], r->npaths > 1 ? " ..." : "");
+	head(fp, title);
+	fputs("<h1>", fp);
+	esc(fp, title);
+	fputs("</h1>\n", fp);
+	if (!s->all.n) {
+		fprintf(fp, "<p class=\"note\">%s</p>\n", r->info->events_read || r->info->filtered ?
+			"no events in window" : "no events in trace");
+		err = text_pre(fp, text_one, r, NULL);
+		fputs("</body></html>\n", fp);
+		return err;
+	}
+	const struct report *rs[1] = { r };
+
+	fputs("<h2>Rate over time</h2>\n", fp);
+	err = timeline_charts(fp, rs, 1);
+	if (err)
+		return err;
+	fputs("<h2>Request sizes per op</h2>\n<div class=\"charts\">\n", fp);
+	for (int i = 0; i < nops; i++)
+		size_bars(fp, s, ops[i]);
+	fputs("</div>\n<h2>Latency CDFs per op (device time)</h2>\n<div class=\"charts\">\n", fp);
+	{
+		const struct hist *hs[BTAPE_OP__COUNT] = { 0 };
+		const char *names[BTAPE_OP__COUNT] = { 0 };
+		int n = 0;
+
+		for (int i = 0; i < nops && n < 8; i++) {
+			if (!s->ops[ops[i]].lat_dev)
+				continue;
+			hs[n] = s->ops[ops[i]].lat_dev;
+			names[n++] = btape_op_name(ops[i]);
+		}
+		cdf_chart(fp, "latency-cdf", "Latency CDF (device time)", hs, names, n);
+		n = 0;
+		for (int i = 0; i < nops && n < 8; i++) {
+			if (!s->ops[ops[i]].lat_queue)
+				continue;
+			hs[n] = s->ops[ops[i]].lat_queue;
+			names[n++] = btape_op_name(ops[i]);
+		}
+		if (n)
+			cdf_chart(fp, "queue-cdf", "Queue time CDF (issue - insert)", hs, names, n);
+	}
+	fputs("</div>\n<h2>Offsets over time</h2>\n<div class=\"charts\">\n", fp);
+	{
+		const struct devstat *dv[STATS_MAX_DEVICES];
+		int n = 0;
+
+		for (uint32_t i = 0; i < s->ndevs; i++)
+			if (s->devs[i].used && s->devs[i].acc.n)
+				dv[n++] = &s->devs[i];
+		qsort(dv, (size_t)n, sizeof(dv[0]), cmp_dev_n);
+		for (int i = 0; i < n && i < HEAT_DEVICES; i++)
+			heat_chart(fp, s, dv[i], i);
+		if (n > HEAT_DEVICES)
+			fprintf(fp, "<p class=\"note\">%d more devices not drawn</p>\n", n - HEAT_DEVICES);
+	}
+	fputs("</div>\n<h2>Queue depth and inter-arrival times</h2>\n<div class=\"charts\">\n", fp);
+	hist_bars(fp, "queue-depth", "Queue depth at issue", s->qd, false,
+		  "not in trace (no depth field and no completion times)");
+	hist_bars(fp, "interarrival", "Inter-arrival times", s->interarrival, true,
+		  "fewer than two events");
+	fputs("</div>\n<h2>All numbers</h2>\n", fp);
+	err = text_pre(fp, text_one, r, NULL);
+	fputs("</body></html>\n", fp);
+	return err;
+}
+
+static int text_cmp(FILE *fp, const struct report *a, const struct report *b)
+{
+	return render_compare_text(fp, a, b);
+}
+
+int render_compare_html(FILE *fp, const struct report *a, const struct report *b)
+{
+	char title[600];
+	int err;
+
+	snprintf(title, sizeof(title), "biotape compare: %s vs %s", a->paths[0], b->paths[0]);
+	head(fp, title);
+	fputs("<h1>", fp);
+	esc(fp, title);
+	fputs("</h1>\n", fp);
+	err = text_pre(fp, text_cmp, a, b);
+	if (err)
+		return err;
+	if (!a->s->all.n || !b->s->all.n) {
+		fputs("</body></html>\n", fp);
+		return 0;
+	}
+	fputs("<h2>Latency CDFs, A and B overlaid</h2>\n<div class=\"charts\">\n", fp);
+	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
+		const struct hist *hs[2] = { a->s->ops[op].lat_dev, b->s->ops[op].lat_dev };
+		char name[48], t[64];
+
+		if (!hs[0] && !hs[1])
+			continue;
+		const char *names[2] = { "A", "B" };
+
+		snprintf(name, sizeof(name), "latency-cdf-%s", btape_op_name(op));
+		snprintf(t, sizeof(t), "%s latency CDF (device time)", btape_op_name(op));
+		cdf_chart(fp, name, t, hs, names, 2);
+	}
+	fputs("</div>\n<h2>Rate over time</h2>\n", fp);
+	const struct report *rs[2] = { a, b };
+
+	err = timeline_charts(fp, rs, 2);
+	fputs("<h2>Request sizes</h2>\n<div class=\"charts\">\n", fp);
+	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
+		if (a->s->ops[op].n)
+			size_bars(fp, a->s, op);
+		if (b->s->ops[op].n)
+			size_bars(fp, b->s, op);
+	}
+	fputs("</div>\n</body></html>\n", fp);
+	return err;
+}
