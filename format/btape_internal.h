@@ -13,7 +13,7 @@
 
 #define BTAPE_API __attribute__((visibility("default")))
 
-/* File header: magic (8), major (u16 LE), minor (u16 LE), reserved (u32, 0). */
+/* File header: magic (8), major (u16 LE), minor (u16 LE), crc32c of bytes 0..11 (u32 LE). */
 #define BTAPE_HEADER_SIZE 16
 extern const uint8_t btape_file_magic[8];
 
@@ -25,7 +25,7 @@ extern const uint8_t btape_file_magic[8];
 #define BTAPE_FRAME_FOOTER 3
 #define BTAPE_FRAME_MAX_BYTES (256u << 20) /* compressed or raw payload limit */
 
-/* Trailer (24 bytes): footer offset (u64), crc32c of those 8 bytes (u32), 0 (u32), magic (8). */
+/* Trailer (24 bytes): footer offset (u64), 0 (u32), crc32c of bytes 0..11 (u32), magic (8). */
 #define BTAPE_TRAILER_SIZE 24
 extern const uint8_t btape_trailer_magic[8];
 

@@ -150,24 +150,32 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 	ssize_t n;
 	int err;
 
+	char where[80];
+
+	if (no == UINT64_MAX)
+		snprintf(where, sizeof(where), "footer frame at offset %" PRIu64, off);
+	else
+		snprintf(where, sizeof(where), "frame %" PRIu64 " at offset %" PRIu64, no, off);
 	*env_ok = false;
 	n = in_read_at(r, off, env, sizeof(env));
 	if (n < 0)
-		return rfail(r, (int)n, "frame %" PRIu64 " at offset %" PRIu64 ": read: %s", no, off,
+		return rfail(r, (int)n, "%s: read: %s", where,
 			     strerror((int)-n));
 	if (n == 0)
 		return FR_EOF;
 	if ((size_t)n < sizeof(env))
 		return FR_TRUNC;
 	if (btape_env_parse(env, type, &clen, &rlen, &pcrc)) {
+		if (!memcmp(env + 16, btape_trailer_magic, 8))
+			return FR_EOF; /* the trailer after a footer frame */
 		if (zero_tail(r, off))
 			return FR_TRUNC;
-		return rfail(r, -EBADMSG, "frame %" PRIu64 " at offset %" PRIu64 ": bad frame header",
-			     no, off);
+		return rfail(r, -EBADMSG, "%s: bad frame header",
+			     where);
 	}
 	if (clen > BTAPE_FRAME_MAX_BYTES || rlen > BTAPE_FRAME_MAX_BYTES)
-		return rfail(r, -EBADMSG, "frame %" PRIu64 " at offset %" PRIu64 ": frame too large",
-			     no, off);
+		return rfail(r, -EBADMSG, "%s: frame too large",
+			     where);
 	*env_ok = true;
 	*next = off + BTAPE_ENV_SIZE + clen;
 	if (r->seekable && *next > r->file_size)
@@ -178,14 +186,14 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 		return rfail(r, err, "out of memory");
 	n = in_read_at(r, off + BTAPE_ENV_SIZE, fb->comp.p, clen);
 	if (n < 0)
-		return rfail(r, (int)n, "frame %" PRIu64 " at offset %" PRIu64 ": read: %s", no, off,
+		return rfail(r, (int)n, "%s: read: %s", where,
 			     strerror((int)-n));
 	if ((size_t)n < clen)
 		return FR_TRUNC;
 	fb->comp.len = clen;
 	if (btape_crc32c(0, fb->comp.p, clen) != pcrc)
-		return rfail(r, -EBADMSG, "frame %" PRIu64 " at offset %" PRIu64 ": checksum mismatch",
-			     no, off);
+		return rfail(r, -EBADMSG, "%s: checksum mismatch",
+			     where);
 	if (*type != BTAPE_FRAME_META && *type != BTAPE_FRAME_CHUNK && *type != BTAPE_FRAME_FOOTER)
 		return FR_OK;
 	fb->raw.len = 0;
@@ -199,12 +207,11 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 	}
 	dn = ZSTD_decompressDCtx(fb->dctx, fb->raw.p, rlen, fb->comp.p, clen);
 	if (ZSTD_isError(dn))
-		return rfail(r, -EBADMSG, "frame %" PRIu64 " at offset %" PRIu64 ": zstd: %s", no, off,
+		return rfail(r, -EBADMSG, "%s: zstd: %s", where,
 			     ZSTD_getErrorName(dn));
 	if (dn != rlen)
 		return rfail(r, -EBADMSG,
-			     "frame %" PRIu64 " at offset %" PRIu64 ": size mismatch (%zu != %u)", no,
-			     off, dn, rlen);
+			     "%s: size mismatch (%zu != %u)", where, dn, rlen);
 	fb->raw.len = rlen;
 	return FR_OK;
 }
@@ -232,8 +239,14 @@ static void load_footer(struct btape_reader *r)
 		return;
 	if (in_read_at(r, r->file_size - BTAPE_TRAILER_SIZE, tr, sizeof(tr)) != sizeof(tr))
 		return;
-	if (memcmp(tr + 16, btape_trailer_magic, 8) || get_le32(tr + 8) != btape_crc32c(0, tr, 8))
+	if (memcmp(tr + 16, btape_trailer_magic, 8))
+		return; /* no trailer: a cut-short file, or damage that verify reports */
+	if (get_le32(tr + 12) != btape_crc32c(0, tr, 12) || get_le32(tr + 8)) {
+		snprintf(r->footer_problem, sizeof(r->footer_problem),
+			 "trailer at offset %" PRIu64 ": checksum mismatch",
+			 r->file_size - BTAPE_TRAILER_SIZE);
 		return;
+	}
 	foff = get_le64(tr);
 	if (foff < r->data_off || foff > r->file_size - BTAPE_TRAILER_SIZE - BTAPE_ENV_SIZE) {
 		snprintf(r->footer_problem, sizeof(r->footer_problem),
@@ -241,7 +254,7 @@ static void load_footer(struct btape_reader *r)
 			 r->file_size - BTAPE_TRAILER_SIZE);
 		return;
 	}
-	ret = read_frame(r, &fb, foff, 0, &type, &next, &env_ok);
+	ret = read_frame(r, &fb, foff, UINT64_MAX, &type, &next, &env_ok);
 	if (ret == FR_OK && (type != BTAPE_FRAME_FOOTER || next != r->file_size - BTAPE_TRAILER_SIZE))
 		ret = rfail(r, -EBADMSG, "footer at offset %" PRIu64 ": not a footer frame", foff);
 	if (ret == FR_OK) {
@@ -323,6 +336,10 @@ static int open_reader(struct btape_reader **rp, int fd, bool own, const char *n
 	}
 	if (n < (ssize_t)sizeof(hdr)) {
 		err = rfail(r, -EBADMSG, "%s: truncated file header (%zd bytes)", name, n);
+		goto cleanup;
+	}
+	if (get_le32(hdr + 12) != btape_crc32c(0, hdr, 12)) {
+		err = rfail(r, -EBADMSG, "%s: file header at offset 0: checksum mismatch", name);
 		goto cleanup;
 	}
 	if (get_le16(hdr + 8) != BTAPE_FORMAT_VERSION_MAJOR) {
@@ -496,7 +513,7 @@ static int load_chunk(struct btape_reader *r)
 			else if (resync(r, off + 1, &at))
 				r->next_off = at;
 			else
-				r->sticky = ret;
+				r->at_end = true; /* reported once; nothing readable follows */
 			return ret;
 		}
 		r->next_off = next;
@@ -604,8 +621,10 @@ BTAPE_API int btape_reader__seek(struct btape_reader *r, uint64_t ns)
 		ret = load_chunk(r);
 		if (ret <= 0)
 			return ret;
-		if (r->dec.issue_max < ns)
+		if (r->dec.issue_max < ns) {
+			r->dec.pos = r->dec.n; /* skipped whole */
 			continue;
+		}
 		while ((ret = fill_slice(r)) > 0) {
 			while (r->slice_pos < r->slice_n && r->slice[r->slice_pos].issue_ns < ns)
 				r->slice_pos++;

@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libbiotape: damaged and unusual files (flipped bytes, truncation at every offset, foreign
+ * files, unknown keys and frames), seeking, reordering and the watermark, writer file
+ * handling (temp + rename, abort, direct mode under SIGKILL, pipes).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <msgpack.h>
+#include <zstd.h>
+
+#include "btape.h"
+#include "btape_internal.h"
+#include "mp_internal.h"
+#include "test_util.h"
+
+/* Writes n simple events (issue = 1000 + 10 i) with chunk_events per chunk. */
+static void write_simple(const char *path, size_t n, uint32_t chunk_events)
+{
+	struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = chunk_events };
+	struct btape_writer *w;
+	struct btape_meta meta;
+	uint64_t seed = 7;
+
+	tu_meta(&meta, 2);
+	assert_int_equal(btape_writer__open(&w, path, &meta, &o), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct btape_event e;
+
+		tu_random_event(&seed, &e, 1000 + 10 * i, (i % 3) != 0);
+		assert_int_equal(btape_writer__add(w, &e), 0);
+	}
+	btape_writer__add_lost(w, 5, 6, 7);
+	assert_int_equal(btape_writer__close(w), 0);
+	btape_meta__free(&meta);
+}
+
+/* Reads everything; returns events read, *errors the number of failed calls. */
+static size_t read_all(const char *path, int *open_err, int *errors, char *msg, size_t msglen)
+{
+	struct btape_reader *r;
+	struct btape_event ev;
+	const char *m = NULL;
+	size_t n = 0;
+	int ret, guard = 0;
+
+	*errors = 0;
+	msg[0] = '\0';
+	*open_err = btape_reader__open(&r, path, &m);
+	if (*open_err) {
+		assert_non_null(m);
+		assert_true(strlen(m) > 0);
+		snprintf(msg, msglen, "%s", m);
+		return 0;
+	}
+	while ((ret = btape_reader__next(r, &ev)) != 0 && guard++ < 1000000) {
+		if (ret < 0) {
+			if (!*errors)
+				snprintf(msg, msglen, "%s", btape_reader__errmsg(r));
+			(*errors)++;
+			if (*errors > 100)
+				break;
+			continue;
+		}
+		n++;
+	}
+	btape_reader__close(r);
+	return n;
+}
+
+static void get_index(const char *path, struct btape_index *ix, uint64_t *size)
+{
+	/* rebuild the chunk offsets by parsing envelopes */
+	size_t len;
+	uint8_t *d = tu_read_file(path, &len);
+	uint64_t off;
+
+	assert_non_null(d);
+	memset(ix, 0, sizeof(*ix));
+	off = BTAPE_HEADER_SIZE;
+	while (off + BTAPE_ENV_SIZE <= len) {
+		unsigned int type;
+		uint32_t clen, rlen, pcrc;
+
+		if (btape_env_parse(d + off, &type, &clen, &rlen, &pcrc))
+			break;
+		/* index holds every frame: offset, type in issue_min, end in issue_max */
+		btape_index_add(ix, off, type, off + BTAPE_ENV_SIZE + clen, 0);
+		off += BTAPE_ENV_SIZE + clen;
+	}
+	*size = len;
+	free(d);
+}
+
+static void test_foreign_and_version(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "x", 0);
+	struct btape_reader *r = NULL;
+	const char *msg = NULL;
+	uint8_t hdr[16];
+	int ret;
+
+	assert_int_equal(tu_write_file(p, "hello world, no trace here\n", 27), 0);
+	assert_int_equal(btape_reader__open(&r, p, &msg), -EINVAL);
+	assert_null(r);
+	assert_non_null(strstr(msg, "not a biotape trace (bad magic)"));
+	assert_int_equal(tu_write_file(p, "", 0), 0);
+	assert_true(btape_reader__open(&r, p, &msg) < 0);
+	assert_non_null(strstr(msg, "empty"));
+	assert_int_equal(btape_reader__open(&r, tu_path(dir, "missing", 1), &msg), -ENOENT);
+	assert_non_null(strstr(msg, "missing"));
+	/* a newer major version is refused */
+	memcpy(hdr, btape_file_magic, 8);
+	put_le16(hdr + 8, BTAPE_FORMAT_VERSION_MAJOR + 1);
+	put_le16(hdr + 10, 0);
+	put_le32(hdr + 12, btape_crc32c(0, hdr, 12));
+	assert_int_equal(tu_write_file(p, hdr, sizeof(hdr)), 0);
+	ret = btape_reader__open(&r, p, &msg);
+	assert_int_equal(ret, -EPROTONOSUPPORT);
+	assert_non_null(strstr(msg, "version 2.0"));
+	/* header only: truncated in the metadata frame */
+	put_le16(hdr + 8, BTAPE_FORMAT_VERSION_MAJOR);
+	put_le32(hdr + 12, btape_crc32c(0, hdr, 12));
+	assert_int_equal(tu_write_file(p, hdr, sizeof(hdr)), 0);
+	assert_int_equal(btape_reader__open(&r, p, &msg), -EBADMSG);
+	assert_non_null(strstr(msg, "metadata"));
+	tu_cleanup_dir(dir);
+}
+
+static void test_flip_every_byte(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *orig = tu_path(dir, "orig.btape", 0), *bad = tu_path(dir, "bad.btape", 1);
+	struct btape_index ix;
+	uint64_t size;
+	size_t len;
+	uint8_t *d;
+	char msg[512];
+
+	write_simple(orig, 60, 8);
+	get_index(orig, &ix, &size);
+	assert_true(ix.n >= 9); /* meta + 8 chunks + footer */
+	d = tu_read_file(orig, &len);
+	for (size_t pos = 0; pos < len; pos++) {
+		struct btape_reader *r;
+		struct btape_summary s;
+		const char *m;
+		int open_err, errors;
+		uint64_t frame = UINT64_MAX;
+		size_t n;
+
+		d[pos] ^= 0x10;
+		assert_int_equal(tu_write_file(bad, d, len), 0);
+		d[pos] ^= 0x10;
+		for (uint64_t f = 0; f < ix.n; f++)
+			if (pos >= ix.offset[f] && pos < ix.issue_max[f])
+				frame = f;
+		n = read_all(bad, &open_err, &errors, msg, sizeof(msg));
+		if (pos < BTAPE_HEADER_SIZE || frame == 0) {
+			assert_true(open_err < 0);
+			continue;
+		}
+		assert_int_equal(open_err, 0);
+		if (frame != UINT64_MAX && ix.issue_min[frame] == BTAPE_FRAME_FOOTER) {
+			/* a damaged footer: every event, then an error naming the footer frame */
+			char want[128];
+
+			snprintf(want, sizeof(want), "frame %" PRIu64 " at offset %" PRIu64 ": ", frame,
+				 ix.offset[frame]);
+			if (errors != 1 || !strstr(msg, want))
+				fail_msg("flip at %zu (footer): errors %d, msg '%s'", pos, errors, msg);
+			assert_int_equal(n, 60);
+			assert_int_equal(btape_reader__open(&r, bad, &m), 0);
+			assert_true(btape_reader__verify(r) < 0);
+			assert_true(btape_reader__summary(r, &s) < 0);
+			btape_reader__close(r);
+			continue;
+		}
+		if (frame != UINT64_MAX && ix.issue_min[frame] == BTAPE_FRAME_CHUNK) {
+			char want[128];
+
+			/* a damaged chunk: an error naming the frame and offset, then the rest */
+			snprintf(want, sizeof(want), "frame %" PRIu64 " at offset %" PRIu64 ": ", frame,
+				 ix.offset[frame]);
+			if (!errors || !strstr(msg, want))
+				fail_msg("flip at %zu (frame %" PRIu64 "): errors %d, msg '%s'", pos,
+					 frame, errors, msg);
+			assert_true(n >= 60 - 8 && n < 60);
+			continue;
+		}
+		/* footer or trailer damage: events intact, footer not trusted */
+		assert_int_equal(errors, 0);
+		assert_int_equal(n, 60);
+		assert_int_equal(btape_reader__open(&r, bad, &m), 0);
+		assert_int_equal(btape_reader__summary(r, &s), 0);
+		if (s.has_footer) {
+			/* only possible when nothing was changed that matters */
+			fail_msg("flip at %zu not detected", pos);
+		}
+		assert_true(s.recovered);
+		assert_int_equal(s.events, 60);
+		btape_reader__close(r);
+	}
+	free(d);
+	btape_index_free(&ix);
+	tu_cleanup_dir(dir);
+}
+
+static void test_truncate_every_offset(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *orig = tu_path(dir, "orig.btape", 0), *cut = tu_path(dir, "cut.btape", 1);
+	uint64_t maxframe = BTAPE_TRAILER_SIZE;
+	struct btape_index ix;
+	uint64_t size;
+	size_t len;
+	uint8_t *d;
+
+	write_simple(orig, 40, 5);
+	get_index(orig, &ix, &size);
+	d = tu_read_file(orig, &len);
+	for (uint64_t f = 0; f < ix.n; f++)
+		if (ix.issue_max[f] - ix.offset[f] > maxframe)
+			maxframe = ix.issue_max[f] - ix.offset[f];
+	for (size_t l = 0; l <= len; l++) {
+		struct btape_reader *r;
+		struct btape_summary s;
+		struct btape_event ev;
+		const char *m;
+		size_t complete = 0, n = 0;
+		int ret;
+
+		for (uint64_t f = 0; f < ix.n; f++)
+			if (ix.issue_min[f] == BTAPE_FRAME_CHUNK && ix.issue_max[f] <= l)
+				complete += 5;
+		assert_int_equal(tu_write_file(cut, d, l), 0);
+		ret = btape_reader__open(&r, cut, &m);
+		if (l < ix.issue_max[0]) {
+			assert_true(ret < 0);
+			assert_null(r);
+			continue;
+		}
+		assert_int_equal(ret, 0);
+		while ((ret = btape_reader__next(r, &ev)) > 0)
+			n++;
+		if (ret < 0)
+			fail_msg("cut at %zu: %s", l, btape_reader__errmsg(r));
+		assert_int_equal(n, complete);
+		assert_int_equal(btape_reader__summary(r, &s), 0);
+		assert_int_equal(s.events, complete);
+		if (l == len) {
+			assert_true(s.has_footer);
+			assert_false(s.recovered);
+		} else {
+			assert_false(s.has_footer);
+			assert_true(s.recovered);
+			assert_true(s.recovered_bytes_ignored <= maxframe);
+		}
+		assert_int_equal(btape_reader__verify(r), 0);
+		/* seeking works without the index too */
+		assert_int_equal(btape_reader__seek(r, 1000 + 10 * 17), 0);
+		ret = btape_reader__next(r, &ev);
+		if (complete > 17) {
+			assert_int_equal(ret, 1);
+			assert_int_equal(ev.issue_ns, 1000 + 10 * 17);
+		} else {
+			assert_int_equal(ret, 0);
+		}
+		btape_reader__close(r);
+	}
+	free(d);
+	btape_index_free(&ix);
+	tu_cleanup_dir(dir);
+}
+
+/* Appends a frame (zstd-compressed payload) to buf. */
+static void put_frame(struct bbuf *out, unsigned int type, const void *raw, size_t rlen)
+{
+	size_t cap = ZSTD_compressBound(rlen);
+	uint8_t *c = malloc(cap), env[BTAPE_ENV_SIZE];
+	size_t clen = ZSTD_compress(c, cap, raw, rlen, 3);
+
+	assert_false(ZSTD_isError(clen));
+	btape_env_build(env, type, (uint32_t)clen, (uint32_t)rlen, c);
+	bbuf_put(out, env, sizeof(env));
+	bbuf_put(out, c, clen);
+	free(c);
+}
+
+static void pk_str(msgpack_packer *pk, const char *s)
+{
+	msgpack_pack_str(pk, strlen(s));
+	msgpack_pack_str_body(pk, s, strlen(s));
+}
+
+static void test_unknown_keys_and_frames(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "future.btape", 0);
+	struct bbuf file = { 0 }, meta = { 0 }, chunk = { 0 }, foot = { 0 };
+	struct btape_event evs[3];
+	const char *comms[1] = { "future" };
+	uint32_t comm_len[1] = { 6 }, comm_idx[3] = { 0, 0, 0 };
+	struct chunk_enc *ce = btape_chunk_enc_new();
+	struct btape_summary sum = { 0 };
+	struct btape_index ix = { 0 };
+	struct btape_reader *r;
+	struct btape_event ev;
+	msgpack_packer pk;
+	const char *m;
+	size_t *cuts, ncuts;
+	uint8_t hdr[16], tr[24];
+	uint64_t chunk_off, foot_off;
+
+	memset(evs, 0, sizeof(evs));
+	for (int i = 0; i < 3; i++) {
+		evs[i].issue_ns = 100 + (uint64_t)i;
+		evs[i].present = BTAPE_HAS_COMM;
+		evs[i].comm = "future";
+		evs[i].bytes = 4096;
+		evs[i].sector = 8 * (uint64_t)i;
+	}
+	memcpy(hdr, btape_file_magic, 8);
+	put_le16(hdr + 8, BTAPE_FORMAT_VERSION_MAJOR);
+	put_le16(hdr + 10, BTAPE_FORMAT_VERSION_MINOR + 7); /* a newer minor */
+	put_le32(hdr + 12, btape_crc32c(0, hdr, 12));
+	bbuf_put(&file, hdr, 16);
+
+	/* metadata with unknown keys, one holding a nested map */
+	msgpack_packer_init(&pk, &meta, btape_mp_write);
+	msgpack_pack_map(&pk, 4);
+	pk_str(&pk, "hostname");
+	pk_str(&pk, "futurehost");
+	pk_str(&pk, "quantum_settings");
+	msgpack_pack_map(&pk, 1);
+	pk_str(&pk, "entangled");
+	msgpack_pack_true(&pk);
+	pk_str(&pk, "devices");
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_map(&pk, 2);
+	pk_str(&pk, "name");
+	pk_str(&pk, "nvme9n1");
+	pk_str(&pk, "wear_level");
+	msgpack_pack_double(&pk, 0.5);
+	pk_str(&pk, "tags");
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_array(&pk, 3);
+	pk_str(&pk, "k");
+	pk_str(&pk, "v");
+	pk_str(&pk, "extra element");
+	put_frame(&file, BTAPE_FRAME_META, meta.p, meta.len);
+
+	/* an unknown frame type is skipped */
+	put_frame(&file, 77, "whatever", 8);
+
+	/* chunk with an extra column and an extra top-level key appended */
+	assert_int_equal(btape_chunk_encode(ce, evs, comm_idx, 3, comms, comm_len, 1, &chunk, &cuts,
+					    &ncuts), 0);
+	assert_int_equal(chunk.p[0], 0x85);
+	chunk.p[0] = 0x86;
+	{
+		/* the cols map is the last value: a map16 header "de 00 10" */
+		uint8_t *q = memmem(chunk.p, chunk.len, "\xa4" "cols" "\xde\x00\x10", 8);
+
+		assert_non_null(q);
+		q[7] = 0x11;
+	}
+	msgpack_packer_init(&pk, &chunk, btape_mp_write);
+	pk_str(&pk, "temperature");
+	msgpack_pack_bin(&pk, 3);
+	msgpack_pack_bin_body(&pk, "\x00\x00\x00", 3);
+	pk_str(&pk, "future_top");
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_nil(&pk);
+	msgpack_pack_int(&pk, -5);
+	chunk_off = file.len;
+	put_frame(&file, BTAPE_FRAME_CHUNK, chunk.p, chunk.len);
+
+	sum.events = 3;
+	sum.first_issue_ns = 100;
+	sum.last_issue_ns = 102;
+	sum.count_by_op[0] = 3;
+	sum.bytes_by_op[0] = 3 * 4096;
+	btape_index_add(&ix, chunk_off, 100, 102, 3);
+	btape_footer_pack(&foot, &sum, &ix);
+	assert_int_equal(foot.p[0], 0x8b);
+	foot.p[0] = 0x8c;
+	msgpack_packer_init(&pk, &foot, btape_mp_write);
+	pk_str(&pk, "checksum_of_the_universe");
+	msgpack_pack_uint64(&pk, 42);
+	foot_off = file.len;
+	put_frame(&file, BTAPE_FRAME_FOOTER, foot.p, foot.len);
+	memset(tr, 0, sizeof(tr));
+	put_le64(tr, foot_off);
+	put_le32(tr + 12, btape_crc32c(0, tr, 12));
+	memcpy(tr + 16, btape_trailer_magic, 8);
+	bbuf_put(&file, tr, sizeof(tr));
+	assert_int_equal(tu_write_file(p, file.p, file.len), 0);
+
+	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	assert_string_equal(btape_reader__meta(r)->hostname, "futurehost");
+	assert_int_equal(btape_reader__meta(r)->ndevices, 1);
+	assert_string_equal(btape_reader__meta(r)->devices[0].name, "nvme9n1");
+	assert_int_equal(btape_reader__meta(r)->devices[0].rotational, -1);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(btape_reader__next(r, &ev), 1);
+		assert_int_equal(tu_event_cmp(&ev, &evs[i]), 0);
+	}
+	assert_int_equal(btape_reader__next(r, &ev), 0);
+	{
+		struct btape_summary s;
+
+		assert_int_equal(btape_reader__summary(r, &s), 0);
+		assert_true(s.has_footer);
+		assert_int_equal(s.events, 3);
+	}
+	assert_int_equal(btape_reader__verify(r), 0);
+	btape_reader__close(r);
+
+	btape_chunk_enc_free(ce);
+	bbuf_free(&file);
+	bbuf_free(&meta);
+	bbuf_free(&chunk);
+	bbuf_free(&foot);
+	btape_index_free(&ix);
+	tu_cleanup_dir(dir);
+}
+
+static void test_seek(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "s.btape", 0);
+	uint64_t targets[] = { 0, 999, 1000, 1001, 1005, 1010, 1000 + 10 * 333, 1000 + 10 * 999,
+			       1000 + 10 * 999 + 1, UINT64_MAX, 1000 + 10 * 500 - 3 };
+	struct btape_reader *r;
+	struct btape_event ev;
+	const char *m;
+
+	write_simple(p, 1000, 64);
+	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
+		uint64_t want = targets[t] <= 1000 ? 1000 : 1000 + ((targets[t] - 1000 + 9) / 10) * 10;
+
+		if (targets[t] > 1000 + 10 * 999)
+			want = UINT64_MAX;
+		int ret;
+
+		assert_int_equal(btape_reader__seek(r, targets[t]), 0);
+		ret = btape_reader__next(r, &ev);
+		if (want == UINT64_MAX) {
+			assert_int_equal(ret, 0);
+			continue;
+		}
+		assert_int_equal(ret, 1);
+		assert_int_equal(ev.issue_ns, want);
+		/* reading continues in order */
+		if (want < 1000 + 10 * 999) {
+			assert_int_equal(btape_reader__next(r, &ev), 1);
+			assert_int_equal(ev.issue_ns, want + 10);
+		}
+	}
+	btape_reader__close(r);
+	tu_cleanup_dir(dir);
+}
+
+static void test_reorder_watermark(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "o.btape", 0);
+	struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = 100 };
+	struct btape_writer *w;
+	struct btape_reader *r;
+	struct btape_summary s;
+	struct btape_event ev;
+	const char *m;
+	uint64_t seed = 3, prev = 0, n = 0;
+	/* in-flight window: events complete in random order within 64 outstanding requests */
+	struct btape_event inflight[64];
+	int nin = 0;
+
+	assert_int_equal(btape_writer__open(&w, p, NULL, &o), 0);
+	for (uint64_t i = 0; i < 5000; i++) {
+		struct btape_event e = { .issue_ns = 1000 + i * 5, .bytes = 512,
+					 .present = BTAPE_HAS_COMPLETE };
+
+		e.complete_ns = e.issue_ns + tu_rand(&seed) % 400;
+		inflight[nin++] = e;
+		if (nin == 64 || i == 4999) {
+			/* complete a random one; watermark = earliest issue still in flight */
+			while (nin > (i == 4999 ? 0 : 32)) {
+				int k = (int)(tu_rand(&seed) % (uint64_t)nin);
+				uint64_t wm = UINT64_MAX;
+
+				assert_int_equal(btape_writer__add(w, &inflight[k]), 0);
+				inflight[k] = inflight[--nin];
+				for (int j = 0; j < nin; j++)
+					if (inflight[j].issue_ns < wm)
+						wm = inflight[j].issue_ns;
+				if (nin)
+					assert_int_equal(btape_writer__advance(w, wm), 0);
+			}
+		}
+	}
+	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	while (btape_reader__next(r, &ev) == 1) {
+		assert_true(ev.issue_ns >= prev);
+		assert_int_equal(ev.issue_ns, 1000 + n * 5);
+		prev = ev.issue_ns;
+		n++;
+	}
+	assert_int_equal(n, 5000);
+	assert_int_equal(btape_reader__summary(r, &s), 0);
+	assert_int_equal(s.order_violations, 0);
+	btape_reader__close(r);
+	tu_cleanup_dir(dir);
+}
+
+static void test_order_violations(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "v.btape", 0);
+	struct btape_writer_opts o = { .sz = sizeof(o), .reorder_max_events = 4 };
+	struct btape_writer *w;
+	struct btape_reader *r;
+	struct btape_summary s;
+	struct btape_event ev, e = { 0 };
+	uint64_t got[16];
+	int n = 0;
+	const char *m;
+
+	assert_int_equal(btape_writer__open(&w, p, NULL, &o), 0);
+	e.issue_ns = 100;
+	assert_int_equal(btape_writer__add(w, &e), 0);
+	assert_int_equal(btape_writer__advance(w, 1000), 0); /* 100 is final */
+	e.issue_ns = 50;                                     /* breaks the promise */
+	assert_int_equal(btape_writer__add(w, &e), 0);
+	/* size limit: 4 held, the 5th add releases the oldest (2000) */
+	for (uint64_t t = 2000; t <= 6000; t += 1000) {
+		e.issue_ns = t;
+		assert_int_equal(btape_writer__add(w, &e), 0);
+	}
+	e.issue_ns = 1500; /* earlier than 2000 already written: violation */
+	assert_int_equal(btape_writer__add(w, &e), 0);
+	e.issue_ns = 3500; /* still held: fine */
+	assert_int_equal(btape_writer__add(w, &e), 0);
+	assert_int_equal(btape_writer__events(w), 9);
+	assert_int_equal(btape_writer__close(w), 0);
+
+	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	while (n < 16 && btape_reader__next(r, &ev) == 1)
+		got[n++] = ev.issue_ns;
+	assert_int_equal(n, 9);
+	assert_int_equal(got[0], 100);
+	assert_int_equal(got[1], 50);
+	assert_int_equal(got[2], 2000);
+	assert_int_equal(btape_reader__summary(r, &s), 0);
+	assert_int_equal(s.order_violations, 2);
+	assert_int_equal(s.events, 9);
+	assert_int_equal(s.first_issue_ns, 50);
+	assert_int_equal(s.last_issue_ns, 6000);
+	btape_reader__close(r);
+	tu_cleanup_dir(dir);
+}
+
+static int count_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void test_tmp_rename_abort(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "t.btape", 0);
+	struct btape_writer *w;
+	struct btape_event e = { .issue_ns = 1 };
+	struct stat st;
+	size_t len;
+	uint8_t *d;
+
+	/* abort leaves nothing */
+	assert_int_equal(btape_writer__open(&w, p, NULL, NULL), 0);
+	assert_int_equal(btape_writer__add(w, &e), 0);
+	assert_int_equal(count_files(dir), 1); /* the temp file */
+	assert_int_equal(stat(p, &st), -1);
+	btape_writer__abort(w);
+	assert_int_equal(count_files(dir), 0);
+	btape_writer__abort(NULL);
+
+	/* an existing PATH is untouched until close, then replaced */
+	assert_int_equal(tu_write_file(p, "old", 3), 0);
+	assert_int_equal(btape_writer__open(&w, p, NULL, NULL), 0);
+	assert_int_equal(btape_writer__add(w, &e), 0);
+	assert_int_equal(btape_writer__flush(w), 0);
+	d = tu_read_file(p, &len);
+	assert_int_equal(len, 3);
+	free(d);
+	btape_writer__abort(w);
+	d = tu_read_file(p, &len);
+	assert_int_equal(len, 3);
+	free(d);
+	assert_int_equal(btape_writer__open(&w, p, NULL, NULL), 0);
+	assert_int_equal(btape_writer__add(w, &e), 0);
+	assert_int_equal(count_files(dir), 2);
+	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(count_files(dir), 1);
+	d = tu_read_file(p, &len);
+	assert_true(len > 3 && !memcmp(d, btape_file_magic, 8));
+	free(d);
+
+	/* failure to create names the path */
+	assert_true(btape_writer__open(&w, "/nonexistent-dir/x.btape", NULL, NULL) < 0);
+	assert_null(w);
+	assert_non_null(strstr(btape_writer__last_errmsg(), "/nonexistent-dir/x.btape"));
+	/* invalid events are refused */
+	assert_int_equal(btape_writer__open(&w, p, NULL, NULL), 0);
+	e.op = BTAPE_OP__COUNT;
+	assert_int_equal(btape_writer__add(w, &e), -EINVAL);
+	e.op = 0;
+	e.present = BTAPE_HAS_COMM;
+	e.comm = NULL;
+	assert_int_equal(btape_writer__add(w, &e), -EINVAL);
+	btape_writer__abort(w);
+	tu_cleanup_dir(dir);
+}
+
+static void test_direct_sigkill(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "k.btape", 0);
+	struct btape_reader *r;
+	struct btape_summary s;
+	struct btape_event ev;
+	const char *m;
+	pid_t pid;
+	int status, n = 0;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = 10 };
+		struct btape_writer *w;
+
+		if (btape_writer__open_direct(&w, p, NULL, &o))
+			_exit(3);
+		for (uint64_t i = 0; i < 105; i++) {
+			struct btape_event e = { .issue_ns = i };
+
+			btape_writer__add(w, &e);
+			btape_writer__advance(w, i + 1);
+		}
+		raise(SIGKILL);
+		_exit(4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	while (btape_reader__next(r, &ev) == 1) {
+		assert_int_equal(ev.issue_ns, (uint64_t)n);
+		n++;
+	}
+	assert_int_equal(n, 100); /* 10 complete chunks; the 5 pending events are lost */
+	assert_int_equal(btape_reader__summary(r, &s), 0);
+	assert_false(s.has_footer);
+	assert_true(s.recovered);
+	assert_int_equal(s.events, 100);
+	assert_int_equal(s.chunks, 10);
+	btape_reader__close(r);
+	tu_cleanup_dir(dir);
+}
+
+static void test_pipe_and_fd(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "p.btape", 0);
+	struct btape_reader *r;
+	struct btape_summary s;
+	struct btape_event ev;
+	const char *m;
+	int fds[2], status, n = 0, fd;
+	pid_t pid;
+	struct btape_writer *w;
+
+	/* writer on an fd */
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(btape_writer__open_fd(&w, fd, NULL, NULL), 0);
+	for (uint64_t i = 0; i < 3000; i++) {
+		struct btape_event e = { .issue_ns = i * 3 };
+
+		assert_int_equal(btape_writer__add(w, &e), 0);
+	}
+	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(close(fd), 0);
+
+	/* reader on a pipe: no seeking, footer read at the end */
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		size_t len;
+		uint8_t *d = tu_read_file(p, &len);
+		size_t off = 0;
+
+		close(fds[0]);
+		while (d && off < len) {
+			ssize_t k = write(fds[1], d + off, len - off > 100 ? 100 : len - off);
+
+			if (k <= 0)
+				_exit(1);
+			off += (size_t)k;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(btape_reader__open_fd(&r, fds[0], &m), 0);
+	assert_int_equal(btape_reader__seek(r, 300), 0);
+	while (btape_reader__next(r, &ev) == 1) {
+		assert_int_equal(ev.issue_ns, 300 + (uint64_t)n * 3);
+		n++;
+	}
+	assert_int_equal(n, 3000 - 100);
+	assert_int_equal(btape_reader__verify(r), -ESPIPE);
+	btape_reader__close(r);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	(void)s;
+	tu_cleanup_dir(dir);
+}
+
+static void test_flush_interval(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "f.btape", 0);
+	struct btape_writer_opts o = { .sz = sizeof(o), .flush_interval_ns = 1 };
+	struct btape_writer *w;
+	struct btape_reader *r;
+	struct btape_summary s;
+	const char *m;
+	struct timespec ts = { 0, 1000 };
+
+	assert_int_equal(btape_writer__open(&w, p, NULL, &o), 0);
+	for (uint64_t i = 0; i < 10; i++) {
+		struct btape_event e = { .issue_ns = i };
+
+		assert_int_equal(btape_writer__add(w, &e), 0);
+		nanosleep(&ts, NULL);
+		assert_int_equal(btape_writer__advance(w, i + 1), 0);
+	}
+	assert_true(btape_writer__bytes(w) > 0);
+	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	assert_int_equal(btape_reader__summary(r, &s), 0);
+	assert_int_equal(s.events, 10);
+	assert_int_equal(s.chunks, 10); /* each advance found its chunk older than 1 ns */
+	assert_int_equal(s.lost_events, 0);
+	btape_reader__close(r);
+	tu_cleanup_dir(dir);
+}
+
+static void test_lost_accounting(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "l.btape", 0);
+	struct btape_reader *r;
+	struct btape_summary s;
+	const char *m;
+
+	write_simple(p, 10, 0);
+	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	assert_int_equal(btape_reader__summary(r, &s), 0);
+	assert_int_equal(s.lost_ringbuf, 5);
+	assert_int_equal(s.lost_inflight, 6);
+	assert_int_equal(s.lost_writer, 7);
+	assert_int_equal(s.lost_events, 18);
+	assert_int_equal(s.file_bytes, btape_reader__summary(r, &s) == 0 ? s.file_bytes : 0);
+	btape_reader__close(r);
+	tu_cleanup_dir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_foreign_and_version),
+		cmocka_unit_test(test_flip_every_byte),
+		cmocka_unit_test(test_truncate_every_offset),
+		cmocka_unit_test(test_unknown_keys_and_frames),
+		cmocka_unit_test(test_seek),
+		cmocka_unit_test(test_reorder_watermark),
+		cmocka_unit_test(test_order_violations),
+		cmocka_unit_test(test_tmp_rename_abort),
+		cmocka_unit_test(test_direct_sigkill),
+		cmocka_unit_test(test_pipe_and_fd),
+		cmocka_unit_test(test_flush_interval),
+		cmocka_unit_test(test_lost_accounting),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
