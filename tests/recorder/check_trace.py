@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Checks a `biotape dump --csv` of a recording against expectations given as options."""
+import argparse
+import csv
+import sys
+
+p = argparse.ArgumentParser()
+p.add_argument("csv")
+p.add_argument("--comm")
+p.add_argument("--pid", type=int)
+p.add_argument("--only-pid", type=int, help="every event has this pid")
+p.add_argument("--expect", action="append", default=[], help="OP=N: events of OP by the filtered process")
+p.add_argument("--expect-min", action="append", default=[], help="OP=N: at least N")
+p.add_argument("--expect-max", action="append", default=[], help="OP=N: at most N")
+p.add_argument("--sizes", help="comma list of allowed sizes for read/write")
+p.add_argument("--dev-bytes", type=int, help="device size: every I/O inside")
+p.add_argument("--wall-ns", type=int, help="latencies must be below this")
+p.add_argument("--seq-min", type=float, help="share of reads/writes that continue the previous one")
+p.add_argument("--attributed", action="append", default=[], help="OP: every event of OP has --comm")
+p.add_argument("--no-insert-ok", action="store_true")
+a = p.parse_args()
+
+rows = list(csv.DictReader(open(a.csv)))
+errors = []
+mine = []
+for r in rows:
+    if a.comm and r["comm"] != a.comm:
+        continue
+    if a.pid and r["pid"] != str(a.pid):
+        continue
+    mine.append(r)
+if a.only_pid is not None:
+    bad = [r for r in rows if r["pid"] != str(a.only_pid)]
+    if bad:
+        errors.append(f"{len(bad)} events not from pid {a.only_pid}, e.g. {bad[0]}")
+
+count = {}
+for r in mine:
+    count[r["op"]] = count.get(r["op"], 0) + 1
+
+
+def spec(lst):
+    for s in lst:
+        op, n = s.split("=")
+        yield op, int(n)
+
+
+for op, n in spec(a.expect):
+    if count.get(op, 0) != n:
+        errors.append(f"{op}: recorded {count.get(op, 0)}, expected {n}")
+for op, n in spec(a.expect_min):
+    if count.get(op, 0) < n:
+        errors.append(f"{op}: recorded {count.get(op, 0)}, expected at least {n}")
+for op, n in spec(a.expect_max):
+    if count.get(op, 0) > n:
+        errors.append(f"{op}: recorded {count.get(op, 0)}, expected at most {n}")
+
+sizes = set(int(s) for s in a.sizes.split(",")) if a.sizes else None
+prev_issue = 0
+seq = total_rw = 0
+last_end = {}
+for r in mine:
+    issue = int(r["issue_ns"])
+    if issue < prev_issue:
+        errors.append(f"not in issue order at {r}")
+        break
+    prev_issue = issue
+    if not r["complete_ns"]:
+        errors.append(f"no completion time: {r}")
+        break
+    lat = int(r["complete_ns"]) - issue
+    if lat <= 0 or (a.wall_ns and lat >= a.wall_ns):
+        errors.append(f"latency {lat} ns out of range: {r}")
+        break
+    if r["insert_ns"] and int(r["insert_ns"]) > issue:
+        errors.append(f"insert after issue: {r}")
+        break
+    if not r["insert_ns"] and not a.no_insert_ok and r["op"] in ("read", "write"):
+        errors.append(f"no insert time: {r}")
+        break
+    if r["op"] in ("read", "write"):
+        b, s = int(r["bytes"]), int(r["sector"])
+        if sizes and b not in sizes:
+            errors.append(f"size {b} not in {sorted(sizes)}: {r}")
+            break
+        if a.dev_bytes and s * 512 + b > a.dev_bytes:
+            errors.append(f"beyond the device: {r}")
+            break
+        if not r["qd"] or int(r["qd"]) < 1:
+            errors.append(f"bad queue depth: {r}")
+            break
+        key = r["op"]
+        total_rw += 1
+        if last_end.get(key) == s:
+            seq += 1
+        last_end[key] = s + b // 512
+for op in a.attributed:
+    bad = [r for r in rows if r["op"] == op and r["comm"] != a.comm]
+    if bad:
+        errors.append(f"{len(bad)} {op} events not attributed to {a.comm}: {bad[0]}")
+if a.seq_min is not None:
+    share = seq / total_rw if total_rw else 0
+    if share < a.seq_min:
+        errors.append(f"sequential share {share:.3f} < {a.seq_min}")
+    print(f"sequential share {share:.3f} of {total_rw}")
+
+print(f"{len(rows)} events, {len(mine)} selected: {count}")
+for e in errors:
+    print("ERROR:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)
