@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,8 @@ static void usage(FILE *fp)
 "  --loops N              passes over the trace (default 1; 0 = until --duration)\n"
 "  --warmup S             replay but do not measure the first S\n"
 "  --no-progress          no live progress line (shown on a terminal)\n"
+"  --rt-priority N        run the issuing thread SCHED_FIFO at priority N (root): far fewer\n"
+"                         late I/Os on a busy machine (the decoder thread stays normal)\n"
 "results:\n"
 "  --json                 the summary as JSON on stdout\n"
 "  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
@@ -119,6 +122,7 @@ struct opts {
 	double compress, dedupe;
 	uint64_t duration_ns, warmup_ns;
 	unsigned int loops;
+	unsigned int rt_priority;
 	const char *out;
 };
 
@@ -152,6 +156,7 @@ enum {
 	OPT_TARGET = 256, OPT_MAP, OPT_ENGINE, OPT_TIMING, OPT_SPEED, OPT_IODEPTH, OPT_SCALE,
 	OPT_LAYOUT, OPT_SWEEP, OPT_HTML, OPT_FIT, OPT_BUFFERED, OPT_WRITE, OPT_FORCE, OPT_WAR,
 	OPT_PAYLOAD, OPT_DEDUPE, OPT_DURATION, OPT_LOOPS, OPT_WARMUP, OPT_JSON, OPT_NOPROG,
+	OPT_RT,
 };
 
 static const struct option long_opts[] = {
@@ -177,6 +182,7 @@ static const struct option long_opts[] = {
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "no-progress", no_argument, NULL, OPT_NOPROG },
+	{ "rt-priority", required_argument, NULL, OPT_RT },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -332,6 +338,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_NOPROG:
 			o->no_progress = true;
+			break;
+		case OPT_RT:
+			if (parse_uint("--rt-priority", optarg, 1, 99, &o->rt_priority))
+				return -EINVAL;
 			break;
 		case 'o':
 			o->out = optarg;
@@ -925,6 +935,14 @@ int cmd_replay(int argc, char **argv)
 	sigs = true;
 
 	rp_clock_init_real(&clk, SPIN_NS);
+	if (o.rt_priority) {
+		struct sched_param sp = { .sched_priority = (int)o.rt_priority };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
+			cli_err("replay: --rt-priority %u: %s", o.rt_priority, strerror(errno));
+			goto cleanup;
+		}
+	}
 	info = (struct rp_run_info){ .trace = o.trace, .engine = eng->name,
 				     .timing = timing_names[o.timing],
 				     .layout = layout_names[o.layout], .speed = o.speed,

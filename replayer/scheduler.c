@@ -384,7 +384,7 @@ static uint64_t deadline_of(const struct run *r, const struct btape_event *ev)
 	double speed = r->cfg->speed > 0 ? r->cfg->speed : 1.0;
 
 	rel += r->loop_off_ns;
-	return r->st->start_ns + RP_START_DELAY_NS + (uint64_t)((double)rel / speed);
+	return r->st->start_ns + (uint64_t)((double)rel / speed);
 }
 
 static void run_free(struct run *r)
@@ -484,10 +484,12 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 		r->freel[i] = &r->slots[r->depth - 1 - i];
 	r->nfree = r->depth;
 
-	st->start_ns = clock->now(clock);
-	st->measure_start_ns = st->start_ns + RP_START_DELAY_NS + cfg->warmup_ns;
+	/* original timing: a little headroom before the first deadline */
+	st->start_ns = clock->now(clock) +
+		       (cfg->timing == RP_TIMING_ORIGINAL ? RP_START_DELAY_NS : 0);
+	st->measure_start_ns = st->start_ns + cfg->warmup_ns;
 	if (cfg->duration_ns)
-		end_ns = st->start_ns + RP_START_DELAY_NS + cfg->duration_ns;
+		end_ns = st->start_ns + cfg->duration_ns;
 	next_tick = cfg->tick_ns ? st->start_ns + cfg->tick_ns : UINT64_MAX;
 
 	for (;;) {

@@ -53,7 +53,7 @@ void rp_payload_stamp(const struct rp_payload *p, void *buf, uint64_t bytes, uin
 void rp_payload_fill(const struct rp_payload *p, void *buf, uint64_t bytes);
 
 struct rp_stats {
-	uint64_t start_ns;            /* run start (first deadline - RP_START_DELAY_NS) */
+	uint64_t start_ns;            /* the first deadline (original timing), or the run start */
 	uint64_t measure_start_ns;    /* start + warmup */
 	uint64_t end_ns;              /* last completion */
 	uint64_t issued, completed;   /* every I/O, warmup included */

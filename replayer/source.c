@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,7 +147,16 @@ static int start_thread(struct rp_prefetch *p)
 	p->stop = false;
 	p->ended = false;
 	p->errmsg[0] = '\0';
-	err = -pthread_create(&p->thread, NULL, prefetch_thread, p);
+	pthread_attr_t attr;
+	struct sched_param sp = { .sched_priority = 0 };
+
+	/* the decoder runs as a normal thread even when the issuing thread is real-time */
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &sp);
+	err = -pthread_create(&p->thread, &attr, prefetch_thread, p);
+	pthread_attr_destroy(&attr);
 	p->running = err == 0;
 	return err;
 }

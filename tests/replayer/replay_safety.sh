@@ -1,3 +1,57 @@
 #!/bin/bash
+# Writes destroy data: a device with a filesystem signature, a mounted device, and a trace
+# with writes (without --write) are all refused, and the device is left as it was.
 . "$BIOTAPE_SRC/tests/lib.sh"
-skip "not written yet"
+require_root losetup mkfs.ext4 mount blkid
+GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/replay_gen_trace
+[ -x "$GEN" ] || skip "no trace generator at $GEN"
+D=$(t_tmpdir)
+"$GEN" -o "$D/w.btape" -n 300 -r 50000 -p randwrite -S $((16 << 20)) || fail "gen"
+"$GEN" -o "$D/r.btape" -n 300 -r 50000 -p randread -S $((16 << 20)) || fail "gen"
+t_loop 32
+A=$LOOP
+
+# a trace with writes: refused without --write (exit 2), the device untouched
+sum0=$(md5sum <"$A")
+"$BIOTAPE" replay "$D/w.btape" --target "$A" --no-progress >/dev/null 2>"$D/err"; rc=$?
+[ $rc = 2 ] || fail "writes without --write: exit $rc"
+grep -q -- "--write" "$D/err" || fail "refusal does not say how: $(cat "$D/err")"
+[ "$(md5sum <"$A")" = "$sum0" ] || fail "refused replay changed the device"
+
+# a filesystem signature: refused with --write, accepted with --force
+mkfs.ext4 -q -F "$A" || fail "mkfs.ext4"
+sum1=$(md5sum <"$A")
+"$BIOTAPE" replay "$D/w.btape" --target "$A" --write --no-progress >/dev/null 2>"$D/err"; rc=$?
+[ $rc = 1 ] || fail "ext4 signature: exit $rc, want 1"
+grep -q "ext4" "$D/err" || fail "refusal does not name the signature: $(cat "$D/err")"
+[ "$(wc -l <"$D/err")" = 1 ] || fail "refusal is not one line"
+[ "$(md5sum <"$A")" = "$sum1" ] || fail "refused replay changed the device"
+# reads need no permission, whatever the device holds
+"$BIOTAPE" replay "$D/r.btape" --target "$A" --no-progress >/dev/null || fail "read-only replay refused"
+
+# mounted: refused even with --force
+M=$D/mnt
+mkdir -p "$M"
+mount "$A" "$M" || skip "cannot mount ext4 here"
+"$BIOTAPE" replay "$D/w.btape" --target "$A" --write --force --no-progress >/dev/null \
+	2>"$D/err"; rc=$?
+umount "$M"
+[ $rc = 1 ] || fail "mounted device: exit $rc, want 1"
+grep -qi "mounted\|in use" "$D/err" || fail "refusal does not say mounted: $(cat "$D/err")"
+# (mounting changes the device itself: check the filesystem is still consistent instead)
+e2fsck -fn "$A" >/dev/null 2>&1 || fail "the filesystem is damaged after a refused replay"
+sum1=$(md5sum <"$A")
+
+# a partition table: refused too
+t_loop 32
+P=$LOOP
+printf 'label: dos\n,16M,L\n' | sfdisk -q "$P" >/dev/null 2>&1 || skip "needs sfdisk"
+"$BIOTAPE" replay "$D/w.btape" --target "$P" --write --no-progress >/dev/null 2>"$D/err"; rc=$?
+[ $rc = 1 ] || fail "partition table: exit $rc, want 1"
+grep -qi "dos\|signature" "$D/err" || fail "refusal: $(cat "$D/err")"
+
+# --force on the unmounted ext4 device: replays the writes
+"$BIOTAPE" replay "$D/w.btape" --target "$A" --write --force --no-progress >/dev/null ||
+	fail "--force replay failed"
+[ "$(md5sum <"$A")" != "$sum1" ] || fail "--force replay wrote nothing"
+pass
