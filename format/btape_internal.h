@@ -13,20 +13,35 @@
 
 #define BTAPE_API __attribute__((visibility("default")))
 
-/* File header: magic (8), major (u16 LE), minor (u16 LE), crc32c of bytes 0..11 (u32 LE). */
-#define BTAPE_HEADER_SIZE 16
+/*
+ * Every fixed structure is a zstd skippable frame (magic 0x184D2A5?, LE32 content size), so
+ * `zstd -d` decompresses a whole .btape file and skips the rest. See docs/FORMAT.md.
+ *
+ * File header (24): LE32 0x184D2A5A, LE32 16, "\x89BTAPE\r\n", LE16 major, LE16 minor,
+ *                   LE32 crc32c(bytes 0..19).
+ */
+#define BTAPE_HEADER_SIZE 24
+#define BTAPE_SKIP_HEADER 0x184D2A5Au
+#define BTAPE_SKIP_ENV 0x184D2A5Bu
+#define BTAPE_SKIP_TRAILER 0x184D2A5Cu
 extern const uint8_t btape_file_magic[8];
 
-/* Frame envelope (24 bytes, little endian): see docs/FORMAT.md "Frames". */
-#define BTAPE_ENV_SIZE 24
-#define BTAPE_ENV_MAGIC 0x52465442u /* "BTFR" read as LE u32 */
+/*
+ * Frame envelope (28): LE32 0x184D2A5B, LE32 20, u8 type, u8 flags (0), LE16 0,
+ * LE32 payload bytes, LE32 decompressed bytes, LE32 crc32c(payload), LE32 crc32c(bytes 0..23);
+ * then the payload: one zstd frame.
+ */
+#define BTAPE_ENV_SIZE 28
 #define BTAPE_FRAME_META 1
 #define BTAPE_FRAME_CHUNK 2
 #define BTAPE_FRAME_FOOTER 3
 #define BTAPE_FRAME_MAX_BYTES (256u << 20) /* compressed or raw payload limit */
 
-/* Trailer (24 bytes): footer offset (u64), 0 (u32), crc32c of bytes 0..11 (u32), magic (8). */
-#define BTAPE_TRAILER_SIZE 24
+/*
+ * Trailer (32): LE32 0x184D2A5C, LE32 24, LE64 footer frame offset, LE32 0,
+ * LE32 crc32c(bytes 0..19), "BTAPEEND".
+ */
+#define BTAPE_TRAILER_SIZE 32
 extern const uint8_t btape_trailer_magic[8];
 
 #define BTAPE_CHUNK_MAX_EVENTS (1u << 22) /* readers refuse larger chunks */
@@ -96,6 +111,16 @@ struct bbuf {
 int bbuf_reserve(struct bbuf *b, size_t extra);
 int bbuf_put(struct bbuf *b, const void *data, size_t len);
 void bbuf_free(struct bbuf *b);
+
+/* Header and trailer. */
+void btape_header_build(uint8_t h[BTAPE_HEADER_SIZE], uint16_t major, uint16_t minor);
+/* 0, -EINVAL (not a biotape file), -EBADMSG (checksum); n: bytes available (short: -ENODATA). */
+int btape_header_parse(const uint8_t *h, size_t n, uint16_t *major, uint16_t *minor);
+void btape_trailer_build(uint8_t t[BTAPE_TRAILER_SIZE], uint64_t footer_off);
+/* True when p (8 bytes) starts a trailer. */
+bool btape_is_trailer(const uint8_t *p);
+/* 0 and *footer_off, 1 when t is no trailer at all, -EBADMSG when damaged. */
+int btape_trailer_parse(const uint8_t t[BTAPE_TRAILER_SIZE], uint64_t *footer_off);
 
 /* Frame envelope helpers. */
 void btape_env_build(uint8_t env[BTAPE_ENV_SIZE], unsigned int type, uint32_t clen, uint32_t rlen,

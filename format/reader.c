@@ -166,7 +166,7 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 	if ((size_t)n < sizeof(env))
 		return FR_TRUNC;
 	if (btape_env_parse(env, type, &clen, &rlen, &pcrc)) {
-		if (!memcmp(env + 16, btape_trailer_magic, 8))
+		if (btape_is_trailer(env))
 			return FR_EOF; /* the trailer after a footer frame */
 		if (zero_tail(r, off))
 			return FR_TRUNC;
@@ -239,15 +239,15 @@ static void load_footer(struct btape_reader *r)
 		return;
 	if (in_read_at(r, r->file_size - BTAPE_TRAILER_SIZE, tr, sizeof(tr)) != sizeof(tr))
 		return;
-	if (memcmp(tr + 16, btape_trailer_magic, 8))
-		return; /* no trailer: a cut-short file, or damage that verify reports */
-	if (get_le32(tr + 12) != btape_crc32c(0, tr, 12) || get_le32(tr + 8)) {
+	ret = btape_trailer_parse(tr, &foff);
+	if (ret > 0)
+		return; /* no trailer: a cut-short file */
+	if (ret < 0) {
 		snprintf(r->footer_problem, sizeof(r->footer_problem),
 			 "trailer at offset %" PRIu64 ": checksum mismatch",
 			 r->file_size - BTAPE_TRAILER_SIZE);
 		return;
 	}
-	foff = get_le64(tr);
 	if (foff < r->data_off || foff > r->file_size - BTAPE_TRAILER_SIZE - BTAPE_ENV_SIZE) {
 		snprintf(r->footer_problem, sizeof(r->footer_problem),
 			 "trailer at offset %" PRIu64 ": footer offset out of range",
@@ -294,6 +294,7 @@ static int open_reader(struct btape_reader **rp, int fd, bool own, const char *n
 		       const char **errmsg)
 {
 	uint8_t hdr[BTAPE_HEADER_SIZE];
+	uint16_t major, minor;
 	struct btape_reader *r;
 	struct stat st;
 	unsigned int type;
@@ -328,24 +329,25 @@ static int open_reader(struct btape_reader **rp, int fd, bool own, const char *n
 		err = rfail(r, (int)n, "%s: read: %s", name, strerror((int)-n));
 		goto cleanup;
 	}
-	if (memcmp(hdr, btape_file_magic, (size_t)n < 8 ? (size_t)n : 8) || n == 0) {
+	err = btape_header_parse(hdr, (size_t)n, &major, &minor);
+	if (err == -EINVAL) {
 		err = rfail(r, -EINVAL, "%s: %s", name,
 			    n == 0 ? "empty file (not a biotape trace)"
 				   : "not a biotape trace (bad magic)");
 		goto cleanup;
 	}
-	if (n < (ssize_t)sizeof(hdr)) {
+	if (err == -ENODATA) {
 		err = rfail(r, -EBADMSG, "%s: truncated file header (%zd bytes)", name, n);
 		goto cleanup;
 	}
-	if (get_le32(hdr + 12) != btape_crc32c(0, hdr, 12)) {
+	if (err) {
 		err = rfail(r, -EBADMSG, "%s: file header at offset 0: checksum mismatch", name);
 		goto cleanup;
 	}
-	if (get_le16(hdr + 8) != BTAPE_FORMAT_VERSION_MAJOR) {
+	if (major != BTAPE_FORMAT_VERSION_MAJOR) {
 		err = rfail(r, -EPROTONOSUPPORT,
 			    "%s: format version %u.%u not supported (this reader reads %u.x)", name,
-			    get_le16(hdr + 8), get_le16(hdr + 10), BTAPE_FORMAT_VERSION_MAJOR);
+			    major, minor, BTAPE_FORMAT_VERSION_MAJOR);
 		goto cleanup;
 	}
 	err = read_frame(r, &r->fb, BTAPE_HEADER_SIZE, 0, &type, &next, &env_ok);
@@ -471,7 +473,7 @@ static bool resync(struct btape_reader *r, uint64_t from, uint64_t *off)
 			unsigned int t;
 			uint32_t a, b, c;
 
-			if (buf[i] == 'B' && !btape_env_parse(buf + i, &t, &a, &b, &c)) {
+			if (buf[i] == (uint8_t)BTAPE_SKIP_ENV && !btape_env_parse(buf + i, &t, &a, &b, &c)) {
 				*off = from + (uint64_t)i;
 				found = true;
 				break;

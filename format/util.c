@@ -267,27 +267,82 @@ void bbuf_free(struct bbuf *b)
 void btape_env_build(uint8_t env[BTAPE_ENV_SIZE], unsigned int type, uint32_t clen, uint32_t rlen,
 		     const void *payload)
 {
-	put_le32(env, BTAPE_ENV_MAGIC);
-	env[4] = (uint8_t)type;
-	env[5] = 0;
-	put_le16(env + 6, 0);
-	put_le32(env + 8, clen);
-	put_le32(env + 12, rlen);
-	put_le32(env + 16, btape_crc32c(0, payload, clen));
-	put_le32(env + 20, btape_crc32c(0, env, 20));
+	put_le32(env, BTAPE_SKIP_ENV);
+	put_le32(env + 4, BTAPE_ENV_SIZE - 8);
+	env[8] = (uint8_t)type;
+	env[9] = 0;
+	put_le16(env + 10, 0);
+	put_le32(env + 12, clen);
+	put_le32(env + 16, rlen);
+	put_le32(env + 20, btape_crc32c(0, payload, clen));
+	put_le32(env + 24, btape_crc32c(0, env, 24));
 }
 
 int btape_env_parse(const uint8_t env[BTAPE_ENV_SIZE], unsigned int *type, uint32_t *clen,
 		    uint32_t *rlen, uint32_t *pcrc)
 {
-	if (get_le32(env) != BTAPE_ENV_MAGIC)
+	if (get_le32(env) != BTAPE_SKIP_ENV || get_le32(env + 4) != BTAPE_ENV_SIZE - 8)
 		return -EBADMSG;
-	if (get_le32(env + 20) != btape_crc32c(0, env, 20))
+	if (get_le32(env + 24) != btape_crc32c(0, env, 24))
 		return -EBADMSG;
-	*type = env[4];
-	*clen = get_le32(env + 8);
-	*rlen = get_le32(env + 12);
-	*pcrc = get_le32(env + 16);
+	*type = env[8];
+	*clen = get_le32(env + 12);
+	*rlen = get_le32(env + 16);
+	*pcrc = get_le32(env + 20);
+	return 0;
+}
+
+void btape_header_build(uint8_t h[BTAPE_HEADER_SIZE], uint16_t major, uint16_t minor)
+{
+	put_le32(h, BTAPE_SKIP_HEADER);
+	put_le32(h + 4, BTAPE_HEADER_SIZE - 8);
+	memcpy(h + 8, btape_file_magic, 8);
+	put_le16(h + 16, major);
+	put_le16(h + 18, minor);
+	put_le32(h + 20, btape_crc32c(0, h, 20));
+}
+
+int btape_header_parse(const uint8_t *h, size_t n, uint16_t *major, uint16_t *minor)
+{
+	uint8_t want[16];
+
+	put_le32(want, BTAPE_SKIP_HEADER);
+	put_le32(want + 4, BTAPE_HEADER_SIZE - 8);
+	memcpy(want + 8, btape_file_magic, 8);
+	if (!n || memcmp(h, want, n < 16 ? n : 16))
+		return -EINVAL;
+	if (n < BTAPE_HEADER_SIZE)
+		return -ENODATA;
+	if (get_le32(h + 20) != btape_crc32c(0, h, 20))
+		return -EBADMSG;
+	*major = get_le16(h + 16);
+	*minor = get_le16(h + 18);
+	return 0;
+}
+
+void btape_trailer_build(uint8_t t[BTAPE_TRAILER_SIZE], uint64_t footer_off)
+{
+	put_le32(t, BTAPE_SKIP_TRAILER);
+	put_le32(t + 4, BTAPE_TRAILER_SIZE - 8);
+	put_le64(t + 8, footer_off);
+	put_le32(t + 16, 0);
+	put_le32(t + 20, btape_crc32c(0, t, 20));
+	memcpy(t + 24, btape_trailer_magic, 8);
+}
+
+bool btape_is_trailer(const uint8_t *p)
+{
+	return get_le32(p) == BTAPE_SKIP_TRAILER && get_le32(p + 4) == BTAPE_TRAILER_SIZE - 8;
+}
+
+int btape_trailer_parse(const uint8_t t[BTAPE_TRAILER_SIZE], uint64_t *footer_off)
+{
+	if (!btape_is_trailer(t) && memcmp(t + 24, btape_trailer_magic, 8))
+		return 1;
+	if (!btape_is_trailer(t) || memcmp(t + 24, btape_trailer_magic, 8) || get_le32(t + 16) ||
+	    get_le32(t + 20) != btape_crc32c(0, t, 20))
+		return -EBADMSG;
+	*footer_off = get_le64(t + 8);
 	return 0;
 }
 

@@ -493,10 +493,7 @@ static int write_start(struct btape_writer *w, const struct btape_meta *meta)
 	uint8_t hdr[BTAPE_HEADER_SIZE] = { 0 };
 	int err;
 
-	memcpy(hdr, btape_file_magic, 8);
-	put_le16(hdr + 8, BTAPE_FORMAT_VERSION_MAJOR);
-	put_le16(hdr + 10, BTAPE_FORMAT_VERSION_MINOR);
-	put_le32(hdr + 12, btape_crc32c(0, hdr, 12));
+	btape_header_build(hdr, BTAPE_FORMAT_VERSION_MAJOR, BTAPE_FORMAT_VERSION_MINOR);
 	err = write_all(w, hdr, sizeof(hdr), NULL, 0);
 	if (err)
 		return err;
@@ -696,9 +693,7 @@ BTAPE_API int btape_writer__close(struct btape_writer *w)
 	if (!err)
 		err = write_frame(w, BTAPE_FRAME_FOOTER, &w->fbuf, NULL, 0);
 	if (!err) {
-		put_le64(trailer, footer_off);
-		put_le32(trailer + 12, btape_crc32c(0, trailer, 12));
-		memcpy(trailer + 16, btape_trailer_magic, 8);
+		btape_trailer_build(trailer, footer_off);
 		err = write_all(w, trailer, sizeof(trailer), NULL, 0);
 	}
 	if (!err)
