@@ -306,10 +306,7 @@ static int blk_event_out(struct expctx *x, const struct btape_event *ev)
 	uint64_t first = HAS(ev, BTAPE_HAS_INSERT) ? ev->insert_ns : ev->issue_ns;
 	int err;
 
-	if (!x->started) {
-		x->t0 = first;
-		x->started = true;
-	}
+	/* times stay on the trace's clock (no rebasing): a re-import gives the same records */
 	err = bl_flush(x, first, false);
 	if (err)
 		return err;

@@ -77,7 +77,7 @@ static bool line_is(const char *p, size_t n, const char *s)
 {
 	size_t k = strlen(s);
 
-	return n >= k && !memcmp(p, s, k) && (n == k || p[k] == '\r');
+	return n >= k && !memcmp(p, s, k) && (n == k || p[k] == '\r' || p[k] == '\n');
 }
 
 /* Shape test of one data line for each line format; returns the format or UNKNOWN. */

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Units of the importers: field splitting, exact unit conversion, rwbs, detection, joining. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "interop_internal.h"
+
+static struct field F(const char *s)
+{
+	struct field f = { s, (uint32_t)strlen(s) };
+
+	return f;
+}
+
+static void test_split(void **state)
+{
+	struct field f[FIELDS_MAX];
+	const char *csv = "a, b ,,c";
+	const char *ws = "  1000\t0  64 8 1 ";
+	char many[128] = "";
+
+	(void)state;
+	assert_int_equal(split_fields(csv, strlen(csv), ',', f, FIELDS_MAX), 4);
+	assert_true(field_eq(&f[0], "a"));
+	assert_true(field_eq(&f[1], "b"));
+	assert_int_equal(f[2].n, 0);
+	assert_true(field_eq(&f[3], "c"));
+	assert_int_equal(split_fields(ws, strlen(ws), ' ', f, FIELDS_MAX), 5);
+	assert_true(field_eq(&f[0], "1000"));
+	assert_true(field_eq(&f[4], "1"));
+	for (int i = 0; i < 20; i++)
+		strcat(many, "1,");
+	assert_int_equal(split_fields(many, strlen(many), ',', f, FIELDS_MAX), FIELDS_MAX + 1);
+}
+
+static void test_numbers(void **state)
+{
+	struct field f;
+	uint64_t v;
+	int64_t s;
+
+	(void)state;
+	f = F("18446744073709551615");
+	assert_int_equal(field_u64(&f, &v), 0);
+	assert_true(v == UINT64_MAX);
+	f = F("18446744073709551616");
+	assert_int_equal(field_u64(&f, &v), -ERANGE);
+	f = F("12a");
+	assert_int_equal(field_u64(&f, &v), -EINVAL);
+	f = F("");
+	assert_int_equal(field_u64(&f, &v), -EINVAL);
+	f = F("-5");
+	assert_int_equal(field_i64(&f, &s), 0);
+	assert_int_equal(s, -5);
+	/* seconds -> ns exactly, rounding half up past 9 digits */
+	f = F("0.551706");
+	assert_int_equal(field_dec_scaled(&f, 9, &v), 0);
+	assert_true(v == 551706000ull);
+	f = F("12.1234567894");
+	assert_int_equal(field_dec_scaled(&f, 9, &v), 0);
+	assert_true(v == 12123456789ull);
+	f = F("12.1234567895");
+	assert_int_equal(field_dec_scaled(&f, 9, &v), 0);
+	assert_true(v == 12123456790ull);
+	f = F("3");
+	assert_int_equal(field_dec_scaled(&f, 9, &v), 0);
+	assert_true(v == 3000000000ull);
+	f = F("1e3");
+	assert_int_equal(field_dec_scaled(&f, 9, &v), -EINVAL);
+	f = F(".");
+	assert_int_equal(field_dec_scaled(&f, 9, &v), -EINVAL);
+	f = F("99999999999.0");
+	assert_int_equal(field_dec_scaled(&f, 9, &v), -ERANGE);
+}
+
+static void test_rwbs(void **state)
+{
+	uint8_t op;
+	uint32_t fl;
+
+	(void)state;
+	assert_int_equal(rwbs_parse("WS", 2, &op, &fl), 0);
+	assert_int_equal(op, BTAPE_OP_WRITE);
+	assert_int_equal(fl, BTAPE_FLAG_SYNC);
+	assert_int_equal(rwbs_parse("FWFS", 4, &op, &fl), 0);
+	assert_int_equal(op, BTAPE_OP_WRITE);
+	assert_int_equal(fl, BTAPE_FLAG_PREFLUSH | BTAPE_FLAG_FUA | BTAPE_FLAG_SYNC);
+	assert_int_equal(rwbs_parse("RA", 2, &op, &fl), 0);
+	assert_int_equal(op, BTAPE_OP_READ);
+	assert_int_equal(fl, BTAPE_FLAG_READAHEAD);
+	assert_int_equal(rwbs_parse("DE", 2, &op, &fl), 0);
+	assert_int_equal(op, BTAPE_OP_SECURE_ERASE);
+	assert_int_equal(rwbs_parse("F", 1, &op, &fl), 0);
+	assert_int_equal(op, BTAPE_OP_FLUSH);
+	assert_int_equal(rwbs_parse("WZ", 2, &op, &fl), 0);
+	assert_int_equal(op, BTAPE_OP_WRITE_ZEROES);
+	assert_int_equal(rwbs_parse("ZR", 2, &op, &fl), 0);
+	assert_int_equal(op, BTAPE_OP_ZONE_RESET);
+	assert_int_equal(rwbs_parse("N", 1, &op, &fl), 0);
+	assert_int_equal(op, BTAPE_OP_OTHER);
+	assert_int_equal(rwbs_parse("Q", 1, &op, &fl), -EINVAL);
+	assert_int_equal(rwbs_parse("WX", 2, &op, &fl), -EINVAL);
+}
+
+static int detect(const char *s)
+{
+	return btape_fmt_detect(s, strlen(s));
+}
+
+static void test_detect(void **state)
+{
+	(void)state;
+	assert_int_equal(detect("128166372003061629,hm,1,Read,3584,4096,4177\n"), BTAPE_FMT_MSR);
+	assert_int_equal(detect("0,R,126703616,4096,1577808000000047\n"), BTAPE_FMT_ALIBABA);
+	assert_int_equal(detect("1538323200,12345,8,1,1234\n"), BTAPE_FMT_TENCENT);
+	assert_int_equal(detect("0,303567,3584,w,0.000000\n"), BTAPE_FMT_UMASS);
+	assert_int_equal(detect("1000 0 64 8 1\n2000 1 64 8 0\n"), BTAPE_FMT_MQSIM);
+	assert_int_equal(detect("89967404265337 4327 syslogd 4970376 8 W 8 0 3a7e\n"),
+			 BTAPE_FMT_FIU);
+	assert_int_equal(detect("  8,0    3        1     0.000000000   697  Q   W 2 + 8 [kw]\n"),
+			 BTAPE_FMT_BLKPARSE);
+	assert_int_equal(detect("fio version 3 iolog\n1 f add\n"), BTAPE_FMT_FIO3);
+	assert_int_equal(detect("fio version 2 iolog\nf add\n"), BTAPE_FMT_FIO2);
+	/* a column header is skipped, mixed shapes are refused, text is not a trace */
+	assert_int_equal(detect("Timestamp,Offset,Size,IOType,VolumeID\n1538323200,1,8,1,1\n"),
+			 BTAPE_FMT_TENCENT);
+	assert_int_equal(detect("1000 0 64 8 1\n0,R,1,4096,1\n"), BTAPE_FMT_UNKNOWN);
+	assert_int_equal(detect("hello world\n"), BTAPE_FMT_UNKNOWN);
+	assert_int_equal(detect(""), BTAPE_FMT_UNKNOWN);
+	assert_int_equal(btape_fmt_parse("disksim"), BTAPE_FMT_MQSIM);
+	assert_int_equal(btape_fmt_parse("fio"), BTAPE_FMT_FIO3);
+	assert_int_equal(btape_fmt_parse("nope"), -EINVAL);
+	assert_string_equal(btape_fmt_name(BTAPE_FMT_VSCSI), "vscsi");
+}
+
+static int validate(unsigned int fmt, const char *s, bool skip, struct btape_import_stats *st,
+		    char *err)
+{
+	return btape_import_validate_buf(fmt, s, strlen(s), "t", skip, st, err, 512);
+}
+
+static void test_errors_and_skips(void **state)
+{
+	struct btape_import_stats st;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(validate(BTAPE_FMT_MQSIM, "1 0 0 8 1\n2 0 8 8 1\n3 0 x 8 1\n", false, &st,
+				  err),
+			 -EINVAL);
+	assert_non_null(strstr(err, "t:3: sector 'x'"));
+	assert_int_equal(validate(BTAPE_FMT_MQSIM, "1 0 0 8 1\nbad\n3 0 x 8 1\n4 0 8 8 0", true,
+				  &st, err),
+			 0);
+	assert_int_equal(st.skipped, 2);
+	assert_int_equal(st.events, 2);
+	assert_non_null(strstr(st.first_skipped, "t:2:"));
+	/* overflow of sectors -> bytes is an error, not a wrap */
+	assert_int_equal(validate(BTAPE_FMT_MQSIM, "1 0 0 36028797018963968 1\n", false, &st, err),
+			 -EINVAL);
+	/* CRLF line ends and no final newline */
+	assert_int_equal(validate(BTAPE_FMT_TENCENT, "1,2,8,1,5\r\n2,2,8,0,5", false, &st, err), 0);
+	assert_int_equal(st.events, 2);
+}
+
+static void test_join(void **state)
+{
+	struct btape_import_stats st;
+	char err[512];
+	/* partial completion, back merge, front merge, requeue, unmatched completion */
+	const char *t = "8,0 0 1 0.000000100 9 Q W 100 + 8 [a]\n"
+			"8,0 0 2 0.000000200 9 Q W 108 + 8 [a]\n"
+			"8,0 0 3 0.000000300 9 M W 108 + 8 [a]\n"
+			"8,0 0 4 0.000000400 9 Q W 92 + 8 [a]\n"
+			"8,0 0 5 0.000000500 9 F W 92 + 8 [a]\n"
+			"8,0 0 6 0.000000600 9 D W 92 + 24 [a]\n"
+			"8,0 0 7 0.000000700 9 R W 92 + 24 [a]\n"
+			"8,0 0 8 0.000000800 9 D W 92 + 24 [a]\n"
+			"8,0 0 9 0.000000900 0 C W 92 + 8 [0]\n"
+			"8,0 0 10 0.000001000 0 C W 100 + 16 [0]\n"
+			"8,0 0 11 0.000001100 0 C W 5000 + 8 [0]\n";
+
+	(void)state;
+	assert_int_equal(validate(BTAPE_FMT_BLKPARSE, t, false, &st, err), 0);
+	assert_int_equal(st.events, 1);
+	assert_int_equal(st.merged, 2);
+	assert_int_equal(st.unmatched, 1);
+}
+
+static void test_gzip_source(void **state)
+{
+	const char *text = "1000 0 64 8 1\n2000 1 64 8 0\n";
+	uint8_t gz[256];
+	z_stream zs = { 0 };
+	struct btape_import_stats st;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_in = (Bytef *)text;
+	zs.avail_in = (uInt)strlen(text);
+	zs.next_out = gz;
+	zs.avail_out = sizeof(gz);
+	assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	assert_int_equal(btape_import_validate_buf(BTAPE_FMT_MQSIM, gz, zs.total_out, "t.gz", false,
+						   &st, err, sizeof(err)),
+			 0);
+	assert_int_equal(st.events, 2);
+	assert_int_equal(st.devices, 2);
+	/* cut short: an error, not a silent partial import */
+	assert_int_equal(btape_import_validate_buf(BTAPE_FMT_MQSIM, gz, zs.total_out - 6, "t.gz",
+						   false, &st, err, sizeof(err)),
+			 -EINVAL);
+	deflateEnd(&zs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split),	      cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_rwbs),	      cmocka_unit_test(test_detect),
+		cmocka_unit_test(test_errors_and_skips), cmocka_unit_test(test_join),
+		cmocka_unit_test(test_gzip_source),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
