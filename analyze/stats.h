@@ -79,7 +79,8 @@ struct stream {
 };
 
 struct autorange {
-	uint64_t width; /* power of two */
+	uint64_t width; /* power of two: 1 << shift */
+	unsigned int shift;
 	uint32_t nbins;
 	uint64_t *bins;
 };
@@ -97,7 +98,8 @@ struct devstat {
 	struct acc acc;
 	struct stream streams[DIR__COUNT];
 	struct autorange lba;           /* sectors */
-	uint64_t heat_tw, heat_lw;      /* column width (ns), row width (sectors) */
+	uint64_t heat_tw, heat_lw;      /* column width (ns), row width (sectors): powers of two */
+	unsigned int heat_tshift, heat_lshift;
 	uint32_t *heat;                 /* [STATS_HEAT_L][STATS_HEAT_T] */
 	uint64_t min_off, max_end;      /* byte range touched by reads/writes */
 	struct qheap inflight;
@@ -170,6 +172,7 @@ struct stats {
 	uint64_t idle_total_ns;
 	struct tl_row *tl;
 	uint64_t tl_interval, tl_rows; /* rows used */
+	uint64_t tl_cur, tl_cur_lo, tl_cur_hi; /* cached row of the last event: t in [lo, hi) */
 	uint64_t duration_ns;          /* last issue - first issue */
 	uint64_t complete_windows;     /* whole 1 s windows within the duration */
 	bool finished;
