@@ -28,6 +28,10 @@ const volatile bool filter_comm_on = false;
 const volatile char filter_comm[BIOTAPE_COMM_LEN] = {};
 const volatile bool filter_cgroup_on = false;
 const volatile bool have_io_start = true; /* attribute at block_io_start, else at insert */
+/* Up to MAX_DEV_LIST recorded devices are matched by a scan of this list (no map lookup). */
+#define MAX_DEV_LIST 16
+const volatile __u32 ndev_list = 0;       /* 0: use the "devices" hash map */
+const volatile __u32 dev_list[MAX_DEV_LIST] = {};
 
 struct ringbuf_inner {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -92,40 +96,68 @@ static __always_inline struct biotape_counters *cnt(void)
 	return bpf_map_lookup_elem(&counters, &zero);
 }
 
-static __always_inline __u32 disk_dev(struct gendisk *disk)
-{
-	__u32 major = BPF_CORE_READ(disk, major);
-	__u32 minor = BPF_CORE_READ(disk, first_minor);
+/*
+ * Field access: tp_btf programs read kernel memory directly (typed BTF pointers); raw_tp
+ * programs go through bpf_probe_read_kernel (BPF_CORE_READ). BTF is a compile-time constant
+ * at every call site, so each program contains only its own kind of access.
+ */
+#define RD(btf, p, f) ((btf) ? (p)->f : BPF_CORE_READ(p, f))
 
-	return (major << 20) | minor;
+static __always_inline __u32 disk_dev(struct gendisk *disk, const bool btf)
+{
+	if (!disk)
+		return 0;
+	return ((__u32)RD(btf, disk, major) << 20) | (__u32)RD(btf, disk, first_minor);
 }
 
-static __always_inline __u32 rq_dev(struct request *rq)
+static __always_inline __u32 rq_dev(struct request *rq, const bool btf)
 {
 	struct gendisk *disk;
 
 	if (bpf_core_field_exists(rq->q->disk)) {
-		disk = BPF_CORE_READ(rq, q, disk);
+		struct request_queue *q = RD(btf, rq, q);
+
+		disk = q ? RD(btf, q, disk) : NULL;
 	} else {
 		struct request___old *o = (void *)rq;
 
 		disk = BPF_CORE_READ(o, rq_disk);
 	}
-	return disk ? disk_dev(disk) : 0;
+	return disk_dev(disk, btf);
 }
 
-static __always_inline __u32 bio_dev(struct bio *bio)
+static __always_inline __u32 bio_dev(struct bio *bio, const bool btf)
 {
 	struct gendisk *disk;
 
 	if (bpf_core_field_exists(bio->bi_bdev)) {
-		disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
+		struct block_device *bdev = RD(btf, bio, bi_bdev);
+
+		disk = bdev ? RD(btf, bdev, bd_disk) : NULL;
 	} else {
 		struct bio___old *o = (void *)bio;
 
 		disk = BPF_CORE_READ(o, bi_disk);
 	}
-	return disk ? disk_dev(disk) : 0;
+	return disk_dev(disk, btf);
+}
+
+/* Index of DEV in the device table, or -1 when DEV is not recorded. */
+static __always_inline int dev_index(__u32 dev)
+{
+	__u32 *idx;
+
+	if (ndev_list) {
+		for (int i = 0; i < MAX_DEV_LIST; i++) {
+			if (i >= ndev_list)
+				break;
+			if (dev_list[i] == dev)
+				return i;
+		}
+		return -1;
+	}
+	idx = bpf_map_lookup_elem(&devices, &dev);
+	return idx ? (int)*idx : -1;
 }
 
 #define ENUMV(type, name, dflt) \
@@ -324,25 +356,25 @@ static __always_inline void emit(struct biotape_rq_event *e)
 
 /* ---- request layer ---- */
 
-static __always_inline int on_io_start(struct request *rq)
+static __always_inline int on_io_start(struct request *rq, const bool btf)
 {
-	__u32 dev = rq_dev(rq);
-	__u32 *idx = bpf_map_lookup_elem(&devices, &dev);
+	__u32 dev = rq_dev(rq, btf);
+	int idx = dev_index(dev);
 	struct biotape_rq_event e = {};
 	__u64 key = (__u64)rq;
 	__u32 opf;
 
-	if (!idx)
+	if (idx < 0)
 		return 0;
 	e.dev = dev;
-	e.dev_idx = *idx;
+	e.dev_idx = idx;
 	e.insert_ns = bpf_ktime_get_ns();
 	e.attr = BIOTAPE_ATTR_INSERT;
 	attribute(&e);
-	opf = BPF_CORE_READ(rq, cmd_flags);
+	opf = RD(btf, rq, cmd_flags);
 	if (opf & (1u << FLAGBIT(__REQ_PREFLUSH, 18))) {
 		/* The flush machinery issues its own flush request: remember who asked. */
-		__u32 i = *idx;
+		__u32 i = idx;
 		struct biotape_devstate *ds = bpf_map_lookup_elem(&devstate, &i);
 
 		if (ds) {
@@ -358,17 +390,21 @@ static __always_inline int on_io_start(struct request *rq)
 	return 0;
 }
 
-static __always_inline int on_rq_insert(struct request *rq)
+static __always_inline int on_rq_insert(struct request *rq, const bool btf)
 {
-	__u32 dev = rq_dev(rq);
-	__u32 *idx = bpf_map_lookup_elem(&devices, &dev);
-	struct biotape_rq_event *e;
+	__u64 key = (__u64)rq;
+	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!idx)
-		return 0;
-	e = get_entry((__u64)rq, dev, *idx);
-	if (!e)
-		return 0;
+	if (!e) {
+		__u32 dev = rq_dev(rq, btf);
+		int idx = dev_index(dev);
+
+		if (idx < 0)
+			return 0;
+		e = get_entry(key, dev, idx);
+		if (!e)
+			return 0;
+	}
 	if (!(e->attr & BIOTAPE_ATTR_INSERT)) {
 		e->insert_ns = bpf_ktime_get_ns();
 		e->attr |= BIOTAPE_ATTR_INSERT;
@@ -378,24 +414,29 @@ static __always_inline int on_rq_insert(struct request *rq)
 	return 0;
 }
 
-static __always_inline int on_rq_issue(struct request *rq)
+static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 {
-	__u32 dev = rq_dev(rq);
-	__u32 *idx = bpf_map_lookup_elem(&devices, &dev);
-	struct biotape_rq_event *e;
+	__u64 key = (__u64)rq;
+	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 	__u32 i;
 
-	if (!idx)
-		return 0;
-	i = *idx;
-	e = get_entry((__u64)rq, dev, i);
-	if (!e)
-		return 0;
+	if (!e) {
+		/* Not seen before issue: a flush request, or a request started before us. */
+		__u32 dev = rq_dev(rq, btf);
+		int idx = dev_index(dev);
+
+		if (idx < 0)
+			return 0;
+		e = get_entry(key, dev, idx);
+		if (!e)
+			return 0;
+	}
+	i = e->dev_idx;
 	e->issue_ns = bpf_ktime_get_ns();
-	e->sector = BPF_CORE_READ(rq, __sector);
-	e->bytes = BPF_CORE_READ(rq, __data_len);
+	e->sector = RD(btf, rq, __sector);
+	e->bytes = RD(btf, rq, __data_len);
 	e->cpu = bpf_get_smp_processor_id();
-	decode_opf(BPF_CORE_READ(rq, cmd_flags), e);
+	decode_opf(RD(btf, rq, cmd_flags), e);
 	if (e->op == BIOTAPE_RQ_OP_FLUSH)
 		e->sector = 0; /* the flush request's sector is meaningless (often -1) */
 	if (!(e->attr & BIOTAPE_ATTR_TASK) && e->op == BIOTAPE_RQ_OP_FLUSH) {
@@ -437,7 +478,8 @@ static __always_inline int on_rq_merge(struct request *rq)
 	return 0;
 }
 
-static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32 nr_bytes)
+static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32 nr_bytes,
+					  const bool btf)
 {
 	__u64 key = (__u64)rq;
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
@@ -447,7 +489,7 @@ static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32
 	if (error)
 		e->status = error;
 	/* Partial completion: the request is done when its last bytes complete. */
-	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
+	if (nr_bytes < RD(btf, rq, __data_len))
 		return 0;
 	if (e->attr & BIOTAPE_ATTR_ISSUED) {
 		e->complete_ns = bpf_ktime_get_ns();
@@ -462,23 +504,23 @@ static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32
 
 /* ---- bio layer ---- */
 
-static __always_inline int on_bio_queue(struct bio *bio)
+static __always_inline int on_bio_queue(struct bio *bio, const bool btf)
 {
-	__u32 dev = bio_dev(bio);
-	__u32 *idx = bpf_map_lookup_elem(&devices, &dev);
+	__u32 dev = bio_dev(bio, btf);
+	int idx = dev_index(dev);
 	struct biotape_rq_event e = {};
 	__u64 key = (__u64)bio;
 	struct biotape_rq_event *p;
 
-	if (!idx)
+	if (idx < 0)
 		return 0;
 	e.dev = dev;
-	e.dev_idx = *idx;
+	e.dev_idx = idx;
 	e.issue_ns = bpf_ktime_get_ns();
-	e.sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
-	e.bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+	e.sector = RD(btf, bio, bi_iter.bi_sector);
+	e.bytes = RD(btf, bio, bi_iter.bi_size);
 	e.cpu = bpf_get_smp_processor_id();
-	decode_opf(BPF_CORE_READ(bio, bi_opf), &e);
+	decode_opf(RD(btf, bio, bi_opf), &e);
 	/* An empty preflush write is how a flush is submitted: call it one. */
 	if (e.op == BIOTAPE_RQ_OP_WRITE && !e.bytes && (e.flags & BIOTAPE_RQF_PREFLUSH)) {
 		e.op = BIOTAPE_RQ_OP_FLUSH;
@@ -514,9 +556,9 @@ static __always_inline void bio_done(struct bio *bio, __u8 status, __u64 now)
 }
 
 /* Bio-based drivers (dm, md...): the bio's own completion tracepoint. */
-static __always_inline int on_bio_complete(struct bio *bio)
+static __always_inline int on_bio_complete(struct bio *bio, const bool btf)
 {
-	bio_done(bio, BPF_CORE_READ(bio, bi_status), bpf_ktime_get_ns());
+	bio_done(bio, RD(btf, bio, bi_status), bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -526,20 +568,21 @@ static __always_inline int on_bio_complete(struct bio *bio)
  * Request-based drivers do not trace bio completions: the bios of a request complete with it
  * (those fully covered by nr_bytes, in order, for a partial completion).
  */
-static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, __u32 nr_bytes)
+static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, __u32 nr_bytes,
+					       const bool btf)
 {
-	struct bio *bio = BPF_CORE_READ(rq, bio);
+	struct bio *bio = RD(btf, rq, bio);
 	__u64 now = bpf_ktime_get_ns();
 	__u32 left = nr_bytes;
 
 	for (int i = 0; i < MAX_BIOS_PER_RQ && bio; i++) {
-		__u32 sz = BPF_CORE_READ(bio, bi_iter.bi_size);
+		__u32 sz = RD(btf, bio, bi_iter.bi_size);
 
 		if (sz > left)
 			break; /* this bio is not finished yet */
 		left -= sz;
 		bio_done(bio, error, now);
-		bio = BPF_CORE_READ(bio, bi_next);
+		bio = RD(btf, bio, bi_next);
 	}
 	return 0;
 }
@@ -548,17 +591,23 @@ static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, 
  * Program sets. "_q" variants: kernels before 5.11 passed the queue first to block_rq_insert
  * and block_rq_issue (user space counts the tracepoint's arguments in BTF).
  */
-#define RQ_PROGS(kind, pfx)                                                                     \
+#define RQ_PROGS(kind, pfx, btf)                                                                \
 	SEC(kind "/block_io_start")                                                              \
-	int BPF_PROG(pfx##_io_start, struct request *rq) { return on_io_start(rq); }            \
+	int BPF_PROG(pfx##_io_start, struct request *rq) { return on_io_start(rq, btf); }       \
 	SEC(kind "/block_rq_insert")                                                             \
-	int BPF_PROG(pfx##_rq_insert, struct request *rq) { return on_rq_insert(rq); }          \
+	int BPF_PROG(pfx##_rq_insert, struct request *rq) { return on_rq_insert(rq, btf); }     \
 	SEC(kind "/block_rq_insert")                                                             \
-	int BPF_PROG(pfx##_rq_insert_q, void *q, struct request *rq) { return on_rq_insert(rq); } \
+	int BPF_PROG(pfx##_rq_insert_q, void *q, struct request *rq)                             \
+	{                                                                                        \
+		return on_rq_insert(rq, btf);                                                    \
+	}                                                                                        \
 	SEC(kind "/block_rq_issue")                                                              \
-	int BPF_PROG(pfx##_rq_issue, struct request *rq) { return on_rq_issue(rq); }            \
+	int BPF_PROG(pfx##_rq_issue, struct request *rq) { return on_rq_issue(rq, btf); }       \
 	SEC(kind "/block_rq_issue")                                                              \
-	int BPF_PROG(pfx##_rq_issue_q, void *q, struct request *rq) { return on_rq_issue(rq); } \
+	int BPF_PROG(pfx##_rq_issue_q, void *q, struct request *rq)                              \
+	{                                                                                        \
+		return on_rq_issue(rq, btf);                                                     \
+	}                                                                                        \
 	SEC(kind "/block_rq_requeue")                                                            \
 	int BPF_PROG(pfx##_rq_requeue, struct request *rq) { return on_rq_requeue(rq); }        \
 	SEC(kind "/block_rq_merge")                                                              \
@@ -566,17 +615,20 @@ static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, 
 	SEC(kind "/block_rq_complete")                                                           \
 	int BPF_PROG(pfx##_rq_complete, struct request *rq, int error, unsigned int nr_bytes)    \
 	{                                                                                        \
-		return on_rq_complete(rq, (__u8)error, nr_bytes);                                \
+		return on_rq_complete(rq, (__u8)error, nr_bytes, btf);                           \
 	}                                                                                        \
 	SEC(kind "/block_bio_queue")                                                             \
-	int BPF_PROG(pfx##_bio_queue, struct bio *bio) { return on_bio_queue(bio); }            \
+	int BPF_PROG(pfx##_bio_queue, struct bio *bio) { return on_bio_queue(bio, btf); }       \
 	SEC(kind "/block_bio_complete")                                                          \
-	int BPF_PROG(pfx##_bio_complete, void *q, struct bio *bio) { return on_bio_complete(bio); } \
+	int BPF_PROG(pfx##_bio_complete, void *q, struct bio *bio)                               \
+	{                                                                                        \
+		return on_bio_complete(bio, btf);                                                \
+	}                                                                                        \
 	SEC(kind "/block_rq_complete")                                                           \
 	int BPF_PROG(pfx##_bio_rq_complete, struct request *rq, int error, unsigned int nr_bytes) \
 	{                                                                                        \
-		return on_rq_complete_bios(rq, (__u8)error, nr_bytes);                           \
+		return on_rq_complete_bios(rq, (__u8)error, nr_bytes, btf);                      \
 	}
 
-RQ_PROGS("tp_btf", btf)
-RQ_PROGS("raw_tp", raw)
+RQ_PROGS("tp_btf", btf, true)
+RQ_PROGS("raw_tp", raw, false)

@@ -55,6 +55,7 @@ struct rec_opts {
 	uint32_t ring_kb;
 	uint32_t inflight_max;
 	uint32_t queue_batches;
+	bool raw_tp_only;
 	char **cmd;
 };
 
@@ -107,7 +108,7 @@ static uint64_t now_ns(clockid_t clk)
 static int parse_args(int argc, char **argv, struct rec_opts *o)
 {
 	enum { OPT_CGROUP = 256, OPT_COMM, OPT_DURATION, OPT_MAX_EVENTS, OPT_MAX_SIZE, OPT_LAYER,
-	       OPT_RING_KB, OPT_INFLIGHT_MAX, OPT_QUEUE_BATCHES };
+	       OPT_RING_KB, OPT_INFLIGHT_MAX, OPT_QUEUE_BATCHES, OPT_PROG_TYPE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "device", required_argument, NULL, 'd' },
@@ -124,6 +125,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "ring-size-kb", required_argument, NULL, OPT_RING_KB },
 		{ "inflight-max", required_argument, NULL, OPT_INFLIGHT_MAX },
 		{ "queue-batches", required_argument, NULL, OPT_QUEUE_BATCHES },
+		{ "prog-type", required_argument, NULL, OPT_PROG_TYPE },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -210,6 +212,13 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 				return -EINVAL;
 			}
 			o->queue_batches = (uint32_t)v;
+			break;
+		case OPT_PROG_TYPE:
+			if (strcmp(optarg, "raw_tp") != 0 && strcmp(optarg, "auto") != 0) {
+				cli_err("record: --prog-type '%s': expected auto or raw_tp", optarg);
+				return -EINVAL;
+			}
+			o->raw_tp_only = strcmp(optarg, "raw_tp") == 0;
 			break;
 		case 'v':
 			cli_verbose++;
@@ -539,6 +548,7 @@ int cmd_record(int argc, char **argv)
 	bo.comm = o.comm;
 	bo.cgroup_fd = cgroup_fd;
 	bo.self_pid = (uint32_t)getpid();
+	bo.raw_tp_only = o.raw_tp_only;
 	err = rec_bpf__open(&bpf, &bo, on_event, &run, why, sizeof(why));
 	if (err) {
 		cli_err("record: %s%s", why,

@@ -176,6 +176,12 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	}
 	skel->rodata->filter_cgroup_on = o->cgroup_fd >= 0;
 	skel->rodata->have_io_start = have_io_start;
+	/* A few devices: matched by a scan of a read-only list, cheaper than a hash lookup. */
+	if (o->ndevices <= sizeof(skel->rodata->dev_list) / sizeof(skel->rodata->dev_list[0])) {
+		skel->rodata->ndev_list = o->ndevices;
+		for (uint32_t i = 0; i < o->ndevices; i++)
+			((uint32_t *)skel->rodata->dev_list)[i] = o->kdevs[i];
+	}
 	bpf_map__set_max_entries(skel->maps.rings, b->nr_rings);
 	/* The first ring is the inner-map template (its size is what the kernel checks). */
 	bpf_map__set_inner_map_fd(skel->maps.rings, b->ring_fds[0]);
@@ -255,9 +261,9 @@ int rec_bpf__open(struct rec_bpf **bp, const struct rec_bpf_opts *o, rec_bpf_eve
 	btf = btf__load_vmlinux_btf();
 	if (!btf)
 		cli_info(1, "record: no vmlinux BTF (%s): trying raw_tp only", strerror(errno));
-	err = btf ? try_load(b, o, btf, "btf", why, whylen) : -ENOENT;
+	err = btf && !o->raw_tp_only ? try_load(b, o, btf, "btf", why, whylen) : -ENOENT;
 	if (err) {
-		if (btf)
+		if (btf && !o->raw_tp_only)
 			cli_info(1, "record: tp_btf failed (%s), trying raw_tp", why);
 		err = try_load(b, o, btf, "raw", why, whylen);
 	}

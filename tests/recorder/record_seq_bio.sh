@@ -1,5 +1,6 @@
 #!/bin/bash
-# A sequential job is seen as sequential; --layer bio records bios as submitted.
+# A sequential job is seen as sequential; --layer bio records bios as submitted (and exercises
+# the raw_tp fallback: --prog-type raw_tp skips tp_btf).
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
 rec_require python3
@@ -17,7 +18,7 @@ bytes=$(awk -F, 'NR > 1 && $7 == "write" { s += $6 } END { print s + 0 }' "$D/rq
 python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/rq.csv" --comm fio --seq-min 0.95 ||
 	fail "rq layer: sequential job not sequential"
 
-"$BIOTAPE" record -o "$D/bio.btape" -d "$LOOP" --comm fio --layer bio -- "${SEQ[@]}" \
+"$BIOTAPE" record -o "$D/bio.btape" -d "$LOOP" --comm fio --layer bio --prog-type raw_tp -- "${SEQ[@]}" \
 	--output="$D/bio.json" 2>"$D/bio.err" || { cat "$D/bio.err"; fail "record bio"; }
 "$BIOTAPE" dump --csv "$D/bio.btape" > "$D/bio.csv" || fail "dump bio"
 python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/bio.csv" --comm fio \
