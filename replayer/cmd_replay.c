@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define BUF_BYTES (64 * 1024)     /* registered buffer per slot; bigger I/Os get their own */
-#define SPIN_NS 40000ull          /* spin this long before a deadline (GUIDE section 4) */
+#define SPIN_NS 40000ull          /* default: spin this long before a deadline (GUIDE 4) */
 #define TICK_NS 1000000000ull     /* progress line refresh */
 #define PREFETCH_BLOCK_EVENTS 8192
 #define PREFETCH_BLOCKS 8         /* 8 x 8192 x ~96 B: ~6 MiB of decoded events at most */
@@ -84,6 +84,7 @@ static void usage(FILE *fp)
 "  --no-progress          no live progress line (shown on a terminal)\n"
 "  --rt-priority N        run the issuing thread SCHED_FIFO at priority N (root): far fewer\n"
 "                         late I/Os on a busy machine (the decoder thread stays normal)\n"
+"  --spin-us N            sleep until N us before each deadline, then spin (default %llu)\n"
 "results:\n"
 "  --json                 the summary as JSON on stdout\n"
 "  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
@@ -94,7 +95,7 @@ static void usage(FILE *fp)
 "  biotape replay vm.btape --target /dev/vg/test --write --sweep 1,2,4,8 --html knee.html\n"
 "\n"
 "Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
-		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED);
+		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000);
 }
 
 struct map_arg {
@@ -123,6 +124,7 @@ struct opts {
 	uint64_t duration_ns, warmup_ns;
 	unsigned int loops;
 	unsigned int rt_priority;
+	unsigned int spin_us;
 	const char *out;
 };
 
@@ -156,7 +158,7 @@ enum {
 	OPT_TARGET = 256, OPT_MAP, OPT_ENGINE, OPT_TIMING, OPT_SPEED, OPT_IODEPTH, OPT_SCALE,
 	OPT_LAYOUT, OPT_SWEEP, OPT_HTML, OPT_FIT, OPT_BUFFERED, OPT_WRITE, OPT_FORCE, OPT_WAR,
 	OPT_PAYLOAD, OPT_DEDUPE, OPT_DURATION, OPT_LOOPS, OPT_WARMUP, OPT_JSON, OPT_NOPROG,
-	OPT_RT,
+	OPT_RT, OPT_SPIN,
 };
 
 static const struct option long_opts[] = {
@@ -183,6 +185,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "no-progress", no_argument, NULL, OPT_NOPROG },
 	{ "rt-priority", required_argument, NULL, OPT_RT },
+	{ "spin-us", required_argument, NULL, OPT_SPIN },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -200,6 +203,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->payload = RP_PAYLOAD_RANDOM;
 	o->compress = 1;
 	o->dedupe = 1;
+	o->spin_us = SPIN_NS / 1000;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
@@ -338,6 +342,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_NOPROG:
 			o->no_progress = true;
+			break;
+		case OPT_SPIN:
+			if (parse_uint("--spin-us", optarg, 0, 10000, &o->spin_us))
+				return -EINVAL;
 			break;
 		case OPT_RT:
 			if (parse_uint("--rt-priority", optarg, 1, 99, &o->rt_priority))
@@ -934,7 +942,7 @@ int cmd_replay(int argc, char **argv)
 	sigaction(SIGTERM, &sa, &old_term);
 	sigs = true;
 
-	rp_clock_init_real(&clk, SPIN_NS);
+	rp_clock_init_real(&clk, (uint64_t)o.spin_us * 1000);
 	if (o.rt_priority) {
 		struct sched_param sp = { .sched_priority = (int)o.rt_priority };
 

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,6 +45,8 @@ void rp_array_source_init(struct rp_array_source *a, const struct btape_event *e
 }
 
 /* ---- prefetching file source ---- */
+
+#define DECODER_NICE 19
 
 struct block {
 	struct btape_event *evs;
@@ -94,6 +98,9 @@ static void *prefetch_thread(void *arg)
 	const struct btape_event *evs = NULL;
 	size_t have = 0, off = 0;
 	int status = 0; /* 1 end, -errno error */
+
+	/* lowest CFS weight: decoding ahead must never preempt the issuing thread */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), DECODER_NICE);
 
 	for (;;) {
 		int idx = acquire_block(p);
