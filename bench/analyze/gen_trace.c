@@ -5,6 +5,8 @@
  * 25% of I/Os continue their stream sequentially, the rest are random, 20% of the random
  * ones into the first 1% of the range; 200k IOPS with jitter; device time 50-250 us;
  * queue time 2-10 us; 8 processes; 2 devices.
+ * GEN_MODE=flush: every event a flush; GEN_MODE=bare: no completion, insert or process fields;
+ * GEN_MODE=idle2: a third device declared that gets no I/O.
  */
 #include "btape.h"
 
@@ -37,6 +39,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gen_trace N OUT [SEED] [RANGE_GIB]\n");
 		return 2;
 	}
+	const char *mode = getenv("GEN_MODE") ? getenv("GEN_MODE") : "";
+
 	n = strtoull(argv[1], NULL, 0);
 	if (argc > 3)
 		rng = strtoull(argv[3], NULL, 0) * 2654435761ull + 1;
@@ -45,7 +49,7 @@ int main(int argc, char **argv)
 	snprintf(meta.tool, sizeof(meta.tool), "gen_trace");
 	snprintf(meta.source, sizeof(meta.source), "synthetic");
 	snprintf(meta.hostname, sizeof(meta.hostname), "bench");
-	for (int d = 0; d < 2; d++) {
+	for (int d = 0; d < (strcmp(mode, "idle2") == 0 ? 3 : 2); d++) {
 		snprintf(dev.name, sizeof(dev.name), "synth%d", d);
 		dev.dev_t_major = 259;
 		dev.dev_t_minor = (uint32_t)d;
@@ -96,6 +100,13 @@ int main(int argc, char **argv)
 		e.flags = dir ? BTAPE_FLAG_SYNC : 0;
 		e.present = BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT | BTAPE_HAS_PID | BTAPE_HAS_TID |
 			    BTAPE_HAS_COMM | BTAPE_HAS_CPU | BTAPE_HAS_FLAGS;
+		if (strcmp(mode, "flush") == 0) {
+			e.op = BTAPE_OP_FLUSH;
+			e.bytes = 0;
+			e.sector = 0;
+		} else if (strcmp(mode, "bare") == 0) {
+			e.present = 0;
+		}
 		err = btape_writer__add(w, &e);
 		if (err) {
 			fprintf(stderr, "gen_trace: add: %s\n", btape_writer__errmsg(w));

@@ -1,0 +1,122 @@
+#!/bin/bash
+# biotape analyze / profile / compare on generated traces: known distribution, edge cases
+# (empty trace, one event, all flushes, a device with no I/O, no latency or process fields,
+# windows selecting nothing) and bad input (one clear line, exit 2, no crash).
+. "$BIOTAPE_SRC/tests/lib.sh"
+command -v python3 >/dev/null || skip "needs python3 (JSON checks)"
+GEN=$BIOTAPE_BIN_DIR/analyze_gen_trace
+[ -x "$GEN" ] || fail "missing $GEN"
+D=$(t_tmpdir)
+jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+within() { awk -v a="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(a >= lo && a <= hi) }'; }
+# one_line_err CMD...: must fail with exit 2 and exactly one "biotape: " line on stderr
+one_line_err() {
+	local rc
+	"$@" >"$D/out" 2>"$D/err"
+	rc=$?
+	[ "$rc" = 2 ] || fail "'$*': exit $rc, want 2 ($(cat "$D/err"))"
+	[ "$(wc -l <"$D/err")" = 1 ] || fail "'$*': stderr not one line: $(cat "$D/err")"
+	grep -q '^biotape: ' "$D/err" || fail "'$*': message not prefixed: $(cat "$D/err")"
+}
+
+for c in analyze profile compare; do
+	"$BIOTAPE" $c --help >"$D/help" || fail "$c --help exit"
+	grep -q "example" "$D/help" || fail "$c --help has no example"
+done
+
+# --- known distribution: 70% reads, sizes 4k/8k/16k/64k = 60/20/10/10, 25% sequential ---
+"$GEN" 40000 "$D/mix.btape" 7 || fail "gen"
+"$BIOTAPE" analyze "$D/mix.btape" --json >"$D/mix.json" || fail "analyze mix"
+within "$(jget "$D/mix.json" 'd["ops"]["read"]["count_share"]')" 0.69 0.71 || fail "read share"
+within "$(jget "$D/mix.json" '[x["share"] for x in d["ops"]["read"]["sizes"]["top"] if x["bytes"] == 4096][0]')" 0.59 0.61 ||
+	fail "4k share"
+within "$(jget "$D/mix.json" 'd["locality"]["streams"]["read"]["sequential_share"]')" 0.24 0.26 || fail "seq share"
+within "$(jget "$D/mix.json" 'd["overall"]["iops_mean"]')" 195000 205000 || fail "iops"
+within "$(jget "$D/mix.json" 'd["ops"]["read"]["latency"]["device"]["p50_ns"]')" 50000 250000 ||
+	fail "read p50 device latency $(jget "$D/mix.json" 'd["ops"]["read"]["latency"]["device"]["p50_ns"]') outside 50..250 us"
+within "$(jget "$D/mix.json" 'd["ops"]["read"]["latency"]["queue"]["max_ns"]')" 2000 10000 || fail "queue time"
+[ "$(jget "$D/mix.json" 'len(d["processes"])')" = 8 ] || fail "8 processes"
+[ "$(jget "$D/mix.json" 'd["fields"]["complete"]')" = all ] || fail "fields.complete"
+[ "$(jget "$D/mix.json" 'd["queue_depth"]["basis"]')" = computed ] || fail "qd basis"
+
+# --- HTML and text render without error on it ---
+"$BIOTAPE" analyze "$D/mix.btape" --html "$D/mix.html" || fail "html"
+grep -q '<svg class="chart" data-chart="iops"' "$D/mix.html" || fail "html: no IOPS chart"
+"$BIOTAPE" analyze "$D/mix.btape" --interval 50ms >"$D/mix.txt" || fail "text"
+[ "$(grep -c '^ *0\.[0-9]* ' "$D/mix.txt")" -ge 3 ] || fail "timeline rows at 50 ms"
+
+# --- empty trace ---
+"$GEN" 0 "$D/empty.btape" || fail "gen empty"
+"$BIOTAPE" analyze "$D/empty.btape" >"$D/e.txt" || fail "analyze empty"
+grep -q "no events in trace" "$D/e.txt" || fail "empty: not said"
+"$BIOTAPE" analyze "$D/empty.btape" --json >"$D/e.json" || fail "analyze empty json"
+[ "$(jget "$D/e.json" 'd["events"]')" = 0 ] || fail "empty json"
+"$BIOTAPE" analyze "$D/empty.btape" --html "$D/e.html" || fail "empty html"
+grep -q "no events in trace" "$D/e.html" || fail "empty html: not said"
+one_line_err "$BIOTAPE" profile "$D/empty.btape"
+grep -q "no events" "$D/err" || fail "profile empty: $(cat "$D/err")"
+"$BIOTAPE" compare "$D/mix.btape" "$D/empty.btape" >"$D/c.txt" || fail "compare with empty"
+grep -q "no events in trace" "$D/c.txt" || fail "compare empty: not said"
+
+# --- window selecting nothing ---
+"$BIOTAPE" analyze "$D/mix.btape" --from 1h >"$D/w.txt" || fail "analyze empty window"
+grep -q "no events in window" "$D/w.txt" || fail "empty window: not said"
+"$BIOTAPE" analyze "$D/mix.btape" --from 1h --json >"$D/w.json" || fail "json empty window"
+[ "$(jget "$D/w.json" 'd["note"]')" = "no events in window" ] || fail "json empty window note"
+
+# --- one event; all flushes; a device with no I/O; no latency/process fields ---
+"$GEN" 1 "$D/one.btape" || fail "gen one"
+"$BIOTAPE" analyze "$D/one.btape" >"$D/one.txt" || fail "analyze one"
+grep -q "IOPS        n/a (all events at one instant" "$D/one.txt" || fail "one: IOPS not n/a"
+"$BIOTAPE" analyze "$D/one.btape" --json >"$D/one.json" || fail "one json"
+[ "$(jget "$D/one.json" 'd["overall"]["iops_mean"]')" = None ] || fail "one: iops_mean not null"
+"$BIOTAPE" profile "$D/one.btape" >"$D/one.fio" || fail "profile one"
+grep -q '^number_ios=1$' "$D/one.fio" || fail "profile one: number_ios"
+
+GEN_MODE=flush "$GEN" 500 "$D/fl.btape" || fail "gen flush"
+"$BIOTAPE" analyze "$D/fl.btape" >"$D/fl.txt" || fail "analyze flushes"
+grep -q "no reads or writes with data" "$D/fl.txt" || fail "flushes: working set"
+grep -q "no read or write stream" "$D/fl.txt" || fail "flushes: locality"
+one_line_err "$BIOTAPE" profile "$D/fl.btape"
+grep -q "only flushes" "$D/err" || fail "profile flushes: $(cat "$D/err")"
+
+GEN_MODE=idle2 "$GEN" 1000 "$D/idle.btape" || fail "gen idle2"
+"$BIOTAPE" analyze "$D/idle.btape" >"$D/idle.txt" || fail "analyze idle device"
+grep -q "^  synth2 *no I/O" "$D/idle.txt" || fail "device without I/O not listed as such"
+"$BIOTAPE" analyze "$D/idle.btape" --device synth2 >"$D/idle2.txt" || fail "analyze --device idle"
+grep -q "no events in window" "$D/idle2.txt" || fail "--device with no I/O: not said"
+
+GEN_MODE=bare "$GEN" 2000 "$D/bare.btape" || fail "gen bare"
+"$BIOTAPE" analyze "$D/bare.btape" >"$D/bare.txt" || fail "analyze bare"
+grep -q "not in trace: no completion times" "$D/bare.txt" || fail "bare: latency"
+grep -q "queue time: not in trace" "$D/bare.txt" || fail "bare: queue time"
+grep -q "Queue depth at issue: not in trace" "$D/bare.txt" || fail "bare: depth"
+grep -q "Per process: not in trace (no pid field)" "$D/bare.txt" || fail "bare: process"
+"$BIOTAPE" analyze "$D/bare.btape" --html "$D/bare.html" || fail "bare html"
+one_line_err "$BIOTAPE" profile "$D/bare.btape" --per-process
+
+# --- bad input ---
+head -c 4096 /dev/urandom >"$D/junk.btape"
+one_line_err "$BIOTAPE" analyze "$D/junk.btape"
+one_line_err "$BIOTAPE" analyze "$D/mix.btape" --device nosuchdev
+grep -q "no device 'nosuchdev'" "$D/err" || fail "device message: $(cat "$D/err")"
+one_line_err "$BIOTAPE" analyze "$D/mix.btape" --from banana
+one_line_err "$BIOTAPE" analyze "$D/mix.btape" --bogus
+one_line_err "$BIOTAPE" analyze
+one_line_err "$BIOTAPE" compare "$D/mix.btape"
+one_line_err "$BIOTAPE" analyze "$D/mix.btape" --from 2s --to 1s
+"$BIOTAPE" analyze "$D/nonexistent.btape" >/dev/null 2>"$D/err" && fail "missing file accepted"
+[ "$(wc -l <"$D/err")" = 1 ] || fail "missing file: $(cat "$D/err")"
+# a failed --html leaves nothing behind
+"$BIOTAPE" analyze "$D/junk.btape" --html "$D/junk.html" 2>/dev/null
+[ ! -e "$D/junk.html" ] || fail "html written for bad input"
+
+# --- compare phrasing ---
+"$GEN" 20000 "$D/b.btape" 9 || fail "gen b"
+"$BIOTAPE" compare "$D/mix.btape" "$D/b.btape" >"$D/cmp.txt" || fail "compare"
+grep -Eq "p99 read latency .* vs .*" "$D/cmp.txt" || fail "compare: no p99 read line"
+"$BIOTAPE" compare "$D/mix.btape" "$D/b.btape" --json >"$D/cmp.json" || fail "compare json"
+within "$(jget "$D/cmp.json" 'd["diff"]["ops"]["read"]["size_tvd"]')" 0 0.02 || fail "same distribution: TVD"
+"$BIOTAPE" compare "$D/mix.btape" "$D/b.btape" --html "$D/cmp.html" || fail "compare html"
+grep -q 'data-chart="latency-cdf-read"' "$D/cmp.html" || fail "compare html: no overlaid CDF"
+pass "analyze CLI: known distribution, edge cases, bad input"
