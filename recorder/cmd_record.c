@@ -56,6 +56,7 @@ struct rec_opts {
 	uint32_t inflight_max;
 	uint32_t queue_batches;
 	bool raw_tp_only;
+	uint32_t pause_ms; /* test knob: a consumer that sleeps this long between drains */
 	char **cmd;
 };
 
@@ -108,7 +109,8 @@ static uint64_t now_ns(clockid_t clk)
 static int parse_args(int argc, char **argv, struct rec_opts *o)
 {
 	enum { OPT_CGROUP = 256, OPT_COMM, OPT_DURATION, OPT_MAX_EVENTS, OPT_MAX_SIZE, OPT_LAYER,
-	       OPT_RING_KB, OPT_INFLIGHT_MAX, OPT_QUEUE_BATCHES, OPT_PROG_TYPE };
+	       OPT_RING_KB, OPT_INFLIGHT_MAX, OPT_QUEUE_BATCHES, OPT_PROG_TYPE,
+	       OPT_PAUSE_MS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "device", required_argument, NULL, 'd' },
@@ -126,6 +128,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "inflight-max", required_argument, NULL, OPT_INFLIGHT_MAX },
 		{ "queue-batches", required_argument, NULL, OPT_QUEUE_BATCHES },
 		{ "prog-type", required_argument, NULL, OPT_PROG_TYPE },
+		{ "consumer-pause-ms", required_argument, NULL, OPT_PAUSE_MS },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -212,6 +215,13 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 				return -EINVAL;
 			}
 			o->queue_batches = (uint32_t)v;
+			break;
+		case OPT_PAUSE_MS:
+			if (cli_parse_u64(optarg, &v) || v > 10000) {
+				cli_err("record: --consumer-pause-ms '%s': 0 to 10000", optarg);
+				return -EINVAL;
+			}
+			o->pause_ms = (uint32_t)v;
 			break;
 		case OPT_PROG_TYPE:
 			if (strcmp(optarg, "raw_tp") != 0 && strcmp(optarg, "auto") != 0) {
@@ -576,7 +586,12 @@ int cmd_record(int argc, char **argv)
 	next_wm = start + WATERMARK_INTERVAL_NS;
 	next_status = start + STATUS_INTERVAL_NS;
 	while (!stop_signal && !run.limit_hit) {
-		err = rec_bpf__poll(bpf, POLL_MS);
+		if (o.pause_ms) {
+			struct timespec ts = { o.pause_ms / 1000, (long)(o.pause_ms % 1000) * 1000000 };
+
+			nanosleep(&ts, NULL);
+		}
+		err = rec_bpf__poll(bpf, o.pause_ms ? 0 : POLL_MS);
 		if (err < 0 && err != -EINTR) {
 			cli_err("record: reading the ring buffers: %s", strerror(-err));
 			break;
