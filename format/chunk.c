@@ -92,6 +92,28 @@ static unsigned int bitlen(uint64_t v)
 	return v ? 64 - (unsigned int)__builtin_clzll(v) : 0;
 }
 
+/*
+ * Spread of a candidate coding of a column: mean absolute deviation of the values (signed when
+ * zigzag coded). For similar shapes, entropy grows with log2 of the spread, so the candidate
+ * with the smaller spread compresses better.
+ */
+static double spread(const uint64_t *t, uint32_t m, bool zigzag)
+{
+	double mean = 0, dev = 0;
+
+	if (!m)
+		return 0;
+	for (uint32_t j = 0; j < m; j++)
+		mean += zigzag ? (double)zz_dec(t[j]) : (double)t[j];
+	mean /= m;
+	for (uint32_t j = 0; j < m; j++) {
+		double x = (zigzag ? (double)zz_dec(t[j]) : (double)t[j]) - mean;
+
+		dev += x < 0 ? -x : x;
+	}
+	return dev / m;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Per-device prediction table (sector column).                                             */
 
@@ -395,9 +417,39 @@ int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
 				prev = v;
 			}
 		}
+		if (c == C_COMPLETE && m) {
+			/* latency, or delta from the previous completion: whichever is smaller */
+			double cost_lat, cost_delta;
+			uint64_t *t2 = ce->t2, prev;
+			uint32_t j = 0;
+
+			for (uint32_t i = 0; i < n; i++)
+				if (evs[i].present & BTAPE_HAS_COMPLETE)
+					t2[j++] = evs[i].complete_ns;
+			prev = t2[0];
+			for (j = 0; j < m; j++) {
+				uint64_t v = t2[j];
+
+				t2[j] = zz_enc((int64_t)(v - prev));
+				prev = v;
+			}
+			cost_lat = spread(t, m, true);
+			cost_delta = spread(t2, m, true);
+			if (cost_delta < cost_lat) {
+				kind = COL_DELTA;
+				origin = evs[0].complete_ns;
+				for (uint32_t i = 0; i < n; i++)
+					if (evs[i].present & BTAPE_HAS_COMPLETE) {
+						origin = evs[i].complete_ns;
+						break;
+					}
+				t = t2;
+			}
+		}
 		if (c == C_SECTOR && m) {
 			/* raw, or delta from the per-device prediction: whichever is smaller */
-			uint64_t cost_raw = 0, cost_pred = 0, *t2 = ce->t2;
+			double cost_raw, cost_pred;
+			uint64_t *t2 = ce->t2;
 
 			origin = 0;
 			pred_reset(&ce->pt);
@@ -408,9 +460,9 @@ int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
 					return (int)s;
 				t2[j] = zz_enc((int64_t)(t[j] - ce->pt.pred[s]));
 				ce->pt.pred[s] = t[j] + (evs[j].bytes >> 9);
-				cost_raw += bitlen(t[j]);
-				cost_pred += bitlen(t2[j]);
 			}
+			cost_raw = spread(t, m, false);
+			cost_pred = spread(t2, m, true);
 			if (cost_pred < cost_raw) {
 				kind = COL_SECTOR_PRED;
 				t = t2;
@@ -436,13 +488,18 @@ struct col {
 	uint32_t m, j; /* values, next value */
 };
 
+#ifndef DEC_SLICE
+#define DEC_SLICE 256 /* events per decode step: the slice stays in L1/L2 */
+#endif
+
 struct dec_priv {
 	struct col cols[C__COUNT];
+	bool fits[C__COUNT]; /* values need no range check */
+	uint32_t all_have, any_have; /* presence bits set in every / some event */
 	struct pred_tab pt;
-	uint64_t tmp[1024];
+	uint64_t tmp[DEC_SLICE];
 };
 
-#define DEC_SLICE 1024
 
 static int parse_col(struct col *c, const uint8_t *p, size_t len, uint32_t m)
 {
@@ -493,11 +550,13 @@ void btape_chunk_dec_free(struct chunk_dec *d)
 }
 
 /* Reads cnt values of column c into dst (after shift/base, before the kind's transform). */
-static void col_take(struct col *c, uint64_t *dst, uint32_t cnt)
+#define PL(b) ((uint64_t)p[k + (size_t)(b) * m] << (8 * (b)))
+static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt)
 {
-	const uint8_t *p = c->planes + c->j;
-	unsigned int sh = c->shift;
-	uint64_t base = c->base;
+	const uint8_t *restrict p = c->planes + c->j;
+	const unsigned int sh = c->shift;
+	const uint64_t base = c->base;
+	const size_t m = c->m;
 
 	switch (c->width) {
 	case 0:
@@ -506,23 +565,38 @@ static void col_take(struct col *c, uint64_t *dst, uint32_t cnt)
 		break;
 	case 1:
 		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = ((uint64_t)p[k] << sh) + base;
+			dst[k] = (PL(0) << sh) + base;
 		break;
 	case 2:
 		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = (((uint64_t)p[k] | (uint64_t)p[k + c->m] << 8) << sh) + base;
+			dst[k] = ((PL(0) | PL(1)) << sh) + base;
+		break;
+	case 3:
+		for (uint32_t k = 0; k < cnt; k++)
+			dst[k] = ((PL(0) | PL(1) | PL(2)) << sh) + base;
+		break;
+	case 4:
+		for (uint32_t k = 0; k < cnt; k++)
+			dst[k] = ((PL(0) | PL(1) | PL(2) | PL(3)) << sh) + base;
+		break;
+	case 5:
+		for (uint32_t k = 0; k < cnt; k++)
+			dst[k] = ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4)) << sh) + base;
+		break;
+	case 6:
+		for (uint32_t k = 0; k < cnt; k++)
+			dst[k] = ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5)) << sh) + base;
+		break;
+	case 7:
+		for (uint32_t k = 0; k < cnt; k++)
+			dst[k] = ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6)) << sh) +
+				 base;
 		break;
 	default:
 		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = p[k];
-		for (unsigned int b = 1; b < c->width; b++) {
-			const uint8_t *pb = p + (size_t)b * c->m;
-
-			for (uint32_t k = 0; k < cnt; k++)
-				dst[k] |= (uint64_t)pb[k] << (8 * b);
-		}
-		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = (dst[k] << sh) + base;
+			dst[k] = ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6) | PL(7))
+				  << sh) +
+				 base;
 		break;
 	}
 	c->j += cnt;
@@ -539,13 +613,31 @@ static void col_take(struct col *c, uint64_t *dst, uint32_t cnt)
 		c->prev = prev;
 	}
 }
+#undef PL
+
+/* Largest value column c can produce before its transform (for skipping range checks). */
+static bool col_fits(const struct col *c, uint64_t max)
+{
+	uint64_t span;
+
+	if (c->kind != COL_RAW)
+		return max == UINT64_MAX;
+	if (c->width >= 8)
+		span = UINT64_MAX;
+	else
+		span = (1ull << (8 * c->width)) - 1;
+	if (c->shift && span > (UINT64_MAX >> c->shift))
+		return max == UINT64_MAX;
+	span <<= c->shift;
+	return c->base <= max && span <= max - c->base;
+}
 
 int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 			  struct btape_intern *it, char *err, size_t errlen)
 {
 	const msgpack_object *cols = NULL, *comms = NULL;
 	const char *what = "bad chunk map";
-	uint64_t n = UINT64_MAX, counts[C__COUNT] = { 0 };
+	uint64_t n = UINT64_MAX, counts[C__COUNT] = { 0 }, bitcounts[32] = { 0 };
 	struct dec_priv *p;
 	msgpack_unpacked u;
 	int ret;
@@ -657,19 +749,43 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 				what = "chunk lacks column present";
 				goto cleanup;
 			}
+			p->all_have = BTAPE_HAS__ALL;
+			p->any_have = 0;
 			for (uint32_t i = 0; i < n; i += DEC_SLICE) {
 				uint32_t cnt = n - i < DEC_SLICE ? (uint32_t)(n - i) : DEC_SLICE;
 
 				col_take(pc, p->tmp, cnt);
-				for (uint32_t k = 0; k < cnt; k++) {
-					if (p->tmp[k] > UINT32_MAX) {
+				if (pc->width == 0) {
+					/* constant presence: the same bits in every event */
+					if (p->tmp[0] > UINT32_MAX) {
 						what = "bad presence bits";
 						goto cleanup;
 					}
 					for (int c = C_COMPLETE; c < C__COUNT; c++)
-						counts[c] += !!(p->tmp[k] & col_bit[c]);
+						counts[c] += (p->tmp[0] & col_bit[c]) ? n : 0;
+					p->all_have = (uint32_t)p->tmp[0] & BTAPE_HAS__ALL;
+					p->any_have = p->all_have;
+					break;
+				}
+				for (uint32_t k = 0; k < cnt; k++) {
+					uint64_t v = p->tmp[k];
+
+					if (v > UINT32_MAX) {
+						what = "bad presence bits";
+						goto cleanup;
+					}
+					p->all_have &= (uint32_t)v;
+					p->any_have |= (uint32_t)v;
+					v &= BTAPE_HAS__ALL;
+					while (v) {
+						bitcounts[__builtin_ctzll(v)]++;
+						v &= v - 1;
+					}
 				}
 			}
+			if (pc->width != 0)
+				for (int c = C_COMPLETE; c < C__COUNT; c++)
+					counts[c] = bitcounts[__builtin_ctz(col_bit[c])];
 			pc->j = 0;
 		}
 	}
@@ -680,6 +796,10 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 			goto fail;
 		}
 	}
+	for (int c = 0; c < C__COUNT; c++)
+		p->fits[c] = p->cols[c].have && col_fits(&p->cols[c], col_max[c]);
+	if (!n)
+		p->all_have = p->any_have = 0;
 	pred_reset(&p->pt);
 	msgpack_unpacked_destroy(&u);
 	return 0;
@@ -698,12 +818,55 @@ static int range_err(char *err, size_t errlen, int c)
 	return -EBADMSG;
 }
 
+/*
+ * Assigns column values to a field of every event of the slice holding the column's presence
+ * bit (all of them for a required column); absent fields get 0. EXPR uses v.
+ */
+#define ASSIGN(FIELD, EXPR)                                                                   \
+	do {                                                                                  \
+		if (have == cnt) {                                                            \
+			for (uint32_t k = 0; k < cnt; k++) {                                  \
+				uint64_t v = tmp[k];                                          \
+				ev[k].FIELD = (EXPR);                                         \
+			}                                                                     \
+		} else {                                                                      \
+			for (uint32_t k = 0, j = 0; k < cnt; k++) {                           \
+				uint64_t v = (ev[k].present & bit) ? tmp[j++] : 0;            \
+				ev[k].FIELD = (ev[k].present & bit) ? (EXPR) : 0;             \
+			}                                                                     \
+		}                                                                             \
+	} while (0)
+
+/* A constant raw column (width 0): no per-value work. */
+#define ASSIGN_CONST(FIELD, EXPR)                                                             \
+	do {                                                                                  \
+		const uint64_t v = cl->base;                                                  \
+		cl->j += have;                                                                \
+		if (have == cnt) {                                                            \
+			for (uint32_t k = 0; k < cnt; k++)                                    \
+				ev[k].FIELD = (EXPR);                                         \
+		} else {                                                                      \
+			for (uint32_t k = 0; k < cnt; k++)                                    \
+				ev[k].FIELD = (ev[k].present & bit) ? (EXPR) : 0;             \
+		}                                                                             \
+	} while (0)
+
+static int check_range(const uint64_t *tmp, uint32_t n, uint64_t max, char *err, size_t errlen,
+		       int c)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (tmp[k] > max)
+			return range_err(err, errlen, c);
+	return 0;
+}
+
 int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t max, char *err,
 			 size_t errlen)
 {
 	struct dec_priv *p = d->priv;
+	struct col *cl;
 	uint64_t *tmp;
-	uint32_t cnt;
+	uint32_t cnt, have, bit = 0;
 
 	if (!p || d->pos >= d->n)
 		return 0;
@@ -713,6 +876,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 		cnt = max;
 	if (cnt > DEC_SLICE)
 		cnt = DEC_SLICE;
+	have = cnt;
 
 	col_take(&p->cols[C_PRESENT], tmp, cnt);
 	for (uint32_t k = 0; k < cnt; k++) {
@@ -720,23 +884,32 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 		ev[k].comm = NULL;
 	}
 	col_take(&p->cols[C_ISSUE], tmp, cnt);
-	for (uint32_t k = 0; k < cnt; k++)
-		ev[k].issue_ns = tmp[k];
-	col_take(&p->cols[C_DEV], tmp, cnt);
-	for (uint32_t k = 0; k < cnt; k++) {
-		if (tmp[k] > UINT32_MAX)
-			return range_err(err, errlen, C_DEV);
-		ev[k].dev = (uint32_t)tmp[k];
+	ASSIGN(issue_ns, v);
+	cl = &p->cols[C_DEV];
+	if (cl->width == 0 && cl->kind == COL_RAW && p->fits[C_DEV]) {
+		ASSIGN_CONST(dev, (uint32_t)v);
+	} else {
+		col_take(cl, tmp, cnt);
+		if (!p->fits[C_DEV] && check_range(tmp, cnt, UINT32_MAX, err, errlen, C_DEV))
+			return -EBADMSG;
+		ASSIGN(dev, (uint32_t)v);
 	}
-	col_take(&p->cols[C_OP], tmp, cnt);
-	for (uint32_t k = 0; k < cnt; k++) {
-		if (tmp[k] > UINT8_MAX)
-			return range_err(err, errlen, C_OP);
-		ev[k].op = (uint8_t)tmp[k];
+	cl = &p->cols[C_OP];
+	if (cl->width == 0 && cl->kind == COL_RAW && p->fits[C_OP]) {
+		ASSIGN_CONST(op, (uint8_t)v);
+	} else {
+		col_take(cl, tmp, cnt);
+		if (!p->fits[C_OP] && check_range(tmp, cnt, UINT8_MAX, err, errlen, C_OP))
+			return -EBADMSG;
+		ASSIGN(op, (uint8_t)v);
 	}
-	col_take(&p->cols[C_BYTES], tmp, cnt);
-	for (uint32_t k = 0; k < cnt; k++)
-		ev[k].bytes = tmp[k];
+	cl = &p->cols[C_BYTES];
+	if (cl->width == 0 && cl->kind == COL_RAW) {
+		ASSIGN_CONST(bytes, v);
+	} else {
+		col_take(cl, tmp, cnt);
+		ASSIGN(bytes, v);
+	}
 	col_take(&p->cols[C_SECTOR], tmp, cnt);
 	if (p->cols[C_SECTOR].kind == COL_SECTOR_PRED) {
 		for (uint32_t k = 0; k < cnt; k++) {
@@ -748,45 +921,92 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			p->pt.pred[s] = ev[k].sector + (ev[k].bytes >> 9);
 		}
 	} else {
-		for (uint32_t k = 0; k < cnt; k++)
-			ev[k].sector = tmp[k];
+		ASSIGN(sector, v);
 	}
 	for (int c = C_COMPLETE; c < C__COUNT; c++) {
-		struct col *cl = &p->cols[c];
-		uint32_t bit = col_bit[c], have = 0, j = 0;
-
-		for (uint32_t k = 0; k < cnt; k++)
-			have += !!(ev[k].present & bit);
+		cl = &p->cols[c];
+		bit = col_bit[c];
+		have = 0;
+		if (p->all_have & bit) {
+			have = cnt;
+		} else if (p->any_have & bit) {
+			for (uint32_t k = 0; k < cnt; k++)
+				have += !!(ev[k].present & bit);
+		}
+		if (cl->width == 0 && cl->kind == COL_RAW && c != C_COMM && c != C_ERROR &&
+		    p->fits[c]) {
+			switch (c) {
+			case C_COMPLETE: ASSIGN_CONST(complete_ns, ev[k].issue_ns + v); break;
+			case C_INSERT: ASSIGN_CONST(insert_ns, ev[k].issue_ns - v); break;
+			case C_FLAGS: ASSIGN_CONST(flags, (uint32_t)v); break;
+			case C_PID: ASSIGN_CONST(pid, (uint32_t)v); break;
+			case C_TID: ASSIGN_CONST(tid, (uint32_t)v); break;
+			case C_CGROUP: ASSIGN_CONST(cgroup, v); break;
+			case C_CPU: ASSIGN_CONST(cpu, (uint32_t)v); break;
+			default: ASSIGN_CONST(qd, (uint32_t)v); break;
+			}
+			continue;
+		}
 		if (have)
 			col_take(cl, tmp, have);
-		for (uint32_t k = 0; k < cnt; k++) {
-			bool on = ev[k].present & bit;
-			uint64_t v = on ? tmp[j++] : 0;
-
-			if (v > col_max[c])
-				return range_err(err, errlen, c);
-			switch (c) {
-			case C_COMPLETE: ev[k].complete_ns = on ? ev[k].issue_ns + v : 0; break;
-			case C_INSERT: ev[k].insert_ns = on ? ev[k].issue_ns - v : 0; break;
-			case C_FLAGS: ev[k].flags = (uint32_t)v; break;
-			case C_ERROR:
-				if ((int64_t)v < INT32_MIN || (int64_t)v > INT32_MAX)
+		switch (c) {
+		case C_COMPLETE:
+			if (cl->kind == COL_DELTA)
+				ASSIGN(complete_ns, v);
+			else
+				ASSIGN(complete_ns, ev[k].issue_ns + v);
+			break;
+		case C_INSERT:
+			ASSIGN(insert_ns, ev[k].issue_ns - v);
+			break;
+		case C_FLAGS:
+			if (!p->fits[c] && check_range(tmp, have, UINT32_MAX, err, errlen, c))
+				return -EBADMSG;
+			ASSIGN(flags, (uint32_t)v);
+			break;
+		case C_ERROR:
+			for (uint32_t k = 0; k < have; k++)
+				if ((int64_t)tmp[k] < INT32_MIN || (int64_t)tmp[k] > INT32_MAX)
 					return range_err(err, errlen, c);
-				ev[k].error = (int32_t)(int64_t)v;
-				break;
-			case C_PID: ev[k].pid = (uint32_t)v; break;
-			case C_TID: ev[k].tid = (uint32_t)v; break;
-			case C_COMM:
-				if (on && v >= d->ncomms) {
-					snprintf(err, errlen, "column comm: index out of range");
-					return -EBADMSG;
-				}
-				ev[k].comm = on ? d->comms[v] : NULL;
-				break;
-			case C_CGROUP: ev[k].cgroup = v; break;
-			case C_CPU: ev[k].cpu = (uint32_t)v; break;
-			default: ev[k].qd = (uint32_t)v; break;
+			ASSIGN(error, (int32_t)(int64_t)v);
+			break;
+		case C_PID:
+			if (!p->fits[c] && check_range(tmp, have, UINT32_MAX, err, errlen, c))
+				return -EBADMSG;
+			ASSIGN(pid, (uint32_t)v);
+			break;
+		case C_TID:
+			if (!p->fits[c] && check_range(tmp, have, UINT32_MAX, err, errlen, c))
+				return -EBADMSG;
+			ASSIGN(tid, (uint32_t)v);
+			break;
+		case C_COMM:
+			if (check_range(tmp, have, d->ncomms ? d->ncomms - 1 : 0, err, errlen, c) ||
+			    (have && !d->ncomms)) {
+				snprintf(err, errlen, "column comm: index out of range");
+				return -EBADMSG;
 			}
+			if (have == cnt) {
+				for (uint32_t k = 0; k < cnt; k++)
+					ev[k].comm = d->comms[tmp[k]];
+			} else {
+				for (uint32_t k = 0, j = 0; k < cnt; k++)
+					ev[k].comm = (ev[k].present & bit) ? d->comms[tmp[j++]] : NULL;
+			}
+			break;
+		case C_CGROUP:
+			ASSIGN(cgroup, v);
+			break;
+		case C_CPU:
+			if (!p->fits[c] && check_range(tmp, have, UINT32_MAX, err, errlen, c))
+				return -EBADMSG;
+			ASSIGN(cpu, (uint32_t)v);
+			break;
+		default:
+			if (!p->fits[c] && check_range(tmp, have, UINT32_MAX, err, errlen, c))
+				return -EBADMSG;
+			ASSIGN(qd, (uint32_t)v);
+			break;
 		}
 	}
 	d->pos += cnt;
