@@ -1,0 +1,75 @@
+#!/bin/bash
+# The HTML reports in headless Chromium: the page loads from file:// without network or
+# console errors, every chart is present in the parsed DOM with drawn marks, and the
+# screenshot shows the series and heat-map colours.
+. "$BIOTAPE_SRC/tests/lib.sh"
+CHROMIUM=$(command -v chromium || command -v chromium-browser) || skip "needs chromium (Debian: chromium)"
+command -v python3 >/dev/null || skip "needs python3"
+GEN=$BIOTAPE_BIN_DIR/analyze_gen_trace
+D=$(t_tmpdir)
+
+chrome() { # chrome OUT_STDOUT ARGS...: one headless run with a throwaway profile
+	local out=$1 prof
+	shift
+	prof=$(mktemp -d "$D/prof.XXXXXX")
+	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
+		--disable-component-update --disable-sync --no-first-run --user-data-dir="$prof" \
+		--enable-logging=stderr --v=0 "$@" >"$out" 2>>"$D/chrome.err"
+}
+
+"$GEN" 30000 "$D/a.btape" 3 || fail "gen"
+"$GEN" 20000 "$D/b.btape" 4 || fail "gen b"
+"$BIOTAPE" analyze "$D/a.btape" --html "$D/a.html" || fail "analyze --html"
+"$BIOTAPE" compare "$D/a.btape" "$D/b.btape" --html "$D/c.html" || fail "compare --html"
+
+for f in a c; do
+	grep -qiE '<script|<link|<img|<iframe|(src|href)=' "$D/$f.html" && fail "$f.html: external or scripted content"
+done
+
+: >"$D/chrome.err"
+chrome "$D/a.dom" --dump-dom "file://$D/a.html" || fail "chromium --dump-dom failed"
+chrome "$D/c.dom" --dump-dom "file://$D/c.html" || fail "chromium --dump-dom (compare) failed"
+grep -E 'CONSOLE|Uncaught|SyntaxError' "$D/chrome.err" && fail "console errors"
+
+# count drawn marks per chart in the DOM as Chromium parsed it
+cat >"$D/marks.py" <<'PY'
+import sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(self):
+        super().__init__(); self.cur = None; self.marks = {}; self.nodata = set()
+    def handle_starttag(self, tag, a):
+        a = dict(a)
+        if tag == "svg" and a.get("class") == "chart":
+            self.cur = a["data-chart"]; self.marks[self.cur] = 0
+        elif self.cur and (tag in ("path", "rect")) and a.get("class") in ("series", "bar", "cell"):
+            self.marks[self.cur] += 1
+        elif self.cur and tag == "text" and a.get("class") == "nodata":
+            self.nodata.add(self.cur)
+    def handle_endtag(self, tag):
+        if tag == "svg": self.cur = None
+p = P(); p.feed(open(sys.argv[1]).read())
+for k, v in p.marks.items(): print(k, v, "nodata" if k in p.nodata else "drawn")
+PY
+python3 "$D/marks.py" "$D/a.dom" >"$D/a.marks"
+for c in iops throughput sizes-read sizes-write latency-cdf queue-cdf heatmap-0 heatmap-1 \
+	queue-depth interarrival; do
+	line=$(grep "^$c " "$D/a.marks") || fail "chart $c missing: $(cat "$D/a.marks")"
+	set -- $line
+	[ "$2" -ge 1 ] && [ "$3" = drawn ] || fail "chart $c not drawn: $line"
+done
+[ "$(awk '$1 == "iops" { print $2 }' "$D/a.marks")" = 3 ] || fail "IOPS chart: want 3 series"
+python3 "$D/marks.py" "$D/c.dom" >"$D/c.marks"
+for c in latency-cdf-read latency-cdf-write iops; do
+	[ "$(awk -v c="$c" '$1 == c { print $2 }' "$D/c.marks")" = 2 ] ||
+		fail "compare chart $c: want A and B overlaid: $(cat "$D/c.marks")"
+done
+
+# pixels: series blue and heat-map red visible in a screenshot
+chrome /dev/null --hide-scrollbars --window-size=1000,1500 --screenshot="$D/a.png" "file://$D/a.html" ||
+	fail "screenshot failed"
+[ -s "$D/a.png" ] || fail "no screenshot"
+python3 "$BIOTAPE_SRC/tests/analyze/png_colors.py" "$D/a.png" 1f77b4 d62728 >"$D/px" || fail "png decode"
+[ "$(awk '$1 == "1f77b4" { print $2 }' "$D/px")" -gt 500 ] || fail "series colour not drawn: $(cat "$D/px")"
+[ "$(awk '$1 == "d62728" { print $2 }' "$D/px")" -gt 100 ] || fail "write series not drawn: $(cat "$D/px")"
+pass "HTML reports load offline in Chromium with every chart drawn"
