@@ -712,14 +712,15 @@ static void on_tick(void *ctx, const struct rp_stats *st, uint64_t now)
 		return;
 	for (unsigned int i = 0; i < RP_IO__COUNT; i++)
 		bytes += st->bytes[i];
-	if (c->last_tick && dt > 0)
-		fprintf(stderr, "\r  %7.1f s", el);
-	else
-		fprintf(stderr, "\r  %7.1f s", el);
+	if (!c->last_tick) {
+		dt = el;
+		c->last_completed = 0;
+	}
+	fprintf(stderr, "\r  %7.1f s", el);
 	if (c->total_ns)
 		fprintf(stderr, " / %.1f s", (double)c->total_ns / 1e9);
 	fprintf(stderr, "  %9.0f IOPS  %8.1f MB/s  late %" PRIu64 "   ",
-		dt > 0 && c->last_tick ? (double)(st->completed - c->last_completed) / dt : 0.0,
+		dt > 0 ? (double)(st->completed - c->last_completed) / dt : 0.0,
 		el > 0 ? (double)bytes / el / 1e6 : 0.0, st->late);
 	c->last_completed = st->completed;
 	c->last_tick = now;
@@ -937,6 +938,7 @@ int cmd_replay(int argc, char **argv)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);

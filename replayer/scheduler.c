@@ -245,7 +245,7 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 		}
 		st->errors++;
 	}
-	if (measured(r, io->issue_ns)) {
+	if (measured(r, io->intended_ns)) { /* by schedule: a stall does not move warmup */
 		st->ios[io->op]++;
 		st->bytes[io->op] += io->res > 0 ? (uint64_t)io->res : 0;
 		rp_hist_add(&st->lat[io->op], io->complete_ns - io->issue_ns);

@@ -85,7 +85,7 @@ struct rp_sched_cfg {
 	enum rp_fit fit;
 	unsigned int loops;           /* passes; 0: until duration_ns */
 	uint64_t duration_ns;         /* 0: no limit */
-	uint64_t warmup_ns;           /* I/Os issued earlier than this after start are not measured */
+	uint64_t warmup_ns;           /* I/Os due earlier than this after start are not measured */
 	bool allow_writes;            /* --write */
 	bool writes_as_reads;         /* --writes-as-reads */
 	uint32_t ndev;
