@@ -6,6 +6,7 @@
 #include "btape.h"
 #include "clock.h"
 #include "engine.h"
+#include "outq.h"
 #include "report.h"
 #include "scheduler.h"
 #include "source.h"
@@ -31,6 +32,7 @@
 #define PREFETCH_BLOCKS 8         /* 8 x 8192 x ~96 B: ~6 MiB of decoded events at most */
 #define DEFAULT_DEPTH_TIMED 128   /* original and load timing: cap only */
 #define DEFAULT_DEPTH_AFAP 32
+#define OUTQ_EVENTS 65536      /* result events queued for the writer thread (~6 MiB) */
 #define MAX_MAPS 64
 #define MAX_SWEEP 32
 
@@ -661,6 +663,7 @@ static int open_targets(struct setup *s)
 
 struct out_ctx {
 	struct btape_writer *w;
+	struct rp_outq *q;
 	int err;
 	struct opts *o;
 	uint64_t last_completed;
@@ -678,7 +681,7 @@ static void out_done(void *ctx, const struct rp_io *io)
 	struct out_ctx *c = ctx;
 	struct btape_event ev;
 
-	if (!c->w || c->err)
+	if (!c->q)
 		return;
 	memset(&ev, 0, sizeof(ev));
 	ev.issue_ns = io->issue_ns;
@@ -690,15 +693,15 @@ static void out_done(void *ctx, const struct rp_io *io)
 	ev.qd = io->qd;
 	ev.error = io->res < 0 ? (int32_t)io->res : 0;
 	ev.present = BTAPE_HAS_COMPLETE | BTAPE_HAS_QD | BTAPE_HAS_ERROR;
-	c->err = btape_writer__add(c->w, &ev);
+	rp_outq__push(c->q, &ev);
 }
 
 static void out_watermark(void *ctx, uint64_t ns)
 {
 	struct out_ctx *c = ctx;
 
-	if (c->w && !c->err)
-		c->err = btape_writer__advance(c->w, ns);
+	if (c->q)
+		rp_outq__watermark(c->q, ns);
 }
 
 static void on_tick(void *ctx, const struct rp_stats *st, uint64_t now)
@@ -925,6 +928,11 @@ int cmd_replay(int argc, char **argv)
 	if (o.out) {
 		if (open_output(&s, &oc) < 0)
 			goto cleanup;
+		err = rp_outq__start(&oc.q, oc.w, OUTQ_EVENTS);
+		if (err < 0) {
+			cli_err("replay: -o %s: cannot start the writer: %s", o.out, strerror(-err));
+			goto cleanup;
+		}
 		cfg.on_done = out_done;
 		cfg.on_watermark = out_watermark;
 	}
@@ -1033,7 +1041,8 @@ int cmd_replay(int argc, char **argv)
 	}
 	fflush(stdout);
 	if (oc.w) {
-		err = oc.err;
+		err = rp_outq__finish(oc.q);
+		oc.q = NULL;
 		if (err) {
 			cli_err("replay: -o %s: %s", o.out, btape_writer__errmsg(oc.w));
 			btape_writer__abort(oc.w);
@@ -1056,6 +1065,7 @@ cleanup:
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
 	}
+	rp_outq__finish(oc.q);
 	if (oc.w)
 		btape_writer__abort(oc.w);
 	if (e)
