@@ -18,7 +18,7 @@
 #include "btape_internal.h"
 
 #define READER_COMM_MAX_BYTES (64u << 20)
-#define SLICE_EVENTS 1024
+#define SLICE_EVENTS 256
 #define RESYNC_WINDOW 65536
 
 struct fbuf {
@@ -523,6 +523,10 @@ static int load_chunk(struct btape_reader *r)
 		if (type == BTAPE_FRAME_FOOTER) {
 			r->saw_footer = true;
 			r->at_end = true;
+			if (!r->has_footer && !r->seekable &&
+			    !btape_footer_unpack(&r->fsum, &r->ix, r->fb.raw.p, r->fb.raw.len, why,
+						 sizeof(why)))
+				r->has_footer = true; /* a stream: the footer comes at its end */
 			return 0;
 		}
 		if (type != BTAPE_FRAME_CHUNK)
@@ -739,7 +743,7 @@ BTAPE_API int btape_reader__summary(struct btape_reader *r, struct btape_summary
 	if (r->has_footer) {
 		*s = r->fsum;
 		s->chunks = r->ix.n;
-		s->file_bytes = r->file_size;
+		s->file_bytes = r->seekable ? r->file_size : r->next_off + BTAPE_TRAILER_SIZE;
 		s->has_footer = true;
 		s->recovered = false;
 		s->recovered_bytes_ignored = 0;
@@ -750,7 +754,8 @@ BTAPE_API int btape_reader__summary(struct btape_reader *r, struct btape_summary
 		return 0;
 	}
 	if (!r->seekable)
-		return rfail(r, -ESPIPE, "%s: no footer index on a non-seekable input", r->name);
+		return rfail(r, -ESPIPE, "%s: a stream has its summary only after its last event",
+			     r->name);
 	ret = scan(r, &r->sum, NULL);
 	if (ret)
 		return ret;

@@ -729,6 +729,7 @@ static void test_pipe_and_fd(void **state)
 	}
 	close(fds[1]);
 	assert_int_equal(btape_reader__open_fd(&r, fds[0], &m), 0);
+	assert_int_equal(btape_reader__summary(r, &s), -ESPIPE);
 	assert_int_equal(btape_reader__seek(r, 300), 0);
 	while (btape_reader__next(r, &ev) == 1) {
 		assert_int_equal(ev.issue_ns, 300 + (uint64_t)n * 3);
@@ -736,10 +737,13 @@ static void test_pipe_and_fd(void **state)
 	}
 	assert_int_equal(n, 3000 - 100);
 	assert_int_equal(btape_reader__verify(r), -ESPIPE);
+	/* the footer arrived at the end of the stream */
+	assert_int_equal(btape_reader__summary(r, &s), 0);
+	assert_true(s.has_footer);
+	assert_int_equal(s.events, 3000);
 	btape_reader__close(r);
 	close(fds[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	(void)s;
 	tu_cleanup_dir(dir);
 }
 

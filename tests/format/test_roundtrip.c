@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "btape.h"
+#include "btape_internal.h"
 #include "test_util.h"
 
 static int cmp_issue(const void *a, const void *b)
@@ -250,6 +251,14 @@ static void test_op_names(void **state)
 	assert_string_equal(btape_flags_str(BTAPE_FLAG_META | BTAPE_FLAG_READAHEAD, buf, 2), "M");
 }
 
+static void test_crc32c(void **state)
+{
+	/* the check value in docs/FORMAT.md; odd lengths and offsets use both code paths */
+	assert_int_equal(btape_crc32c(0, "123456789", 9), 0xE3069283u);
+	assert_int_equal(btape_crc32c(btape_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
+	assert_int_equal(btape_crc32c(0, "", 0), 0);
+}
+
 static void test_meta_helpers(void **state)
 {
 	struct btape_meta a, b;
@@ -272,6 +281,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_op_names),
+		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test(test_meta_helpers),
 		cmocka_unit_test(test_random_all_presence),
 		cmocka_unit_test(test_edge_values),
