@@ -76,23 +76,51 @@ int rp_blkdev_mounted(uint32_t major, uint32_t minor, char *where, size_t len)
 	return found;
 }
 
-int rp_blkdev_held(uint32_t major, uint32_t minor, char *holder, size_t len)
+static int dir_first_entry(const char *path, char *name, size_t len)
 {
-	char path[96];
 	struct dirent *de;
-	DIR *d;
+	DIR *d = opendir(path);
 	int found = 0;
 
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/holders", major, minor);
-	d = opendir(path);
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(holder, len, "%s", de->d_name);
+		snprintf(name, len, "%s", de->d_name);
 		found = 1;
 		break;
+	}
+	closedir(d);
+	return found;
+}
+
+int rp_blkdev_held(uint32_t major, uint32_t minor, char *holder, size_t len)
+{
+	char path[PATH_MAX], sub[PATH_MAX + 300];
+	struct dirent *de;
+	DIR *d;
+	int found;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/holders", major, minor);
+	found = dir_first_entry(path, holder, len);
+	if (found)
+		return found;
+	/* a partition of this disk held by device-mapper, md, ... */
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major, minor);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d))) {
+		struct stat sb;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s/partition", path, de->d_name);
+		if (stat(sub, &sb) < 0)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s/holders", path, de->d_name);
+		found = dir_first_entry(sub, holder, len);
 	}
 	closedir(d);
 	return found;

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Sweep knee detection and the sweep renderers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+static struct rp_step step(unsigned int f, double iops, uint64_t p99_us)
+{
+	struct rp_step s = { .factor = f, .iops = iops, .ios = 1000, .p50_all = p99_us * 500,
+			     .p99_all = p99_us * 1000 };
+
+	s.op_ios[RP_IO_READ] = 1000;
+	s.p50[RP_IO_READ] = s.p50_all;
+	s.p99[RP_IO_READ] = s.p99_all;
+	return s;
+}
+
+static void test_knee(void **state)
+{
+	/* IOPS doubles with latency flat, then IOPS +10% while p99 x3: knee at the 3rd step */
+	struct rp_step s[] = { step(1, 10000, 100), step(2, 20000, 105), step(4, 22000, 300),
+			       step(8, 22500, 900) };
+
+	assert_int_equal(rp_steps_mark_knee(s, 4), 2);
+	assert_true(s[2].knee);
+	assert_false(s[1].knee);
+	assert_false(s[3].knee); /* only the first */
+
+	/* linear scaling: no knee */
+	struct rp_step t[] = { step(1, 10000, 100), step(2, 20000, 100), step(4, 40000, 120) };
+
+	assert_int_equal(rp_steps_mark_knee(t, 3), -1);
+	/* a single step has no knee */
+	assert_int_equal(rp_steps_mark_knee(t, 1), -1);
+}
+
+static void test_html_selfcontained(void **state)
+{
+	struct rp_step s[] = { step(1, 10000, 100), step(2, 20000, 105), step(4, 22000, 300) };
+	const char *targets[] = { "/dev/loop<1>" };
+	struct rp_run_info info = { .trace = "t&.btape", .engine = "io_uring", .timing = "afap",
+				    .layout = "shard", .speed = 1, .iodepth = 32, .scale = 1,
+				    .targets = targets, .ntargets = 1 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	rp_steps_mark_knee(s, 3);
+	rp_report_sweep_html(fp, &info, s, 3);
+	fclose(fp);
+	assert_non_null(strstr(buf, "<svg"));
+	assert_non_null(strstr(buf, "knee"));
+	assert_non_null(strstr(buf, "/dev/loop&lt;1&gt;")); /* escaped */
+	assert_null(strstr(buf, "<script"));
+	assert_null(strstr(buf, "src="));
+	free(buf);
+
+	buf = NULL;
+	fp = open_memstream(&buf, &len);
+	rp_report_sweep_json(fp, &info, s, 3);
+	fclose(fp);
+	assert_non_null(strstr(buf, "\"knee\":4"));
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_knee),
+		cmocka_unit_test(test_html_selfcontained),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
