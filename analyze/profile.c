@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SKEW_UNIFORM_MARGIN 0.05 /* hottest 10% taking < 15%: treat as uniform */
+#define SKEW_UNIFORM_MARGIN 0.05 /* hottest 10% within 5 points of uniform random: uniform */
 
 void profile_round_percent(const double *w, int n, int *out)
 {
@@ -49,6 +49,42 @@ static void size_str(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 "k", b / 1024);
 	else
 		snprintf(buf, len, "%" PRIu64, b);
+}
+
+/*
+ * Share of accesses on the hottest FRAC of touched blocks when accesses land uniformly at
+ * random: block counts are Poisson(lambda), conditioned on >= 1.
+ */
+static double uniform_hot_share(double lambda, double frac)
+{
+	if (!(lambda > 0))
+		return frac;
+	int kmax = (int)(lambda + 20 * sqrt(lambda) + 30);
+	double *p = calloc((size_t)kmax + 1, sizeof(double));
+	double touched, mean, taken = 0, acc = 0;
+
+	if (!p)
+		return frac;
+	p[0] = exp(-lambda);
+	for (int k = 1; k <= kmax; k++)
+		p[k] = p[k - 1] * lambda / k;
+	touched = 1 - p[0];
+	mean = lambda / touched;
+	for (int k = kmax; k >= 1 && taken < frac; k--) {
+		double f = p[k] / touched, t = f < frac - taken ? f : frac - taken;
+
+		taken += t;
+		acc += t * k;
+	}
+	free(p);
+	return acc / mean;
+}
+
+static int cmp_size_asc(const void *a, const void *b)
+{
+	const struct size_slot *x = a, *y = b;
+
+	return x->size < y->size ? -1 : x->size > y->size;
 }
 
 /* bssplit for one direction: the exact sizes of the ops in that direction. */
@@ -88,6 +124,8 @@ static int bssplit_dir(FILE *fp, const struct stats *s, int dir, uint64_t *min_b
 	}
 	double w[PROFILE_BSSPLIT_MAX];
 	int p[PROFILE_BSSPLIT_MAX], first = 1;
+
+	qsort(all, (size_t)n, sizeof(all[0]), cmp_size_asc);
 
 	for (int i = 0; i < n; i++)
 		w[i] = (double)all[i].n;
@@ -224,9 +262,16 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 			    "take %.1f/%.1f/%.1f/%.1f%% of accesses\n",
 			fmt_count(w->blocks, b1, sizeof(b1)), w->estimated ? " (estimated)" : "",
 			100 * w->hot[0], 100 * w->hot[1], 100 * w->hot[2], 100 * w->hot[3]);
-		if (w->hot[1] < 0.10 + SKEW_UNIFORM_MARGIN) {
-			fprintf(fp, "; skew is close to uniform: random_distribution left uniform\n");
+		/* what uniform random over the range would give: Poisson counts per block */
+		double rb = (double)(hi - lo) / 4096.0;
+		double uni = uniform_hot_share(w->accesses / rb, 0.10);
+
+		if (w->hot[1] < uni + SKEW_UNIFORM_MARGIN) {
+			fprintf(fp, "; uniform random with as many accesses would give the hottest 10%% "
+				    "%.1f%%: random_distribution left uniform\n", 100 * uni);
 		} else {
+			fprintf(fp, "; uniform random would give the hottest 10%% %.1f%%: zones from the "
+				    "skew, hottest first, untouched remainder 0%%\n", 100 * uni);
 			/* hot zones first, laid out from the start of the range; untouched: 0% */
 			double range_blocks = (double)(hi - lo) / 4096.0;
 			double blocks = (double)w->blocks > range_blocks ? range_blocks : (double)w->blocks;
@@ -284,11 +329,19 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 	fprintf(fp, "iodepth=%" PRIu64 "\n", qd);
 	if (s->duration_ns) {
 		double ri = stats_rate(s, nr), wi = stats_rate(s, nw);
+		double rb = stats_rate(s, s->all.bytes_dir[DIR_READ]);
+		double wb = stats_rate(s, s->all.bytes_dir[DIR_WRITE]);
 
+		/*
+		 * fio turns rate_iops into bytes with the smallest block size of a bssplit, which
+		 * caps IOPS at (mean size / min size) below the target: give the byte rates
+		 * instead, so that the IOPS come out right when the sizes do.
+		 */
 		fprintf(fp, "; mean IOPS over the trace: read %.1f, write %.1f (peak 1 s window: %s)\n",
 			ri, wi, s->complete_windows ? fmt_count(s->all.peak_n, b1, sizeof(b1)) : "n/a");
-		fprintf(fp, "rate_iops=%" PRIu64 ",%" PRIu64 "\n", nr ? (uint64_t)llround(ri > 1 ? ri : 1) : 0,
-			nw ? (uint64_t)llround(wi > 1 ? wi : 1) : 0);
+		fprintf(fp, "; as bytes/s (fio's rate_iops would count every I/O as the smallest size)\n");
+		fprintf(fp, "rate=%" PRIu64 ",%" PRIu64 "\n", nr ? (uint64_t)llround(rb > 1 ? rb : 1) : 0,
+			nw ? (uint64_t)llround(wb > 1 ? wb : 1) : 0);
 	} else {
 		fprintf(fp, "; all I/O at one instant: no rate; the same number of I/Os\n");
 		fprintf(fp, "number_ios=%" PRIu64 "\n", nr + nw);

@@ -1,0 +1,32 @@
+#!/bin/bash
+# biotape profile on a synthetic trace with a known distribution: the job states it exactly,
+# fio accepts the job, and --per-process writes one job per busy process.
+. "$BIOTAPE_SRC/tests/lib.sh"
+GEN=$BIOTAPE_BIN_DIR/analyze_gen_trace
+D=$(t_tmpdir)
+"$GEN" 100000 "$D/t.btape" 11 1 || fail "gen"
+"$BIOTAPE" profile "$D/t.btape" >"$D/t.fio" || fail "profile"
+want() { grep -qx "$1" "$D/t.fio" || fail "job lacks '$1': $(grep "^${1%%=*}=" "$D/t.fio")"; }
+want "rw=randrw"
+want "rwmixread=70"
+want "bssplit=4k/60:8k/20:16k/10:64k/10,4k/60:8k/20:16k/10:64k/10"
+want "percentage_random=75,75"
+want "filename=\${TARGET}"
+want "direct=1"
+want "runtime=1"
+# 200k IOPS of 12 KiB mean: rate in bytes per direction within 2%
+awk -F'[=,]' '/^rate=/ { r = $2; w = $3 } END {
+	er = 140000 * 12288; ew = 60000 * 12288
+	if (r < 0.98 * er || r > 1.02 * er || w < 0.98 * ew || w > 1.02 * ew) { print r, w; exit 1 } }' \
+	"$D/t.fio" || fail "rate= not the measured bytes/s: $(grep '^rate=' "$D/t.fio")"
+# skewed: 20% of the random I/Os in the first 1% of the range -> zones are written
+grep -q "^random_distribution=zoned_abs:" "$D/t.fio" || fail "skewed trace: no zones"
+grep -q "^; working set" "$D/t.fio" || fail "no measurement comments"
+if command -v fio >/dev/null; then
+	truncate -s 1G "$D/target"
+	TARGET=$D/target fio --parse-only "$D/t.fio" >"$D/parse" 2>&1 || fail "fio rejects the job: $(cat "$D/parse")"
+	"$BIOTAPE" profile "$D/t.btape" --per-process >"$D/pp.fio" || fail "profile --per-process"
+	[ "$(grep -c '^\[pid' "$D/pp.fio")" = 8 ] || fail "per-process: want 8 jobs"
+	TARGET=$D/target fio --parse-only "$D/pp.fio" >"$D/parse" 2>&1 || fail "fio rejects per-process job: $(cat "$D/parse")"
+fi
+pass "profile states the known distribution"
