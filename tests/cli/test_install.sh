@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# cmake --install puts the binary, both libraries, the header, the pkg-config file and the man page
+# in place, and a program builds against the installed library through pkg-config alone.
+. "$BIOTAPE_SRC/tests/lib.sh"
+build=$1
+d=$(t_tmpdir)
+cmake --install "$build" --prefix "$d/usr" >/dev/null || fail "cmake --install"
+libdir=$(ls -d "$d"/usr/lib*/ | head -1)
+for f in usr/bin/biotape usr/include/biotape/btape.h usr/share/man/man1/biotape.1; do
+	[ -e "$d/$f" ] || fail "not installed: $f"
+done
+ls "$libdir"/libbiotape.a "$libdir"/libbiotape.so* >/dev/null 2>&1 || \
+	ls "$libdir"/*/libbiotape.a "$libdir"/*/libbiotape.so* >/dev/null 2>&1 || fail "libraries not installed"
+pc=$(find "$d/usr" -name libbiotape.pc | head -1)
+[ -n "$pc" ] || fail "libbiotape.pc not installed"
+"$d/usr/bin/biotape" --version | grep -q '^biotape ' || fail "installed biotape --version"
+man -l "$d/usr/share/man/man1/biotape.1" >/dev/null 2>&1 || command -v man >/dev/null || true
+cat > "$d/use.c" <<'C'
+#include <btape.h>
+#include <stdio.h>
+int main(void) { printf("%s\n", btape_op_name(BTAPE_OP_WRITE)); return 0; }
+C
+flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-prefix --cflags --libs libbiotape) || fail "pkg-config"
+cc "$d/use.c" -o "$d/use" $flags -Wl,-rpath,"$(dirname "$(find "$d/usr" -name 'libbiotape.so' | head -1)")" \
+	|| fail "cannot build against the installed library"
+[ "$("$d/use")" = write ] || fail "program linked to the installed library misbehaves"
+pass
