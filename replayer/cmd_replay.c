@@ -845,7 +845,8 @@ int cmd_replay(int argc, char **argv)
 	s.meta = rp_prefetch__meta(pf);
 	err = rp_prefetch__summary(pf, &s.sum);
 	if (err < 0) {
-		cli_err("replay: %s: %s", o.trace, rp_prefetch__errmsg(pf));
+		cli_err("replay: %s: %s", o.trace,
+			rp_prefetch__errmsg(pf) ? rp_prefetch__errmsg(pf) : strerror(-err));
 		ret = BTAPE_EXIT_USAGE;
 		goto cleanup;
 	}
@@ -973,7 +974,8 @@ int cmd_replay(int argc, char **argv)
 		struct rp_source *src = rp_prefetch__source(pf);
 
 		if (i && (err = src->rewind(src)) < 0) {
-			cli_err("replay: %s: %s", o.trace, rp_prefetch__errmsg(pf));
+			cli_err("replay: %s: %s", o.trace,
+				rp_prefetch__errmsg(pf) ? rp_prefetch__errmsg(pf) : strerror(-err));
 			goto cleanup;
 		}
 		cfg.scale = o.sweep[i];
@@ -994,9 +996,12 @@ int cmd_replay(int argc, char **argv)
 			goto cleanup;
 		}
 		if (err < 0) {
-			cli_err("replay: %s", err == -EBADMSG || err == -EIO ?
-						      rp_prefetch__errmsg(pf) :
-						      strerror(-err));
+			if (rp_prefetch__errmsg(pf)) {
+				cli_err("replay: %s: %s", o.trace, rp_prefetch__errmsg(pf));
+				ret = BTAPE_EXIT_USAGE; /* a damaged trace */
+			} else {
+				cli_err("replay: engine %s: %s", eng->name, strerror(-err));
+			}
 			goto cleanup;
 		}
 		rp_step_from_stats(&steps[i], o.sweep[i], st);

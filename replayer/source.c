@@ -286,7 +286,7 @@ int rp_prefetch__summary(struct rp_prefetch *p, struct btape_summary *s)
 
 const char *rp_prefetch__errmsg(const struct rp_prefetch *p)
 {
-	return p->errmsg[0] ? p->errmsg : "unknown error";
+	return p->errmsg[0] ? p->errmsg : NULL;
 }
 
 void rp_prefetch__close(struct rp_prefetch *p)

@@ -41,7 +41,7 @@ struct rp_source *rp_prefetch__source(struct rp_prefetch *p);
 const struct btape_meta *rp_prefetch__meta(const struct rp_prefetch *p);
 /* Footer summary (may scan the whole file when there is no footer; call before reading). */
 int rp_prefetch__summary(struct rp_prefetch *p, struct btape_summary *s);
-/* The reader's message for the last -errno of next_batch. */
+/* The reader's message for the last -errno of next_batch/rewind/summary, or NULL. */
 const char *rp_prefetch__errmsg(const struct rp_prefetch *p);
 void rp_prefetch__close(struct rp_prefetch *p); /* stops the thread; NULL-safe */
 

@@ -2,6 +2,8 @@
 # bench/replay: replayer benchmarks against fio, in one run, alternating A/B, medians.
 #   bash bench/replay/run.sh [BUILD_DIR] [ceiling|fidelity|memory|all]
 # Needs root (loop devices), fio, python3, /usr/bin/time; biotape record for the fidelity part.
+# Environment: ROUNDS (5), CEIL_N, FID_N, MEM_N, MEM_ROUNDS; RT=N runs both replayers of the
+# fidelity part SCHED_FIFO at priority N (biotape --rt-priority N, fio under chrt -f N).
 # Writes nothing outside /dev/shm; creates and detaches its own loop devices.
 set -euo pipefail
 BUILD=${1:-build}
@@ -71,6 +73,8 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fidelity ]; then
 			else
 				cmd=(fio --name=fid --read_iolog="$W/p.iolog" --ioengine=io_uring
 					--iodepth=32 --direct=1 --output-format=json)
+				# RT=N: fio gets the same real-time priority (all its threads)
+				[ -n "${RT:-}" ] && cmd=(chrt -f "$RT" "${cmd[@]}")
 			fi
 			if [ $have_rec = 1 ]; then
 				"$BT" record -o "$W/rec.btape" -d "$L" -- "${cmd[@]}" >"$W/$who.json" \
