@@ -4,8 +4,9 @@
  *
  * A pure library: no printing, no exit(), no BPF, no io_uring. Every function that can fail
  * returns 0 (or a count) on success and a negative errno on failure; the reason for the last
- * failure of an object is available as text from its __errmsg() accessor ("frame 3 at offset
- * 18211: checksum mismatch").
+ * failure of an object is available as text from its __errmsg() accessor. Reader messages
+ * start with the file's name ("t.btape: frame 3 at offset 18211: checksum mismatch"), so
+ * callers print them as they are.
  *
  * Objects are opaque; every destructor accepts NULL.
  */
