@@ -59,10 +59,10 @@ dev = sorted(abs(x - med) for x in d)
 p50, p99, mx = dev[len(dev) // 2], dev[int(len(dev) * 0.99)], dev[-1]
 print(f"B's issue times vs A's (recorded by eBPF): |error| p50 {p50 / 1e3:.1f} us "
       f"p99 {p99 / 1e3:.1f} us max {mx / 1e3:.1f} us")
-# within the reported error, plus the kernel submission path (a loop device on a shared
-# 2-core machine: allow 200 us) that the replayer cannot see
+# within the reported error (its histogram is exact to 1/128: allow 2%), plus the kernel
+# submission path (a loop device on a shared 2-core machine: 200 us) the replayer cannot see
 rep_p99 = j["issue_error_us"]["p99"] * 1e3
-assert p99 <= rep_p99 + 200e3, f"p99 {p99} ns > reported {rep_p99} ns + 200 us"
+assert p99 <= rep_p99 * 1.02 + 200e3, f"p99 {p99} ns > reported {rep_p99} ns + 2% + 200 us"
 span_a, span_b = a[-1][0] - a[0][0], b[-1][0] - b[0][0]
 assert abs(span_b - span_a) <= 0.01 * span_a + 1e6, (span_a, span_b)
 PY
