@@ -97,7 +97,11 @@ static int vscsi_version(const uint8_t *p, size_t len)
 
 int detect_binary(const uint8_t *p, size_t len)
 {
+	/* .btape: the file magic, bare or inside a zstd skippable frame (0x184D2A5?, size) */
 	if (len >= sizeof(btape_file_magic) && !memcmp(p, btape_file_magic, sizeof(btape_file_magic)))
+		return BTAPE_FMT_BTAPE;
+	if (len >= 8 + sizeof(btape_file_magic) && (le32(p) & 0xfffffff0u) == 0x184D2A50u &&
+	    !memcmp(p + 8, btape_file_magic, sizeof(btape_file_magic)))
 		return BTAPE_FMT_BTAPE;
 	if (len >= BLK_TRACE_BYTES && blk_endian(p)) {
 		int e = blk_endian(p);

@@ -26,29 +26,26 @@ int split_fields(const char *line, size_t len, char sep, struct field *f, int ma
 		}
 		return n;
 	}
+	/* CSV: one pass over the bytes, blanks around a field trimmed */
 	for (;;) {
-		const char *s = p;
-		const char *q = memchr(p, sep, (size_t)(end - p));
+		const char *s, *e;
 
-		if (!q)
-			q = end;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		s = p;
+		while (p < end && *p != sep)
+			p++;
+		e = p;
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
 		if (n == max)
 			return max + 1;
-		/* trim blanks around a CSV field */
-		while (s < q && (*s == ' ' || *s == '\t'))
-			s++;
 		f[n].p = s;
-		{
-			const char *e = q;
-
-			while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-				e--;
-			f[n].n = (uint32_t)(e - s);
-		}
+		f[n].n = (uint32_t)(e - s);
 		n++;
-		if (q == end)
+		if (p >= end)
 			break;
-		p = q + 1;
+		p++; /* the separator */
 	}
 	return n;
 }
@@ -59,6 +56,17 @@ int field_u64(const struct field *f, uint64_t *v)
 
 	if (f->n == 0 || f->n > 20)
 		return -EINVAL;
+	if (f->n < 20) { /* 19 digits cannot overflow */
+		for (uint32_t i = 0; i < f->n; i++) {
+			unsigned int d = (unsigned char)f->p[i] - '0';
+
+			if (d > 9)
+				return -EINVAL;
+			x = x * 10 + d;
+		}
+		*v = x;
+		return 0;
+	}
 	for (uint32_t i = 0; i < f->n; i++) {
 		unsigned int d = (unsigned char)f->p[i] - '0';
 

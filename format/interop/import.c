@@ -187,10 +187,17 @@ INTEROP_API int btape_fmt_detect_file(const char *path, char *errmsg, size_t err
 
 /* ---- device table: source id -> index ---- */
 
+struct devent {
+	uint64_t hash;
+	uint32_t len;
+};
+
 struct devtab {
-	uint32_t *slots; /* index + 1; 0 empty */
+	uint32_t *slots;     /* index + 1; 0 empty */
 	uint32_t cap;
-	uint32_t last;   /* cache: index + 1 of the last hit */
+	uint32_t last;       /* cache: index + 1 of the last hit */
+	struct devent *ent;  /* per device index */
+	uint32_t nent, capent;
 };
 
 static uint64_t hash_name(const char *s, size_t n)
@@ -202,9 +209,11 @@ static uint64_t hash_name(const char *s, size_t n)
 	return h;
 }
 
-static bool name_is(const struct btape_device *d, const char *name, size_t len)
+static bool dev_is(const struct imp *im, uint32_t idx, uint64_t h, const char *name, size_t len)
 {
-	return !strncmp(d->name, name, len) && d->name[len] == 0;
+	const struct devent *e = &im->devs->ent[idx];
+
+	return e->len == len && e->hash == h && !memcmp(im->meta.devices[idx].name, name, len);
 }
 
 static int devtab_grow(struct imp *im)
@@ -215,9 +224,8 @@ static int devtab_grow(struct imp *im)
 
 	if (!slots)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < im->meta.ndevices; i++) {
-		const char *nm = im->meta.devices[i].name;
-		uint32_t k = (uint32_t)hash_name(nm, strlen(nm)) & (cap - 1);
+	for (uint32_t i = 0; i < t->nent; i++) {
+		uint32_t k = (uint32_t)t->ent[i].hash & (cap - 1);
 
 		while (slots[k])
 			k = (k + 1) & (cap - 1);
@@ -233,19 +241,22 @@ int imp_device(struct imp *im, const char *name, size_t len, uint32_t major, uin
 {
 	struct devtab *t = im->devs;
 	struct btape_device d = { 0 };
+	uint64_t h;
 	uint32_t k;
-	int idx, err;
+	int idx;
 
-	if (t->last && name_is(&im->meta.devices[t->last - 1], name, len))
+	if (t->last && t->ent[t->last - 1].len == len &&
+	    !memcmp(im->meta.devices[t->last - 1].name, name, len))
 		return (int)t->last - 1;
 	if (len == 0)
 		return imp_fail(im, "empty device id");
 	if (len >= BTAPE_NAME_MAX)
 		return imp_fail(im, "device id longer than %d bytes", BTAPE_NAME_MAX - 1);
+	h = hash_name(name, len);
 	if (t->cap) {
-		k = (uint32_t)hash_name(name, len) & (t->cap - 1);
+		k = (uint32_t)h & (t->cap - 1);
 		while (t->slots[k]) {
-			if (name_is(&im->meta.devices[t->slots[k] - 1], name, len)) {
+			if (dev_is(im, t->slots[k] - 1, h, name, len)) {
 				t->last = t->slots[k];
 				return (int)t->slots[k] - 1;
 			}
@@ -257,6 +268,15 @@ int imp_device(struct imp *im, const char *name, size_t len, uint32_t major, uin
 				(int)len, name);
 	if (im->meta.ndevices >= DEVICES_MAX)
 		return imp_fail(im, "more than %u devices", DEVICES_MAX);
+	if (t->nent == t->capent) {
+		uint32_t cap = t->capent ? t->capent * 2 : 64;
+		struct devent *e = realloc(t->ent, cap * sizeof(*e));
+
+		if (!e)
+			return imp_fail(im, "out of memory");
+		t->ent = e;
+		t->capent = cap;
+	}
 	memcpy(d.name, name, len);
 	d.dev_t_major = major;
 	d.dev_t_minor = minor;
@@ -268,12 +288,14 @@ int imp_device(struct imp *im, const char *name, size_t len, uint32_t major, uin
 	idx = btape_meta__add_device(&im->meta, &d);
 	if (idx < 0)
 		return imp_fail(im, "device table: %s", strerror(-idx));
-	if ((im->meta.ndevices + 1) * 2 > t->cap) {
-		err = devtab_grow(im);
-		if (err)
+	t->ent[t->nent].hash = h;
+	t->ent[t->nent].len = (uint32_t)len;
+	t->nent++;
+	if ((t->nent + 1) * 2 > t->cap) {
+		if (devtab_grow(im))
 			return imp_fail(im, "out of memory");
 	} else {
-		k = (uint32_t)hash_name(name, len) & (t->cap - 1);
+		k = (uint32_t)h & (t->cap - 1);
 		while (t->slots[k])
 			k = (k + 1) & (t->cap - 1);
 		t->slots[k] = (uint32_t)idx + 1;
@@ -389,6 +411,12 @@ static int run_text(struct imp *im, struct isrc *s)
 		if (im->line == 1 && fi->numeric_header_skip && !(line[0] >= '0' && line[0] <= '9') &&
 		    line[0] != ' ' && line[0] != '\t') {
 			im->st.ignored++; /* column header */
+			continue;
+		}
+		if (memchr(line, 0, len)) {
+			r = imp_bad(im, "NUL byte in a text line");
+			if (r < 0)
+				return r;
 			continue;
 		}
 		r = fi->line(im, line, len);
@@ -584,6 +612,7 @@ static void imp_release(struct imp *im)
 {
 	btape_meta__free(&im->meta);
 	free(im->devs->slots);
+	free(im->devs->ent);
 	free(im->dsz);
 	free_state(im);
 }
