@@ -124,51 +124,51 @@ static inline void autorange_add(struct autorange *r, uint64_t v, uint64_t n)
 	r->bins[v >> r->shift] += n;
 }
 
+/*
+ * In-flight completions as a sorted array: completions mostly arrive in about issue order,
+ * so an insertion moves few entries (cheaper than a binary heap, measured).
+ */
 static void qheap_push(struct qheap *h, uint64_t v)
 {
 	if (h->n == h->cap) {
-		uint32_t ncap = h->cap ? h->cap * 2 : 64;
-		uint64_t *nv;
+		if (h->head) {
+			memmove(h->v, h->v + h->head, (h->n - h->head) * sizeof(*h->v));
+			h->n -= h->head;
+			h->head = 0;
+		} else {
+			uint32_t ncap = h->cap ? h->cap * 2 : 64;
+			uint64_t *nv;
 
-		if (ncap > STATS_QD_HEAP_MAX || !(nv = realloc(h->v, ncap * sizeof(*nv)))) {
-			h->overflow = true;
-			return;
+			if (ncap > STATS_QD_HEAP_MAX || !(nv = realloc(h->v, ncap * sizeof(*nv)))) {
+				h->overflow = true;
+				return;
+			}
+			h->v = nv;
+			h->cap = ncap;
 		}
-		h->v = nv;
-		h->cap = ncap;
 	}
-	uint32_t i = h->n++;
+	uint32_t j = h->n;
 
-	while (i > 0) {
-		uint32_t p = (i - 1) / 2;
-
-		if (h->v[p] <= v)
-			break;
-		h->v[i] = h->v[p];
-		i = p;
+	while (j > h->head && h->v[j - 1] > v) {
+		h->v[j] = h->v[j - 1];
+		j--;
 	}
-	h->v[i] = v;
+	h->v[j] = v;
+	h->n++;
 }
 
-static void qheap_pop(struct qheap *h)
+static inline uint32_t qheap_count(const struct qheap *h)
 {
-	uint64_t last = h->v[--h->n];
-	uint32_t i = 0;
+	return h->n - h->head;
+}
 
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
-			c++;
-		if (last <= h->v[c])
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n)
-		h->v[i] = last;
+/* Drops the completions at or before t. */
+static inline void qheap_expire(struct qheap *h, uint64_t t)
+{
+	while (h->head < h->n && h->v[h->head] <= t)
+		h->head++;
+	if (h->head == h->n)
+		h->head = h->n = 0;
 }
 
 static inline void size_add(struct opstat *o, uint64_t size)
@@ -307,7 +307,14 @@ static inline void ws_prefetch(const struct blockset *b, uint64_t key)
 
 	if (b->level && (h >> (64 - b->level)))
 		return;
-	__builtin_prefetch(&b->t[h & (b->cap - 1)], 1);
+	const struct ws_slot *sl = &b->t[h & (b->cap - 1)];
+
+#if defined(__x86_64__)
+	/* gcc 12 dropped __builtin_prefetch here (seen in the object code): say it in asm */
+	__asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)sl));
+#else
+	__builtin_prefetch(sl, 0, 3);
+#endif
 }
 
 static int ws_put(struct blockset *b, uint64_t key, uint64_t h, int dir)
@@ -772,9 +779,8 @@ int stats__add(struct stats *s, const struct btape_event *ev)
 	} else if (has_c) {
 		struct qheap *h = &d->inflight;
 
-		while (h->n && h->v[0] <= ev->issue_ns)
-			qheap_pop(h);
-		qd = h->n + 1;
+		qheap_expire(h, ev->issue_ns);
+		qd = qheap_count(h) + 1;
 		qheap_push(h, ev->complete_ns);
 	} else {
 		s->qd_missing++;

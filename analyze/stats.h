@@ -85,9 +85,10 @@ struct autorange {
 	uint64_t *bins;
 };
 
+/* Completion times of the requests in flight on a device, sorted: v[head..n). */
 struct qheap {
 	uint64_t *v;
-	uint32_t n, cap;
+	uint32_t head, n, cap;
 	bool overflow;
 };
 
