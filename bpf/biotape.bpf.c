@@ -274,19 +274,40 @@ static __always_inline void track_fail(void)
 		c->lost_inflight++;
 }
 
-/* Looks up the in-flight entry of KEY, creating an empty one when absent. */
+static __always_inline void fresh_entry(struct biotape_rq_event *e, __u32 dev, __u32 idx)
+{
+	__builtin_memset(e, 0, sizeof(*e));
+	e->dev = dev;
+	e->dev_idx = idx;
+	e->attr = BIOTAPE_ATTR_LIVE;
+	if (no_task_filter())
+		e->attr |= BIOTAPE_ATTR_MATCH;
+}
+
+/*
+ * Request entries are retired, not deleted, when a request completes: request pointers come
+ * from a fixed pool per queue, so the slot is reused by the next request with that pointer
+ * (a lookup and a write instead of a hash insert and delete per I/O).
+ */
+static __always_inline void retire(struct biotape_rq_event *e)
+{
+	e->attr = 0;
+	e->issue_ns = 0;
+}
+
+/* Looks up the live in-flight entry of KEY, starting a fresh one when absent or retired. */
 static __always_inline struct biotape_rq_event *get_entry(__u64 key, __u32 dev, __u32 idx)
 {
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
-	struct biotape_rq_event zero = {};
+	struct biotape_rq_event zero;
 	long err;
 
-	if (e)
+	if (e) {
+		if (!(e->attr & BIOTAPE_ATTR_LIVE))
+			fresh_entry(e, dev, idx);
 		return e;
-	zero.dev = dev;
-	zero.dev_idx = idx;
-	if (no_task_filter())
-		zero.attr = BIOTAPE_ATTR_MATCH;
+	}
+	fresh_entry(&zero, dev, idx);
 	err = bpf_map_update_elem(&inflight, &key, &zero, BPF_NOEXIST);
 	if (err && err != -17 /* EEXIST */) {
 		track_fail();
@@ -361,6 +382,7 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 	__u32 dev = rq_dev(rq, btf);
 	int idx = dev_index(dev);
 	struct biotape_rq_event e = {};
+	struct biotape_rq_event *p;
 	__u64 key = (__u64)rq;
 	__u32 opf;
 
@@ -369,7 +391,7 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 	e.dev = dev;
 	e.dev_idx = idx;
 	e.insert_ns = bpf_ktime_get_ns();
-	e.attr = BIOTAPE_ATTR_INSERT;
+	e.attr = BIOTAPE_ATTR_INSERT | BIOTAPE_ATTR_LIVE;
 	attribute(&e);
 	opf = RD(btf, rq, cmd_flags);
 	if (opf & (1u << FLAGBIT(__REQ_PREFLUSH, 18))) {
@@ -385,8 +407,13 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 			__builtin_memcpy(ds->flush_comm, e.comm, sizeof(e.comm));
 		}
 	}
-	if (bpf_map_update_elem(&inflight, &key, &e, BPF_ANY))
+	p = bpf_map_lookup_elem(&inflight, &key);
+	if (p) {
+		unmark_issued(p);
+		__builtin_memcpy(p, &e, sizeof(e));
+	} else if (bpf_map_update_elem(&inflight, &key, &e, BPF_NOEXIST)) {
 		track_fail();
+	}
 	return 0;
 }
 
@@ -395,7 +422,7 @@ static __always_inline int on_rq_insert(struct request *rq, const bool btf)
 	__u64 key = (__u64)rq;
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!e) {
+	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE)) {
 		__u32 dev = rq_dev(rq, btf);
 		int idx = dev_index(dev);
 
@@ -420,7 +447,7 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 	__u32 i;
 
-	if (!e) {
+	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE)) {
 		/* Not seen before issue: a flush request, or a request started before us. */
 		__u32 dev = rq_dev(rq, btf);
 		int idx = dev_index(dev);
@@ -459,7 +486,7 @@ static __always_inline int on_rq_requeue(struct request *rq)
 	__u64 key = (__u64)rq;
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!e)
+	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE))
 		return 0;
 	unmark_issued(e);
 	e->flags |= BIOTAPE_RQF_REQUEUED;
@@ -471,10 +498,10 @@ static __always_inline int on_rq_merge(struct request *rq)
 	__u64 key = (__u64)rq;
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!e)
+	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE))
 		return 0;
 	unmark_issued(e);
-	bpf_map_delete_elem(&inflight, &key);
+	retire(e);
 	return 0;
 }
 
@@ -484,7 +511,7 @@ static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32
 	__u64 key = (__u64)rq;
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!e)
+	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE))
 		return 0;
 	if (error)
 		e->status = error;
@@ -498,7 +525,7 @@ static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32
 		if (e->attr & BIOTAPE_ATTR_MATCH)
 			emit(e);
 	}
-	bpf_map_delete_elem(&inflight, &key);
+	retire(e);
 	return 0;
 }
 

@@ -50,6 +50,7 @@ enum biotape_rq_attr {
 	BIOTAPE_ATTR_INSERT = 1u << 1, /* insert_ns is valid */
 	BIOTAPE_ATTR_ISSUED = 1u << 2, /* (in-flight map only) issued, counted in the queue depth */
 	BIOTAPE_ATTR_MATCH = 1u << 3,  /* (in-flight map only) passes the pid/comm/cgroup filters */
+	BIOTAPE_ATTR_LIVE = 1u << 4,   /* (in-flight map only) entry in use; else a retired slot */
 };
 
 struct biotape_rq_event {

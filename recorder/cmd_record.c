@@ -33,6 +33,9 @@
 #define STALE_INFLIGHT_NS 30000000000ull  /* in flight longer than 30 s: ignored by the scan */
 #define STATUS_INTERVAL_NS 1000000000ull
 #define MAX_DEVICES 4096
+#define INFLIGHT_SLACK 1024               /* in-flight map: beyond the request pools ... */
+#define INFLIGHT_MIN 4096                 /* ... at least ... */
+#define INFLIGHT_MAX (1u << 20)           /* ... at most */
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -552,6 +555,16 @@ int cmd_record(int argc, char **argv)
 	bo.bio_layer = o.bio_layer;
 	bo.ring_kb = o.ring_kb;
 	bo.inflight_max = o.inflight_max;
+	if (!bo.inflight_max) {
+		/* One slot per request structure of the recorded disks (slots are reused). */
+		uint64_t n = INFLIGHT_SLACK;
+
+		for (uint32_t i = 0; i < meta.ndevices; i++)
+			n += rec_dev_max_requests("/sys", meta.devices[i].dev_t_major,
+						  meta.devices[i].dev_t_minor);
+		bo.inflight_max = n < INFLIGHT_MIN ? INFLIGHT_MIN :
+				  n > INFLIGHT_MAX ? INFLIGHT_MAX : (uint32_t)n;
+	}
 	bo.ndevices = meta.ndevices;
 	bo.kdevs = kdevs;
 	bo.pid = o.pid;
@@ -632,6 +645,14 @@ int cmd_record(int argc, char **argv)
 
 	/* Stop producing, then drain what the rings hold. */
 	rec_bpf__detach(bpf);
+	{
+		uint64_t bpf_ns = rec_bpf__prog_stats(bpf);
+
+		rec_core__stats(core, &st);
+		if (bpf_ns && st.pushed)
+			cli_info(1, "record: BPF time %.0f ns per recorded event",
+				 (double)bpf_ns / (double)st.pushed);
+	}
 	while (!run.limit_hit && rec_bpf__poll(bpf, 0) > 0)
 		;
 	rec_bpf__counters(bpf, &emitted, &lost_rb, &lost_if);

@@ -400,6 +400,26 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 	free(v);
 }
 
+uint64_t rec_bpf__prog_stats(struct rec_bpf *b)
+{
+	struct bpf_program *p;
+	uint64_t total = 0;
+
+	bpf_object__for_each_program(p, b->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		total += info.run_time_ns;
+		cli_info(1, "record: %-18s %6.0f ns/call %10llu calls", bpf_program__name(p),
+			 (double)info.run_time_ns / (double)info.run_cnt,
+			 (unsigned long long)info.run_cnt);
+	}
+	return total;
+}
+
 const char *rec_bpf__mode(const struct rec_bpf *b)
 {
 	return b->mode;

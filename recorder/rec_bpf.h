@@ -48,6 +48,11 @@ void rec_bpf__detach(struct rec_bpf *b);
 /* Sums of the per-CPU loss counters. */
 void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ringbuf,
 		       uint64_t *lost_inflight);
+/*
+ * Kernel time spent in the programs (only counted with sysctl kernel.bpf_stats_enabled=1):
+ * prints one line per program at verbosity >= 1, returns the total ns.
+ */
+uint64_t rec_bpf__prog_stats(struct rec_bpf *b);
 /* "tp_btf" or "raw_tp". */
 const char *rec_bpf__mode(const struct rec_bpf *b);
 uint32_t rec_bpf__nr_rings(const struct rec_bpf *b);

@@ -140,6 +140,30 @@ int rec_dev_describe(const char *sysfs, uint32_t major, uint32_t minor, struct b
 	return 0;
 }
 
+uint64_t rec_dev_max_requests(const char *sysfs, uint32_t major, uint32_t minor)
+{
+	char path[PATH_MAX + 64];
+	uint64_t nr = 0, hwq = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/queue/nr_requests", sysfs, major, minor);
+	if (read_u64(path, &nr) || !nr)
+		nr = 256;
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/mq", sysfs, major, minor);
+	d = opendir(path);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_name[0] != '.')
+				hwq++;
+		}
+		closedir(d);
+	}
+	if (!hwq)
+		hwq = 1;
+	return hwq * nr * 2;
+}
+
 static int cmp_dev(const void *a, const void *b)
 {
 	const struct btape_device *x = a, *y = b;

@@ -17,6 +17,11 @@ int rec_dev_resolve(const char *sysfs, const char *arg, uint32_t *major, uint32_
 int rec_dev_describe(const char *sysfs, uint32_t major, uint32_t minor, struct btape_device *dev);
 /* Appends every whole disk in SYSFS/block to META. Returns the number added or -errno. */
 int rec_dev_add_all(const char *sysfs, struct btape_meta *meta);
+/*
+ * Upper bound on the distinct request structures of disk major:minor: hardware queues x
+ * nr_requests, doubled for scheduler tags (sizes the recorder's in-flight map).
+ */
+uint64_t rec_dev_max_requests(const char *sysfs, uint32_t major, uint32_t minor);
 /* Kernel-internal dev_t as BPF sees it (MKDEV: major << 20 | minor). */
 static inline uint32_t rec_kdev(uint32_t major, uint32_t minor)
 {

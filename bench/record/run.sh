@@ -1,0 +1,104 @@
+#!/bin/bash
+# Recorder overhead: fio 4 KiB randread, QD 32, io_uring, direct, on a /dev/shm loop device,
+# untraced vs traced by `biotape record` vs traced by a bpftrace biosnoop-style script writing
+# text; with 1 and 2 fio jobs. Modes alternate within each repetition; medians are reported.
+# Run as root: BIOTAPE=build/bin/biotape bench/record/run.sh [REPS] [RUNTIME_S]
+set -eu
+BIOTAPE=${BIOTAPE:-biotape}
+REPS=${1:-10}
+RUNTIME=${2:-2}
+HERE=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d /dev/shm/biotape-bench.XXXXXX)
+LOOP=
+cleanup() { [ -n "$LOOP" ] && losetup -d "$LOOP"; rm -rf "$W"; }
+trap cleanup EXIT
+truncate -s 1G "$W/disk.img"
+LOOP=$(losetup -f --show --direct-io=on "$W/disk.img")
+# Fill the backing file so reads are real tmpfs reads, not holes.
+dd if=/dev/zero of="$LOOP" bs=1M count=1024 oflag=direct status=none
+TICK=$(getconf CLK_TCK)
+RES="$W/results.txt"
+: > "$RES"
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+run_fio() { # run_fio JOBS OUT.json
+	fio --name=rr --filename="$LOOP" --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring \
+		--direct=1 --norandommap --time_based --runtime="$RUNTIME" --size=1G \
+		--numjobs="$1" --group_reporting --output-format=json --output="$2"
+}
+
+iops() { python3 -c 'import json,sys; print(int(sum(j["read"]["iops"] for j in json.load(open(sys.argv[1]))["jobs"])))' "$1"; }
+
+for rep in $(seq "$REPS"); do
+	for jobs in 1 2; do
+		for mode in untraced biotape bpftrace; do
+			rm -f "$W/t.btape" "$W/t.txt"
+			cpu=0 lost=- bpe=- events=-
+			case $mode in
+			untraced)
+				run_fio "$jobs" "$W/f.json"
+				;;
+			biotape)
+				"$BIOTAPE" record -v -o "$W/t.btape" -d "$LOOP" 2>"$W/rec.err" &
+				pid=$!
+				until grep -q "programs attached" "$W/rec.err"; do sleep 0.1; done
+				c0=$(cpu_ticks "$pid")
+				run_fio "$jobs" "$W/f.json"
+				c1=$(cpu_ticks "$pid")
+				kill -INT "$pid"
+				wait "$pid"
+				cpu=$(python3 -c "print(round(($c1 - $c0) * 100 / $TICK / $RUNTIME, 1))")
+				events=$(sed -n 's/.*recorded \([0-9]*\) events.*/\1/p' "$W/rec.err")
+				lost=$(sed -n 's/.*lost \([0-9]*\) events.*/\1/p' "$W/rec.err")
+				bpe=$(python3 -c "print(round($(stat -c %s "$W/t.btape") / max($events, 1), 2))")
+				;;
+			bpftrace)
+				bpftrace -B full "$HERE/biosnoop.bt" >"$W/t.txt" 2>"$W/bt.err" &
+				pid=$!
+				until grep -q "Attaching" "$W/bt.err" "$W/t.txt" 2>/dev/null; do sleep 0.1; done
+				sleep 0.5
+				c0=$(cpu_ticks "$pid")
+				run_fio "$jobs" "$W/f.json"
+				c1=$(cpu_ticks "$pid")
+				kill -INT "$pid"
+				wait "$pid" || true
+				cpu=$(python3 -c "print(round(($c1 - $c0) * 100 / $TICK / $RUNTIME, 1))")
+				events=$(grep -vc "^Attaching\|^$\|^Lost" "$W/t.txt" || true)
+				lost=$(sed -n 's/.*Lost \([0-9]*\) events.*/\1/p' "$W/bt.err" "$W/t.txt" | awk '{ s += $1 } END { print s + 0 }')
+				bpe=$(python3 -c "print(round($(stat -c %s "$W/t.txt") / max($events, 1), 2))")
+				;;
+			esac
+			i=$(iops "$W/f.json")
+			echo "$rep $jobs $mode $i $cpu $lost $events $bpe" | tee -a "$RES"
+		done
+	done
+done
+
+# In-kernel cost per I/O of the recorder's programs (kernel.bpf_stats_enabled, one extra run).
+sysctl -qw kernel.bpf_stats_enabled=1
+"$BIOTAPE" record -v -o "$W/s.btape" -d "$LOOP" 2>"$W/rec.err" &
+pid=$!
+until grep -q "programs attached" "$W/rec.err"; do sleep 0.1; done
+run_fio 1 "$W/f.json"
+bpftool prog show -j | python3 "$HERE/bpfstats.py" "$pid" "$(python3 -c 'import json,sys; print(sum(j["read"]["total_ios"] for j in json.load(open(sys.argv[1]))["jobs"]))' "$W/f.json")" | tee "$W/bpfstats.txt"
+sysctl -qw kernel.bpf_stats_enabled=0
+kill -INT "$pid"
+wait "$pid"
+
+python3 - "$RES" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print("\njobs mode       IOPS(med)  ratio  runs(ratio)              lost(max)  recorder CPU%  B/event")
+for jobs in ("1", "2"):
+    base = {r[0]: float(r[3]) for r in rows if r[1] == jobs and r[2] == "untraced"}
+    for mode in ("untraced", "biotape", "bpftrace"):
+        sel = [r for r in rows if r[1] == jobs and r[2] == mode]
+        ratios = [float(r[3]) / base[r[0]] for r in sel]
+        med = statistics.median(float(r[3]) for r in sel)
+        lost = max((int(r[5]) for r in sel if r[5] != "-"), default="-")
+        cpu = statistics.median(float(r[4]) for r in sel)
+        bpe = statistics.median(float(r[7]) for r in sel) if sel[0][7] != "-" else "-"
+        print(f"{jobs:>4} {mode:<10} {med:>9.0f}  {statistics.median(ratios):.3f}  "
+              f"{' '.join(f'{x:.3f}' for x in ratios):<24} {lost!s:>9}  {cpu:>13}  {bpe}")
+PY
