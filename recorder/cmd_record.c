@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -424,6 +426,32 @@ static void fill_meta(struct btape_meta *meta, const struct rec_opts *o)
 	meta->clock_real_ns = r;
 }
 
+/* PATH as given, else relative to the cgroup v2 mount (/sys/fs/cgroup or .../unified). */
+static int open_cgroup(const char *path)
+{
+	char buf[PATH_MAX], mnt[PATH_MAX], type[64];
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = -errno;
+	FILE *fp;
+
+	if (fd >= 0 || path[0] == '/')
+		return fd >= 0 ? fd : err;
+	fp = fopen("/proc/self/mounts", "r");
+	if (!fp)
+		return err;
+	while (fscanf(fp, "%*s %4095s %63s %*[^\n]", mnt, type) == 2) {
+		if (strcmp(type, "cgroup2") != 0)
+			continue;
+		if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", mnt, path) >= sizeof(buf))
+			continue;
+		fd = open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0)
+			break;
+	}
+	fclose(fp);
+	return fd >= 0 ? fd : err;
+}
+
 static pid_t spawn(char **cmd)
 {
 	pid_t pid = fork();
@@ -509,15 +537,16 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	if (o.cgroup) {
-		char path[PATH_MAX];
+		struct statfs sfs;
 
-		cgroup_fd = open(o.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (cgroup_fd < 0 && o.cgroup[0] != '/') {
-			snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", o.cgroup);
-			cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		}
+		cgroup_fd = open_cgroup(o.cgroup);
 		if (cgroup_fd < 0) {
-			cli_err("record: --cgroup '%s': %s", o.cgroup, strerror(errno));
+			cli_err("record: --cgroup '%s': %s", o.cgroup, strerror(-cgroup_fd));
+			ret = BTAPE_EXIT_USAGE;
+			goto cleanup;
+		}
+		if (fstatfs(cgroup_fd, &sfs) != 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+			cli_err("record: --cgroup '%s': not a cgroup v2 directory", o.cgroup);
 			ret = BTAPE_EXIT_USAGE;
 			goto cleanup;
 		}

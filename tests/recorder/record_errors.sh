@@ -27,6 +27,8 @@ expect 2 "no such block device" -o "$D/x.btape" -d /dev/biotape-nonexistent
 expect 2 "no such block device" -o "$D/x.btape" -d nosuchdisk9
 expect 2 "not a block device" -o "$D/x.btape" -d /etc/passwd
 expect 2 "no such process" -o "$D/x.btape" -p 999999999
+expect 2 "not a cgroup v2 directory" -o "$D/x.btape" --cgroup /tmp
+expect 2 "No such file" -o "$D/x.btape" --cgroup biotape-no-such-cgroup
 [ ! -e "$D/x.btape" ] || fail "a failed record left $D/x.btape"
 t_loop 16
 expect 1 "cannot write" -o /proc/biotape-nope/x.btape -d "$LOOP"
