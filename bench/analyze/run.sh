@@ -1,0 +1,55 @@
+#!/bin/bash
+# Analyzer benchmark: `biotape analyze` (full text report) on 10 M and 50 M event traces
+# against `zstd -d` of the same file (the .btape file is a sequence of zstd frames) and the
+# format reader alone (decode floor), alternating A/B/C, medians of RUNS runs.
+# Reports events/s per CPU second (user+sys: the machine is shared, wall time is not ours),
+# events/s of wall time, peak RSS, and the ratios. Not run by the test suite.
+#   usage: bench/analyze/run.sh [BUILD_DIR]   env: RUNS (3), SIZES ("10000000 50000000"),
+#          DIR (/dev/shm), KEEP=1 keeps the traces
+set -u
+BUILD=${1:-build}
+BIN=$BUILD/bin
+RUNS=${RUNS:-3}
+SIZES=${SIZES:-"10000000 50000000"}
+DIR=${DIR:-/dev/shm}
+for t in biotape analyze_gen_trace analyze_read_floor; do
+	[ -x "$BIN/$t" ] || { echo "missing $BIN/$t (cmake --build $BUILD --target $t)" >&2; exit 1; }
+done
+command -v zstd >/dev/null || { echo "needs zstd" >&2; exit 1; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"; [ "${KEEP:-0}" = 1 ] || rm -f "$DIR"/biotape-bench-an.*.btape' EXIT
+
+# measure NAME CMD...: appends "elapsed user sys maxrss_kb" to $TMP/NAME
+measure() {
+	local name=$1
+	shift
+	/usr/bin/time -f "%e %U %S %M" -o "$TMP/t" "$@" >/dev/null 2>"$TMP/err" ||
+		{ echo "$name failed: $(cat "$TMP/err")" >&2; exit 1; }
+	cat "$TMP/t" >>"$TMP/$name"
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { awk -v c="$2" '{ print $c }' "$TMP/$1" | median; }
+cpu() { awk '{ print $2 + $3 }' "$TMP/$1" | median; }
+
+printf '%-10s %-8s %10s %10s %12s %12s %10s\n' events tool "cpu s" "wall s" "Mev/cpu-s" "Mev/wall-s" "RSS MiB"
+for N in $SIZES; do
+	F=$DIR/biotape-bench-an.$N.btape
+	[ -s "$F" ] || "$BIN/analyze_gen_trace" "$N" "$F" 1 || exit 1
+	rm -f "$TMP"/an "$TMP"/zstd "$TMP"/floor
+	for r in $(seq "$RUNS"); do
+		measure an "$BIN/biotape" analyze "$F"
+		measure zstd zstd -d -c "$F"
+		measure floor "$BIN/analyze_read_floor" "$F"
+	done
+	for t in an zstd floor; do
+		c=$(cpu $t)
+		w=$(col $t 1)
+		m=$(col $t 4)
+		printf '%-10s %-8s %10.2f %10.2f %12.2f %12.2f %10.1f\n' "$N" "$t" "$c" "$w" \
+			"$(echo "$N / $c / 1000000" | bc -l)" "$(echo "$N / $w / 1000000" | bc -l)" \
+			"$(echo "$m / 1024" | bc -l)"
+	done
+	printf '%-10s ratio analyze/zstd -d CPU %.2fx, analyze/reader CPU %.2fx; file %d MiB\n' "$N" \
+		"$(echo "$(cpu an) / $(cpu zstd)" | bc -l)" "$(echo "$(cpu an) / $(cpu floor)" | bc -l)" \
+		"$(($(stat -c %s "$F") / 1048576))"
+done
