@@ -878,10 +878,17 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 		cnt = DEC_SLICE;
 	have = cnt;
 
-	col_take(&p->cols[C_PRESENT], tmp, cnt);
-	for (uint32_t k = 0; k < cnt; k++) {
-		ev[k].present = (uint32_t)tmp[k] & BTAPE_HAS__ALL;
-		ev[k].comm = NULL;
+	cl = &p->cols[C_PRESENT];
+	if (cl->width == 0 && cl->kind == COL_RAW) {
+		const uint32_t v = (uint32_t)cl->base & BTAPE_HAS__ALL;
+
+		cl->j += cnt;
+		for (uint32_t k = 0; k < cnt; k++)
+			ev[k].present = v;
+	} else {
+		col_take(cl, tmp, cnt);
+		for (uint32_t k = 0; k < cnt; k++)
+			ev[k].present = (uint32_t)tmp[k] & BTAPE_HAS__ALL;
 	}
 	col_take(&p->cols[C_ISSUE], tmp, cnt);
 	ASSIGN(issue_ns, v);
@@ -945,6 +952,16 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			case C_CPU: ASSIGN_CONST(cpu, (uint32_t)v); break;
 			default: ASSIGN_CONST(qd, (uint32_t)v); break;
 			}
+			continue;
+		}
+		if (c == C_COMM && have == cnt && cl->width == 0 && cl->kind == COL_RAW) {
+			if (cl->base >= d->ncomms) {
+				snprintf(err, errlen, "column comm: index out of range");
+				return -EBADMSG;
+			}
+			cl->j += cnt;
+			for (uint32_t k = 0; k < cnt; k++)
+				ev[k].comm = d->comms[cl->base];
 			continue;
 		}
 		if (have)

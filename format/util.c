@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* libbiotape: op names, flags, metadata helpers, CRC32C, buffers, envelopes, interning. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,7 +140,8 @@ BTAPE_API int btape_meta__add_tag(struct btape_meta *meta, const char *key, cons
 /* CRC32C (Castagnoli), slice-by-8 in software, SSE4.2 instruction when available.          */
 
 static uint32_t crc_tab[8][256];
-static int crc_ready; /* 0 unset, 1 software, 2 hardware */
+static int crc_mode; /* 1 software, 2 hardware */
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_init(void)
 {
@@ -155,9 +157,9 @@ static void crc_init(void)
 			crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xff];
 #if defined(__x86_64__)
 	__builtin_cpu_init();
-	__atomic_store_n(&crc_ready, __builtin_cpu_supports("sse4.2") ? 2 : 1, __ATOMIC_RELEASE);
+	crc_mode = __builtin_cpu_supports("sse4.2") ? 2 : 1;
 #else
-	__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
+	crc_mode = 1;
 #endif
 }
 
@@ -207,15 +209,10 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uin
 
 uint32_t btape_crc32c(uint32_t crc, const void *buf, size_t len)
 {
-	int mode = __atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE);
-
-	if (!mode) {
-		crc_init();
-		mode = crc_ready;
-	}
+	pthread_once(&crc_once, crc_init);
 	crc = ~crc;
 #if defined(__x86_64__)
-	if (mode == 2)
+	if (crc_mode == 2)
 		return ~crc_hw(crc, buf, len);
 #endif
 	return ~crc_sw(crc, buf, len);
