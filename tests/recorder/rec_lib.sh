@@ -54,3 +54,13 @@ print(sum(j[sys.argv[2]]["total_ios"] for j in d["jobs"]))' "$1" "$2"
 rec_nomerge() {
 	echo 2 > "/sys/block/$(basename "$LOOP")/queue/nomerges" || fail "nomerges"
 }
+
+# info_get FILE KEY[.KEY...]: a value from `biotape info --json FILE`.
+info_get() {
+	"$BIOTAPE" info --json "$1" | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(str(v).lower() if isinstance(v, bool) else v)' "$2"
+}

@@ -29,7 +29,10 @@ python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/a.csv" --comm fio \
 # fio ran with --thread: one process did every I/O.
 npids=$(awk -F, 'NR > 1 && $12 == "fio" { print $10 }' "$D/a.csv" | sort -u | wc -l)
 [ "$npids" -eq 1 ] || fail "fio's I/O attributed to $npids pids"
-"$BIOTAPE" info "$D/a.btape" | grep -q "ebpf:rq" || fail "info: source is not ebpf:rq"
+[ "$(info_get "$D/a.btape" source)" = ebpf:rq ] || fail "info: source is not ebpf:rq"
+[ "$(info_get "$D/a.btape" order_violations)" = 0 ] || fail "events written out of issue order"
+[ "$(info_get "$D/a.btape" devices.0.name)" = "$(basename "$LOOP")" ] || fail "device table"
+[ "$(info_get "$D/a.btape" devices.0.size_bytes)" = "$DEV_BYTES" ] || fail "device size"
 
 # 2. -p PID: only that process; started before fio's first I/O.
 "${FIO[@]}" --output="$D/b.json" --startdelay=3 >/dev/null &

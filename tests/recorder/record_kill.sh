@@ -24,7 +24,8 @@ rec_start "$D/t.btape" -d "$LOOP"
 sleep 1.5
 rec_stop TERM
 "$BIOTAPE" info "$D/t.btape" > "$D/t.info" || fail "info on the SIGTERM trace"
-grep -qi "recover" "$D/t.info" && { cat "$D/t.info"; fail "SIGTERM trace needed recovery"; }
+[ "$(info_get "$D/t.btape" integrity.has_footer)" = true ] || { cat "$D/t.info"; fail "SIGTERM trace has no footer"; }
+[ "$(info_get "$D/k.btape" integrity.damaged)" = false ] || fail "killed trace reported damaged"
 m=$("$BIOTAPE" dump --csv "$D/t.btape" | tail -n +2 | wc -l)
 grep -q "recorded $m events" "$REC_ERR" || fail "summary does not match the $m events in the file"
 pass "record_kill: killed trace readable ($n events), SIGTERM trace complete ($m events)"

@@ -27,6 +27,6 @@ echo "issued $issued captured $captured lost: ring $lost_rb in-flight $lost_if w
 [ "$lost_rb" -gt 0 ] || fail "no loss although the ring is tiny and the consumer slow"
 [ $((captured + lost_rb + lost_if + lost_wr)) -eq "$issued" ] ||
 	fail "captured $captured + lost $((lost_rb + lost_if + lost_wr)) != issued $issued"
-"$BIOTAPE" info "$D/t.btape" | grep -q "lost: *$((lost_rb + lost_if + lost_wr))" ||
-	fail "the trace footer does not report the loss"
+[ "$(info_get "$D/t.btape" lost.ringbuf)" = "$lost_rb" ] ||
+	fail "the trace footer does not report the $lost_rb lost events"
 pass "record_loss: $captured captured + $lost_rb lost = $issued issued"
