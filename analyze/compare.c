@@ -50,29 +50,59 @@ double report_size_tvd(const struct opstat *a, const struct opstat *b)
 }
 
 /* "3.2x lower" / "1.5x higher" / "the same" for b relative to a, lower_better decides words. */
+/* "p99 read latency  0.41 ms vs 1.30 ms: B 3.17x higher (worse)"; ratios are B/A. */
 static void phrase(FILE *fp, const char *what, double a, double b, const char *sa, const char *sb,
 		   bool lower_better)
 {
-	fprintf(fp, "  %-34s %12s vs %-12s", what, sa, sb);
+	fprintf(fp, "  %-28s %12s vs %s", what, sa, sb);
 	if (!(a > 0) || !(b > 0) || !isfinite(a) || !isfinite(b)) {
-		fprintf(fp, "  (no ratio)\n");
+		fprintf(fp, " (no ratio)\n");
 		return;
 	}
 	double r = b / a;
 
-	if (!what[0] || strcmp(what, "duration") == 0) {
-		fprintf(fp, "  B/A %.2fx\n", r);
+	if (strcmp(what, "duration") == 0) {
+		fprintf(fp, ": B/A %.2fx\n", r);
 		return;
 	}
 	if (fabs(r - 1) < 0.005) {
-		fprintf(fp, "  the same\n");
+		fprintf(fp, ": the same\n");
 		return;
 	}
 	bool b_better = lower_better ? b < a : b > a;
 	double f = r >= 1 ? r : 1 / r;
 
-	fprintf(fp, "  B %.2fx %s (%s)\n", f, r >= 1 ? "higher" : "lower",
-		b_better ? "B better" : "A better");
+	fprintf(fp, ": B %.2fx %s (%s)\n", f, r >= 1 ? "higher" : "lower", b_better ? "better" : "worse");
+}
+
+/* One-line verdict for a buyer: IOPS and p99 latency of reads and writes. */
+static void verdict(FILE *fp, const struct stats *a, const struct stats *b)
+{
+	char s1[32], s2[32];
+	bool any = false;
+
+	fprintf(fp, "\nIn short (B relative to A):");
+	if (a->duration_ns && b->duration_ns && a->all.n && b->all.n) {
+		double r = stats_rate(b, b->all.n) / stats_rate(a, a->all.n);
+
+		fprintf(fp, " %.2fx the IOPS", r);
+		any = true;
+	}
+	for (unsigned int op = BTAPE_OP_READ; op <= BTAPE_OP_WRITE; op++) {
+		struct op_summary oa, ob;
+
+		report_op_summary(a, op, &oa);
+		report_op_summary(b, op, &ob);
+		if (!oa.has_lat || !ob.has_lat || !oa.q[2] || !ob.q[2])
+			continue;
+		double r = (double)ob.q[2] / (double)oa.q[2];
+
+		fprintf(fp, "%s p99 %s latency %s vs %s: %.2fx %s", any ? ";" : "", btape_op_name(op),
+			fmt_lat((double)oa.q[2], s1, sizeof(s1)), fmt_lat((double)ob.q[2], s2, sizeof(s2)),
+			r >= 1 ? r : 1 / r, r >= 1 ? "higher" : "lower");
+		any = true;
+	}
+	fprintf(fp, "%s\n", any ? "" : " no rate or latency to compare");
 }
 
 static double share(uint64_t a, uint64_t b)
@@ -93,6 +123,7 @@ int render_compare_text(FILE *fp, const struct report *ra, const struct report *
 			(!a->all.n ? ra : rb)->info->filtered ? "window" : "trace");
 		return 0;
 	}
+	verdict(fp, a, b);
 	fprintf(fp, "\nThroughput\n");
 	snprintf(s1, sizeof(s1), "%.1f", stats_rate(a, a->all.n));
 	snprintf(s2, sizeof(s2), "%.1f", stats_rate(b, b->all.n));

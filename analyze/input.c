@@ -27,13 +27,24 @@ struct gdev {
 	uint64_t size;
 };
 
+/* "PATH: why", without repeating PATH when the reader's message already starts with it. */
+static void path_msg(char *msg, size_t msglen, const char *path, const char *why)
+{
+	size_t pl = strlen(path);
+
+	if (strncmp(why, path, pl) == 0 && why[pl] == ':')
+		snprintf(msg, msglen, "%s", why);
+	else
+		snprintf(msg, msglen, "%s: %s", path, why);
+}
+
 static int src_fill(struct src *sr, char *msg, size_t msglen, const char *path)
 {
 	while (!sr->eof && sr->i >= sr->n) {
 		int n = btape_reader__next_batch(sr->r, &sr->evs);
 
 		if (n < 0) {
-			snprintf(msg, msglen, "%s: %s", path, btape_reader__errmsg(sr->r));
+			path_msg(msg, msglen, path, btape_reader__errmsg(sr->r));
 			return n;
 		}
 		if (n == 0)
@@ -111,7 +122,6 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	struct stats *s = NULL;
 	struct stats_opts o = so ? *so : (struct stats_opts){ 0 };
 	uint32_t ng = 0, want_dev = UINT32_MAX;
-	bool *dev_ok = NULL;
 	int err = -ENOMEM;
 	int nb = 0;
 
@@ -131,7 +141,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 
 		err = btape_reader__open(&sr->r, paths[k], &emsg);
 		if (err) {
-			snprintf(msg, msglen, "%s: %s", paths[k], emsg ? emsg : strerror(-err));
+			path_msg(msg, msglen, paths[k], emsg ? emsg : strerror(-err));
 			goto cleanup;
 		}
 		const struct btape_meta *m = btape_reader__meta(sr->r);
@@ -243,8 +253,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 				continue; /* already reading: filter instead */
 			err = btape_reader__seek(srcs[k].r, from_abs);
 			if (err < 0 && err != -ENOSYS && err != -ESPIPE) {
-				snprintf(msg, msglen, "%s: seek: %s", paths[k],
-					 btape_reader__errmsg(srcs[k].r));
+				path_msg(msg, msglen, paths[k], btape_reader__errmsg(srcs[k].r));
 				goto cleanup;
 			}
 		}
@@ -317,7 +326,6 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 		goto cleanup;
 	*out = s;
 	s = NULL;
-	(void)dev_ok;
 cleanup:
 	if (err && !msg[0])
 		snprintf(msg, msglen, "%s", strerror(-err));
