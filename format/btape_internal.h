@@ -152,6 +152,29 @@ int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const v
 
 /* Event chunk encoding, format/chunk.c. */
 struct chunk_enc; /* scratch state of the writer */
+#define BTAPE_NCOLS 16
+#define BTAPE_COL_COMM 12 /* index of the comm column in struct chunk_cols */
+/*
+ * A pending chunk in column form, as the writer accumulates it: for each column, the values
+ * of the events holding the field (present, issue, dev, op, bytes, sector, complete as zigzag
+ * latency, insert as zigzag issue - insert, flags, error zigzag, pid, tid, comm id, cgroup,
+ * cpu, qd), plus the absolute completion times. Encoding transforms the arrays in place.
+ */
+struct chunk_cols {
+	uint32_t n, cap;
+	uint32_t m[BTAPE_NCOLS];
+	uint64_t *v[BTAPE_NCOLS];
+	uint64_t *complete_abs;
+};
+int btape_chunk_cols_init(struct chunk_cols *cc, uint32_t cap);
+void btape_chunk_cols_free(struct chunk_cols *cc);
+/* Appends an event (n < cap); comm_id goes to the comm column when the event has a comm. */
+void btape_chunk_cols_add(struct chunk_cols *cc, const struct btape_event *e, uint32_t comm_id);
+/* Encodes (and consumes: the arrays are transformed, then n reset) the pending chunk. */
+int btape_chunk_encode_cols(struct chunk_enc *ce, struct chunk_cols *cc, const char *const *comms,
+			    const uint32_t *comm_len, uint32_t ncomms, struct bbuf *out,
+			    size_t **cuts, size_t *ncuts);
+struct chunk_enc; /* scratch state of the writer */
 struct chunk_enc *btape_chunk_enc_new(void);
 void btape_chunk_enc_free(struct chunk_enc *ce);
 /*

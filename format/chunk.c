@@ -205,7 +205,7 @@ found:
 /* Encoder                                                                                  */
 
 struct chunk_enc {
-	uint64_t *v, *t, *t2;
+	uint64_t *t2;
 	uint32_t cap;
 	struct bbuf blob;
 	size_t *cuts;
@@ -222,8 +222,6 @@ void btape_chunk_enc_free(struct chunk_enc *ce)
 {
 	if (!ce)
 		return;
-	free(ce->v);
-	free(ce->t);
 	free(ce->t2);
 	free(ce->cuts);
 	bbuf_free(&ce->blob);
@@ -233,21 +231,14 @@ void btape_chunk_enc_free(struct chunk_enc *ce)
 
 static int enc_reserve(struct chunk_enc *ce, uint32_t n)
 {
-	uint64_t *a[3];
+	uint64_t *t2;
 
 	if (n <= ce->cap)
 		return 0;
-	a[0] = realloc(ce->v, sizeof(uint64_t) * n);
-	if (a[0])
-		ce->v = a[0];
-	a[1] = realloc(ce->t, sizeof(uint64_t) * n);
-	if (a[1])
-		ce->t = a[1];
-	a[2] = realloc(ce->t2, sizeof(uint64_t) * n);
-	if (a[2])
-		ce->t2 = a[2];
-	if (!a[0] || !a[1] || !a[2])
+	t2 = realloc(ce->t2, sizeof(uint64_t) * n);
+	if (!t2)
 		return -ENOMEM;
+	ce->t2 = t2;
 	ce->cap = n;
 	return 0;
 }
@@ -281,22 +272,17 @@ static int pack_column(struct chunk_enc *ce, msgpack_packer *pk, struct bbuf *ou
 	uint8_t *planes;
 	int err;
 
-	for (uint32_t j = 0; j < m; j++)
-		if (t[j] < base)
-			base = t[j];
+	for (uint32_t j = 0; j < m; j++) {
+		base = t[j] < base ? t[j] : base;
+		max = t[j] > max ? t[j] : max;
+	}
 	if (!m)
 		base = 0;
 	for (uint32_t j = 0; j < m; j++)
 		or |= t[j] - base;
 	if (or) {
 		shift = (unsigned int)__builtin_ctzll(or);
-		for (uint32_t j = 0; j < m; j++) {
-			uint64_t u = (t[j] - base) >> shift;
-
-			if (u > max)
-				max = u;
-		}
-		width = (bitlen(max) + 7) / 8;
+		width = (bitlen((max - base) >> shift) + 7) / 8;
 	}
 	hdr[hlen++] = (uint8_t)kind;
 	hdr[hlen++] = (uint8_t)width;
@@ -331,25 +317,94 @@ static int pack_column(struct chunk_enc *ce, msgpack_packer *pk, struct bbuf *ou
 	return 0;
 }
 
-int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
-		       const uint32_t *comm_idx, uint32_t n, const char *const *comms,
-		       const uint32_t *comm_len, uint32_t ncomms, struct bbuf *out,
-		       size_t **cuts, size_t *ncuts)
+_Static_assert(C__COUNT == BTAPE_NCOLS && C_COMM == BTAPE_COL_COMM, "column ids");
+
+int btape_chunk_cols_init(struct chunk_cols *cc, uint32_t cap)
+{
+	memset(cc, 0, sizeof(*cc));
+	cc->cap = cap;
+	for (int c = 0; c < C__COUNT; c++) {
+		cc->v[c] = malloc(sizeof(uint64_t) * (cap ? cap : 1));
+		if (!cc->v[c])
+			goto fail;
+	}
+	cc->complete_abs = malloc(sizeof(uint64_t) * (cap ? cap : 1));
+	if (cc->complete_abs)
+		return 0;
+fail:
+	btape_chunk_cols_free(cc);
+	return -ENOMEM;
+}
+
+void btape_chunk_cols_free(struct chunk_cols *cc)
+{
+	if (!cc)
+		return;
+	for (int c = 0; c < C__COUNT; c++)
+		free(cc->v[c]);
+	free(cc->complete_abs);
+	memset(cc, 0, sizeof(*cc));
+}
+
+void btape_chunk_cols_add(struct chunk_cols *cc, const struct btape_event *e, uint32_t comm_id)
+{
+	uint32_t p = e->present & BTAPE_HAS__ALL, i = cc->n++;
+
+	cc->v[C_PRESENT][i] = p;
+	cc->v[C_ISSUE][i] = e->issue_ns;
+	cc->v[C_DEV][i] = e->dev;
+	cc->v[C_OP][i] = e->op;
+	cc->v[C_BYTES][i] = e->bytes;
+	cc->v[C_SECTOR][i] = e->sector;
+	if (p & BTAPE_HAS_COMPLETE) {
+		cc->complete_abs[cc->m[C_COMPLETE]] = e->complete_ns;
+		cc->v[C_COMPLETE][cc->m[C_COMPLETE]++] =
+			zz_enc((int64_t)(e->complete_ns - e->issue_ns));
+	}
+	if (p & BTAPE_HAS_INSERT)
+		cc->v[C_INSERT][cc->m[C_INSERT]++] = zz_enc((int64_t)(e->issue_ns - e->insert_ns));
+	if (p & BTAPE_HAS_FLAGS)
+		cc->v[C_FLAGS][cc->m[C_FLAGS]++] = e->flags;
+	if (p & BTAPE_HAS_ERROR)
+		cc->v[C_ERROR][cc->m[C_ERROR]++] = zz_enc(e->error);
+	if (p & BTAPE_HAS_PID)
+		cc->v[C_PID][cc->m[C_PID]++] = e->pid;
+	if (p & BTAPE_HAS_TID)
+		cc->v[C_TID][cc->m[C_TID]++] = e->tid;
+	if (p & BTAPE_HAS_COMM)
+		cc->v[C_COMM][cc->m[C_COMM]++] = comm_id;
+	if (p & BTAPE_HAS_CGROUP)
+		cc->v[C_CGROUP][cc->m[C_CGROUP]++] = e->cgroup;
+	if (p & BTAPE_HAS_CPU)
+		cc->v[C_CPU][cc->m[C_CPU]++] = e->cpu;
+	if (p & BTAPE_HAS_QD)
+		cc->v[C_QD][cc->m[C_QD]++] = e->qd;
+}
+
+int btape_chunk_encode_cols(struct chunk_enc *ce, struct chunk_cols *cc, const char *const *comms,
+			    const uint32_t *comm_len, uint32_t ncomms, struct bbuf *out,
+			    size_t **cuts, size_t *ncuts)
 {
 	uint64_t tmin = UINT64_MAX, tmax = 0;
+	const uint32_t n = cc->n;
+	const uint64_t *dev = cc->v[C_DEV], *bytes = cc->v[C_BYTES];
 	msgpack_packer pk;
 	int err;
 
+	for (int c = C_PRESENT + 1; c < C__COUNT; c++)
+		if (!col_bit[c])
+			cc->m[c] = n;
+	cc->m[C_PRESENT] = n;
 	err = enc_reserve(ce, n ? n : 1);
 	if (err)
 		return err;
 	ce->ncuts = 0;
 	out->len = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		if (evs[i].issue_ns < tmin)
-			tmin = evs[i].issue_ns;
-		if (evs[i].issue_ns > tmax)
-			tmax = evs[i].issue_ns;
+		uint64_t t = cc->v[C_ISSUE][i];
+
+		tmin = t < tmin ? t : tmin;
+		tmax = t > tmax ? t : tmax;
 	}
 	if (!n)
 		tmin = 0;
@@ -374,36 +429,10 @@ int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
 		return -ENOMEM;
 
 	for (int c = 0; c < C__COUNT; c++) {
-		uint64_t *t = ce->t, origin = 0;
+		uint64_t *t = cc->v[c], origin = 0;
 		unsigned int kind = COL_RAW;
-		uint32_t m = 0;
+		uint32_t m = cc->m[c];
 
-		for (uint32_t i = 0; i < n; i++) {
-			const struct btape_event *e = &evs[i];
-			uint64_t v;
-
-			if (col_bit[c] && !(e->present & col_bit[c]))
-				continue;
-			switch (c) {
-			case C_PRESENT: v = e->present & BTAPE_HAS__ALL; break;
-			case C_ISSUE: v = e->issue_ns; break;
-			case C_DEV: v = e->dev; break;
-			case C_OP: v = e->op; break;
-			case C_BYTES: v = e->bytes; break;
-			case C_SECTOR: v = e->sector; break;
-			case C_COMPLETE: v = zz_enc((int64_t)(e->complete_ns - e->issue_ns)); break;
-			case C_INSERT: v = zz_enc((int64_t)(e->issue_ns - e->insert_ns)); break;
-			case C_FLAGS: v = e->flags; break;
-			case C_ERROR: v = zz_enc(e->error); break;
-			case C_PID: v = e->pid; break;
-			case C_TID: v = e->tid; break;
-			case C_COMM: v = comm_idx[i]; break;
-			case C_CGROUP: v = e->cgroup; break;
-			case C_CPU: v = e->cpu; break;
-			default: v = e->qd; break;
-			}
-			t[m++] = v;
-		}
 		if (c == C_COMPLETE || c == C_INSERT || c == C_ERROR)
 			kind = COL_ZIGZAG;
 		if (c == C_ISSUE && m) {
@@ -419,51 +448,36 @@ int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
 		}
 		if (c == C_COMPLETE && m) {
 			/* latency, or delta from the previous completion: whichever is smaller */
-			double cost_lat, cost_delta;
-			uint64_t *t2 = ce->t2, prev;
-			uint32_t j = 0;
+			uint64_t *t2 = cc->complete_abs, prev = t2[0];
 
-			for (uint32_t i = 0; i < n; i++)
-				if (evs[i].present & BTAPE_HAS_COMPLETE)
-					t2[j++] = evs[i].complete_ns;
-			prev = t2[0];
-			for (j = 0; j < m; j++) {
+			origin = t2[0];
+			for (uint32_t j = 0; j < m; j++) {
 				uint64_t v = t2[j];
 
 				t2[j] = zz_enc((int64_t)(v - prev));
 				prev = v;
 			}
-			cost_lat = spread(t, m, true);
-			cost_delta = spread(t2, m, true);
-			if (cost_delta < cost_lat) {
+			if (spread(t2, m, true) < spread(t, m, true)) {
 				kind = COL_DELTA;
-				origin = evs[0].complete_ns;
-				for (uint32_t i = 0; i < n; i++)
-					if (evs[i].present & BTAPE_HAS_COMPLETE) {
-						origin = evs[i].complete_ns;
-						break;
-					}
 				t = t2;
+			} else {
+				origin = 0;
 			}
 		}
 		if (c == C_SECTOR && m) {
 			/* raw, or delta from the per-device prediction: whichever is smaller */
-			double cost_raw, cost_pred;
 			uint64_t *t2 = ce->t2;
 
-			origin = 0;
 			pred_reset(&ce->pt);
 			for (uint32_t j = 0; j < m; j++) {
-				int64_t s = pred_slot(&ce->pt, evs[j].dev, origin);
+				int64_t s = pred_slot(&ce->pt, (uint32_t)dev[j], 0);
 
 				if (s < 0)
 					return (int)s;
 				t2[j] = zz_enc((int64_t)(t[j] - ce->pt.pred[s]));
-				ce->pt.pred[s] = t[j] + (evs[j].bytes >> 9);
+				ce->pt.pred[s] = t[j] + (bytes[j] >> 9);
 			}
-			cost_raw = spread(t, m, false);
-			cost_pred = spread(t2, m, true);
-			if (cost_pred < cost_raw) {
+			if (spread(t2, m, true) < spread(t, m, false)) {
 				kind = COL_SECTOR_PRED;
 				t = t2;
 			}
@@ -472,9 +486,28 @@ int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
 		if (err)
 			return err;
 	}
+	cc->n = 0;
+	memset(cc->m, 0, sizeof(cc->m));
 	*cuts = ce->cuts;
 	*ncuts = ce->ncuts;
 	return 0;
+}
+
+int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
+		       const uint32_t *comm_idx, uint32_t n, const char *const *comms,
+		       const uint32_t *comm_len, uint32_t ncomms, struct bbuf *out,
+		       size_t **cuts, size_t *ncuts)
+{
+	struct chunk_cols cc;
+	int err = btape_chunk_cols_init(&cc, n);
+
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < n; i++)
+		btape_chunk_cols_add(&cc, &evs[i], comm_idx[i]);
+	err = btape_chunk_encode_cols(ce, &cc, comms, comm_len, ncomms, out, cuts, ncuts);
+	btape_chunk_cols_free(&cc);
+	return err;
 }
 
 /* ---------------------------------------------------------------------------------------- */

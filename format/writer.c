@@ -30,10 +30,15 @@
 
 enum wmode { W_TMP, W_DIRECT, W_FD };
 
+/* A held event lives in a slot of the pool; the heap orders small keys pointing at slots. */
 struct held {
-	uint64_t key, seq;
 	struct btape_event ev;
 	uint32_t comm_id;
+};
+
+struct hkey {
+	uint64_t key, seq;
+	uint32_t slot;
 };
 
 struct btape_writer {
@@ -46,15 +51,17 @@ struct btape_writer {
 	uint64_t reorder_max;
 	bool fsync_chunks;
 
-	struct held *heap;
+	struct hkey *heap;
 	size_t nheap, heap_cap;
+	struct held *pool;
+	uint32_t *free_slots;
+	size_t nfree, pool_cap;
 	uint64_t seq;
 	uint64_t watermark;
 	uint64_t high; /* largest issue_ns released so far */
 	bool released_any;
 
-	struct btape_event *cev;
-	uint32_t *ccomm; /* global comm id per chunk event (UINT32_MAX: none) */
+	struct chunk_cols cc; /* the pending chunk, column-major */
 	uint32_t nc;
 	uint64_t chunk_t0;
 	uint32_t adds_since_check;
@@ -62,8 +69,7 @@ struct btape_writer {
 	struct btape_intern *it;
 	uint32_t *stamp, *local, stamp_cap, gen;
 	const char **comms;
-	uint32_t *comm_len, *comm_idx;
-	uint32_t comms_cap;
+	uint32_t *comm_len;
 
 	struct chunk_enc *ce;
 	struct bbuf raw, comp, fbuf;
@@ -183,8 +189,9 @@ static int write_frame(struct btape_writer *w, unsigned int type, const struct b
 static int flush_chunk(struct btape_writer *w)
 {
 	uint64_t off = w->off, tmin = UINT64_MAX, tmax = 0;
+	uint64_t *cid = w->cc.v[BTAPE_COL_COMM], *issue = w->cc.v[1];
+	uint32_t ncomms = 0, nc = w->nc;
 	size_t *cuts, ncuts;
-	uint32_t ncomms = 0;
 	int err;
 
 	if (!w->nc)
@@ -193,17 +200,14 @@ static int flush_chunk(struct btape_writer *w)
 		memset(w->stamp, 0, sizeof(*w->stamp) * w->stamp_cap);
 		w->gen = 1;
 	}
-	for (uint32_t i = 0; i < w->nc; i++) {
-		uint32_t id = w->ccomm[i];
+	for (uint32_t i = 0; i < nc; i++) {
+		tmin = issue[i] < tmin ? issue[i] : tmin;
+		tmax = issue[i] > tmax ? issue[i] : tmax;
+	}
+	/* global comm ids -> this chunk's table */
+	for (uint32_t j = 0; j < w->cc.m[BTAPE_COL_COMM]; j++) {
+		uint32_t id = (uint32_t)cid[j];
 
-		if (w->cev[i].issue_ns < tmin)
-			tmin = w->cev[i].issue_ns;
-		if (w->cev[i].issue_ns > tmax)
-			tmax = w->cev[i].issue_ns;
-		if (id == UINT32_MAX) {
-			w->comm_idx[i] = 0;
-			continue;
-		}
 		if (w->stamp[id] != w->gen) {
 			w->stamp[id] = w->gen;
 			w->local[id] = ncomms;
@@ -211,19 +215,19 @@ static int flush_chunk(struct btape_writer *w)
 			w->comm_len[ncomms] = btape_intern_len(w->it, id);
 			ncomms++;
 		}
-		w->comm_idx[i] = w->local[id];
+		cid[j] = w->local[id];
 	}
-	err = btape_chunk_encode(w->ce, w->cev, w->comm_idx, w->nc, w->comms, w->comm_len, ncomms,
-				 &w->raw, &cuts, &ncuts);
+	err = btape_chunk_encode_cols(w->ce, &w->cc, w->comms, w->comm_len, ncomms, &w->raw, &cuts,
+				      &ncuts);
 	if (err)
 		return fail(w, err, "%s: encoding a chunk: %s", wname(w), strerror(-err));
+	w->nc = 0;
 	err = write_frame(w, BTAPE_FRAME_CHUNK, &w->raw, cuts, ncuts);
 	if (err)
 		return err;
-	err = btape_index_add(&w->ix, off, tmin, tmax, w->nc);
+	err = btape_index_add(&w->ix, off, tmin, tmax, nc);
 	if (err)
 		return fail(w, err, "%s: out of memory", wname(w));
-	w->nc = 0;
 	if (w->fsync_chunks)
 		return sync_fd(w);
 	return 0;
@@ -236,8 +240,7 @@ static int emit(struct btape_writer *w, const struct held *h)
 
 	if (!w->nc)
 		w->chunk_t0 = mono_ns();
-	w->cev[w->nc] = *e;
-	w->ccomm[w->nc] = h->comm_id;
+	btape_chunk_cols_add(&w->cc, e, h->comm_id);
 	w->nc++;
 	if (!s->events || e->issue_ns < s->first_issue_ns)
 		s->first_issue_ns = e->issue_ns;
@@ -256,71 +259,91 @@ static int emit(struct btape_writer *w, const struct held *h)
 	return 0;
 }
 
-static bool held_less(const struct held *a, const struct held *b)
+static inline bool key_less(const struct hkey *a, const struct hkey *b)
 {
 	return a->key < b->key || (a->key == b->key && a->seq < b->seq);
 }
 
-static void heap_pop(struct btape_writer *w, struct held *out)
+/* Removes the smallest key; its slot is returned to the free list by the caller. */
+static struct hkey heap_pop(struct btape_writer *w)
 {
-	struct held *h = w->heap, last;
+	struct hkey *h = w->heap, top = h[0], last;
 	size_t n, i = 0;
 
-	*out = h[0];
 	n = --w->nheap;
 	if (!n)
-		return;
+		return top;
 	last = h[n];
 	for (;;) {
 		size_t c = 2 * i + 1;
 
 		if (c >= n)
 			break;
-		if (c + 1 < n && held_less(&h[c + 1], &h[c]))
+		if (c + 1 < n && key_less(&h[c + 1], &h[c]))
 			c++;
-		if (!held_less(&h[c], &last))
+		if (!key_less(&h[c], &last))
 			break;
 		h[i] = h[c];
 		i = c;
 	}
 	h[i] = last;
+	return top;
 }
 
-static int heap_push(struct btape_writer *w, const struct held *x)
+/* Stores x in a pool slot and its key in the heap. */
+static int heap_push(struct btape_writer *w, const struct held *x, uint64_t key)
 {
+	struct hkey k;
 	size_t i;
 
 	if (w->nheap == w->heap_cap) {
 		size_t cap = w->heap_cap ? w->heap_cap * 2 : 1024;
-		struct held *h = realloc(w->heap, sizeof(*h) * cap);
+		struct hkey *h = realloc(w->heap, sizeof(*h) * cap);
+		struct held *pool;
+		uint32_t *fs;
 
 		if (!h)
 			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
 		w->heap = h;
+		pool = realloc(w->pool, sizeof(*pool) * cap);
+		if (!pool)
+			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
+		w->pool = pool;
+		fs = realloc(w->free_slots, sizeof(*fs) * cap);
+		if (!fs)
+			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
+		w->free_slots = fs;
+		for (size_t s = w->heap_cap; s < cap; s++)
+			fs[w->nfree++] = (uint32_t)(cap - 1 - (s - w->heap_cap));
 		w->heap_cap = cap;
 	}
+	k.key = key;
+	k.seq = w->seq++;
+	k.slot = w->free_slots[--w->nfree];
+	w->pool[k.slot] = *x;
 	i = w->nheap++;
 	while (i) {
 		size_t p = (i - 1) / 2;
 
-		if (!held_less(x, &w->heap[p]))
+		if (!key_less(&k, &w->heap[p]))
 			break;
 		w->heap[i] = w->heap[p];
 		i = p;
 	}
-	w->heap[i] = *x;
+	w->heap[i] = k;
 	return 0;
 }
 
 /* Releases what the watermark and the size limit allow; all == true releases everything. */
 static int release(struct btape_writer *w, bool all)
 {
-	struct held h;
 	int err;
 
 	while (w->nheap && (all || w->heap[0].key < w->watermark || w->nheap > w->reorder_max)) {
-		heap_pop(w, &h);
-		err = emit(w, &h);
+		struct hkey k = heap_pop(w);
+
+		w->free_slots[w->nfree++] = k.slot;
+		err = emit(w, &w->pool[k.slot]);
 		if (err)
 			return err;
 	}
@@ -350,8 +373,6 @@ BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event
 			 wname(w), ev->op, ev->present);
 		return -EINVAL;
 	}
-	h.key = ev->issue_ns;
-	h.seq = w->seq++;
 	h.ev = *ev;
 	h.comm_id = UINT32_MAX;
 	h.ev.comm = NULL;
@@ -390,7 +411,7 @@ BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event
 	}
 	if (ev->issue_ns < w->watermark || (w->released_any && ev->issue_ns < w->high))
 		w->sum.order_violations++;
-	err = heap_push(w, &h);
+	err = heap_push(w, &h, ev->issue_ns);
 	if (err)
 		return err;
 	w->added++;
@@ -469,13 +490,13 @@ static void writer_free(struct btape_writer *w)
 	free(w->path);
 	free(w->tmp);
 	free(w->heap);
-	free(w->cev);
-	free(w->ccomm);
+	free(w->pool);
+	free(w->free_slots);
+	btape_chunk_cols_free(&w->cc);
 	free(w->stamp);
 	free(w->local);
 	free(w->comms);
 	free(w->comm_len);
-	free(w->comm_idx);
 	btape_intern_free(w->it);
 	btape_chunk_enc_free(w->ce);
 	bbuf_free(&w->raw);
@@ -526,16 +547,13 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 	w->flush_interval_ns = o.flush_interval_ns ? o.flush_interval_ns : DEFAULT_FLUSH_INTERVAL_NS;
 	w->reorder_max = o.reorder_max_events ? o.reorder_max_events : DEFAULT_REORDER_MAX_EVENTS;
 	w->fsync_chunks = o.fsync;
-	w->cev = malloc(sizeof(*w->cev) * w->chunk_events);
-	w->ccomm = malloc(sizeof(*w->ccomm) * w->chunk_events);
-	w->comm_idx = malloc(sizeof(*w->comm_idx) * w->chunk_events);
 	w->comms = malloc(sizeof(*w->comms) * w->chunk_events);
 	w->comm_len = malloc(sizeof(*w->comm_len) * w->chunk_events);
 	w->it = btape_intern_new(WRITER_COMM_MAX_BYTES);
 	w->ce = btape_chunk_enc_new();
 	w->cctx = ZSTD_createCCtx();
-	if (!w->cev || !w->ccomm || !w->comm_idx || !w->comms || !w->comm_len || !w->it ||
-	    !w->ce || !w->cctx) {
+	if (btape_chunk_cols_init(&w->cc, w->chunk_events) || !w->comms || !w->comm_len ||
+	    !w->it || !w->ce || !w->cctx) {
 		writer_free(w);
 		return -ENOMEM;
 	}

@@ -28,7 +28,8 @@ for pattern in ${PATTERNS:-rand4k seq128k seq128k-jitter oltp}; do
 	: >"$dir/w" ; : >"$dir/r" ; : >"$dir/z"
 	for i in $(seq "$runs"); do
 		set -- $(measure "$bench" write "$pattern" "$events" "$f")
-		echo "$1 $2" >>"$dir/w"
+		# writer CPU seconds as the bench measured them (event generation excluded)
+		echo "$(sed -n 's/.*writer_cpu_s=\([0-9.]*\).*/\1/p' "$dir/out") $2" >>"$dir/w"
 		bytes=$(stat -c %s "$f")
 		# alternate: ours, zstd, ours, zstd ...
 		set -- $(measure "$bench" read "$f")
