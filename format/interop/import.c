@@ -16,9 +16,10 @@
 
 #define DEFAULT_REORDER_WINDOW_NS (2ull * 1000000000)
 #define DEFAULT_REORDER_EVENTS (1u << 20)
-#define ADVANCE_STEP_EVENTS 4096u /* call __advance at most this often */
+#define ADVANCE_STEP_EVENTS 256u /* call __advance every this many events */
 #define DEVTAB_INIT_SLOTS 64u
 #define DEVICES_MAX (1u << 20)
+#define DEVCACHE_SLOTS 256u
 #define BLKTRACE_FILES_MAX 4096
 
 /* ---- formats ---- */
@@ -198,6 +199,10 @@ struct devtab {
 	uint32_t last;       /* cache: index + 1 of the last hit */
 	struct devent *ent;  /* per device index */
 	uint32_t nent, capent;
+	struct {             /* direct-mapped cache of ids up to 8 bytes */
+		uint64_t key;
+		uint32_t len, idx1;
+	} small[DEVCACHE_SLOTS];
 };
 
 static uint64_t hash_name(const char *s, size_t n)
@@ -237,10 +242,27 @@ static int devtab_grow(struct imp *im)
 	return 0;
 }
 
+static int devtab_add(struct imp *im, const char *name, size_t len, uint64_t h, uint32_t major,
+		      uint32_t minor);
+
+static int devtab_lookup(struct imp *im, const char *name, size_t len)
+{
+	struct devtab *t = im->devs;
+	uint64_t h = hash_name(name, len);
+	uint32_t k;
+
+	if (!t->cap)
+		return -1;
+	for (k = (uint32_t)h & (t->cap - 1); t->slots[k]; k = (k + 1) & (t->cap - 1)) {
+		if (dev_is(im, t->slots[k] - 1, h, name, len))
+			return (int)t->slots[k] - 1;
+	}
+	return -1;
+}
+
 int imp_device(struct imp *im, const char *name, size_t len, uint32_t major, uint32_t minor)
 {
 	struct devtab *t = im->devs;
-	struct btape_device d = { 0 };
 	uint64_t h;
 	uint32_t k;
 	int idx;
@@ -252,6 +274,25 @@ int imp_device(struct imp *im, const char *name, size_t len, uint32_t major, uin
 		return imp_fail(im, "empty device id");
 	if (len >= BTAPE_NAME_MAX)
 		return imp_fail(im, "device id longer than %d bytes", BTAPE_NAME_MAX - 1);
+	if (len <= 8) {
+		uint64_t key = 0;
+		uint32_t c;
+
+		memcpy(&key, name, len);
+		c = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 56) % DEVCACHE_SLOTS;
+		if (t->small[c].idx1 && t->small[c].key == key && t->small[c].len == len) {
+			t->last = t->small[c].idx1;
+			return (int)t->last - 1;
+		}
+		idx = devtab_lookup(im, name, len);
+		if (idx >= 0) {
+			t->small[c].key = key;
+			t->small[c].len = (uint32_t)len;
+			t->small[c].idx1 = (uint32_t)idx + 1;
+			t->last = (uint32_t)idx + 1;
+			return idx;
+		}
+	}
 	h = hash_name(name, len);
 	if (t->cap) {
 		k = (uint32_t)h & (t->cap - 1);
@@ -263,6 +304,18 @@ int imp_device(struct imp *im, const char *name, size_t len, uint32_t major, uin
 			k = (k + 1) & (t->cap - 1);
 		}
 	}
+	return devtab_add(im, name, len, h, major, minor);
+}
+
+/* A new device (pass 1): appended to the metadata and indexed. */
+static int __attribute__((noinline)) devtab_add(struct imp *im, const char *name, size_t len,
+						uint64_t h, uint32_t major, uint32_t minor)
+{
+	struct devtab *t = im->devs;
+	struct btape_device d = { 0 };
+	uint32_t k;
+	int idx;
+
 	if (im->pass == 2)
 		return imp_fail(im, "device '%.*s' not seen in the first pass (input changed?)",
 				(int)len, name);
@@ -357,6 +410,10 @@ int imp_emit(struct imp *im, const struct btape_event *ev)
 	if (im->pass == 1) {
 		if (!im->have_events || ev->issue_ns < im->min_issue_ns)
 			im->min_issue_ns = ev->issue_ns;
+		if (ev->issue_ns > im->max_issue_ns)
+			im->max_issue_ns = ev->issue_ns;
+		else if (im->max_issue_ns - ev->issue_ns > im->max_late_ns)
+			im->max_late_ns = im->max_issue_ns - ev->issue_ns;
 		im->have_events = true;
 		im->st.events++;
 		return 0;
@@ -374,7 +431,7 @@ int imp_emit(struct imp *im, const struct btape_event *ev)
 	if (err)
 		return imp_fail(im, "writing the trace: %s", btape_writer__errmsg(im->w));
 	im->st.events++;
-	if (im->st.events % ADVANCE_STEP_EVENTS == 0 && im->max_issue_ns > im->reorder_window_ns) {
+	if (im->st.events % ADVANCE_STEP_EVENTS == 0 && im->max_issue_ns >= im->reorder_window_ns) {
 		uint64_t wm = im->max_issue_ns - im->reorder_window_ns;
 
 		if (wm > im->watermark_ns) {
@@ -733,6 +790,15 @@ INTEROP_API int btape_import(const char *const *inputs, size_t ninputs, const ch
 		im.meta.clock_mono_ns = im.min_issue_ns;
 		im.meta.clock_real_ns = im.min_issue_ns;
 	}
+
+	/*
+	 * Pass 2 emits the same sequence as pass 1, whose largest lateness (how far an event's
+	 * issue time trails the newest before it) is now known: a window of that size sorts it
+	 * exactly, and a sorted input needs none (the smallest reorder heap). The configured
+	 * window stays the upper bound: beyond it the buffer would not be bounded.
+	 */
+	if (im.max_late_ns < im.reorder_window_ns)
+		im.reorder_window_ns = im.max_late_ns;
 
 	/* pass 2: write */
 	memset(&im.st, 0, sizeof(im.st));

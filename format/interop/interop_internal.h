@@ -81,6 +81,7 @@ struct imp {
 	uint64_t watermark_ns;     /* last watermark promised to the writer */
 	bool have_events;
 	uint64_t min_issue_ns;     /* pass 1 */
+	uint64_t max_late_ns;      /* pass 1: largest (newest issue so far - issue) */
 	struct btape_import_stats st;
 	char *errmsg;
 	size_t errlen;

@@ -71,6 +71,132 @@ static int dev_of(struct imp *im, const struct field *f, uint32_t *dev)
 	return 1;
 }
 
+/*
+ * Fast paths: one pass over a well-formed line, digits converted while scanning. Anything
+ * unexpected (blanks, signs, a wrong field count, a value the slow path would reject) returns
+ * false and the line goes through the careful parser, which accepts it or names the problem.
+ */
+static inline bool fast_u64(const char **pp, const char *end, char sep, bool last, uint64_t *v,
+			    struct field *f)
+{
+	const char *p = *pp, *s = p;
+	uint64_t x = 0;
+
+	/* lines are NUL-terminated: the NUL (or sep) ends the digits, no bounds test needed */
+	for (;;) {
+		unsigned int d = (unsigned char)*p - '0';
+
+		if (d > 9)
+			break;
+		x = x * 10 + d;
+		p++;
+	}
+	if (p == s || p - s > 19 || (last ? p != end : (p == end || *p != sep)))
+		return false;
+	if (f) {
+		f->p = s;
+		f->n = (uint32_t)(p - s);
+	}
+	*pp = last ? p : p + 1;
+	*v = x;
+	return true;
+}
+
+static inline bool fast_tok(const char **pp, const char *end, char sep, bool last,
+			    struct field *f)
+{
+	const char *p = *pp, *s = p;
+
+	while (p < end && *p != sep) {
+		if (*p == ' ' || *p == '\t')
+			return false;
+		p++;
+	}
+	if (p == s || (last ? p != end : p == end))
+		return false;
+	f->p = s;
+	f->n = (uint32_t)(p - s);
+	*pp = last ? p : p + 1;
+	return true;
+}
+
+static int fast_alibaba(struct imp *im, const char *line, size_t len)
+{
+	const char *p = line, *end = line + len;
+	struct btape_event ev = { 0 };
+	struct field id, op;
+	uint64_t v, off, us;
+	int d;
+
+	if (!fast_u64(&p, end, ',', false, &v, &id) || !fast_tok(&p, end, ',', false, &op) ||
+	    op.n != 1 || !fast_u64(&p, end, ',', false, &off, NULL) ||
+	    !fast_u64(&p, end, ',', false, &ev.bytes, NULL) ||
+	    !fast_u64(&p, end, ',', true, &us, NULL) || off % SECTOR_BYTES ||
+	    us > UINT64_MAX / NS_PER_US)
+		return 1;
+	if (op.p[0] == 'R' || op.p[0] == 'r')
+		ev.op = BTAPE_OP_READ;
+	else if (op.p[0] == 'W' || op.p[0] == 'w')
+		ev.op = BTAPE_OP_WRITE;
+	else
+		return 1;
+	d = imp_device(im, id.p, id.n, 0, 0);
+	if (d < 0)
+		return d;
+	ev.dev = (uint32_t)d;
+	ev.sector = off / SECTOR_BYTES;
+	ev.issue_ns = us * NS_PER_US;
+	return imp_emit(im, &ev);
+}
+
+static int fast_tencent(struct imp *im, const char *line, size_t len)
+{
+	const char *p = line, *end = line + len;
+	struct btape_event ev = { 0 };
+	struct field vol, tf;
+	uint64_t s, nsect, type, v;
+	int d;
+
+	if (!fast_u64(&p, end, ',', false, &s, NULL) ||
+	    !fast_u64(&p, end, ',', false, &ev.sector, NULL) ||
+	    !fast_u64(&p, end, ',', false, &nsect, NULL) ||
+	    !fast_u64(&p, end, ',', false, &type, &tf) || !fast_u64(&p, end, ',', true, &v, &vol) ||
+	    type > 1 || tf.n != 1 || s > UINT64_MAX / NS_PER_S || nsect > UINT64_MAX / SECTOR_BYTES)
+		return 1;
+	ev.op = type ? BTAPE_OP_WRITE : BTAPE_OP_READ;
+	d = imp_device(im, vol.p, vol.n, 0, 0);
+	if (d < 0)
+		return d;
+	ev.dev = (uint32_t)d;
+	ev.issue_ns = s * NS_PER_S;
+	ev.bytes = nsect * SECTOR_BYTES;
+	return imp_emit(im, &ev);
+}
+
+static int fast_mqsim(struct imp *im, const char *line, size_t len)
+{
+	const char *p = line, *end = line + len;
+	struct btape_event ev = { 0 };
+	struct field dev, tf;
+	uint64_t nsect, type, v;
+	int d;
+
+	if (!fast_u64(&p, end, ' ', false, &ev.issue_ns, NULL) ||
+	    !fast_u64(&p, end, ' ', false, &v, &dev) ||
+	    !fast_u64(&p, end, ' ', false, &ev.sector, NULL) ||
+	    !fast_u64(&p, end, ' ', false, &nsect, NULL) ||
+	    !fast_u64(&p, end, ' ', true, &type, &tf) || type > 1 || tf.n != 1 ||
+	    nsect > UINT64_MAX / SECTOR_BYTES)
+		return 1;
+	ev.op = type ? BTAPE_OP_READ : BTAPE_OP_WRITE;
+	d = imp_device(im, dev.p, dev.n, 0, 0);
+	if (d < 0)
+		return d;
+	ev.dev = (uint32_t)d;
+	ev.bytes = nsect * SECTOR_BYTES;
+	return imp_emit(im, &ev);
+}
+
 #define CALL(expr)                                                                                \
 	do {                                                                                      \
 		int r_ = (expr);                                                                  \
@@ -84,8 +210,11 @@ int parse_mqsim_line(struct imp *im, char *line, size_t len)
 	struct field f[FIELDS_MAX];
 	struct btape_event ev = { 0 };
 	uint64_t nsect;
-	int n = split_fields(line, len, ' ', f, FIELDS_MAX);
+	int n = fast_mqsim(im, line, len);
 
+	if (n <= 0)
+		return n;
+	n = split_fields(line, len, ' ', f, FIELDS_MAX);
 	if (n != 5)
 		return fields_bad(im, n, "5: time device sector sectors type");
 	if (field_dec_scaled(&f[0], 0, &ev.issue_ns))
@@ -221,8 +350,11 @@ int parse_alibaba_line(struct imp *im, char *line, size_t len)
 	struct field f[FIELDS_MAX];
 	struct btape_event ev = { 0 };
 	uint64_t id, off, us;
-	int n = split_fields(line, len, ',', f, FIELDS_MAX);
+	int n = fast_alibaba(im, line, len);
 
+	if (n <= 0)
+		return n;
+	n = split_fields(line, len, ',', f, FIELDS_MAX);
 	if (n != 5)
 		return fields_bad(im, n, "5: device_id,opcode,offset,length,timestamp");
 	NUM(&f[0], "device_id", &id);
@@ -248,7 +380,11 @@ int parse_tencent_line(struct imp *im, char *line, size_t len)
 	struct field f[FIELDS_MAX];
 	struct btape_event ev = { 0 };
 	uint64_t s, nsect, vol;
-	int n = split_fields(line, len, ',', f, FIELDS_MAX);
+	int n = fast_tencent(im, line, len);
+
+	if (n <= 0)
+		return n;
+	n = split_fields(line, len, ',', f, FIELDS_MAX);
 
 	if (n != 5)
 		return fields_bad(im, n, "5: Timestamp,Offset,Size,IOType,VolumeID");

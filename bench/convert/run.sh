@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Import speed of `biotape convert` on generated inputs, against floors measured in the same
+# run: `wc -l` (CSV) and `zstd -d` (the same input compressed), alternating, median of RUNS.
+# Prints lines/s, peak RSS, and the ratio to the floor. Usage:
+#   bench/convert/run.sh [BIOTAPE] [N...]     (default N: 1000000 10000000; RUNS=3)
+# Inputs live in /dev/shm and are removed at the end. Not part of the test suite.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+BIOTAPE=${1:-$here/../../build/bin/biotape}
+shift || true
+SIZES=${*:-1000000 10000000}
+RUNS=${RUNS:-3}
+W=$(mktemp -d /dev/shm/biotape-bench-convert.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+cc -O2 -o "$W/gen" "$here/gen.c"
+
+# measure LABEL CMD...: appends "seconds maxrss_kb" of one run to $W/LABEL
+measure() {
+	local label=$1
+	shift
+	/usr/bin/time -f "%e %M" -o "$W/t" "$@" >/dev/null 2>"$W/err" ||
+		{ cat "$W/err" >&2; exit 1; }
+	cat "$W/t" >>"$W/$label"
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+med_time() { awk '{ print $1 }' "$W/$1" | median; }
+med_rss() { awk '{ print $2 }' "$W/$1" | median; }
+
+printf '%-26s %10s %8s %12s %10s %9s\n' input records "time s" "M lines/s" "peak RSS" "vs floor"
+for n in $SIZES; do
+	"$W/gen" alibaba "$n" >"$W/ali.csv"
+	zstd -q -1 -T1 -c "$W/ali.csv" >"$W/ali.csv.zst"
+	"$W/gen" blktrace "$n" >"$W/sda.blktrace.0"
+	zstd -q -1 -T1 -c "$W/sda.blktrace.0" >"$W/bt.zst"
+	recs=$(( n / 3 * 3 ))
+	rm -f "$W"/*.times "$W"/{csv,wc,zcsv,unz,bt,btunz}
+	for r in $(seq "$RUNS"); do
+		measure wc wc -l "$W/ali.csv"
+		measure csv "$BIOTAPE" convert -q --from alibaba "$W/ali.csv" "$W/out.btape"
+		measure unz zstd -q -d -c "$W/ali.csv.zst"
+		measure zcsv "$BIOTAPE" convert -q --from alibaba "$W/ali.csv.zst" "$W/out.btape"
+		measure btunz zstd -q -d -c "$W/bt.zst"
+		measure bt "$BIOTAPE" convert -q --from blktrace "$W/sda.blktrace.0" "$W/out2.btape"
+		rm -f "$W/out.btape" "$W/out2.btape"
+	done
+	row() { # label records floor-label name
+		local t f
+		t=$(med_time "$1")
+		f=$(med_time "$3")
+		printf '%-26s %10d %8.2f %12.2f %8d MB %8.1fx\n' "$4" "$2" "$t" \
+			"$(echo "$2 / $t / 1000000" | bc -l)" $(( $(med_rss "$1") / 1024 )) \
+			"$(echo "$t / ($f + 0.0001)" | bc -l)"
+	}
+	row csv "$n" wc "alibaba csv (floor wc -l)"
+	row zcsv "$n" unz "alibaba csv.zst (zstd -d)"
+	row bt "$recs" btunz "blktrace bin (zstd -d)"
+	printf '%-26s %10d %8.2f %12.2f %8d MB\n' "  floor: wc -l csv" "$n" "$(med_time wc)" \
+		"$(echo "$n / $(med_time wc) / 1000000" | bc -l)" $(( $(med_rss wc) / 1024 ))
+	printf '%-26s %10d %8.2f %12.2f %8d MB\n' "  floor: zstd -d csv" "$n" "$(med_time unz)" \
+		"$(echo "$n / $(med_time unz) / 1000000" | bc -l)" $(( $(med_rss unz) / 1024 ))
+	printf '%-26s %10d %8.2f %12.2f %8d MB\n' "  floor: zstd -d blktrace" "$recs" \
+		"$(med_time btunz)" "$(echo "$recs / $(med_time btunz) / 1000000" | bc -l)" \
+		$(( $(med_rss btunz) / 1024 ))
+	rm -f "$W/ali.csv" "$W/ali.csv.zst" "$W/sda.blktrace.0" "$W/bt.zst"
+done
+echo "(convert reads its input twice: pass 1 builds the device table and validates, pass 2 writes)"
