@@ -157,6 +157,24 @@ printf '1000 0 64 8 1\n2500 3 128 16 0\n3000 3 128 16 7\n' >"$D/m_bad.trace"
 bad mqsim "$D/m_bad.trace" "m_bad.trace:3: type '7'" --from mqsim
 skipped mqsim "$D/m_bad.trace" 1 --from mqsim
 
+# out of order input: sorted within the reorder window; beyond it, written late and reported
+printf '3000 0 0 8 1\n1000 0 8 8 1\n2000 0 16 8 1\n9000 0 24 8 1\n5000 0 32 8 1\n' >"$D/late.trace"
+conv "$D/late.trace" mqsim
+expect mqsim-sorted <<'EOF'
+1000,,,0,8,4096,read,,,,,,,,
+2000,,,0,16,4096,read,,,,,,,,
+3000,,,0,0,4096,read,,,,,,,,
+5000,,,0,32,4096,read,,,,,,,,
+9000,,,0,24,4096,read,,,,,,,,
+EOF
+! grep -q "out of issue order" "$D/err" || fail "mqsim: order warning for an input within the window"
+awk 'BEGIN { for (i = 1; i <= 600; i++) printf "%d 0 %d 8 1\n", i * 1000, i * 8; print "5 0 0 8 0" }' >"$D/late2.trace"
+conv "$D/late2.trace" mqsim --reorder-window 1us
+grep -q "1 events arrived later than the reorder window" "$D/err" ||
+	fail "mqsim: no warning for an input too disordered for the window: $(cat "$D/err")"
+[ "$(wc -l <"$D/x.csv")" = 601 ] || fail "mqsim: a late event was dropped"
+grep -q '^5,,,0,0,4096,write' "$D/x.csv" || fail "mqsim: the late event is missing"
+
 # ---- fio iolog v2 (wait = delay in us) and v3 (the shared t0038 file) ----
 cat >"$D/v2.iolog" <<'EOF'
 fio version 2 iolog
