@@ -100,7 +100,8 @@ static void axes(FILE *fp, double ymax, const char *ylab, const char *x0, const 
 		ML, H - MB + 14, x0, ML + pw, H - MB + 14, x1);
 	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", ML + pw / 2, H - 6);
 	esc(fp, xlab);
-	fprintf(fp, "</text><text x=\"4\" y=\"%d\">", MT - 6);
+	fprintf(fp, "</text><text transform=\"rotate(-90)\" x=\"%d\" y=\"12\" text-anchor=\"middle\">",
+		-(MT + ph / 2));
 	esc(fp, ylab);
 	fputs("</text>\n", fp);
 }
@@ -303,7 +304,8 @@ static void heat_chart(FILE *fp, const struct stats *s, const struct devstat *d,
 		ML - 4, MT + ph, ML - 4, MT + 10,
 		cli_fmt_bytes((uint64_t)rows * d->heat_lw * 512, b1, sizeof(b1)));
 	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since trace start</text>"
-		    "<text x=\"4\" y=\"%d\">offset</text></svg>\n", ML + pw / 2, H - 6, MT - 6);
+		    "<text transform=\"rotate(-90)\" x=\"%d\" y=\"12\" text-anchor=\"middle\">offset</text>"
+		    "</svg>\n", ML + pw / 2, H - 6, -(MT + ph / 2));
 }
 
 /* log2-binned histogram chart from a hist (quantities: "ns" formats as latency). */
