@@ -295,8 +295,12 @@ static __always_inline void retire(struct biotape_rq_event *e)
 	e->issue_ns = 0;
 }
 
-/* Looks up the live in-flight entry of KEY, starting a fresh one when absent or retired. */
-static __always_inline struct biotape_rq_event *get_entry(__u64 key, __u32 dev, __u32 idx)
+/*
+ * Looks up the live in-flight entry of KEY, starting a fresh one when absent or retired. A full
+ * map is counted as a lost event only when COUNT (at issue: once per request).
+ */
+static __always_inline struct biotape_rq_event *get_entry(__u64 key, __u32 dev, __u32 idx,
+							 bool count)
 {
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 	struct biotape_rq_event zero;
@@ -310,7 +314,8 @@ static __always_inline struct biotape_rq_event *get_entry(__u64 key, __u32 dev, 
 	fresh_entry(&zero, dev, idx);
 	err = bpf_map_update_elem(&inflight, &key, &zero, BPF_NOEXIST);
 	if (err && err != -17 /* EEXIST */) {
-		track_fail();
+		if (count)
+			track_fail();
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&inflight, &key);
@@ -411,8 +416,9 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 	if (p) {
 		unmark_issued(p);
 		__builtin_memcpy(p, &e, sizeof(e));
-	} else if (bpf_map_update_elem(&inflight, &key, &e, BPF_NOEXIST)) {
-		track_fail();
+	} else {
+		/* A full map is counted at issue, where the request is lost for good. */
+		bpf_map_update_elem(&inflight, &key, &e, BPF_NOEXIST);
 	}
 	return 0;
 }
@@ -428,7 +434,7 @@ static __always_inline int on_rq_insert(struct request *rq, const bool btf)
 
 		if (idx < 0)
 			return 0;
-		e = get_entry(key, dev, idx);
+		e = get_entry(key, dev, idx, false);
 		if (!e)
 			return 0;
 	}
@@ -454,7 +460,7 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 
 		if (idx < 0)
 			return 0;
-		e = get_entry(key, dev, idx);
+		e = get_entry(key, dev, idx, true);
 		if (!e)
 			return 0;
 	}
