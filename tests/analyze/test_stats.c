@@ -420,6 +420,33 @@ static void test_sizes_sorted(void **st)
 	stats__free(s);
 }
 
+/* bounded tables: more processes, sizes and devices than tracked are folded, never lost */
+static void test_bounded_tables(void **st)
+{
+	struct stats *s;
+	struct btape_event e = { 0 };
+	const uint32_t n = STATS_MAX_PROCS + 100;
+
+	assert_int_equal(stats__new(&s, NULL), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		e = ev_rw((uint64_t)i * 1000, BTAPE_OP_READ, (uint64_t)i * 8, 512 * (uint64_t)(i + 1));
+		e.present = BTAPE_HAS_PID;
+		e.pid = i + 1;
+		e.dev = i % 2 ? 5000 : 3; /* 5000 is beyond STATS_MAX_DEVICES: folded into the last */
+		assert_int_equal(stats__add(s, &e), 0);
+	}
+	assert_int_equal(stats__finish(s), 0);
+	assert_int_equal(s->nprocs, STATS_MAX_PROCS);
+	assert_int_equal(s->proc_other.n, 100);
+	assert_int_equal(s->proc_other_n_procs, 100);
+	assert_int_equal(s->ops[BTAPE_OP_READ].nsizes, STATS_SIZE_EXACT_MAX);
+	assert_int_equal(s->ops[BTAPE_OP_READ].n_size_other, n - STATS_SIZE_EXACT_MAX);
+	assert_int_equal(s->devs[3].acc.n + s->devs[STATS_MAX_DEVICES - 1].acc.n, n);
+	assert_int_equal(s->devs[STATS_MAX_DEVICES - 1].acc.n, n / 2);
+	assert_int_equal(s->all.n, n);
+	stats__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_devices_and_procs),
 		cmocka_unit_test(test_timeline_coarsens),
 		cmocka_unit_test(test_sizes_sorted),
+		cmocka_unit_test(test_bounded_tables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
