@@ -844,6 +844,10 @@ int stats__add(struct stats *s, const struct btape_event *ev)
 	return 0;
 }
 
+#ifndef PREFETCH_BLOCKS_MAX
+#define PREFETCH_BLOCKS_MAX 32
+#endif
+
 int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 {
 	const size_t ahead = 6;
@@ -859,8 +863,8 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 				uint64_t b1 = (off + p->bytes - 1) / STATS_WS_BLOCK;
 				uint64_t devkey = (uint64_t)p->dev << WS_KEY_BLOCK_BITS;
 
-				if (b1 - b0 > 32)
-					b1 = b0 + 32;
+				if (b1 - b0 > PREFETCH_BLOCKS_MAX)
+					b1 = b0 + PREFETCH_BLOCKS_MAX;
 				for (uint64_t b = b0; b <= b1; b++)
 					ws_prefetch(&s->ws, (devkey | (b & ((1ull << WS_KEY_BLOCK_BITS) - 1))) + 1);
 			}
