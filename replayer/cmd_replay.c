@@ -953,6 +953,7 @@ int cmd_replay(int argc, char **argv)
 	sigaction(SIGTERM, &sa, &old_term);
 	sigs = true;
 
+	rp_prefetch__set_loop_ahead(pf, o.loops != 1 || o.nsweep > 1);
 	rp_clock_init_real(&clk, (uint64_t)o.spin_us * 1000);
 	if (o.rt_priority) {
 		struct sched_param sp = { .sched_priority = (int)o.rt_priority };
@@ -978,6 +979,7 @@ int cmd_replay(int argc, char **argv)
 				rp_prefetch__errmsg(pf) ? rp_prefetch__errmsg(pf) : strerror(-err));
 			goto cleanup;
 		}
+		rp_prefetch__fill(pf);
 		cfg.scale = o.sweep[i];
 		err = eng->open(&e, &ec);
 		if (err < 0) {

@@ -46,7 +46,7 @@ void rp_array_source_init(struct rp_array_source *a, const struct btape_event *e
 
 /* ---- prefetching file source ---- */
 
-#define DECODER_NICE 19
+#define DECODER_NICE 10 /* below the issuing thread, but not starved on a busy machine */
 
 struct block {
 	struct btape_event *evs;
@@ -65,6 +65,7 @@ struct rp_prefetch {
 	unsigned int head, count;
 	int consumer_holds; /* index of the block handed out, or -1 */
 	bool stop, running, ended;
+	bool loop_ahead;    /* after the end, the decoder goes on with the next pass */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
@@ -76,7 +77,7 @@ static int acquire_block(struct rp_prefetch *p)
 	int idx = -1;
 
 	pthread_mutex_lock(&p->lock);
-	while (!p->stop && (p->count + (p->consumer_holds >= 0 ? 1u : 0u)) >= p->nblocks)
+	while (!p->stop && p->count >= p->nblocks) /* count includes the block handed out */
 		pthread_cond_wait(&p->cv, &p->lock);
 	if (!p->stop)
 		idx = (int)((p->head + p->count) % p->nblocks);
@@ -138,8 +139,23 @@ static void *prefetch_thread(void *arg)
 		}
 		b->status = b->n ? 0 : status;
 		publish_block(p);
-		if (!b->n)
+		if (b->n)
+			continue;
+		if (status < 0 || !p->loop_ahead)
 			break;
+		/* the end of a pass: decode the next one ahead, so a loop never waits */
+		if (btape_reader__seek(p->r, 0) < 0) {
+			snprintf(p->errmsg, sizeof(p->errmsg), "%s", btape_reader__errmsg(p->r));
+			idx = acquire_block(p);
+			if (idx < 0)
+				break;
+			p->blocks[idx].n = 0;
+			p->blocks[idx].status = -EIO;
+			publish_block(p);
+			break;
+		}
+		status = 0;
+		have = off = 0;
 	}
 	return NULL;
 }
@@ -202,6 +218,12 @@ static int prefetch_next(struct rp_source *s, const struct btape_event **evs)
 	if (b->status) {
 		ret = b->status > 0 ? 0 : b->status;
 		p->ended = true;
+		if (b->status > 0 && p->loop_ahead) {
+			/* consume the end marker: the next pass follows it */
+			p->head = (p->head + 1) % p->nblocks;
+			p->count--;
+			pthread_cond_broadcast(&p->cv);
+		}
 	} else {
 		p->consumer_holds = (int)p->head;
 		*evs = b->evs;
@@ -216,6 +238,10 @@ static int prefetch_rewind(struct rp_source *s)
 	struct rp_prefetch *p = (struct rp_prefetch *)s;
 	int err;
 
+	if (p->ended && p->loop_ahead && !p->errmsg[0]) {
+		p->ended = false; /* the decoder is already into the next pass */
+		return 0;
+	}
 	stop_thread(p);
 	err = btape_reader__seek(p->r, 0);
 	if (err < 0) {
@@ -268,6 +294,27 @@ struct rp_source *rp_prefetch__source(struct rp_prefetch *p)
 	if (!p->running && !p->ended)
 		start_thread(p);
 	return &p->src;
+}
+
+void rp_prefetch__set_loop_ahead(struct rp_prefetch *p, bool on)
+{
+	p->loop_ahead = on;
+}
+
+int rp_prefetch__fill(struct rp_prefetch *p)
+{
+	pthread_mutex_lock(&p->lock);
+	while (p->running && p->count < p->nblocks) {
+		unsigned int last = (p->head + p->count + p->nblocks - 1) % p->nblocks;
+
+		if (p->count && p->blocks[last].status && !p->loop_ahead)
+			break; /* the whole trace is in */
+		if (p->count && p->blocks[last].status < 0)
+			break;
+		pthread_cond_wait(&p->cv, &p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return 0;
 }
 
 const struct btape_meta *rp_prefetch__meta(const struct rp_prefetch *p)

@@ -7,6 +7,7 @@
 #ifndef RP_SOURCE_H
 #define RP_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,10 @@ struct rp_prefetch;
 int rp_prefetch__open(struct rp_prefetch **pp, const char *path, size_t block_events,
 		      unsigned int queue_blocks, const char **errmsg);
 struct rp_source *rp_prefetch__source(struct rp_prefetch *p);
+/* Decode the next pass ahead at the end of each one (for loops and sweeps). */
+void rp_prefetch__set_loop_ahead(struct rp_prefetch *p, bool on);
+/* Waits until the queue is full (or holds the whole trace): a replay starts with a head start. */
+int rp_prefetch__fill(struct rp_prefetch *p);
 const struct btape_meta *rp_prefetch__meta(const struct rp_prefetch *p);
 /* Footer summary (may scan the whole file when there is no footer; call before reading). */
 int rp_prefetch__summary(struct rp_prefetch *p, struct btape_summary *s);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "btape.h"
 #include "clock.h"
@@ -476,6 +477,77 @@ static void test_payload(void **state)
 		assert_int_equal(a[i], 0);
 }
 
+/* The prefetching decoder: every event once, in order, across block edges, rewinds, loops. */
+static void check_passes(struct rp_prefetch *p, unsigned int passes, uint64_t n, bool rewind_first)
+{
+	struct rp_source *src = rp_prefetch__source(p);
+
+	for (unsigned int pass = 0; pass < passes; pass++) {
+		const struct btape_event *evs;
+		uint64_t seen = 0;
+		int got;
+
+		if (pass || rewind_first)
+			assert_int_equal(src->rewind(src), 0);
+		rp_prefetch__fill(p);
+		while ((got = src->next_batch(src, &evs)) > 0) {
+			for (int i = 0; i < got; i++, seen++)
+				assert_int_equal(evs[i].sector, seen * 8);
+		}
+		assert_int_equal(got, 0);
+		assert_int_equal(seen, n);
+		assert_int_equal(src->next_batch(src, &evs), 0); /* stays at the end */
+	}
+}
+
+static void test_prefetch_source(void **state)
+{
+	char path[] = "/tmp/biotape-test-prefetch.XXXXXX";
+	struct btape_meta meta = { .tool = "test" };
+	struct btape_device dev = { .name = "d0", .size_bytes = 1ull << 30, .logical_block = 512 };
+	struct btape_writer_opts wo = { .sz = sizeof(wo), .chunk_events = 777 };
+	struct btape_writer *w = NULL;
+	struct rp_prefetch *p = NULL;
+	const uint64_t n = 10007;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_true(btape_meta__add_device(&meta, &dev) >= 0);
+	assert_int_equal(btape_writer__open(&w, path, &meta, &wo), 0);
+	for (uint64_t i = 0; i < n; i++) {
+		struct btape_event ev = ev_at(i * 10, BTAPE_OP_READ, i * 8, 4096);
+
+		assert_int_equal(btape_writer__add(w, &ev), 0);
+	}
+	assert_int_equal(btape_writer__close(w), 0);
+	btape_meta__free(&meta);
+
+	/* blocks smaller and larger than the file's chunks, queues of 2 and 5 */
+	size_t blocks[] = { 100, 1000, 4096 };
+
+	for (unsigned int b = 0; b < 3; b++) {
+		for (int ahead = 0; ahead < 2; ahead++) {
+			assert_int_equal(rp_prefetch__open(&p, path, blocks[b], b ? 5 : 2, NULL), 0);
+			rp_prefetch__set_loop_ahead(p, ahead);
+			check_passes(p, 3, n, false);
+			/* a rewind in the middle of a pass (a run stopped by --duration) */
+			const struct btape_event *evs;
+			struct rp_source *src = rp_prefetch__source(p);
+
+			assert_int_equal(src->rewind(src), 0);
+			assert_true(src->next_batch(src, &evs) > 0);
+			check_passes(p, 2, n, true);
+			rp_prefetch__close(p);
+		}
+	}
+	/* a bad file is refused with a message */
+	const char *msg = NULL;
+
+	assert_true(rp_prefetch__open(&p, "/nonexistent/x.btape", 100, 2, &msg) < 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_loops_warmup_duration),
 		cmocka_unit_test(test_stop_flag),
 		cmocka_unit_test(test_payload),
+		cmocka_unit_test(test_prefetch_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
