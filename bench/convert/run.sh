@@ -14,19 +14,21 @@ W=$(mktemp -d /dev/shm/biotape-bench-convert.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 cc -O2 -o "$W/gen" "$here/gen.c"
 
-# measure LABEL CMD...: appends "seconds maxrss_kb" of one run to $W/LABEL
+# measure LABEL CMD...: appends "seconds maxrss_kb user sys" of one run to $W/LABEL
 measure() {
 	local label=$1
 	shift
-	/usr/bin/time -f "%e %M" -o "$W/t" "$@" >/dev/null 2>"$W/err" ||
+	/usr/bin/time -f "%e %M %U %S" -o "$W/t" "$@" >/dev/null 2>"$W/err" ||
 		{ cat "$W/err" >&2; exit 1; }
 	cat "$W/t" >>"$W/$label"
 }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 med_time() { awk '{ print $1 }' "$W/$1" | median; }
 med_rss() { awk '{ print $2 }' "$W/$1" | median; }
+med_cpu() { awk '{ print $3 + $4 }' "$W/$1" | median; }
 
-printf '%-26s %10s %8s %12s %10s %9s\n' input records "time s" "M lines/s" "peak RSS" "vs floor"
+printf '%-27s %9s %7s %7s %9s %9s %9s %8s\n' input records "wall s" "cpu s" "M/s wall" \
+	"M/s cpu" "peak RSS" "vs floor"
 for n in $SIZES; do
 	"$W/gen" alibaba "$n" >"$W/ali.csv"
 	zstd -q -1 -T1 -c "$W/ali.csv" >"$W/ali.csv.zst"
@@ -44,23 +46,28 @@ for n in $SIZES; do
 		rm -f "$W/out.btape" "$W/out2.btape"
 	done
 	row() { # label records floor-label name
-		local t f
+		local t c f
 		t=$(med_time "$1")
+		c=$(med_cpu "$1")
 		f=$(med_time "$3")
-		printf '%-26s %10d %8.2f %12.2f %8d MB %8.1fx\n' "$4" "$2" "$t" \
-			"$(echo "$2 / $t / 1000000" | bc -l)" $(( $(med_rss "$1") / 1024 )) \
-			"$(echo "$t / ($f + 0.0001)" | bc -l)"
+		printf '%-27s %9d %7.2f %7.2f %9.2f %9.2f %6d MB %7.1fx\n' "$4" "$2" "$t" "$c" \
+			"$(echo "$2 / $t / 1000000" | bc -l)" "$(echo "$2 / ($c + 0.001) / 1000000" | bc -l)" \
+			$(( $(med_rss "$1") / 1024 )) "$(echo "$t / ($f + 0.001)" | bc -l)"
 	}
 	row csv "$n" wc "alibaba csv (floor wc -l)"
 	row zcsv "$n" unz "alibaba csv.zst (zstd -d)"
 	row bt "$recs" btunz "blktrace bin (zstd -d)"
-	printf '%-26s %10d %8.2f %12.2f %8d MB\n' "  floor: wc -l csv" "$n" "$(med_time wc)" \
-		"$(echo "$n / $(med_time wc) / 1000000" | bc -l)" $(( $(med_rss wc) / 1024 ))
-	printf '%-26s %10d %8.2f %12.2f %8d MB\n' "  floor: zstd -d csv" "$n" "$(med_time unz)" \
-		"$(echo "$n / $(med_time unz) / 1000000" | bc -l)" $(( $(med_rss unz) / 1024 ))
-	printf '%-26s %10d %8.2f %12.2f %8d MB\n' "  floor: zstd -d blktrace" "$recs" \
-		"$(med_time btunz)" "$(echo "$recs / $(med_time btunz) / 1000000" | bc -l)" \
-		$(( $(med_rss btunz) / 1024 ))
+	floor() { # label records name
+		local t c
+		t=$(med_time "$1")
+		c=$(med_cpu "$1")
+		printf '%-27s %9d %7.2f %7.2f %9.2f %9.2f %6d MB\n' "$3" "$2" "$t" "$c" \
+			"$(echo "$2 / ($t + 0.001) / 1000000" | bc -l)" \
+			"$(echo "$2 / ($c + 0.001) / 1000000" | bc -l)" $(( $(med_rss "$1") / 1024 ))
+	}
+	floor wc "$n" "  floor: wc -l csv"
+	floor unz "$n" "  floor: zstd -d csv.zst"
+	floor btunz "$recs" "  floor: zstd -d blktrace.zst"
 	rm -f "$W/ali.csv" "$W/ali.csv.zst" "$W/sda.blktrace.0" "$W/bt.zst"
 done
 echo "(convert reads its input twice: pass 1 builds the device table and validates, pass 2 writes)"

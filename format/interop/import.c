@@ -18,7 +18,7 @@
 #define DEFAULT_REORDER_EVENTS (1u << 20)
 #define ADVANCE_STEP_EVENTS 256u /* call __advance every this many events */
 #define DEVTAB_INIT_SLOTS 64u
-#define DEVICES_MAX (1u << 20)
+#define DEVICES_MAX (1u << 16) /* the device table is metadata: ~0.5 KiB an entry */
 #define DEVCACHE_SLOTS 256u
 #define BLKTRACE_FILES_MAX 4096
 

@@ -14,6 +14,7 @@
 #include <zstd.h>
 
 #define ISRC_IN_BYTES (256u << 10) /* compressed read size */
+#define ISRC_SLACK_BYTES 16u       /* readable bytes after the window's end (NUL + word reads) */
 
 enum codec { CODEC_RAW, CODEC_GZIP, CODEC_ZSTD };
 
@@ -178,7 +179,7 @@ static int open_common(struct isrc *s)
 	long r;
 
 	s->in = calloc(1, ISRC_IN_BYTES);
-	s->buf = malloc(ISRC_BUF_BYTES + 1);
+	s->buf = calloc(1, ISRC_BUF_BYTES + ISRC_SLACK_BYTES); /* slack: parsers read 8-byte words */
 	if (!s->in || !s->buf)
 		return src_fail(s, -ENOMEM, "out of memory");
 	/* Probe the magic: read up to 4 bytes into in[]. */

@@ -76,22 +76,48 @@ static int dev_of(struct imp *im, const struct field *f, uint32_t *dev)
  * unexpected (blanks, signs, a wrong field count, a value the slow path would reject) returns
  * false and the line goes through the careful parser, which accepts it or names the problem.
  */
+/* The value of 8 ASCII digits already minus '0', the first in the lowest byte. */
+static inline uint64_t swar8(uint64_t t)
+{
+	t = (t * 10) + (t >> 8);
+	return (((t & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
+		(((t >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >> 32;
+}
+
+static const uint64_t pow10_tab[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+				       100000000 };
+
 static inline bool fast_u64(const char **pp, const char *end, char sep, bool last, uint64_t *v,
 			    struct field *f)
 {
 	const char *p = *pp, *s = p;
 	uint64_t x = 0;
 
-	/* lines are NUL-terminated: the NUL (or sep) ends the digits, no bounds test needed */
+	/*
+	 * Eight bytes at a time (the source buffer has slack after every line, which ends in a
+	 * NUL): a byte is a digit iff neither b - '0' nor b + 0x46 sets its top bit; borrows and
+	 * carries only run upwards, from bytes past the first non-digit, which are ignored.
+	 */
 	for (;;) {
-		unsigned int d = (unsigned char)*p - '0';
+		uint64_t w, t, nd;
+		unsigned int k;
 
-		if (d > 9)
+		memcpy(&w, p, 8);
+		t = w - 0x3030303030303030ull;
+		nd = (t | (w + 0x4646464646464646ull)) & 0x8080808080808080ull;
+		k = nd ? (unsigned int)__builtin_ctzll(nd) >> 3 : 8;
+		if (p - s + k > 19)
+			return false; /* 20 digits: the careful parser checks the range */
+		if (k) {
+			if (k < 8)
+				t <<= (8 - k) * 8;
+			x = x * pow10_tab[k] + swar8(t);
+			p += k;
+		}
+		if (k < 8)
 			break;
-		x = x * 10 + d;
-		p++;
 	}
-	if (p == s || p - s > 19 || (last ? p != end : (p == end || *p != sep)))
+	if (p == s || (last ? p != end : (p == end || *p != sep)))
 		return false;
 	if (f) {
 		f->p = s;
