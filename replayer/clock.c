@@ -20,8 +20,8 @@ static uint64_t real_now(const struct rp_clock *c)
 
 static void real_sleep_until(const struct rp_clock *c, uint64_t t)
 {
-	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull),
-			       .tv_nsec = (long)(t % 1000000000ull) };
+	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),
+			      .tv_nsec = (long)(t % 1000000000ull)};
 
 	/* EINTR: return, the caller re-checks its stop flag and the time */
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);

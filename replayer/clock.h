@@ -12,7 +12,7 @@ struct rp_clock {
 	uint64_t (*now)(const struct rp_clock *c);
 	/* Returns when now() >= t (or earlier on a signal). */
 	void (*sleep_until)(const struct rp_clock *c, uint64_t t);
-	uint64_t spin_ns; /* the scheduler spins this long before a deadline instead of sleeping */
+	uint64_t spin_ns;  /* the scheduler spins this long before a deadline instead of sleeping */
 	uint64_t fake_now; /* fake clock state */
 };
 

@@ -25,14 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF_BYTES (64 * 1024)     /* registered buffer per slot; bigger I/Os get their own */
-#define SPIN_NS 40000ull          /* default: spin this long before a deadline (GUIDE 4) */
-#define TICK_NS 1000000000ull     /* progress line refresh */
+#define BUF_BYTES (64 * 1024) /* registered buffer per slot; bigger I/Os get their own */
+#define SPIN_NS 40000ull      /* default: spin this long before a deadline (GUIDE 4) */
+#define TICK_NS 1000000000ull /* progress line refresh */
 #define PREFETCH_BLOCK_EVENTS 8192
-#define PREFETCH_BLOCKS 8         /* 8 x 8192 x ~96 B: ~6 MiB of decoded events at most */
-#define DEFAULT_DEPTH_TIMED 128   /* original and load timing: cap only */
+#define PREFETCH_BLOCKS 8	/* 8 x 8192 x ~96 B: ~6 MiB of decoded events at most */
+#define DEFAULT_DEPTH_TIMED 128 /* original and load timing: cap only */
 #define DEFAULT_DEPTH_AFAP 32
-#define OUTQ_EVENTS 65536      /* result events queued for the writer thread (~6 MiB) */
+#define OUTQ_EVENTS 65536 /* result events queued for the writer thread (~6 MiB) */
 #define MAX_MAPS 64
 #define MAX_SWEEP 32
 
@@ -47,56 +47,56 @@ static void on_signal(int sig)
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: biotape replay FILE (--target PATH | --map SRC=DST...) [options]\n"
-"\n"
-"Reissue the I/Os of a trace against other storage: with their original timing, as fast as\n"
-"possible, or at their recorded queue depth; N copies at once to find where it saturates.\n"
-"\n"
-"targets:\n"
-"  --target PATH          the one target of a single-device trace (block device or file)\n"
-"  --map SRC=DST          recorded device SRC (index or name, e.g. 0 or loop3) onto DST;\n"
-"                         repeat for each device (unmapped devices' I/Os are counted, skipped)\n"
-"  --fit error|wrap|scale offsets past the target's end: refuse (default, names the first\n"
-"                         such I/O), wrap around, or scale the address space down\n"
-"  --buffered             go through the page cache (default: O_DIRECT)\n"
-"timing:\n"
-"  --timing original|afap|load\n"
-"                         original (default): open loop on absolute deadlines; afap: as\n"
-"                         fast as possible; load: keep the recorded number in flight\n"
-"  --speed F              original timing F times faster (0.5 = half speed)\n"
-"  --iodepth N            most I/Os in flight per copy (afap: %d; else a cap: %d)\n"
-"  --engine NAME          io_uring (default), psync or null\n"
-"scaling:\n"
-"  --scale N              replay N copies at once\n"
-"  --layout shard|overlay each copy in its own region of the target (default), or all over\n"
-"                         the same region\n"
-"  --sweep 1,2,4,8        one run per scale factor: IOPS, MB/s, p50/p99 per op, the knee\n"
-"  --html OUT             with --sweep: write an HTML page plotting IOPS versus latency\n"
-"writes (they destroy data on the target):\n"
-"  --write                replay writes, discards and write-zeroes; refuses a mounted or\n"
-"                         in-use device, or one with a filesystem/partition signature\n"
-"  --force                ... unless --force (mounted or in-use devices are always refused)\n"
-"  --writes-as-reads      replay writes as reads of the same blocks\n"
-"  --payload zero|random|compressible:R   write data (default random); R = ratio (2 = 2:1)\n"
-"  --dedupe R             about 1 - 1/R of written blocks are duplicates\n"
-"run:\n"
-"  --duration S           stop after S (\"30s\", \"2m\"); with --loops 0, loop until then\n"
-"  --loops N              passes over the trace (default 1; 0 = until --duration)\n"
-"  --warmup S             replay but do not measure the first S\n"
-"  --no-progress          no live progress line (shown on a terminal)\n"
-"  --rt-priority N        run the issuing thread SCHED_FIFO at priority N (root): far fewer\n"
-"                         late I/Os on a busy machine (the decoder thread stays normal)\n"
-"  --spin-us N            sleep until N us before each deadline, then spin (default %llu)\n"
-"results:\n"
-"  --json                 the summary as JSON on stdout\n"
-"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
-"\n"
-"examples:\n"
-"  biotape replay db.btape --target /dev/nvme1n1 --writes-as-reads\n"
-"  biotape replay db.btape --map 0=/dev/sdb --map 1=/dev/sdc --write --speed 2 -o new.btape\n"
-"  biotape replay vm.btape --target /dev/vg/test --write --sweep 1,2,4,8 --html knee.html\n"
-"\n"
-"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
+		"usage: biotape replay FILE (--target PATH | --map SRC=DST...) [options]\n"
+		"\n"
+		"Reissue the I/Os of a trace against other storage: with their original timing, as fast as\n"
+		"possible, or at their recorded queue depth; N copies at once to find where it saturates.\n"
+		"\n"
+		"targets:\n"
+		"  --target PATH          the one target of a single-device trace (block device or file)\n"
+		"  --map SRC=DST          recorded device SRC (index or name, e.g. 0 or loop3) onto DST;\n"
+		"                         repeat for each device (unmapped devices' I/Os are counted, skipped)\n"
+		"  --fit error|wrap|scale offsets past the target's end: refuse (default, names the first\n"
+		"                         such I/O), wrap around, or scale the address space down\n"
+		"  --buffered             go through the page cache (default: O_DIRECT)\n"
+		"timing:\n"
+		"  --timing original|afap|load\n"
+		"                         original (default): open loop on absolute deadlines; afap: as\n"
+		"                         fast as possible; load: keep the recorded number in flight\n"
+		"  --speed F              original timing F times faster (0.5 = half speed)\n"
+		"  --iodepth N            most I/Os in flight per copy (afap: %d; else a cap: %d)\n"
+		"  --engine NAME          io_uring (default), psync or null\n"
+		"scaling:\n"
+		"  --scale N              replay N copies at once\n"
+		"  --layout shard|overlay each copy in its own region of the target (default), or all over\n"
+		"                         the same region\n"
+		"  --sweep 1,2,4,8        one run per scale factor: IOPS, MB/s, p50/p99 per op, the knee\n"
+		"  --html OUT             with --sweep: write an HTML page plotting IOPS versus latency\n"
+		"writes (they destroy data on the target):\n"
+		"  --write                replay writes, discards and write-zeroes; refuses a mounted or\n"
+		"                         in-use device, or one with a filesystem/partition signature\n"
+		"  --force                ... unless --force (mounted or in-use devices are always refused)\n"
+		"  --writes-as-reads      replay writes as reads of the same blocks\n"
+		"  --payload zero|random|compressible:R   write data (default random); R = ratio (2 = 2:1)\n"
+		"  --dedupe R             about 1 - 1/R of written blocks are duplicates\n"
+		"run:\n"
+		"  --duration S           stop after S (\"30s\", \"2m\"); with --loops 0, loop until then\n"
+		"  --loops N              passes over the trace (default 1; 0 = until --duration)\n"
+		"  --warmup S             replay but do not measure the first S\n"
+		"  --no-progress          no live progress line (shown on a terminal)\n"
+		"  --rt-priority N        run the issuing thread SCHED_FIFO at priority N (root): far fewer\n"
+		"                         late I/Os on a busy machine (the decoder thread stays normal)\n"
+		"  --spin-us N            sleep until N us before each deadline, then spin (default %llu)\n"
+		"results:\n"
+		"  --json                 the summary as JSON on stdout\n"
+		"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
+		"\n"
+		"examples:\n"
+		"  biotape replay db.btape --target /dev/nvme1n1 --writes-as-reads\n"
+		"  biotape replay db.btape --map 0=/dev/sdb --map 1=/dev/sdc --write --speed 2 -o new.btape\n"
+		"  biotape replay vm.btape --target /dev/vg/test --write --sweep 1,2,4,8 --html knee.html\n"
+		"\n"
+		"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
 		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000);
 }
 
@@ -130,9 +130,9 @@ struct opts {
 	const char *out;
 };
 
-static const char *const timing_names[] = { "original", "afap", "load" };
-static const char *const layout_names[] = { "shard", "overlay" };
-static const char *const fit_names[] = { "error", "wrap", "scale" };
+static const char *const timing_names[] = {"original", "afap", "load"};
+static const char *const layout_names[] = {"shard", "overlay"};
+static const char *const fit_names[] = {"error", "wrap", "scale"};
 
 static int pick(const char *s, const char *const *names, int n)
 {
@@ -157,40 +157,60 @@ static int parse_uint(const char *opt, const char *s, unsigned int min, unsigned
 }
 
 enum {
-	OPT_TARGET = 256, OPT_MAP, OPT_ENGINE, OPT_TIMING, OPT_SPEED, OPT_IODEPTH, OPT_SCALE,
-	OPT_LAYOUT, OPT_SWEEP, OPT_HTML, OPT_FIT, OPT_BUFFERED, OPT_WRITE, OPT_FORCE, OPT_WAR,
-	OPT_PAYLOAD, OPT_DEDUPE, OPT_DURATION, OPT_LOOPS, OPT_WARMUP, OPT_JSON, OPT_NOPROG,
-	OPT_RT, OPT_SPIN,
+	OPT_TARGET = 256,
+	OPT_MAP,
+	OPT_ENGINE,
+	OPT_TIMING,
+	OPT_SPEED,
+	OPT_IODEPTH,
+	OPT_SCALE,
+	OPT_LAYOUT,
+	OPT_SWEEP,
+	OPT_HTML,
+	OPT_FIT,
+	OPT_BUFFERED,
+	OPT_WRITE,
+	OPT_FORCE,
+	OPT_WAR,
+	OPT_PAYLOAD,
+	OPT_DEDUPE,
+	OPT_DURATION,
+	OPT_LOOPS,
+	OPT_WARMUP,
+	OPT_JSON,
+	OPT_NOPROG,
+	OPT_RT,
+	OPT_SPIN,
 };
 
 static const struct option long_opts[] = {
-	{ "target", required_argument, NULL, OPT_TARGET },
-	{ "map", required_argument, NULL, OPT_MAP },
-	{ "engine", required_argument, NULL, OPT_ENGINE },
-	{ "timing", required_argument, NULL, OPT_TIMING },
-	{ "speed", required_argument, NULL, OPT_SPEED },
-	{ "iodepth", required_argument, NULL, OPT_IODEPTH },
-	{ "scale", required_argument, NULL, OPT_SCALE },
-	{ "layout", required_argument, NULL, OPT_LAYOUT },
-	{ "sweep", required_argument, NULL, OPT_SWEEP },
-	{ "html", required_argument, NULL, OPT_HTML },
-	{ "fit", required_argument, NULL, OPT_FIT },
-	{ "buffered", no_argument, NULL, OPT_BUFFERED },
-	{ "write", no_argument, NULL, OPT_WRITE },
-	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "writes-as-reads", no_argument, NULL, OPT_WAR },
-	{ "payload", required_argument, NULL, OPT_PAYLOAD },
-	{ "dedupe", required_argument, NULL, OPT_DEDUPE },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "loops", required_argument, NULL, OPT_LOOPS },
-	{ "warmup", required_argument, NULL, OPT_WARMUP },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "no-progress", no_argument, NULL, OPT_NOPROG },
-	{ "rt-priority", required_argument, NULL, OPT_RT },
-	{ "spin-us", required_argument, NULL, OPT_SPIN },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+	{"target", required_argument, NULL, OPT_TARGET},
+	{"map", required_argument, NULL, OPT_MAP},
+	{"engine", required_argument, NULL, OPT_ENGINE},
+	{"timing", required_argument, NULL, OPT_TIMING},
+	{"speed", required_argument, NULL, OPT_SPEED},
+	{"iodepth", required_argument, NULL, OPT_IODEPTH},
+	{"scale", required_argument, NULL, OPT_SCALE},
+	{"layout", required_argument, NULL, OPT_LAYOUT},
+	{"sweep", required_argument, NULL, OPT_SWEEP},
+	{"html", required_argument, NULL, OPT_HTML},
+	{"fit", required_argument, NULL, OPT_FIT},
+	{"buffered", no_argument, NULL, OPT_BUFFERED},
+	{"write", no_argument, NULL, OPT_WRITE},
+	{"force", no_argument, NULL, OPT_FORCE},
+	{"writes-as-reads", no_argument, NULL, OPT_WAR},
+	{"payload", required_argument, NULL, OPT_PAYLOAD},
+	{"dedupe", required_argument, NULL, OPT_DEDUPE},
+	{"duration", required_argument, NULL, OPT_DURATION},
+	{"loops", required_argument, NULL, OPT_LOOPS},
+	{"warmup", required_argument, NULL, OPT_WARMUP},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"no-progress", no_argument, NULL, OPT_NOPROG},
+	{"rt-priority", required_argument, NULL, OPT_RT},
+	{"spin-us", required_argument, NULL, OPT_SPIN},
+	{"output", required_argument, NULL, 'o'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
 };
 
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -235,13 +255,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_TIMING:
 			v = pick(optarg, timing_names, 3);
 			if (v < 0) {
-				cli_err("replay: --timing '%s': expected original, afap or load", optarg);
+				cli_err("replay: --timing '%s': expected original, afap or load",
+					optarg);
 				return -EINVAL;
 			}
 			o->timing = (enum rp_timing)v;
 			break;
 		case OPT_SPEED:
-			if (cli_parse_double(optarg, &o->speed) || o->speed <= 0 || o->speed > 1e6) {
+			if (cli_parse_double(optarg, &o->speed) || o->speed <= 0 ||
+			    o->speed > 1e6) {
 				cli_err("replay: --speed '%s': expected a positive factor", optarg);
 				return -EINVAL;
 			}
@@ -287,7 +309,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_FIT:
 			v = pick(optarg, fit_names, 3);
 			if (v < 0) {
-				cli_err("replay: --fit '%s': expected error, wrap or scale", optarg);
+				cli_err("replay: --fit '%s': expected error, wrap or scale",
+					optarg);
 				return -EINVAL;
 			}
 			o->fit = (enum rp_fit)v;
@@ -310,8 +333,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			} else if (strcmp(optarg, "random") == 0) {
 				o->payload = RP_PAYLOAD_RANDOM;
 			} else if (strncmp(optarg, "compressible:", 13) == 0 &&
-				   !cli_parse_double(optarg + 13, &o->compress) && o->compress >= 1 &&
-				   o->compress <= 256) {
+				   !cli_parse_double(optarg + 13, &o->compress) &&
+				   o->compress >= 1 && o->compress <= 256) {
 				o->payload = RP_PAYLOAD_COMPRESSIBLE;
 			} else {
 				cli_err("replay: --payload '%s': expected zero, random or "
@@ -321,15 +344,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case OPT_DEDUPE:
-			if (cli_parse_double(optarg, &o->dedupe) || o->dedupe < 1 || o->dedupe > 1e6) {
+			if (cli_parse_double(optarg, &o->dedupe) || o->dedupe < 1 ||
+			    o->dedupe > 1e6) {
 				cli_err("replay: --dedupe '%s': expected a ratio >= 1", optarg);
 				return -EINVAL;
 			}
 			break;
 		case OPT_DURATION:
 		case OPT_WARMUP:
-			if (cli_parse_duration_ns(optarg, c == OPT_DURATION ? &o->duration_ns :
-									      &o->warmup_ns)) {
+			if (cli_parse_duration_ns(optarg, c == OPT_DURATION ? &o->duration_ns
+									    : &o->warmup_ns)) {
 				cli_err("replay: %s '%s': expected a duration like 30s or 500ms",
 					c == OPT_DURATION ? "--duration" : "--warmup", optarg);
 				return -EINVAL;
@@ -428,7 +452,7 @@ struct setup {
 	const struct btape_meta *meta;
 	uint32_t ndev;
 	struct rp_devmap *devs;
-	const char **dev_dst;      /* per recorded device: target path or NULL */
+	const char **dev_dst; /* per recorded device: target path or NULL */
 	const char *tpaths[MAX_MAPS];
 	struct rp_target targets[MAX_MAPS];
 	unsigned int ntargets;
@@ -501,8 +525,10 @@ static int resolve_maps(struct setup *s)
 		if (!s->dev_dst[d]) {
 			char b[300];
 
-			cli_info(0, "replay: recorded device %s has no --map: its I/Os are skipped "
-				    "(counted)", dev_label(m, d, b, sizeof(b)));
+			cli_info(0,
+				 "replay: recorded device %s has no --map: its I/Os are skipped "
+				 "(counted)",
+				 dev_label(m, d, b, sizeof(b)));
 			continue;
 		}
 		for (unsigned int t = 0; t < s->ntargets; t++) {
@@ -555,8 +581,8 @@ static int check_fit(struct setup *s, const struct rp_sched_cfg *cfg)
 	int n, err;
 
 	for (uint32_t d = 0; d < s->ndev; d++) {
-		uint64_t bound = s->devs[d].src_size > s->devs[d].max_end ? s->devs[d].src_size :
-									   s->devs[d].max_end;
+		uint64_t bound = s->devs[d].src_size > s->devs[d].max_end ? s->devs[d].src_size
+									  : s->devs[d].max_end;
 
 		if (s->devs[d].target == RP_NO_TARGET)
 			continue;
@@ -586,14 +612,16 @@ static int check_fit(struct setup *s, const struct rp_sched_cfg *cfg)
 			const struct rp_target *t = &s->targets[s->devs[ev->dev].target];
 			char b[300];
 
-			cli_err("replay: I/O #%" PRIu64 " (at +%.6f s, %s on device %s, sector %" PRIu64
-				", %" PRIu64 " bytes) ends past %" PRIu64
+			cli_err("replay: I/O #%" PRIu64
+				" (at +%.6f s, %s on device %s, sector %" PRIu64 ", %" PRIu64
+				" bytes) ends past %" PRIu64
 				" bytes, the end of %s%s: use --fit wrap|scale or a bigger target",
 				idx, (double)(ev->issue_ns - first) / 1e9, btape_op_name(ev->op),
 				dev_label(s->meta, ev->dev, b, sizeof(b)), ev->sector, ev->bytes,
 				rp_region_bytes(cfg, t), t->path,
-				cfg->layout == RP_LAYOUT_SHARD && cfg->scale > 1 ? "'s region per copy" :
-										    "");
+				cfg->layout == RP_LAYOUT_SHARD && cfg->scale > 1
+					? "'s region per copy"
+					: "");
 			btape_reader__close(r);
 			return -ERANGE;
 		}
@@ -616,8 +644,9 @@ static int same_file(const char *a, const char *b)
 
 static int open_targets(struct setup *s)
 {
-	struct rp_target_opts to = { .write = s->o->write && s->destructive > 0,
-				     .force = s->o->force, .buffered = s->o->buffered };
+	struct rp_target_opts to = {.write = s->o->write && s->destructive > 0,
+				    .force = s->o->force,
+				    .buffered = s->o->buffered};
 	char why[512];
 	int err;
 
@@ -631,8 +660,8 @@ static int open_targets(struct setup *s)
 			return -EINVAL;
 		}
 		for (uint32_t d = 0; d < s->ndev; d++) {
-			uint64_t b = s->devs[d].src_size > s->devs[d].max_end ? s->devs[d].src_size :
-									       s->devs[d].max_end;
+			uint64_t b = s->devs[d].src_size > s->devs[d].max_end ? s->devs[d].src_size
+									      : s->devs[d].max_end;
 
 			if (s->devs[d].target == t && b > want)
 				want = b;
@@ -672,9 +701,8 @@ struct out_ctx {
 	bool progress;
 };
 
-static const uint8_t io_to_btape_op[RP_IO__COUNT] = { BTAPE_OP_READ, BTAPE_OP_WRITE,
-						      BTAPE_OP_FLUSH, BTAPE_OP_DISCARD,
-						      BTAPE_OP_WRITE_ZEROES };
+static const uint8_t io_to_btape_op[RP_IO__COUNT] = {BTAPE_OP_READ, BTAPE_OP_WRITE, BTAPE_OP_FLUSH,
+						     BTAPE_OP_DISCARD, BTAPE_OP_WRITE_ZEROES};
 
 static void out_done(void *ctx, const struct rp_io *io)
 {
@@ -732,7 +760,7 @@ static void on_tick(void *ctx, const struct rp_stats *st, uint64_t now)
 static int open_output(struct setup *s, struct out_ctx *c)
 {
 	struct btape_meta m;
-	struct btape_writer_opts wo = { .sz = sizeof(wo), .zstd_level = 1, .chunk_events = 16384 };
+	struct btape_writer_opts wo = {.sz = sizeof(wo), .zstd_level = 1, .chunk_events = 16384};
 	struct utsname un;
 	struct timespec rt;
 	int err;
@@ -758,7 +786,7 @@ static int open_output(struct setup *s, struct out_ctx *c)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	m.clock_real_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
 	if (!m.ndevices) {
-		struct btape_device d = { .rotational = -1 };
+		struct btape_device d = {.rotational = -1};
 
 		err = btape_meta__add_device(&m, &d);
 		if (err < 0) {
@@ -818,7 +846,7 @@ int cmd_replay(int argc, char **argv)
 	struct rp_clock clk;
 	struct rp_stats *st = NULL;
 	struct rp_step steps[MAX_SWEEP];
-	struct out_ctx oc = { 0 };
+	struct out_ctx oc = {0};
 	struct rp_run_info info;
 	struct sigaction sa, old_int, old_term;
 	void **bufs = NULL;
@@ -883,7 +911,8 @@ int cmd_replay(int argc, char **argv)
 	for (unsigned int i = 0; i < o.nsweep; i++)
 		maxscale = o.sweep[i] > maxscale ? o.sweep[i] : maxscale;
 
-	rp_payload_init(&payload, o.payload, o.compress, o.dedupe, (uint64_t)getpid() ^ rp_mono_ns());
+	rp_payload_init(&payload, o.payload, o.compress, o.dedupe,
+			(uint64_t)getpid() ^ rp_mono_ns());
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.timing = o.timing;
 	cfg.speed = o.speed;
@@ -931,7 +960,8 @@ int cmd_replay(int argc, char **argv)
 			goto cleanup;
 		err = rp_outq__start(&oc.q, oc.w, OUTQ_EVENTS);
 		if (err < 0) {
-			cli_err("replay: -o %s: cannot start the writer: %s", o.out, strerror(-err));
+			cli_err("replay: -o %s: cannot start the writer: %s", o.out,
+				strerror(-err));
 			goto cleanup;
 		}
 		cfg.on_done = out_done;
@@ -940,8 +970,9 @@ int cmd_replay(int argc, char **argv)
 	oc.o = &o;
 	oc.progress = !o.no_progress && isatty(STDERR_FILENO);
 	if (o.timing == RP_TIMING_ORIGINAL && s.sum.last_issue_ns > s.sum.first_issue_ns)
-		oc.total_ns = (uint64_t)((double)(s.sum.last_issue_ns - s.sum.first_issue_ns) /
-					 o.speed) * (o.loops ? o.loops : 1);
+		oc.total_ns =
+			(uint64_t)((double)(s.sum.last_issue_ns - s.sum.first_issue_ns) / o.speed) *
+			(o.loops ? o.loops : 1);
 	if (o.duration_ns && (!oc.total_ns || o.duration_ns < oc.total_ns))
 		oc.total_ns = o.duration_ns;
 
@@ -956,22 +987,29 @@ int cmd_replay(int argc, char **argv)
 	rp_prefetch__set_loop_ahead(pf, o.loops != 1 || o.nsweep > 1);
 	rp_clock_init_real(&clk, (uint64_t)o.spin_us * 1000);
 	if (o.rt_priority) {
-		struct sched_param sp = { .sched_priority = (int)o.rt_priority };
+		struct sched_param sp = {.sched_priority = (int)o.rt_priority};
 
 		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
 			cli_err("replay: --rt-priority %u: %s", o.rt_priority, strerror(errno));
 			goto cleanup;
 		}
 	}
-	info = (struct rp_run_info){ .trace = o.trace, .engine = eng->name,
-				     .timing = timing_names[o.timing],
-				     .layout = layout_names[o.layout], .speed = o.speed,
-				     .iodepth = o.iodepth, .scale = o.scale, .targets = s.tpaths,
-				     .ntargets = s.ntargets };
+	info = (struct rp_run_info){.trace = o.trace,
+				    .engine = eng->name,
+				    .timing = timing_names[o.timing],
+				    .layout = layout_names[o.layout],
+				    .speed = o.speed,
+				    .iodepth = o.iodepth,
+				    .scale = o.scale,
+				    .targets = s.tpaths,
+				    .ntargets = s.ntargets};
 	for (unsigned int i = 0; i < o.nsweep; i++) {
-		struct rp_engine_cfg ec = { .targets = s.targets, .ntargets = s.ntargets,
-					    .depth = o.iodepth * o.sweep[i], .bufs = bufs,
-					    .buf_bytes = BUF_BYTES, .clock = &clk };
+		struct rp_engine_cfg ec = {.targets = s.targets,
+					   .ntargets = s.ntargets,
+					   .depth = o.iodepth * o.sweep[i],
+					   .bufs = bufs,
+					   .buf_bytes = BUF_BYTES,
+					   .clock = &clk};
 		struct rp_source *src = rp_prefetch__source(pf);
 
 		if (i && (err = src->rewind(src)) < 0) {

@@ -48,14 +48,14 @@ int64_t rp_io_exec_sync(const struct rp_target *t, const struct rp_io *io)
 			return ioctl(t->fd, BLKDISCARD, range) < 0 ? -errno : (int64_t)io->bytes;
 		}
 		return fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				 (off_t)io->offset, (off_t)io->bytes) < 0 ?
-			       -errno :
-			       (int64_t)io->bytes;
+				 (off_t)io->offset, (off_t)io->bytes) < 0
+			       ? -errno
+			       : (int64_t)io->bytes;
 	case RP_IO_ZERO:
 		return fallocate(t->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-				 (off_t)io->offset, (off_t)io->bytes) < 0 ?
-			       -errno :
-			       (int64_t)io->bytes;
+				 (off_t)io->offset, (off_t)io->bytes) < 0
+			       ? -errno
+			       : (int64_t)io->bytes;
 	}
 	return -EOPNOTSUPP;
 }

@@ -27,8 +27,8 @@ enum rp_io_op {
 struct rp_target {
 	int fd;
 	bool is_blkdev;
-	uint64_t size;     /* bytes */
-	uint32_t lbs;      /* logical block size (BLKSSZGET; 512 for files) */
+	uint64_t size;		       /* bytes */
+	uint32_t lbs;		       /* logical block size (BLKSSZGET; 512 for files) */
 	uint32_t dev_major, dev_minor; /* of the block device, or of the file's filesystem */
 	const char *path;
 };
@@ -37,27 +37,27 @@ struct rp_target {
 struct rp_io {
 	uint64_t offset;
 	uint64_t bytes;
-	void *buf;          /* bytes long, aligned to 4096 */
-	int buf_index;      /* registered buffer index, or -1 */
-	uint32_t target;    /* index into the engine's target table */
-	uint8_t op;         /* enum rp_io_op */
-	int64_t res;        /* bytes done, or -errno */
+	void *buf;	 /* bytes long, aligned to 4096 */
+	int buf_index;	 /* registered buffer index, or -1 */
+	uint32_t target; /* index into the engine's target table */
+	uint8_t op;	 /* enum rp_io_op */
+	int64_t res;	 /* bytes done, or -errno */
 	uint64_t complete_ns;
 	/* scheduler bookkeeping, opaque to engines */
 	uint64_t intended_ns, issue_ns, seq;
 	uint32_t dev, copy, lane, qd;
 	uint8_t trace_op;
-	bool busy;          /* in flight */
+	bool busy; /* in flight */
 };
 
 struct rp_engine_cfg {
 	const struct rp_target *targets;
 	unsigned int ntargets;
-	unsigned int depth;        /* most I/Os in flight at once */
-	void **bufs;               /* depth buffers of buf_bytes each, for registration */
+	unsigned int depth; /* most I/Os in flight at once */
+	void **bufs;	    /* depth buffers of buf_bytes each, for registration */
 	size_t buf_bytes;
 	const struct rp_clock *clock;
-	uint64_t null_latency_ns;  /* null engine: completes this long after submission */
+	uint64_t null_latency_ns; /* null engine: completes this long after submission */
 };
 
 struct rp_engine;
@@ -66,7 +66,8 @@ struct rp_engine_ops {
 	const char *name;
 	const char *summary;
 	int (*open)(struct rp_engine **ep, const struct rp_engine_cfg *cfg);
-	/* Submits n I/Os; returns how many were accepted (the rest stay with the caller) or -errno. */
+	/* Submits n I/Os; returns how many were accepted (the rest stay with the caller) or -errno.
+	 */
 	int (*submit)(struct rp_engine *e, struct rp_io **ios, unsigned int n);
 	/*
 	 * Returns up to max completed I/Os in done[] (count, or -errno). wait_until_ns 0: never

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* psync engine: a pool of threads running pread/pwrite/fsync/ioctl, for systems without io_uring. */
+/* psync engine: a pool of threads running pread/pwrite/fsync/ioctl, for systems without io_uring.
+ */
 #include "engine.h"
 #include "clock.h"
 
@@ -133,8 +134,8 @@ static int psync_reap(struct rp_engine *ee, struct rp_io **done, unsigned int ma
 
 	pthread_mutex_lock(&e->lock);
 	if (!e->done_count && wait_until_ns) {
-		struct timespec ts = { .tv_sec = (time_t)(wait_until_ns / 1000000000ull),
-				       .tv_nsec = (long)(wait_until_ns % 1000000000ull) };
+		struct timespec ts = {.tv_sec = (time_t)(wait_until_ns / 1000000000ull),
+				      .tv_nsec = (long)(wait_until_ns % 1000000000ull)};
 
 		pthread_cond_timedwait(&e->done_cv, &e->lock, &ts);
 	}

@@ -72,7 +72,8 @@ static int uring_open(struct rp_engine **ep, const struct rp_engine_cfg *cfg)
 	}
 	for (unsigned int i = 0; i < cfg->ntargets; i++)
 		fds[i] = cfg->targets[i].fd;
-	e->fixed_files = cfg->ntargets && io_uring_register_files(&e->ring, fds, cfg->ntargets) == 0;
+	e->fixed_files =
+		cfg->ntargets && io_uring_register_files(&e->ring, fds, cfg->ntargets) == 0;
 
 	if (cfg->bufs && cfg->buf_bytes) {
 		iov = calloc(cfg->depth, sizeof(*iov));

@@ -44,8 +44,8 @@ static void *writer_thread(void *arg)
 		pthread_cond_signal(&q->has_room);
 		pthread_mutex_unlock(&q->lock);
 		if (!q->err) {
-			int err = e.watermark ? btape_writer__advance(q->w, e.ev.issue_ns) :
-						btape_writer__add(q->w, &e.ev);
+			int err = e.watermark ? btape_writer__advance(q->w, e.ev.issue_ns)
+					      : btape_writer__add(q->w, &e.ev);
 
 			if (err < 0)
 				q->err = err;
@@ -91,7 +91,7 @@ static void push(struct rp_outq *q, const struct btape_event *ev, bool watermark
 	pthread_mutex_lock(&q->lock);
 	while (q->count == q->cap)
 		pthread_cond_wait(&q->has_room, &q->lock);
-	q->ring[(q->head + q->count) % q->cap] = (struct entry){ .ev = *ev, .watermark = watermark };
+	q->ring[(q->head + q->count) % q->cap] = (struct entry){.ev = *ev, .watermark = watermark};
 	q->count++;
 	if (q->count >= WAKE_BATCH || q->count == q->cap)
 		pthread_cond_signal(&q->has_work);
@@ -105,7 +105,7 @@ void rp_outq__push(struct rp_outq *q, const struct btape_event *ev)
 
 void rp_outq__watermark(struct rp_outq *q, uint64_t watermark_ns)
 {
-	struct btape_event ev = { .issue_ns = watermark_ns };
+	struct btape_event ev = {.issue_ns = watermark_ns};
 
 	push(q, &ev, true);
 }

@@ -8,8 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const io_op_names[RP_IO__COUNT] = { "read", "write", "flush", "discard",
-						       "write_zeroes" };
+static const char *const io_op_names[RP_IO__COUNT] = {"read", "write", "flush", "discard",
+						      "write_zeroes"};
 
 const char *rp_io_op_name(unsigned int op)
 {
@@ -111,7 +111,9 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	header(fp, info);
 	fprintf(fp, "  measured %.3f s: %" PRIu64 " I/Os, %.0f IOPS, %.1f MB/s%s\n", secs,
 		total_ios(st), rate(total_ios(st), secs), rate(total_bytes(st), secs) / 1e6,
-		st->interrupted ? " (interrupted)" : st->duration_hit ? " (duration reached)" : "");
+		st->interrupted	   ? " (interrupted)"
+		: st->duration_hit ? " (duration reached)"
+				   : "");
 	fprintf(fp, "  %-12s %10s %10s %9s %10s %10s %10s %10s %10s\n", "op", "ios", "IOPS", "MB/s",
 		"p50", "p90", "p99", "p99.9", "max");
 	for (unsigned int i = 0; i < RP_IO__COUNT; i++) {
@@ -152,8 +154,9 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 				sep = ", ";
 			}
 		}
-		fprintf(fp, "; of which refused by the target %" PRIu64 ", unmapped device %" PRIu64
-			    ")",
+		fprintf(fp,
+			"; of which refused by the target %" PRIu64 ", unmapped device %" PRIu64
+			")",
 			st->unsupported, st->unmapped);
 	}
 	fprintf(fp, "\n  trace events: %" PRIu64 " in %" PRIu64 " pass(es)\n", st->events,
@@ -194,7 +197,8 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 
 	fputc('{', fp);
 	json_info(fp, info);
-	fprintf(fp, ",\"scale\":%u,\"seconds\":%.6f,\"ios\":%" PRIu64 ",\"iops\":%.1f,\"mbps\":%.3f",
+	fprintf(fp,
+		",\"scale\":%u,\"seconds\":%.6f,\"ios\":%" PRIu64 ",\"iops\":%.1f,\"mbps\":%.3f",
 		info->scale, secs, total_ios(st), rate(total_ios(st), secs),
 		rate(total_bytes(st), secs) / 1e6);
 	fprintf(fp, ",\"ops\":{");
@@ -219,14 +223,16 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	}
 	fprintf(fp, ",\"depth_capped\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
-	fprintf(fp, ",\"skipped\":{\"total\":%" PRIu64 ",\"unsupported\":%" PRIu64
-		    ",\"unmapped\":%" PRIu64 ",\"by_op\":{",
+	fprintf(fp,
+		",\"skipped\":{\"total\":%" PRIu64 ",\"unsupported\":%" PRIu64
+		",\"unmapped\":%" PRIu64 ",\"by_op\":{",
 		total_skipped(st), st->unsupported, st->unmapped);
 	first = true;
 	for (unsigned int i = 0; i < 32; i++) {
 		if (!st->skipped[i])
 			continue;
-		fprintf(fp, "%s\"%s\":%" PRIu64, first ? "" : ",", btape_op_name(i), st->skipped[i]);
+		fprintf(fp, "%s\"%s\":%" PRIu64, first ? "" : ",", btape_op_name(i),
+			st->skipped[i]);
 		first = false;
 	}
 	fprintf(fp, "}},\"events\":%" PRIu64 ",\"passes\":%" PRIu64 ",\"interrupted\":%s}\n",
@@ -277,15 +283,17 @@ void rp_report_sweep_json(FILE *fp, const struct rp_run_info *info, const struct
 
 		if (steps[i].knee)
 			knee = (int)steps[i].factor;
-		fprintf(fp, "%s{\"scale\":%u,\"seconds\":%.6f,\"ios\":%" PRIu64
-			    ",\"iops\":%.1f,\"mbps\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f,\"ops\":{",
-			i ? "," : "", steps[i].factor, steps[i].seconds, steps[i].ios, steps[i].iops,
-			steps[i].mbps, (double)steps[i].p50_all / 1e3,
+		fprintf(fp,
+			"%s{\"scale\":%u,\"seconds\":%.6f,\"ios\":%" PRIu64
+			",\"iops\":%.1f,\"mbps\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f,\"ops\":{",
+			i ? "," : "", steps[i].factor, steps[i].seconds, steps[i].ios,
+			steps[i].iops, steps[i].mbps, (double)steps[i].p50_all / 1e3,
 			(double)steps[i].p99_all / 1e3);
 		for (unsigned int o = 0; o < RP_IO__COUNT; o++) {
 			if (!steps[i].op_ios[o])
 				continue;
-			fprintf(fp, "%s\"%s\":{\"ios\":%" PRIu64 ",\"p50_us\":%.3f,\"p99_us\":%.3f}",
+			fprintf(fp,
+				"%s\"%s\":{\"ios\":%" PRIu64 ",\"p50_us\":%.3f,\"p99_us\":%.3f}",
 				first ? "" : ",", rp_io_op_name(o), steps[i].op_ios[o],
 				(double)steps[i].p50[o] / 1e3, (double)steps[i].p99[o] / 1e3);
 			first = false;
@@ -329,10 +337,11 @@ void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct
 	}
 	xmax *= 1.1;
 	ymax *= 1.15;
-	fprintf(fp, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>biotape replay "
-		    "sweep</title>\n<style>body{font-family:sans-serif;margin:2em}"
-		    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
-		    "text-align:right}</style></head><body>\n<h1>Replay sweep: IOPS versus latency</h1>\n<p>");
+	fprintf(fp,
+		"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>biotape replay "
+		"sweep</title>\n<style>body{font-family:sans-serif;margin:2em}"
+		"table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
+		"text-align:right}</style></head><body>\n<h1>Replay sweep: IOPS versus latency</h1>\n<p>");
 	html_esc(fp, info->trace);
 	fprintf(fp, " &rarr; ");
 	for (unsigned int i = 0; i < info->ntargets; i++) {
@@ -341,31 +350,43 @@ void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct
 	}
 	fprintf(fp, " (engine %s, timing %s, iodepth %u per copy, layout %s)</p>\n", info->engine,
 		info->timing, info->iodepth, info->layout);
-	fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		    "viewBox=\"0 0 %.0f %.0f\">\n", W, H, W, H);
-	fprintf(fp, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W, H);
+	fprintf(fp,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"viewBox=\"0 0 %.0f %.0f\">\n",
+		W, H, W, H);
+	fprintf(fp, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W,
+		H);
 	/* axes and grid */
 	for (int g = 0; g <= 5; g++) {
 		double x = L + (W - L - R) * g / 5, y = H - B - (H - T - B) * g / 5;
 
-		fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
+		fprintf(fp,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
 			L, y, W - R, y);
-		fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
+		fprintf(fp,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
 			x, T, x, H - B);
-		fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">%.0f"
-			    "</text>\n", x, H - B + 16, xmax * g / 5);
-		fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.0f"
-			    "</text>\n", L - 6, y + 4, ymax * g / 5);
+		fprintf(fp,
+			"<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">%.0f"
+			"</text>\n",
+			x, H - B + 16, xmax * g / 5);
+		fprintf(fp,
+			"<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.0f"
+			"</text>\n",
+			L - 6, y + 4, ymax * g / 5);
 	}
 	fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L,
 		H - B, W - R, H - B);
 	fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L,
 		T, L, H - B);
-	fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" text-anchor=\"middle\">IOPS"
-		    "</text>\n", (L + W - R) / 2, H - 18);
-	fprintf(fp, "<text x=\"18\" y=\"%.1f\" font-size=\"13\" text-anchor=\"middle\" "
-		    "transform=\"rotate(-90 18 %.1f)\">latency (us)</text>\n", (T + H - B) / 2,
-		(T + H - B) / 2);
+	fprintf(fp,
+		"<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" text-anchor=\"middle\">IOPS"
+		"</text>\n",
+		(L + W - R) / 2, H - 18);
+	fprintf(fp,
+		"<text x=\"18\" y=\"%.1f\" font-size=\"13\" text-anchor=\"middle\" "
+		"transform=\"rotate(-90 18 %.1f)\">latency (us)</text>\n",
+		(T + H - B) / 2, (T + H - B) / 2);
 	for (int series = 0; series < 2; series++) {
 		const char *color = series ? "#d62728" : "#1f77b4";
 
@@ -383,8 +404,9 @@ void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct
 			double x = L + (W - L - R) * steps[i].iops / xmax;
 			double y = H - B - (H - T - B) * lat / ymax;
 
-			fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"><title>scale "
-				    "%u: %.0f IOPS, p%s %.1f us</title></circle>\n",
+			fprintf(fp,
+				"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"><title>scale "
+				"%u: %.0f IOPS, p%s %.1f us</title></circle>\n",
 				x, y, steps[i].knee && series ? 7 : 4, color, steps[i].factor,
 				steps[i].iops, series ? "99" : "50", lat);
 			fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">x%u%s</text>\n",
@@ -399,10 +421,12 @@ void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct
 	fprintf(fp, "</svg>\n<table><tr><th>scale</th><th>IOPS</th><th>MB/s</th><th>p50 (us)</th>"
 		    "<th>p99 (us)</th><th></th></tr>\n");
 	for (unsigned int i = 0; i < n; i++)
-		fprintf(fp, "<tr><td>%u</td><td>%.0f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
-			    "<td>%s</td></tr>\n",
-			steps[i].factor, steps[i].iops, steps[i].mbps, (double)steps[i].p50_all / 1e3,
-			(double)steps[i].p99_all / 1e3, steps[i].knee ? "knee" : "");
+		fprintf(fp,
+			"<tr><td>%u</td><td>%.0f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
+			"<td>%s</td></tr>\n",
+			steps[i].factor, steps[i].iops, steps[i].mbps,
+			(double)steps[i].p50_all / 1e3, (double)steps[i].p99_all / 1e3,
+			steps[i].knee ? "knee" : "");
 	fprintf(fp, "</table>\n<p>Knee: the first step where p99 latency grows by a larger factor "
 		    "than IOPS.</p>\n</body></html>\n");
 }

@@ -33,8 +33,7 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-void rp_payload_init(struct rp_payload *p, int kind, double compress, double dedupe,
-		     uint64_t seed)
+void rp_payload_init(struct rp_payload *p, int kind, double compress, double dedupe, uint64_t seed)
 {
 	uint64_t s = seed ? seed : 0x62696f74617065ull;
 	size_t random_bytes = sizeof(p->pattern);
@@ -105,8 +104,8 @@ uint64_t rp_region_bytes(const struct rp_sched_cfg *cfg, const struct rp_target 
 	return region / lbs * lbs;
 }
 
-int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy,
-		  uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes)
+int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy, uint64_t offset,
+		  uint64_t bytes, uint64_t *toff, uint64_t *tbytes)
 {
 	const struct rp_target *t;
 	uint64_t lbs, region, a, end, len, src;
@@ -237,8 +236,8 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 	    (io->res == -EINVAL && (io->op == RP_IO_DISCARD || io->op == RP_IO_ZERO))) {
 		st->unsupported++;
 		st->skipped[io->trace_op < 32 ? io->trace_op : 31]++;
-	} else if (io->res < 0 ||
-		   ((io->op == RP_IO_READ || io->op == RP_IO_WRITE) && (uint64_t)io->res < io->bytes)) {
+	} else if (io->res < 0 || ((io->op == RP_IO_READ || io->op == RP_IO_WRITE) &&
+				   (uint64_t)io->res < io->bytes)) {
 		if (!st->errors) {
 			st->first_error = io->res < 0 ? (int)io->res : -EIO;
 			st->first_error_offset = io->offset;
@@ -250,7 +249,8 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 		st->bytes[io->op] += io->res > 0 ? (uint64_t)io->res : 0;
 		rp_hist_add(&st->lat[io->op], io->complete_ns - io->issue_ns);
 		if (r->cfg->timing == RP_TIMING_ORIGINAL) {
-			uint64_t err = io->issue_ns > io->intended_ns ? io->issue_ns - io->intended_ns : 0;
+			uint64_t err =
+				io->issue_ns > io->intended_ns ? io->issue_ns - io->intended_ns : 0;
 
 			rp_hist_add(&st->issue_err, err);
 			if (err > RP_LATE_NS)
@@ -457,7 +457,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 		 struct rp_engine *e, const struct rp_clock *clock, struct rp_source *src,
 		 struct rp_stats *st)
 {
-	struct run rr = { .cfg = cfg, .ops = ops, .e = e, .clock = clock, .src = src, .st = st };
+	struct run rr = {.cfg = cfg, .ops = ops, .e = e, .clock = clock, .src = src, .st = st};
 	struct run *r = &rr;
 	struct rp_io *batch[BATCH_MAX];
 	uint64_t next_tick, end_ns = 0;
@@ -485,8 +485,8 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	r->nfree = r->depth;
 
 	/* original timing: a little headroom before the first deadline */
-	st->start_ns = clock->now(clock) +
-		       (cfg->timing == RP_TIMING_ORIGINAL ? RP_START_DELAY_NS : 0);
+	st->start_ns =
+		clock->now(clock) + (cfg->timing == RP_TIMING_ORIGINAL ? RP_START_DELAY_NS : 0);
 	st->measure_start_ns = st->start_ns + cfg->warmup_ns;
 	if (cfg->duration_ns)
 		end_ns = st->start_ns + cfg->duration_ns;
@@ -545,7 +545,8 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 					break;
 				}
 			} else if (cfg->timing == RP_TIMING_LOAD) {
-				unsigned int qd = (ev->present & BTAPE_HAS_QD) && ev->qd ? ev->qd : 1;
+				unsigned int qd =
+					(ev->present & BTAPE_HAS_QD) && ev->qd ? ev->qd : 1;
 				unsigned int lane = r->copy * cfg->ndev + ev->dev;
 
 				if (r->lane_inflight[lane] >= qd)

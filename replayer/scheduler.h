@@ -23,7 +23,7 @@ enum rp_timing { RP_TIMING_ORIGINAL, RP_TIMING_AFAP, RP_TIMING_LOAD };
 enum rp_layout { RP_LAYOUT_SHARD, RP_LAYOUT_OVERLAY };
 enum rp_fit { RP_FIT_ERROR, RP_FIT_WRAP, RP_FIT_SCALE };
 
-#define RP_LATE_NS 100000ull   /* an I/O issued more than this after its deadline is late */
+#define RP_LATE_NS 100000ull	     /* an I/O issued more than this after its deadline is late */
 #define RP_START_DELAY_NS 2000000ull /* first deadline this long after the run starts */
 
 #define RP_NO_TARGET UINT32_MAX
@@ -36,41 +36,41 @@ struct rp_devmap {
 };
 
 struct rp_payload {
-	int kind;          /* RP_PAYLOAD_* */
-	double compress;   /* compressible:R -> data compresses about R:1 */
-	double dedupe;     /* dedupe ratio R >= 1: about 1 - 1/R of blocks are duplicates */
+	int kind;	 /* RP_PAYLOAD_* */
+	double compress; /* compressible:R -> data compresses about R:1 */
+	double dedupe;	 /* dedupe ratio R >= 1: about 1 - 1/R of blocks are duplicates */
 	uint8_t pattern[4096];
 	uint64_t seed;
 };
 enum { RP_PAYLOAD_ZERO, RP_PAYLOAD_RANDOM, RP_PAYLOAD_COMPRESSIBLE };
 
 /* Builds the 4 KiB base pattern for kind/compress. */
-void rp_payload_init(struct rp_payload *p, int kind, double compress, double dedupe,
-		     uint64_t seed);
-/* Fills a write buffer (already holding the pattern) for the seq-th write: unique unless deduped. */
+void rp_payload_init(struct rp_payload *p, int kind, double compress, double dedupe, uint64_t seed);
+/* Fills a write buffer (already holding the pattern) for the seq-th write: unique unless deduped.
+ */
 void rp_payload_stamp(const struct rp_payload *p, void *buf, uint64_t bytes, uint64_t seq);
 /* Fills a fresh buffer with the pattern. */
 void rp_payload_fill(const struct rp_payload *p, void *buf, uint64_t bytes);
 
 struct rp_stats {
-	uint64_t start_ns;            /* the first deadline (original timing), or the run start */
-	uint64_t measure_start_ns;    /* start + warmup */
-	uint64_t end_ns;              /* last completion */
-	uint64_t issued, completed;   /* every I/O, warmup included */
-	uint64_t ios[RP_IO__COUNT];   /* measured (after warmup), by engine op */
+	uint64_t start_ns;	    /* the first deadline (original timing), or the run start */
+	uint64_t measure_start_ns;  /* start + warmup */
+	uint64_t end_ns;	    /* last completion */
+	uint64_t issued, completed; /* every I/O, warmup included */
+	uint64_t ios[RP_IO__COUNT]; /* measured (after warmup), by engine op */
 	uint64_t bytes[RP_IO__COUNT];
 	struct rp_hist lat[RP_IO__COUNT];
-	struct rp_hist issue_err;     /* original timing: actual - intended issue time */
-	uint64_t late;                /* issue error > RP_LATE_NS */
-	uint64_t depth_capped;        /* I/Os held back by the depth cap past their deadline */
-	uint64_t skipped[32];         /* by btape op: not doable here (never silently lost) */
-	uint64_t unsupported;         /* of which: the target refused (EOPNOTSUPP) */
-	uint64_t unmapped;            /* of which: on a recorded device with no target */
-	uint64_t errors;              /* I/Os that failed or came back short */
-	int first_error;              /* -errno of the first failure */
+	struct rp_hist issue_err; /* original timing: actual - intended issue time */
+	uint64_t late;		  /* issue error > RP_LATE_NS */
+	uint64_t depth_capped;	  /* I/Os held back by the depth cap past their deadline */
+	uint64_t skipped[32];	  /* by btape op: not doable here (never silently lost) */
+	uint64_t unsupported;	  /* of which: the target refused (EOPNOTSUPP) */
+	uint64_t unmapped;	  /* of which: on a recorded device with no target */
+	uint64_t errors;	  /* I/Os that failed or came back short */
+	int first_error;	  /* -errno of the first failure */
 	uint64_t first_error_offset;
-	uint64_t events;              /* trace events consumed (all loops) */
-	uint64_t loops;               /* completed passes over the trace */
+	uint64_t events; /* trace events consumed (all loops) */
+	uint64_t loops;	 /* completed passes over the trace */
 	unsigned int max_inflight;
 	bool interrupted;
 	bool duration_hit;
@@ -78,24 +78,24 @@ struct rp_stats {
 
 struct rp_sched_cfg {
 	enum rp_timing timing;
-	double speed;                 /* original timing: 2 = twice as fast */
-	unsigned int iodepth;         /* cap on I/Os in flight per copy */
-	unsigned int scale;           /* copies replayed at once (>= 1) */
+	double speed;	      /* original timing: 2 = twice as fast */
+	unsigned int iodepth; /* cap on I/Os in flight per copy */
+	unsigned int scale;   /* copies replayed at once (>= 1) */
 	enum rp_layout layout;
 	enum rp_fit fit;
-	unsigned int loops;           /* passes; 0: until duration_ns */
-	uint64_t duration_ns;         /* 0: no limit */
-	uint64_t warmup_ns;           /* I/Os due earlier than this after start are not measured */
-	bool allow_writes;            /* --write */
-	bool writes_as_reads;         /* --writes-as-reads */
+	unsigned int loops;   /* passes; 0: until duration_ns */
+	uint64_t duration_ns; /* 0: no limit */
+	uint64_t warmup_ns;   /* I/Os due earlier than this after start are not measured */
+	bool allow_writes;    /* --write */
+	bool writes_as_reads; /* --writes-as-reads */
 	uint32_t ndev;
 	const struct rp_devmap *devs;
 	const struct rp_target *targets;
 	unsigned int ntargets;
 	const struct rp_payload *payload; /* NULL: buffers as they are */
-	void **bufs;                  /* iodepth * scale buffers of buf_bytes (registered) */
+	void **bufs;			  /* iodepth * scale buffers of buf_bytes (registered) */
 	size_t buf_bytes;
-	volatile sig_atomic_t *stop;  /* set asynchronously: stop issuing, drain, return */
+	volatile sig_atomic_t *stop; /* set asynchronously: stop issuing, drain, return */
 	/* hooks (may be NULL) */
 	void (*on_done)(void *ctx, const struct rp_io *io); /* every completed I/O */
 	void (*on_tick)(void *ctx, const struct rp_stats *st, uint64_t now);
@@ -111,8 +111,8 @@ struct rp_sched_cfg {
  * (overlay), fitted by cfg->fit. Returns 0, or -ERANGE when it does not fit under --fit error
  * (or is larger than the region), -EINVAL for a bad device index.
  */
-int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy,
-		  uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes);
+int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy, uint64_t offset,
+		  uint64_t bytes, uint64_t *toff, uint64_t *tbytes);
 /* Region size of one copy on target t. */
 uint64_t rp_region_bytes(const struct rp_sched_cfg *cfg, const struct rp_target *t);
 

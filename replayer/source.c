@@ -65,7 +65,7 @@ struct rp_prefetch {
 	unsigned int head, count;
 	int consumer_holds; /* index of the block handed out, or -1 */
 	bool stop, running, ended;
-	bool loop_ahead;    /* after the end, the decoder goes on with the next pass */
+	bool loop_ahead; /* after the end, the decoder goes on with the next pass */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
@@ -171,7 +171,7 @@ static int start_thread(struct rp_prefetch *p)
 	p->ended = false;
 	p->errmsg[0] = '\0';
 	pthread_attr_t attr;
-	struct sched_param sp = { .sched_priority = 0 };
+	struct sched_param sp = {.sched_priority = 0};
 
 	/* the decoder runs as a normal thread even when the issuing thread is real-time */
 	pthread_attr_init(&attr);

@@ -16,7 +16,8 @@ struct btape_meta;
 struct btape_summary;
 
 struct rp_source {
-	/* Points *evs at the next batch (valid until the next call): count, 0 at the end, -errno. */
+	/* Points *evs at the next batch (valid until the next call): count, 0 at the end, -errno.
+	 */
 	int (*next_batch)(struct rp_source *s, const struct btape_event **evs);
 	/* Restarts from the first event: 0 or -errno. */
 	int (*rewind)(struct rp_source *s);

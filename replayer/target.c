@@ -64,7 +64,8 @@ int rp_blkdev_mounted(uint32_t major, uint32_t minor, char *where, size_t len)
 			if (sscanf(line, "%4095s", path) != 1 || path[0] != '/')
 				continue;
 			if (stat(path, &sb) == 0 && S_ISBLK(sb.st_mode) &&
-			    same_or_partition_of(major(sb.st_rdev), minor(sb.st_rdev), major, minor)) {
+			    same_or_partition_of(major(sb.st_rdev), minor(sb.st_rdev), major,
+						 minor)) {
 				snprintf(where, len, "in use as swap (%s)", path);
 				found = 1;
 				break;
@@ -175,8 +176,8 @@ static uint32_t file_dio_align(int fd)
 	return 4096;
 }
 
-int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o,
-		   char *why, size_t whylen)
+int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o, char *why,
+		   size_t whylen)
 {
 	struct stat sb;
 	int flags, err, fd = -1;
@@ -193,8 +194,9 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 			return err;
 		}
 		if (!o->create_size) {
-			snprintf(why, whylen, "does not exist, and the trace does not say how big "
-					      "to make it");
+			snprintf(why, whylen,
+				 "does not exist, and the trace does not say how big "
+				 "to make it");
 			return -ENOENT;
 		}
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -235,20 +237,23 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 			return -EBUSY;
 		}
 		if (rp_blkdev_held(t->dev_major, t->dev_minor, what, sizeof(what)) > 0) {
-			snprintf(why, whylen, "refusing to write: the device is in use by %s", what);
+			snprintf(why, whylen, "refusing to write: the device is in use by %s",
+				 what);
 			return -EBUSY;
 		}
 	}
 	if (o->write && !o->force && !created && (t->is_blkdev || sb.st_size > 0)) {
 		err = rp_probe_signature(path, what, sizeof(what));
 		if (err > 0) {
-			snprintf(why, whylen,
-				 "refusing to write: it holds a %s signature (--force to overwrite)",
-				 what);
+			snprintf(
+				why, whylen,
+				"refusing to write: it holds a %s signature (--force to overwrite)",
+				what);
 			return -EEXIST;
 		}
 		if (err < 0 && t->is_blkdev) {
-			snprintf(why, whylen, "refusing to write: cannot probe it for signatures: %s",
+			snprintf(why, whylen,
+				 "refusing to write: cannot probe it for signatures: %s",
 				 strerror(-err));
 			return err;
 		}

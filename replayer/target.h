@@ -13,9 +13,9 @@
 #include "engine.h"
 
 struct rp_target_opts {
-	bool write;           /* the replay will write (or discard) */
-	bool force;           /* accept a target with a filesystem/partition signature */
-	bool buffered;        /* no O_DIRECT */
+	bool write;	      /* the replay will write (or discard) */
+	bool force;	      /* accept a target with a filesystem/partition signature */
+	bool buffered;	      /* no O_DIRECT */
 	uint64_t create_size; /* size of a file target created when missing (0: refuse to create) */
 };
 
@@ -23,8 +23,8 @@ struct rp_target_opts {
  * Opens (creating a missing file) path into *t. Returns 0, or -errno with a one-line reason
  * in why: -EBUSY mounted / in use, -EEXIST signature found, others from the system.
  */
-int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o,
-		   char *why, size_t whylen);
+int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o, char *why,
+		   size_t whylen);
 void rp_target_close(struct rp_target *t); /* NULL-safe, idempotent */
 
 /* 1 when the block device maj:min (or one of its partitions) is mounted, or a swap; 0; -errno. */

@@ -14,8 +14,10 @@
 int main(int argc, char **argv)
 {
 	static const char *const act[BTAPE_OP__COUNT] = {
-		[BTAPE_OP_READ] = "read", [BTAPE_OP_WRITE] = "write",
-		[BTAPE_OP_FLUSH] = "sync", [BTAPE_OP_DISCARD] = "trim",
+		[BTAPE_OP_READ] = "read",
+		[BTAPE_OP_WRITE] = "write",
+		[BTAPE_OP_FLUSH] = "sync",
+		[BTAPE_OP_DISCARD] = "trim",
 	};
 	struct btape_reader *r = NULL;
 	const struct btape_event *evs;

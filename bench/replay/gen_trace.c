@@ -43,27 +43,57 @@ int main(int argc, char **argv)
 	unsigned int qd = 1, ndev = 1;
 	struct btape_meta meta;
 	struct btape_writer *w = NULL;
-	struct btape_writer_opts wo = { .sz = sizeof(wo) };
+	struct btape_writer_opts wo = {.sz = sizeof(wo)};
 	int c, err, read_pct = 100;
 	bool seq = false;
 
 	while ((c = getopt(argc, argv, "o:n:r:a:p:b:s:S:q:d:N:F:D:l:x:")) != -1) {
 		switch (c) {
-		case 'o': out = optarg; break;
-		case 'n': n = strtoull(optarg, NULL, 0); break;
-		case 'r': rate = strtod(optarg, NULL); break;
-		case 'a': arrival = optarg; break;
-		case 'p': pattern = optarg; break;
-		case 'b': bs = strtoull(optarg, NULL, 0); break;
-		case 's': span = strtoull(optarg, NULL, 0); break;
-		case 'S': devsize = strtoull(optarg, NULL, 0); break;
-		case 'q': qd = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'd': ndev = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'N': name = optarg; break;
-		case 'F': flush_every = strtoull(optarg, NULL, 0); break;
-		case 'D': discard_every = strtoull(optarg, NULL, 0); break;
-		case 'l': lbs = strtoull(optarg, NULL, 0); break;
-		case 'x': seed = strtoull(optarg, NULL, 0); break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'n':
+			n = strtoull(optarg, NULL, 0);
+			break;
+		case 'r':
+			rate = strtod(optarg, NULL);
+			break;
+		case 'a':
+			arrival = optarg;
+			break;
+		case 'p':
+			pattern = optarg;
+			break;
+		case 'b':
+			bs = strtoull(optarg, NULL, 0);
+			break;
+		case 's':
+			span = strtoull(optarg, NULL, 0);
+			break;
+		case 'S':
+			devsize = strtoull(optarg, NULL, 0);
+			break;
+		case 'q':
+			qd = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'd':
+			ndev = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'N':
+			name = optarg;
+			break;
+		case 'F':
+			flush_every = strtoull(optarg, NULL, 0);
+			break;
+		case 'D':
+			discard_every = strtoull(optarg, NULL, 0);
+			break;
+		case 'l':
+			lbs = strtoull(optarg, NULL, 0);
+			break;
+		case 'x':
+			seed = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			fprintf(stderr, "gen_trace: bad option (see the comment in gen_trace.c)\n");
 			return 2;
@@ -102,9 +132,12 @@ int main(int argc, char **argv)
 	meta.clock_mono_ns = 1000000000ull;
 	meta.clock_real_ns = (uint64_t)time(NULL) * 1000000000ull;
 	for (unsigned int d = 0; d < ndev; d++) {
-		struct btape_device dev = { .size_bytes = devsize, .logical_block = (uint32_t)lbs,
-					    .physical_block = 4096, .rotational = 0,
-					    .dev_t_major = 7, .dev_t_minor = d };
+		struct btape_device dev = {.size_bytes = devsize,
+					   .logical_block = (uint32_t)lbs,
+					   .physical_block = 4096,
+					   .rotational = 0,
+					   .dev_t_major = 7,
+					   .dev_t_minor = d};
 
 		if (ndev == 1)
 			snprintf(dev.name, sizeof(dev.name), "%s", name);
@@ -124,7 +157,7 @@ int main(int argc, char **argv)
 	double gap = 1e9 / rate;
 
 	for (uint64_t i = 0; i < n; i++) {
-		struct btape_event ev = { 0 };
+		struct btape_event ev = {0};
 
 		ev.issue_ns = t;
 		ev.complete_ns = t + 50000;

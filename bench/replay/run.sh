@@ -69,12 +69,12 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fidelity ]; then
 		for who in biotape fio; do
 			if [ $who = biotape ]; then
 				cmd=("$BT" replay "$W/p.btape" --target "$L" --json --no-progress)
-				${RT:+cmd+=(--rt-priority "$RT")}
+				if [ -n "${RT:-}" ]; then cmd+=(--rt-priority "$RT"); fi
 			else
 				cmd=(fio --name=fid --read_iolog="$W/p.iolog" --ioengine=io_uring
 					--iodepth=32 --direct=1 --output-format=json)
 				# RT=N: fio gets the same real-time priority (all its threads)
-				[ -n "${RT:-}" ] && cmd=(chrt -f "$RT" "${cmd[@]}")
+				if [ -n "${RT:-}" ]; then cmd=(chrt -f "$RT" "${cmd[@]}"); fi
 			fi
 			if [ $have_rec = 1 ]; then
 				"$BT" record -o "$W/rec.btape" -d "$L" -- "${cmd[@]}" >"$W/$who.json" \

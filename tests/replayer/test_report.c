@@ -14,8 +14,11 @@
 
 static struct rp_step step(unsigned int f, double iops, uint64_t p99_us)
 {
-	struct rp_step s = { .factor = f, .iops = iops, .ios = 1000, .p50_all = p99_us * 500,
-			     .p99_all = p99_us * 1000 };
+	struct rp_step s = {.factor = f,
+			    .iops = iops,
+			    .ios = 1000,
+			    .p50_all = p99_us * 500,
+			    .p99_all = p99_us * 1000};
 
 	s.op_ios[RP_IO_READ] = 1000;
 	s.p50[RP_IO_READ] = s.p50_all;
@@ -26,8 +29,8 @@ static struct rp_step step(unsigned int f, double iops, uint64_t p99_us)
 static void test_knee(void **state)
 {
 	/* IOPS doubles with latency flat, then IOPS +10% while p99 x3: knee at the 3rd step */
-	struct rp_step s[] = { step(1, 10000, 100), step(2, 20000, 105), step(4, 22000, 300),
-			       step(8, 22500, 900) };
+	struct rp_step s[] = {step(1, 10000, 100), step(2, 20000, 105), step(4, 22000, 300),
+			      step(8, 22500, 900)};
 
 	assert_int_equal(rp_steps_mark_knee(s, 4), 2);
 	assert_true(s[2].knee);
@@ -35,7 +38,7 @@ static void test_knee(void **state)
 	assert_false(s[3].knee); /* only the first */
 
 	/* linear scaling: no knee */
-	struct rp_step t[] = { step(1, 10000, 100), step(2, 20000, 100), step(4, 40000, 120) };
+	struct rp_step t[] = {step(1, 10000, 100), step(2, 20000, 100), step(4, 40000, 120)};
 
 	assert_int_equal(rp_steps_mark_knee(t, 3), -1);
 	/* a single step has no knee */
@@ -44,11 +47,17 @@ static void test_knee(void **state)
 
 static void test_html_selfcontained(void **state)
 {
-	struct rp_step s[] = { step(1, 10000, 100), step(2, 20000, 105), step(4, 22000, 300) };
-	const char *targets[] = { "/dev/loop<1>" };
-	struct rp_run_info info = { .trace = "t&.btape", .engine = "io_uring", .timing = "afap",
-				    .layout = "shard", .speed = 1, .iodepth = 32, .scale = 1,
-				    .targets = targets, .ntargets = 1 };
+	struct rp_step s[] = {step(1, 10000, 100), step(2, 20000, 105), step(4, 22000, 300)};
+	const char *targets[] = {"/dev/loop<1>"};
+	struct rp_run_info info = {.trace = "t&.btape",
+				   .engine = "io_uring",
+				   .timing = "afap",
+				   .layout = "shard",
+				   .speed = 1,
+				   .iodepth = 32,
+				   .scale = 1,
+				   .targets = targets,
+				   .ntargets = 1};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);

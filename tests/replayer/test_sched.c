@@ -54,13 +54,22 @@ static struct fixture *fx_new(void)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	rp_clock_init_fake(&f->clock, 1000000000ull);
-	f->target = (struct rp_target){ .fd = -1, .size = 64 * MIB, .lbs = 512, .path = "t" };
-	f->dev = (struct rp_devmap){ .target = 0, .src_size = 64 * MIB };
+	f->target = (struct rp_target){.fd = -1, .size = 64 * MIB, .lbs = 512, .path = "t"};
+	f->dev = (struct rp_devmap){.target = 0, .src_size = 64 * MIB};
 	f->cfg = (struct rp_sched_cfg){
-		.timing = RP_TIMING_ORIGINAL, .speed = 1, .iodepth = 64, .scale = 1,
-		.layout = RP_LAYOUT_SHARD, .fit = RP_FIT_ERROR, .loops = 1, .ndev = 1,
-		.devs = &f->dev, .targets = &f->target, .ntargets = 1,
-		.on_done = on_done, .ctx = &f->cap,
+		.timing = RP_TIMING_ORIGINAL,
+		.speed = 1,
+		.iodepth = 64,
+		.scale = 1,
+		.layout = RP_LAYOUT_SHARD,
+		.fit = RP_FIT_ERROR,
+		.loops = 1,
+		.ndev = 1,
+		.devs = &f->dev,
+		.targets = &f->target,
+		.ntargets = 1,
+		.on_done = on_done,
+		.ctx = &f->cap,
 	};
 	f->cap.clock = &f->clock;
 	return f;
@@ -70,9 +79,11 @@ static int fx_run(struct fixture *f, const struct btape_event *evs, size_t n)
 {
 	struct rp_array_source src;
 	struct rp_engine *e = NULL;
-	struct rp_engine_cfg ec = { .targets = &f->target, .ntargets = 1,
-				    .depth = f->cfg.iodepth * f->cfg.scale, .clock = &f->clock,
-				    .null_latency_ns = f->latency_ns };
+	struct rp_engine_cfg ec = {.targets = &f->target,
+				   .ntargets = 1,
+				   .depth = f->cfg.iodepth * f->cfg.scale,
+				   .clock = &f->clock,
+				   .null_latency_ns = f->latency_ns};
 	int err;
 
 	rp_array_source_init(&src, evs, n, 3); /* small batches: crosses batch edges */
@@ -84,8 +95,8 @@ static int fx_run(struct fixture *f, const struct btape_event *evs, size_t n)
 
 static struct btape_event ev_at(uint64_t t_us, uint8_t op, uint64_t sector, uint64_t bytes)
 {
-	return (struct btape_event){ .issue_ns = 5000000000ull + t_us * US, .op = op,
-				     .sector = sector, .bytes = bytes };
+	return (struct btape_event){
+		.issue_ns = 5000000000ull + t_us * US, .op = op, .sector = sector, .bytes = bytes};
 }
 
 /* issue time relative to the first deadline */
@@ -97,7 +108,7 @@ static uint64_t rel(const struct fixture *f, unsigned int i)
 static void test_hist_error_bounded(void **state)
 {
 	struct rp_hist *h = malloc(sizeof(*h));
-	double qs[] = { 0.5, 0.9, 0.99, 0.999 };
+	double qs[] = {0.5, 0.9, 0.99, 0.999};
 
 	rp_hist_reset(h);
 	for (uint64_t v = 1; v <= 1000000; v++)
@@ -122,10 +133,9 @@ static void test_hist_error_bounded(void **state)
 static void test_deadlines_exact(void **state)
 {
 	struct fixture *f = fx_new();
-	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
-				     ev_at(100, BTAPE_OP_READ, 8, 4096),
-				     ev_at(250, BTAPE_OP_READ, 16, 4096),
-				     ev_at(1000, BTAPE_OP_READ, 24, 4096) };
+	struct btape_event evs[] = {
+		ev_at(0, BTAPE_OP_READ, 0, 4096), ev_at(100, BTAPE_OP_READ, 8, 4096),
+		ev_at(250, BTAPE_OP_READ, 16, 4096), ev_at(1000, BTAPE_OP_READ, 24, 4096)};
 
 	assert_int_equal(fx_run(f, evs, 4), 0);
 	assert_int_equal(f->cap.n, 4);
@@ -144,9 +154,9 @@ static void test_deadlines_exact(void **state)
 static void test_speed(void **state)
 {
 	struct fixture *f = fx_new();
-	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
-				     ev_at(100, BTAPE_OP_READ, 8, 4096),
-				     ev_at(1000, BTAPE_OP_READ, 24, 4096) };
+	struct btape_event evs[] = {ev_at(0, BTAPE_OP_READ, 0, 4096),
+				    ev_at(100, BTAPE_OP_READ, 8, 4096),
+				    ev_at(1000, BTAPE_OP_READ, 24, 4096)};
 
 	f->cfg.speed = 2;
 	assert_int_equal(fx_run(f, evs, 3), 0);
@@ -163,10 +173,9 @@ static void test_speed(void **state)
 static void test_late_does_not_shift(void **state)
 {
 	struct fixture *f = fx_new();
-	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
-				     ev_at(100, BTAPE_OP_READ, 8, 4096),
-				     ev_at(350, BTAPE_OP_READ, 16, 4096),
-				     ev_at(1000, BTAPE_OP_READ, 24, 4096) };
+	struct btape_event evs[] = {
+		ev_at(0, BTAPE_OP_READ, 0, 4096), ev_at(100, BTAPE_OP_READ, 8, 4096),
+		ev_at(350, BTAPE_OP_READ, 16, 4096), ev_at(1000, BTAPE_OP_READ, 24, 4096)};
 
 	f->cap.stall_after_first_ns = 300 * US;
 	assert_int_equal(fx_run(f, evs, 4), 0);
@@ -183,9 +192,9 @@ static void test_late_does_not_shift(void **state)
 static void test_depth_cap_original(void **state)
 {
 	struct fixture *f = fx_new();
-	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
-				     ev_at(10, BTAPE_OP_READ, 8, 4096),
-				     ev_at(400, BTAPE_OP_READ, 16, 4096) };
+	struct btape_event evs[] = {ev_at(0, BTAPE_OP_READ, 0, 4096),
+				    ev_at(10, BTAPE_OP_READ, 8, 4096),
+				    ev_at(400, BTAPE_OP_READ, 16, 4096)};
 
 	f->cfg.iodepth = 1;
 	f->latency_ns = 150 * US;
@@ -247,8 +256,8 @@ static void test_load_keeps_recorded_qd(void **state)
 static void test_shard_and_overlay(void **state)
 {
 	struct fixture *f = fx_new();
-	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
-				     ev_at(10, BTAPE_OP_READ, 2048, 8192) };
+	struct btape_event evs[] = {ev_at(0, BTAPE_OP_READ, 0, 4096),
+				    ev_at(10, BTAPE_OP_READ, 2048, 8192)};
 	uint64_t off, len;
 
 	f->cfg.scale = 4;
@@ -311,8 +320,8 @@ static void test_fit_rules(void **state)
 	assert_int_equal(rp_map_extent(&f->cfg, 3, 0, 0, 4096, &off, &len), -EINVAL);
 	/* a run under --fit error fails at the offending I/O instead of writing elsewhere */
 	f->cfg.fit = RP_FIT_ERROR;
-	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
-				     ev_at(10, BTAPE_OP_READ, 3 * MIB / 512, 4096) };
+	struct btape_event evs[] = {ev_at(0, BTAPE_OP_READ, 0, 4096),
+				    ev_at(10, BTAPE_OP_READ, 3 * MIB / 512, 4096)};
 	assert_int_equal(fx_run(f, evs, 2), -ERANGE);
 	assert_int_equal(f->cap.n, 1);
 	free(f);
@@ -340,12 +349,10 @@ static void test_alignment(void **state)
 static void test_ops_and_safety(void **state)
 {
 	struct fixture *f = fx_new();
-	struct btape_event evs[] = { ev_at(0, BTAPE_OP_WRITE, 0, 4096),
-				     ev_at(1, BTAPE_OP_READ, 8, 4096),
-				     ev_at(2, BTAPE_OP_FLUSH, 0, 0),
-				     ev_at(3, BTAPE_OP_DISCARD, 16, 8192),
-				     ev_at(4, BTAPE_OP_ZONE_RESET, 0, 0),
-				     ev_at(5, BTAPE_OP_WRITE_ZEROES, 32, 4096) };
+	struct btape_event evs[] = {
+		ev_at(0, BTAPE_OP_WRITE, 0, 4096),   ev_at(1, BTAPE_OP_READ, 8, 4096),
+		ev_at(2, BTAPE_OP_FLUSH, 0, 0),	     ev_at(3, BTAPE_OP_DISCARD, 16, 8192),
+		ev_at(4, BTAPE_OP_ZONE_RESET, 0, 0), ev_at(5, BTAPE_OP_WRITE_ZEROES, 32, 4096)};
 
 	/* no --write: writes, discards and write-zeroes are skipped (counted), never issued */
 	assert_int_equal(fx_run(f, evs, 6), 0);
@@ -380,10 +387,9 @@ static void test_ops_and_safety(void **state)
 static void test_unmapped_device_counted(void **state)
 {
 	struct fixture *f = fx_new();
-	struct rp_devmap devs[2] = { { .target = 0, .src_size = MIB },
-				     { .target = RP_NO_TARGET } };
-	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
-				     ev_at(1, BTAPE_OP_READ, 8, 4096) };
+	struct rp_devmap devs[2] = {{.target = 0, .src_size = MIB}, {.target = RP_NO_TARGET}};
+	struct btape_event evs[] = {ev_at(0, BTAPE_OP_READ, 0, 4096),
+				    ev_at(1, BTAPE_OP_READ, 8, 4096)};
 
 	evs[1].dev = 1;
 	f->cfg.devs = devs;
@@ -398,9 +404,9 @@ static void test_unmapped_device_counted(void **state)
 static void test_loops_warmup_duration(void **state)
 {
 	struct fixture *f = fx_new();
-	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096),
-				     ev_at(100, BTAPE_OP_READ, 8, 4096),
-				     ev_at(200, BTAPE_OP_READ, 16, 4096) };
+	struct btape_event evs[] = {ev_at(0, BTAPE_OP_READ, 0, 4096),
+				    ev_at(100, BTAPE_OP_READ, 8, 4096),
+				    ev_at(200, BTAPE_OP_READ, 16, 4096)};
 
 	f->cfg.loops = 3;
 	assert_int_equal(fx_run(f, evs, 3), 0);
@@ -431,7 +437,7 @@ static void test_stop_flag(void **state)
 {
 	struct fixture *f = fx_new();
 	volatile sig_atomic_t stop = 1;
-	struct btape_event evs[] = { ev_at(0, BTAPE_OP_READ, 0, 4096) };
+	struct btape_event evs[] = {ev_at(0, BTAPE_OP_READ, 0, 4096)};
 
 	f->cfg.stop = &stop;
 	assert_int_equal(fx_run(f, evs, 1), 0);
@@ -450,8 +456,8 @@ static void test_payload(void **state)
 	rp_payload_fill(&p, b, sizeof(b));
 	rp_payload_stamp(&p, a, sizeof(a), 1);
 	rp_payload_stamp(&p, b, sizeof(b), 2);
-	assert_true(memcmp(a, b, 4096) != 0);            /* unique per write */
-	assert_true(memcmp(a, a + 4096, 4096) != 0);     /* unique per block */
+	assert_true(memcmp(a, b, 4096) != 0);	     /* unique per write */
+	assert_true(memcmp(a, a + 4096, 4096) != 0); /* unique per block */
 	assert_memory_equal(a + 16, p.pattern + 16, 4080);
 	/* compressible:4 -> three quarters of each block are zero */
 	rp_payload_init(&p, RP_PAYLOAD_COMPRESSIBLE, 4, 1, 42);
@@ -503,9 +509,9 @@ static void check_passes(struct rp_prefetch *p, unsigned int passes, uint64_t n,
 static void test_prefetch_source(void **state)
 {
 	char path[] = "/tmp/biotape-test-prefetch.XXXXXX";
-	struct btape_meta meta = { .tool = "test" };
-	struct btape_device dev = { .name = "d0", .size_bytes = 1ull << 30, .logical_block = 512 };
-	struct btape_writer_opts wo = { .sz = sizeof(wo), .chunk_events = 777 };
+	struct btape_meta meta = {.tool = "test"};
+	struct btape_device dev = {.name = "d0", .size_bytes = 1ull << 30, .logical_block = 512};
+	struct btape_writer_opts wo = {.sz = sizeof(wo), .chunk_events = 777};
 	struct btape_writer *w = NULL;
 	struct rp_prefetch *p = NULL;
 	const uint64_t n = 10007;
@@ -524,11 +530,12 @@ static void test_prefetch_source(void **state)
 	btape_meta__free(&meta);
 
 	/* blocks smaller and larger than the file's chunks, queues of 2 and 5 */
-	size_t blocks[] = { 100, 1000, 4096 };
+	size_t blocks[] = {100, 1000, 4096};
 
 	for (unsigned int b = 0; b < 3; b++) {
 		for (int ahead = 0; ahead < 2; ahead++) {
-			assert_int_equal(rp_prefetch__open(&p, path, blocks[b], b ? 5 : 2, NULL), 0);
+			assert_int_equal(rp_prefetch__open(&p, path, blocks[b], b ? 5 : 2, NULL),
+					 0);
 			rp_prefetch__set_loop_ahead(p, ahead);
 			check_passes(p, 3, n, false);
 			/* a rewind in the middle of a pass (a run stopped by --duration) */
