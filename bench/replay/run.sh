@@ -93,7 +93,19 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fidelity ]; then
 			fi
 			echo "$res" >>"$W/fid-$who.jsonl"
 		done
+		# the floor this machine allows right now: the same schedule, no I/O (null engine)
+		ncmd=("$BT" replay "$W/p.btape" --target "$L" --engine null --json --no-progress)
+		if [ -n "${RT:-}" ]; then ncmd+=(--rt-priority "$RT"); fi
+		"${ncmd[@]}" >"$W/null.json"
+		echo "fidelity round $r null engine (self-reported): issue error" \
+			"$(jget "$W/null.json" '["issue_error_us"]'), late $(jget "$W/null.json" '["late_rate"]')"
+		jget "$W/null.json" '["issue_error_us"]["p99"]' >>"$W/fid-null.txt"
+		jget "$W/null.json" '["late_rate"]' >>"$W/fid-null-late.txt"
 	done
+	echo "FIDELITY: null engine (scheduler only, the machine's floor now): median p99" \
+		"$(median $(cat "$W/fid-null.txt")) us, median late rate" \
+		"$(median $(cat "$W/fid-null-late.txt"))"
+	echo "FIDELITY: load average during the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 	python3 - "$W/fid-biotape.jsonl" "$W/fid-fio.jsonl" <<'PY'
 import json, statistics, sys
 b = [json.loads(l) for l in open(sys.argv[1])]
