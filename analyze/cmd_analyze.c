@@ -79,13 +79,13 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		uint64_t u;
 
-#define NEED_ARG()                                                              \
-	do {                                                                    \
-		if (!v) {                                                       \
+#define NEED_ARG()                                                            \
+	do {                                                                  \
+		if (!v) {                                                     \
 			cli_err("%s: %s needs a value (see --help)", cmd, a); \
-			return -EINVAL;                                         \
-		}                                                               \
-		i++;                                                            \
+			return -EINVAL;                                       \
+		}                                                             \
+		i++;                                                          \
 	} while (0)
 		if (strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ||
 		    strcmp(a, "--interval") == 0 || strcmp(a, "--idle-min") == 0) {
@@ -124,7 +124,8 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 		} else if (strcmp(a, "--ws-limit") == 0) {
 			NEED_ARG();
 			if (cli_parse_u64(v, &u) || u < 16) {
-				cli_err("%s: --ws-limit: need a block count >= 16, got '%s'", cmd, v);
+				cli_err("%s: --ws-limit: need a block count >= 16, got '%s'", cmd,
+					v);
 				return -EINVAL;
 			}
 			c->so.ws_limit = u;
@@ -234,9 +235,12 @@ int cmd_analyze(int argc, char **argv)
 	rc = run_one(&c, c.files, c.nfiles, &s, &info, "analyze");
 	if (rc)
 		return rc;
-	struct report r = { .s = s, .info = &info, .paths = c.files, .npaths = c.nfiles,
-			    .interval_given = c.interval_given };
-	struct one_arg a = { .r = &r, .kind = c.kind };
+	struct report r = {.s = s,
+			   .info = &info,
+			   .paths = c.files,
+			   .npaths = c.nfiles,
+			   .interval_given = c.interval_given};
+	struct one_arg a = {.r = &r, .kind = c.kind};
 
 	rc = write_out(c.kind == OUT_HTML ? c.html_path : NULL, fn_one, &a, "analyze");
 	stats__free(s);
@@ -311,8 +315,9 @@ int cmd_profile(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (!s->all.n) {
-		cli_err("profile: %s: nothing to reproduce", info.events_read || info.filtered ?
-			"no events in window" : "no events in trace");
+		cli_err("profile: %s: nothing to reproduce", info.events_read || info.filtered
+								     ? "no events in window"
+								     : "no events in trace");
 		stats__free(s);
 		return BTAPE_EXIT_USAGE;
 	}
@@ -327,8 +332,8 @@ int cmd_profile(int argc, char **argv)
 		stats__free(s);
 		return BTAPE_EXIT_USAGE;
 	}
-	struct report r = { .s = s, .info = &info, .paths = c.files, .npaths = 1 };
-	struct prof_arg a = { .c = &c, .r = &r };
+	struct report r = {.s = s, .info = &info, .paths = c.files, .npaths = 1};
+	struct prof_arg a = {.c = &c, .r = &r};
 
 	rc = write_out(NULL, fn_profile, &a, "profile");
 	stats__free(s);
@@ -375,11 +380,11 @@ int cmd_compare(int argc, char **argv)
 	if (!rc)
 		rc = run_one(&c, &c.files[1], 1, &sb, &ib, "compare");
 	if (!rc) {
-		struct report ra = { .s = sa, .info = &ia, .paths = &c.files[0], .npaths = 1,
-				     .label = "A" };
-		struct report rb = { .s = sb, .info = &ib, .paths = &c.files[1], .npaths = 1,
-				     .label = "B" };
-		struct cmp_arg a = { .a = &ra, .b = &rb, .kind = c.kind };
+		struct report ra = {
+			.s = sa, .info = &ia, .paths = &c.files[0], .npaths = 1, .label = "A"};
+		struct report rb = {
+			.s = sb, .info = &ib, .paths = &c.files[1], .npaths = 1, .label = "B"};
+		struct cmp_arg a = {.a = &ra, .b = &rb, .kind = c.kind};
 
 		rc = write_out(c.kind == OUT_HTML ? c.html_path : NULL, fn_compare, &a, "compare");
 	}

@@ -72,7 +72,8 @@ static void phrase(FILE *fp, const char *what, double a, double b, const char *s
 	bool b_better = lower_better ? b < a : b > a;
 	double f = r >= 1 ? r : 1 / r;
 
-	fprintf(fp, ": B %.2fx %s (%s)\n", f, r >= 1 ? "higher" : "lower", b_better ? "better" : "worse");
+	fprintf(fp, ": B %.2fx %s (%s)\n", f, r >= 1 ? "higher" : "lower",
+		b_better ? "better" : "worse");
 }
 
 /* One-line verdict for a buyer: IOPS and p99 latency of reads and writes. */
@@ -97,9 +98,10 @@ static void verdict(FILE *fp, const struct stats *a, const struct stats *b)
 			continue;
 		double r = (double)ob.q[2] / (double)oa.q[2];
 
-		fprintf(fp, "%s p99 %s latency %s vs %s: %.2fx %s", any ? ";" : "", btape_op_name(op),
-			fmt_lat((double)oa.q[2], s1, sizeof(s1)), fmt_lat((double)ob.q[2], s2, sizeof(s2)),
-			r >= 1 ? r : 1 / r, r >= 1 ? "higher" : "lower");
+		fprintf(fp, "%s p99 %s latency %s vs %s: %.2fx %s", any ? ";" : "",
+			btape_op_name(op), fmt_lat((double)oa.q[2], s1, sizeof(s1)),
+			fmt_lat((double)ob.q[2], s2, sizeof(s2)), r >= 1 ? r : 1 / r,
+			r >= 1 ? "higher" : "lower");
 		any = true;
 	}
 	fprintf(fp, "%s\n", any ? "" : " no rate or latency to compare");
@@ -136,8 +138,8 @@ int render_compare_text(FILE *fp, const struct report *ra, const struct report *
 	}
 	fmt_rate_bytes(stats_rate(a, a->all.bytes), s1, sizeof(s1));
 	fmt_rate_bytes(stats_rate(b, b->all.bytes), s2, sizeof(s2));
-	phrase(fp, "throughput (mean)", stats_rate(a, a->all.bytes), stats_rate(b, b->all.bytes), s1,
-	       s2, false);
+	phrase(fp, "throughput (mean)", stats_rate(a, a->all.bytes), stats_rate(b, b->all.bytes),
+	       s1, s2, false);
 	fmt_lat((double)a->duration_ns, s1, sizeof(s1));
 	fmt_lat((double)b->duration_ns, s2, sizeof(s2));
 	phrase(fp, "duration", (double)a->duration_ns, (double)b->duration_ns, s1, s2, true);
@@ -154,7 +156,8 @@ int render_compare_text(FILE *fp, const struct report *ra, const struct report *
 			continue;
 		any = true;
 		if (!oa.has_lat || !ob.has_lat) {
-			fprintf(fp, "  %s: latency only in %s\n", btape_op_name(op), oa.has_lat ? "A" : "B");
+			fprintf(fp, "  %s: latency only in %s\n", btape_op_name(op),
+				oa.has_lat ? "A" : "B");
 			continue;
 		}
 		for (int q = 0; q < 5; q++) {
@@ -176,30 +179,34 @@ int render_compare_text(FILE *fp, const struct report *ra, const struct report *
 
 		if (!oa->n && !ob->n)
 			continue;
-		fprintf(fp, "  %-8s share of I/Os %6.2f%% vs %6.2f%% (%+.2f points)", btape_op_name(op),
-			100 * share(oa->n, a->all.n), 100 * share(ob->n, b->all.n),
+		fprintf(fp, "  %-8s share of I/Os %6.2f%% vs %6.2f%% (%+.2f points)",
+			btape_op_name(op), 100 * share(oa->n, a->all.n),
+			100 * share(ob->n, b->all.n),
 			100 * (share(ob->n, b->all.n) - share(oa->n, a->all.n)));
 		if (oa->n && ob->n && (oa->bytes || ob->bytes)) {
 			fprintf(fp, "; mean size %s vs %s",
 				cli_fmt_bytes(oa->bytes / oa->n, s1, sizeof(s1)),
 				cli_fmt_bytes(ob->bytes / ob->n, s2, sizeof(s2)));
-			fprintf(fp, "; size distributions differ by %.3f (TVD)", report_size_tvd(oa, ob));
+			fprintf(fp, "; size distributions differ by %.3f (TVD)",
+				report_size_tvd(oa, ob));
 		}
 		fputc('\n', fp);
 	}
-	static const char *dn[] = { "read", "write" };
+	static const char *dn[] = {"read", "write"};
 
 	for (int d = 0; d < DIR__COUNT; d++) {
 		const struct stream *x = &a->streams_all[d], *y = &b->streams_all[d];
 
 		if (!x->n || !y->n)
 			continue;
-		fprintf(fp, "  %-8s random (not sequential) %.1f%% vs %.1f%% (%+.1f points)\n", dn[d],
-			100 * (1 - stats_seq_share(x)), 100 * (1 - stats_seq_share(y)),
+		fprintf(fp, "  %-8s random (not sequential) %.1f%% vs %.1f%% (%+.1f points)\n",
+			dn[d], 100 * (1 - stats_seq_share(x)), 100 * (1 - stats_seq_share(y)),
 			100 * (stats_seq_share(x) - stats_seq_share(y)));
 	}
 	if (a->qd->count && b->qd->count)
-		fprintf(fp, "  queue depth at issue: mean %.2f vs %.2f, p99 %" PRIu64 " vs %" PRIu64 "\n",
+		fprintf(fp,
+			"  queue depth at issue: mean %.2f vs %.2f, p99 %" PRIu64 " vs %" PRIu64
+			"\n",
 			hist_mean(a->qd), hist_mean(b->qd), hist_quantile(a->qd, 0.99),
 			hist_quantile(b->qd, 0.99));
 	if (a->wsr.blocks && b->wsr.blocks)
@@ -244,7 +251,7 @@ int render_compare_json(FILE *fp, const struct report *ra, const struct report *
 	for (unsigned int op = 0; op < BTAPE_OP__COUNT && both; op++) {
 		const struct opstat *oa = &a->ops[op], *ob = &b->ops[op];
 		struct op_summary sa, sb;
-		static const char *qn[5] = { "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns" };
+		static const char *qn[5] = {"p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"};
 
 		if (!oa->n && !ob->n)
 			continue;
@@ -252,20 +259,21 @@ int render_compare_json(FILE *fp, const struct report *ra, const struct report *
 		report_op_summary(b, op, &sb);
 		jw_obj(&j, btape_op_name(op));
 		j_pair(&j, "count_share", share(oa->n, a->all.n), share(ob->n, b->all.n), true);
-		j_pair(&j, "bytes_share", share(oa->bytes, a->all.bytes), share(ob->bytes, b->all.bytes),
-		       true);
+		j_pair(&j, "bytes_share", share(oa->bytes, a->all.bytes),
+		       share(ob->bytes, b->all.bytes), true);
 		j_pair(&j, "mean_size_bytes", oa->n ? (double)oa->bytes / (double)oa->n : 0,
 		       ob->n ? (double)ob->bytes / (double)ob->n : 0, oa->n && ob->n);
 		jw_dbl(&j, "size_tvd", report_size_tvd(oa, ob));
 		jw_obj(&j, "latency_device");
 		for (int q = 0; q < 5; q++)
-			j_pair(&j, qn[q], (double)sa.q[q], (double)sb.q[q], sa.has_lat && sb.has_lat);
+			j_pair(&j, qn[q], (double)sa.q[q], (double)sb.q[q],
+			       sa.has_lat && sb.has_lat);
 		jw_end_obj(&j);
 		jw_end_obj(&j);
 	}
 	jw_end_obj(&j);
 	jw_obj(&j, "random_share");
-	static const char *dn[] = { "read", "write" };
+	static const char *dn[] = {"read", "write"};
 
 	for (int d = 0; d < DIR__COUNT; d++) {
 		const struct stream *x = &a->streams_all[d], *y = &b->streams_all[d];
@@ -273,7 +281,8 @@ int render_compare_json(FILE *fp, const struct report *ra, const struct report *
 		j_pair(&j, dn[d], 1 - stats_seq_share(x), 1 - stats_seq_share(y), x->n && y->n);
 	}
 	jw_end_obj(&j);
-	uint64_t ra_rw = a->all.n_dir[0] + a->all.n_dir[1], rb_rw = b->all.n_dir[0] + b->all.n_dir[1];
+	uint64_t ra_rw = a->all.n_dir[0] + a->all.n_dir[1],
+		 rb_rw = b->all.n_dir[0] + b->all.n_dir[1];
 
 	j_pair(&j, "read_share_of_rw", share(a->all.n_dir[0], ra_rw), share(b->all.n_dir[0], rb_rw),
 	       ra_rw && rb_rw);

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 #define HIST_SUB_BITS 6
-#define HIST_SUB (1u << HIST_SUB_BITS)                    /* buckets per power of two */
+#define HIST_SUB (1u << HIST_SUB_BITS) /* buckets per power of two */
 #define HIST_BUCKETS ((64 - HIST_SUB_BITS - 1) * HIST_SUB + 2 * HIST_SUB) /* 3776 */
-#define HIST_REL_ERROR (1.0 / (2.0 * HIST_SUB))           /* worst-case relative error */
+#define HIST_REL_ERROR (1.0 / (2.0 * HIST_SUB)) /* worst-case relative error */
 
 struct hist {
 	uint64_t count;

@@ -120,7 +120,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	struct gdev *g = calloc(STATS_MAX_DEVICES, sizeof(*g));
 	struct btape_event *buf = malloc(BUF_EVENTS * sizeof(*buf));
 	struct stats *s = NULL;
-	struct stats_opts o = so ? *so : (struct stats_opts){ 0 };
+	struct stats_opts o = so ? *so : (struct stats_opts){0};
 	uint32_t ng = 0, want_dev = UINT32_MAX;
 	int err = -ENOMEM;
 	int nb = 0;
@@ -215,8 +215,8 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 			}
 		}
 		if (want_dev == UINT32_MAX) {
-			snprintf(msg, msglen, "no device '%s' in the trace (devices: %s)", f->device,
-				 ng ? info->devices : "none listed");
+			snprintf(msg, msglen, "no device '%s' in the trace (devices: %s)",
+				 f->device, ng ? info->devices : "none listed");
 			err = -ENOENT;
 			goto cleanup;
 		}
@@ -269,8 +269,8 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 				goto cleanup;
 			if (srcs[k].eof)
 				continue;
-			if (best < 0 || srcs[k].evs[srcs[k].i].issue_ns <
-						srcs[best].evs[srcs[best].i].issue_ns)
+			if (best < 0 ||
+			    srcs[k].evs[srcs[k].i].issue_ns < srcs[best].evs[srcs[best].i].issue_ns)
 				best = k;
 		}
 		if (best < 0)

@@ -14,7 +14,7 @@
 struct an_filter {
 	bool has_from, has_to;
 	uint64_t from_ns, to_ns; /* relative to the trace start (earliest first issue) */
-	const char *device;      /* name, "major:minor" or table index; NULL: every device */
+	const char *device;	 /* name, "major:minor" or table index; NULL: every device */
 	bool has_pid;
 	uint32_t pid;
 };
@@ -25,9 +25,9 @@ struct an_info {
 	uint64_t trace_start_ns, trace_end_ns; /* earliest first / latest last issue (0: unknown) */
 	uint64_t events_read, events_selected;
 	uint64_t lost_events;
-	bool recovered;      /* some file was cut short (read up to its last complete frame) */
-	bool filtered;       /* a window, device or pid filter was given */
-	char devices[1024];  /* device names, for messages */
+	bool recovered;	    /* some file was cut short (read up to its last complete frame) */
+	bool filtered;	    /* a window, device or pid filter was given */
+	char devices[1024]; /* device names, for messages */
 };
 
 /*

@@ -177,8 +177,10 @@ int profile_write_global(FILE *fp, const struct report *r, bool per_process)
 		fmt_lat((double)s->duration_ns, b2, sizeof(b2)));
 	if (r->info->filtered)
 		fprintf(fp, " (filtered window)");
-	fprintf(fp, "\n; run with: TARGET=/dev/<scratch device> fio <this file>   (writes destroy data)\n");
-	fprintf(fp, "; flushes, discards and other ops in the trace are not reproduced by this job\n");
+	fprintf(fp,
+		"\n; run with: TARGET=/dev/<scratch device> fio <this file>   (writes destroy data)\n");
+	fprintf(fp,
+		"; flushes, discards and other ops in the trace are not reproduced by this job\n");
 	fprintf(fp, "\n[global]\nfilename=${TARGET}\nioengine=io_uring\ndirect=1\n");
 	fprintf(fp, "norandommap=1\nrandrepeat=0\n");
 	if (runtime_s) {
@@ -238,8 +240,9 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 	if (err)
 		return err;
 	fputc('\n', fp);
-	fprintf(fp, "; not sequential (start != previous end of the same device+direction): "
-		    "read %.1f%% of %s, write %.1f%% of %s\n",
+	fprintf(fp,
+		"; not sequential (start != previous end of the same device+direction): "
+		"read %.1f%% of %s, write %.1f%% of %s\n",
 		100 * (1 - stats_seq_share(sr)), fmt_count(sr->n, b1, sizeof(b1)),
 		100 * (1 - stats_seq_share(sw)), fmt_count(sw->n, b2, sizeof(b2)));
 	fprintf(fp, "percentage_random=%d,%d\n", rnd_r, rnd_w);
@@ -252,14 +255,16 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 	fprintf(fp, "; offsets touched: %s .. %s", cli_fmt_bytes(lo, b1, sizeof(b1)),
 		cli_fmt_bytes(hi, b2, sizeof(b2)));
 	if (ndev > 1)
-		fprintf(fp, " (%u devices profiled together on one target; --device D for one)", ndev);
+		fprintf(fp, " (%u devices profiled together on one target; --device D for one)",
+			ndev);
 	fprintf(fp, "\noffset=%" PRIu64 "\nsize=%" PRIu64 "\n", lo, hi - lo);
 
 	const struct ws_result *w = &s->wsr;
 
 	if (w->blocks) {
-		fprintf(fp, "; working set %s distinct 4 KiB blocks%s; hottest 1%%/10%%/20%%/50%% of them "
-			    "take %.1f/%.1f/%.1f/%.1f%% of accesses\n",
+		fprintf(fp,
+			"; working set %s distinct 4 KiB blocks%s; hottest 1%%/10%%/20%%/50%% of them "
+			"take %.1f/%.1f/%.1f/%.1f%% of accesses\n",
 			fmt_count(w->blocks, b1, sizeof(b1)), w->estimated ? " (estimated)" : "",
 			100 * w->hot[0], 100 * w->hot[1], 100 * w->hot[2], 100 * w->hot[3]);
 		/* what uniform random over the range would give: Poisson counts per block */
@@ -267,15 +272,20 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 		double uni = uniform_hot_share(w->accesses / rb, 0.10);
 
 		if (w->hot[1] < uni + SKEW_UNIFORM_MARGIN) {
-			fprintf(fp, "; uniform random with as many accesses would give the hottest 10%% "
-				    "%.1f%%: random_distribution left uniform\n", 100 * uni);
+			fprintf(fp,
+				"; uniform random with as many accesses would give the hottest 10%% "
+				"%.1f%%: random_distribution left uniform\n",
+				100 * uni);
 		} else {
-			fprintf(fp, "; uniform random would give the hottest 10%% %.1f%%: zones from the "
-				    "skew, hottest first, untouched remainder 0%%\n", 100 * uni);
+			fprintf(fp,
+				"; uniform random would give the hottest 10%% %.1f%%: zones from the "
+				"skew, hottest first, untouched remainder 0%%\n",
+				100 * uni);
 			/* hot zones first, laid out from the start of the range; untouched: 0% */
 			double range_blocks = (double)(hi - lo) / 4096.0;
-			double blocks = (double)w->blocks > range_blocks ? range_blocks : (double)w->blocks;
-			static const double edges[5] = { 0.01, 0.10, 0.20, 0.50, 1.0 };
+			double blocks =
+				(double)w->blocks > range_blocks ? range_blocks : (double)w->blocks;
+			static const double edges[5] = {0.01, 0.10, 0.20, 0.50, 1.0};
 			double acc[6], prev_share = 0, prev_edge = 0;
 			uint64_t zsz[6], used = 0;
 			int p[6], nz = 0;
@@ -317,10 +327,11 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 
 	if (s->qd->count) {
 		qd = hist_quantile(s->qd, 0.99);
-		fprintf(fp, "; queue depth at issue (%s): mean %.2f, p50 %" PRIu64 ", p99 %" PRIu64
-			    ", max %" PRIu64 "; iodepth = p99\n",
-			s->qd_from_trace ? "recorded" : "computed from completions", hist_mean(s->qd),
-			hist_quantile(s->qd, 0.5), qd, s->qd->max);
+		fprintf(fp,
+			"; queue depth at issue (%s): mean %.2f, p50 %" PRIu64 ", p99 %" PRIu64
+			", max %" PRIu64 "; iodepth = p99\n",
+			s->qd_from_trace ? "recorded" : "computed from completions",
+			hist_mean(s->qd), hist_quantile(s->qd, 0.5), qd, s->qd->max);
 	} else {
 		fprintf(fp, "; queue depth not in trace (no completions): iodepth=1\n");
 	}
@@ -337,10 +348,14 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 		 * caps IOPS at (mean size / min size) below the target: give the byte rates
 		 * instead, so that the IOPS come out right when the sizes do.
 		 */
-		fprintf(fp, "; mean IOPS over the trace: read %.1f, write %.1f (peak 1 s window: %s)\n",
-			ri, wi, s->complete_windows ? fmt_count(s->all.peak_n, b1, sizeof(b1)) : "n/a");
-		fprintf(fp, "; as bytes/s (fio's rate_iops would count every I/O as the smallest size)\n");
-		fprintf(fp, "rate=%" PRIu64 ",%" PRIu64 "\n", nr ? (uint64_t)llround(rb > 1 ? rb : 1) : 0,
+		fprintf(fp,
+			"; mean IOPS over the trace: read %.1f, write %.1f (peak 1 s window: %s)\n",
+			ri, wi,
+			s->complete_windows ? fmt_count(s->all.peak_n, b1, sizeof(b1)) : "n/a");
+		fprintf(fp,
+			"; as bytes/s (fio's rate_iops would count every I/O as the smallest size)\n");
+		fprintf(fp, "rate=%" PRIu64 ",%" PRIu64 "\n",
+			nr ? (uint64_t)llround(rb > 1 ? rb : 1) : 0,
 			nw ? (uint64_t)llround(wb > 1 ? wb : 1) : 0);
 	} else {
 		fprintf(fp, "; all I/O at one instant: no rate; the same number of I/Os\n");

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#define PROFILE_MAX_PROCS 16  /* --per-process: jobs for at most this many processes */
+#define PROFILE_MAX_PROCS 16   /* --per-process: jobs for at most this many processes */
 #define PROFILE_BSSPLIT_MAX 64 /* fio's limit on bssplit entries per direction */
 
 /* A complete job file: [global] and one job for the whole analysis. */

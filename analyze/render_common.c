@@ -7,13 +7,13 @@
 #include <math.h>
 #include <string.h>
 
-const double REPORT_QUANTILES[5] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
-const char *const REPORT_QUANTILE_NAMES[5] = { "p50", "p90", "p99", "p99.9", "max" };
+const double REPORT_QUANTILES[5] = {0.5, 0.9, 0.99, 0.999, 1.0};
+const char *const REPORT_QUANTILE_NAMES[5] = {"p50", "p90", "p99", "p99.9", "max"};
 
 static const unsigned int op_order[] = {
-	BTAPE_OP_READ,	      BTAPE_OP_WRITE,	    BTAPE_OP_FLUSH,	 BTAPE_OP_DISCARD,
+	BTAPE_OP_READ,	       BTAPE_OP_WRITE,	      BTAPE_OP_FLUSH,	    BTAPE_OP_DISCARD,
 	BTAPE_OP_WRITE_ZEROES, BTAPE_OP_SECURE_ERASE, BTAPE_OP_ZONE_APPEND, BTAPE_OP_ZONE_OPEN,
-	BTAPE_OP_ZONE_CLOSE,   BTAPE_OP_ZONE_FINISH,  BTAPE_OP_ZONE_RESET,	 BTAPE_OP_ZONE_RESET_ALL,
+	BTAPE_OP_ZONE_CLOSE,   BTAPE_OP_ZONE_FINISH,  BTAPE_OP_ZONE_RESET,  BTAPE_OP_ZONE_RESET_ALL,
 	BTAPE_OP_OTHER,
 };
 
@@ -59,7 +59,7 @@ const char *fmt_lat(double ns, char *buf, size_t len)
 
 const char *fmt_rate_bytes(double bps, char *buf, size_t len)
 {
-	static const char *u[] = { "B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s" };
+	static const char *u[] = {"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"};
 	int k = 0;
 
 	while (bps >= 1024 && k < 4) {
@@ -86,7 +86,7 @@ const char *fmt_count(uint64_t v, char *buf, size_t len)
 
 const char *fmt_size(uint64_t b, char *buf, size_t len)
 {
-	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	int k = 0;
 	uint64_t v = b;
 

@@ -20,8 +20,8 @@
 #define MB 40
 #define HEAT_DEVICES 4
 
-static const char *const colors[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-				      "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f" };
+static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+				     "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
 
 static void esc(FILE *fp, const char *s)
 {
@@ -63,8 +63,9 @@ static void head(FILE *fp, const char *title)
 
 static void svg_begin(FILE *fp, const char *name, const char *title)
 {
-	fprintf(fp, "<svg class=\"chart\" data-chart=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
-		    "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n<title>",
+	fprintf(fp,
+		"<svg class=\"chart\" data-chart=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n<title>",
 		name, W, H, W, H);
 	esc(fp, title);
 	fprintf(fp, "</title>\n<text x=\"%d\" y=\"16\" font-weight=\"bold\">", ML);
@@ -86,21 +87,24 @@ static void axes(FILE *fp, double ymax, const char *ylab, const char *x0, const 
 {
 	int pw = W - ML - MR, ph = H - MT - MB;
 
-	fprintf(fp, "<g stroke=\"#999\" fill=\"none\"><path d=\"M%d %dV%dH%d\"/></g>\n", ML, MT, MT + ph,
-		ML + pw);
+	fprintf(fp, "<g stroke=\"#999\" fill=\"none\"><path d=\"M%d %dV%dH%d\"/></g>\n", ML, MT,
+		MT + ph, ML + pw);
 	for (int k = 0; k <= 4; k++) {
 		double v = ymax * k / 4;
 		int y = MT + ph - ph * k / 4;
 
-		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>\n", ML - 4, y + 4, v);
+		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>\n", ML - 4,
+			y + 4, v);
 		if (k)
 			fprintf(fp, "<path d=\"M%d %dH%d\" stroke=\"#eee\"/>\n", ML, y, ML + pw);
 	}
-	fprintf(fp, "<text x=\"%d\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
+	fprintf(fp,
+		"<text x=\"%d\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
 		ML, H - MB + 14, x0, ML + pw, H - MB + 14, x1);
 	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", ML + pw / 2, H - 6);
 	esc(fp, xlab);
-	fprintf(fp, "</text><text transform=\"rotate(-90)\" x=\"%d\" y=\"12\" text-anchor=\"middle\">",
+	fprintf(fp,
+		"</text><text transform=\"rotate(-90)\" x=\"%d\" y=\"12\" text-anchor=\"middle\">",
 		-(MT + ph / 2));
 	esc(fp, ylab);
 	fputs("</text>\n", fp);
@@ -111,8 +115,10 @@ static void legend(FILE *fp, const char *const *names, int n)
 	for (int i = 0; i < n; i++) {
 		int x = W - MR - 110 * (n - i);
 
-		fprintf(fp, "<rect x=\"%d\" y=\"8\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-			    "<text x=\"%d\" y=\"17\">", x, colors[i % 8], x + 14);
+		fprintf(fp,
+			"<rect x=\"%d\" y=\"8\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"17\">",
+			x, colors[i % 8], x + 14);
 		esc(fp, names[i]);
 		fputs("</text>\n", fp);
 	}
@@ -140,10 +146,12 @@ static void line_chart(FILE *fp, const char *name, const char *title, const char
 	int pw = W - ML - MR, ph = H - MT - MB;
 
 	for (int s = 0; s < nser; s++) {
-		fprintf(fp, "<path class=\"series\" fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" d=\"",
+		fprintf(fp,
+			"<path class=\"series\" fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" d=\"",
 			colors[s % 8]);
 		for (uint64_t i = 0; i < npts; i++) {
-			double x = ML + (npts > 1 ? (double)pw * (double)i / (double)(npts - 1) : pw / 2.0);
+			double x = ML + (npts > 1 ? (double)pw * (double)i / (double)(npts - 1)
+						  : pw / 2.0);
 			double y = MT + ph - ph * ys[s][i] / ymax;
 
 			fprintf(fp, "%c%.1f %.1f", i ? 'L' : 'M', x, y);
@@ -178,9 +186,11 @@ static void bar_chart(FILE *fp, const char *name, const char *title, const char 
 	for (int i = 0; i < n; i++) {
 		double h = ph * v[i] / ymax;
 
-		fprintf(fp, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-			    "fill=\"%s\"><title>%s: %.4g</title></rect>\n",
-			ML + bw * i + 1, MT + ph - h, bw > 3 ? bw - 2 : bw, h, colors[0], labels[i], v[i]);
+		fprintf(fp,
+			"<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"fill=\"%s\"><title>%s: %.4g</title></rect>\n",
+			ML + bw * i + 1, MT + ph - h, bw > 3 ? bw - 2 : bw, h, colors[0], labels[i],
+			v[i]);
 		if (i % every == 0)
 			fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
 				ML + bw * (i + 0.5), MT + ph + 12, labels[i]);
@@ -220,8 +230,9 @@ static void cdf_chart(FILE *fp, const char *name, const char *title, const struc
 	for (double d = l0 + 1; d < l1; d++) {
 		double x = ML + pw * (d - l0) / (l1 - l0);
 
-		fprintf(fp, "<path d=\"M%.1f %dV%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" "
-			    "text-anchor=\"middle\">%s</text>\n",
+		fprintf(fp,
+			"<path d=\"M%.1f %dV%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" "
+			"text-anchor=\"middle\">%s</text>\n",
 			x, MT, MT + ph, x, H - MB + 14, fmt_lat(pow(10, d), b1, sizeof(b1)));
 	}
 	for (int i = 0; i < n; i++) {
@@ -229,7 +240,8 @@ static void cdf_chart(FILE *fp, const char *name, const char *title, const struc
 
 		if (!h || !h->count)
 			continue;
-		fprintf(fp, "<path class=\"series\" fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" d=\"",
+		fprintf(fp,
+			"<path class=\"series\" fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" d=\"",
 			colors[i % 8]);
 		uint64_t seen = 0;
 		bool first = true;
@@ -281,7 +293,8 @@ static void heat_chart(FILE *fp, const struct stats *s, const struct devstat *d,
 	int pw = W - ML - MR, ph = H - MT - MB;
 	double cw = (double)pw / cols, rh = (double)ph / rows;
 
-	fprintf(fp, "<path d=\"M%d %dV%dH%d\" stroke=\"#999\" fill=\"none\"/>\n", ML, MT, MT + ph, ML + pw);
+	fprintf(fp, "<path d=\"M%d %dV%dH%d\" stroke=\"#999\" fill=\"none\"/>\n", ML, MT, MT + ph,
+		ML + pw);
 	for (int l = 0; l < rows; l++)
 		for (int c = 0; c < cols; c++) {
 			uint32_t v = d->heat[l * STATS_HEAT_T + c];
@@ -290,29 +303,34 @@ static void heat_chart(FILE *fp, const struct stats *s, const struct devstat *d,
 				continue;
 			double a = 0.15 + 0.85 * log1p(v) / log1p(max);
 
-			fprintf(fp, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-				    "height=\"%.1f\" fill=\"#b2182b\" fill-opacity=\"%.2f\"/>\n",
+			fprintf(fp,
+				"<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+				"height=\"%.1f\" fill=\"#b2182b\" fill-opacity=\"%.2f\"/>\n",
 				ML + c * cw, MT + ph - (l + 1) * rh, cw + 0.2, rh + 0.2, a);
 		}
 	uint64_t t0 = report_origin_rel(s);
 
-	fprintf(fp, "<text x=\"%d\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
+	fprintf(fp,
+		"<text x=\"%d\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
 		ML, H - MB + 14, fmt_lat((double)t0, b1, sizeof(b1)), ML + pw, H - MB + 14,
 		fmt_lat((double)(t0 + (uint64_t)cols * d->heat_tw), b2, sizeof(b2)));
-	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text><text x=\"%d\" y=\"%d\" "
-		    "text-anchor=\"end\">%s</text>\n",
+	fprintf(fp,
+		"<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text><text x=\"%d\" y=\"%d\" "
+		"text-anchor=\"end\">%s</text>\n",
 		ML - 4, MT + ph, ML - 4, MT + 10,
 		cli_fmt_bytes((uint64_t)rows * d->heat_lw * 512, b1, sizeof(b1)));
-	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since trace start</text>"
-		    "<text transform=\"rotate(-90)\" x=\"%d\" y=\"12\" text-anchor=\"middle\">offset</text>"
-		    "</svg>\n", ML + pw / 2, H - 6, -(MT + ph / 2));
+	fprintf(fp,
+		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time since trace start</text>"
+		"<text transform=\"rotate(-90)\" x=\"%d\" y=\"12\" text-anchor=\"middle\">offset</text>"
+		"</svg>\n",
+		ML + pw / 2, H - 6, -(MT + ph / 2));
 }
 
 /* log2-binned histogram chart from a hist (quantities: "ns" formats as latency). */
 static void hist_bars(FILE *fp, const char *name, const char *title, const struct hist *h,
 		      bool time, const char *why_empty)
 {
-	double v[66] = { 0 };
+	double v[66] = {0};
 	char labels[66][24];
 	int lo = 65, hi = -1;
 
@@ -344,8 +362,8 @@ static void hist_bars(FILE *fp, const char *name, const char *title, const struc
 			snprintf(labels[i], sizeof(labels[i]), "%" PRIu64, edge);
 		v[i] = v[e] / (double)h->count;
 	}
-	bar_chart(fp, name, title, "fraction", time ? "lower bin edge (log2 bins)" :
-		  "lower bin edge (log2 bins)", v, labels, n);
+	bar_chart(fp, name, title, "fraction",
+		  time ? "lower bin edge (log2 bins)" : "lower bin edge (log2 bins)", v, labels, n);
 }
 
 static void size_bars(FILE *fp, const struct stats *s, unsigned int op)
@@ -401,13 +419,17 @@ static int timeline_charts(FILE *fp, const struct report *const *rs, int nr)
 	for (int i = 0; i < nr; i++) {
 		const struct stats *s = rs[i]->s;
 		double iv = (double)s->tl_interval / 1e9;
-		double *r = buf + (size_t)(4 * i) * npts, *w = r + npts, *tp = w + npts, *all = tp + npts;
+		double *r = buf + (size_t)(4 * i) * npts, *w = r + npts, *tp = w + npts,
+		       *all = tp + npts;
 
 		for (uint64_t k = 0; k < s->tl_rows; k++) {
 			r[k] = (double)s->tl[k].n_dir[0] / iv;
 			w[k] = (double)s->tl[k].n_dir[1] / iv;
-			all[k] = (double)(s->tl[k].n_dir[0] + s->tl[k].n_dir[1] + s->tl[k].n_other) / iv;
-			tp[k] = (double)(s->tl[k].bytes_dir[0] + s->tl[k].bytes_dir[1]) / iv / 1048576.0;
+			all[k] =
+				(double)(s->tl[k].n_dir[0] + s->tl[k].n_dir[1] + s->tl[k].n_other) /
+				iv;
+			tp[k] = (double)(s->tl[k].bytes_dir[0] + s->tl[k].bytes_dir[1]) / iv /
+				1048576.0;
 		}
 		const char *lab = rs[i]->label;
 
@@ -435,8 +457,8 @@ static int timeline_charts(FILE *fp, const struct report *const *rs, int nr)
 	fputs("<div class=\"charts\">\n", fp);
 	line_chart(fp, "iops", "IOPS over time", "IOPS", nr == 1 ? b0 : "start",
 		   nr == 1 ? b1 : "end", "time", ys, names, ns, npts);
-	line_chart(fp, "throughput", "Throughput over time (MiB/s)", "MiB/s", nr == 1 ? b0 : "start",
-		   nr == 1 ? b1 : "end", "time", ts, tnames, nt, npts);
+	line_chart(fp, "throughput", "Throughput over time (MiB/s)", "MiB/s",
+		   nr == 1 ? b0 : "start", nr == 1 ? b1 : "end", "time", ts, tnames, nt, npts);
 	fputs("</div>\n", fp);
 	free(buf);
 	return 0;
@@ -483,19 +505,21 @@ int render_html(FILE *fp, const struct report *r)
 	int nops = report_ops(s, ops), err;
 	char title[600];
 
-	snprintf(title, sizeof(title), "biotape analyze: %s%s", r->paths[0], r->npaths > 1 ? " ..." : "");
+	snprintf(title, sizeof(title), "biotape analyze: %s%s", r->paths[0],
+		 r->npaths > 1 ? " ..." : "");
 	head(fp, title);
 	fputs("<h1>", fp);
 	esc(fp, title);
 	fputs("</h1>\n", fp);
 	if (!s->all.n) {
-		fprintf(fp, "<p class=\"note\">%s</p>\n", r->info->events_read || r->info->filtered ?
-			"no events in window" : "no events in trace");
+		fprintf(fp, "<p class=\"note\">%s</p>\n",
+			r->info->events_read || r->info->filtered ? "no events in window"
+								  : "no events in trace");
 		err = text_pre(fp, text_one, r, NULL);
 		fputs("</body></html>\n", fp);
 		return err;
 	}
-	const struct report *rs[1] = { r };
+	const struct report *rs[1] = {r};
 
 	fputs("<h2>Rate over time</h2>\n", fp);
 	err = timeline_charts(fp, rs, 1);
@@ -506,8 +530,8 @@ int render_html(FILE *fp, const struct report *r)
 		size_bars(fp, s, ops[i]);
 	fputs("</div>\n<h2>Latency CDFs per op (device time)</h2>\n<div class=\"charts\">\n", fp);
 	{
-		const struct hist *hs[BTAPE_OP__COUNT] = { 0 };
-		const char *names[BTAPE_OP__COUNT] = { 0 };
+		const struct hist *hs[BTAPE_OP__COUNT] = {0};
+		const char *names[BTAPE_OP__COUNT] = {0};
 		int n = 0;
 
 		for (int i = 0; i < nops && n < 8; i++) {
@@ -539,7 +563,8 @@ int render_html(FILE *fp, const struct report *r)
 		for (int i = 0; i < n && i < HEAT_DEVICES; i++)
 			heat_chart(fp, s, dv[i], i);
 		if (n > HEAT_DEVICES)
-			fprintf(fp, "<p class=\"note\">%d more devices not drawn</p>\n", n - HEAT_DEVICES);
+			fprintf(fp, "<p class=\"note\">%d more devices not drawn</p>\n",
+				n - HEAT_DEVICES);
 	}
 	fputs("</div>\n<h2>Queue depth and inter-arrival times</h2>\n<div class=\"charts\">\n", fp);
 	hist_bars(fp, "queue-depth", "Queue depth at issue", s->qd, false,
@@ -576,19 +601,19 @@ int render_compare_html(FILE *fp, const struct report *a, const struct report *b
 	}
 	fputs("<h2>Latency CDFs, A and B overlaid</h2>\n<div class=\"charts\">\n", fp);
 	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
-		const struct hist *hs[2] = { a->s->ops[op].lat_dev, b->s->ops[op].lat_dev };
+		const struct hist *hs[2] = {a->s->ops[op].lat_dev, b->s->ops[op].lat_dev};
 		char name[48], t[64];
 
 		if (!hs[0] && !hs[1])
 			continue;
-		const char *names[2] = { "A", "B" };
+		const char *names[2] = {"A", "B"};
 
 		snprintf(name, sizeof(name), "latency-cdf-%s", btape_op_name(op));
 		snprintf(t, sizeof(t), "%s latency CDF (device time)", btape_op_name(op));
 		cdf_chart(fp, name, t, hs, names, 2);
 	}
 	fputs("</div>\n<h2>Rate over time</h2>\n", fp);
-	const struct report *rs[2] = { a, b };
+	const struct report *rs[2] = {a, b};
 
 	err = timeline_charts(fp, rs, 2);
 	fputs("<h2>Request sizes</h2>\n<div class=\"charts\">\n", fp);

@@ -5,7 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-static const char *dir_name[DIR__COUNT] = { "read", "write" };
+static const char *dir_name[DIR__COUNT] = {"read", "write"};
 
 static void j_hist(struct jw *j, const char *key, const struct hist *h, const char *unit)
 {
@@ -21,7 +21,7 @@ static void j_hist(struct jw *j, const char *key, const struct hist *h, const ch
 	jw_u64(j, k, h->min);
 	snprintf(k, sizeof(k), "mean_%s", unit);
 	jw_dbl(j, k, hist_mean(h));
-	static const char *qn[5] = { "p50", "p90", "p99", "p999", "max" };
+	static const char *qn[5] = {"p50", "p90", "p99", "p999", "max"};
 
 	for (int i = 0; i < 5; i++) {
 		snprintf(k, sizeof(k), "%s_%s", qn[i], unit);
@@ -158,17 +158,19 @@ static void j_fields(struct jw *j, const struct stats *s)
 		uint32_t bit;
 		const char *name;
 	} f[] = {
-		{ BTAPE_HAS_COMPLETE, "complete" }, { BTAPE_HAS_INSERT, "insert" },
-		{ BTAPE_HAS_FLAGS, "flags" },	    { BTAPE_HAS_ERROR, "error" },
-		{ BTAPE_HAS_PID, "pid" },	    { BTAPE_HAS_TID, "tid" },
-		{ BTAPE_HAS_COMM, "comm" },	    { BTAPE_HAS_CGROUP, "cgroup" },
-		{ BTAPE_HAS_CPU, "cpu" },	    { BTAPE_HAS_QD, "qd" },
+		{BTAPE_HAS_COMPLETE, "complete"}, {BTAPE_HAS_INSERT, "insert"},
+		{BTAPE_HAS_FLAGS, "flags"},	  {BTAPE_HAS_ERROR, "error"},
+		{BTAPE_HAS_PID, "pid"},		  {BTAPE_HAS_TID, "tid"},
+		{BTAPE_HAS_COMM, "comm"},	  {BTAPE_HAS_CGROUP, "cgroup"},
+		{BTAPE_HAS_CPU, "cpu"},		  {BTAPE_HAS_QD, "qd"},
 	};
 
 	jw_obj(j, "fields");
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-		jw_str(j, f[i].name, (s->present_all & f[i].bit) ? "all" :
-				     (s->present_any & f[i].bit) ? "some" : "none");
+		jw_str(j, f[i].name,
+		       (s->present_all & f[i].bit)   ? "all"
+		       : (s->present_any & f[i].bit) ? "some"
+						     : "none");
 	jw_end_obj(j);
 }
 
@@ -248,8 +250,9 @@ int render_json_body(struct jw *j, const struct report *r)
 	jw_end_obj(j);
 	jw_u64(j, "events", s->all.n);
 	if (!s->all.n) {
-		jw_str(j, "note", in->events_read || in->filtered ? "no events in window" :
-								    "no events in trace");
+		jw_str(j, "note",
+		       in->events_read || in->filtered ? "no events in window"
+						       : "no events in trace");
 		return 0;
 	}
 	j_fields(j, s);
@@ -265,7 +268,8 @@ int render_json_body(struct jw *j, const struct report *r)
 		jw_u64(j, "count", o->n);
 		jw_u64(j, "bytes", o->bytes);
 		jw_dbl(j, "count_share", (double)o->n / (double)s->all.n);
-		jw_dbl(j, "bytes_share", s->all.bytes ? (double)o->bytes / (double)s->all.bytes : 0);
+		jw_dbl(j, "bytes_share",
+		       s->all.bytes ? (double)o->bytes / (double)s->all.bytes : 0);
 		if (s->duration_ns) {
 			jw_dbl(j, "iops_mean", stats_rate(s, o->n));
 			jw_dbl(j, "throughput_mean_bps", stats_rate(s, o->bytes));
@@ -406,8 +410,14 @@ int render_json_body(struct jw *j, const struct report *r)
 	jw_u64(j, "interval_ns", s->tl_interval);
 	jw_dbl(j, "start_s", (double)t0 / 1e9);
 	jw_arr(j, "columns");
-	static const char *cols[] = { "t_s", "reads", "writes", "other", "read_bytes", "write_bytes",
-				      "mean_device_latency_ns", "mean_qd" };
+	static const char *cols[] = {"t_s",
+				     "reads",
+				     "writes",
+				     "other",
+				     "read_bytes",
+				     "write_bytes",
+				     "mean_device_latency_ns",
+				     "mean_qd"};
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		jw_str(j, NULL, cols[i]);
 	jw_end_arr(j);

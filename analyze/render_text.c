@@ -31,7 +31,8 @@ static void line_acc(FILE *fp, const struct stats *s, const struct acc *a)
 			fmt_count(a->peak_n, b1, sizeof(b1)), stats_burstiness(s, a));
 	else
 		fprintf(fp, "   peak n/a (trace shorter than one 1 s window)\n");
-	fprintf(fp, "  throughput  mean %s", fmt_rate_bytes(stats_rate(s, a->bytes), b2, sizeof(b2)));
+	fprintf(fp, "  throughput  mean %s",
+		fmt_rate_bytes(stats_rate(s, a->bytes), b2, sizeof(b2)));
 	if (s->complete_windows)
 		fprintf(fp, "   peak %s\n", fmt_rate_bytes((double)a->peak_bytes, b3, sizeof(b3)));
 	else
@@ -103,7 +104,8 @@ static void section_latency(FILE *fp, const struct stats *s, const unsigned int 
 
 			if (!o->lat_total)
 				continue;
-			fprintf(fp, "  %-8s %10" PRIu64, btape_op_name(ops[i]), o->lat_total->count);
+			fprintf(fp, "  %-8s %10" PRIu64, btape_op_name(ops[i]),
+				o->lat_total->count);
 			print_quants(fp, o->lat_total, true);
 		}
 	}
@@ -138,7 +140,8 @@ static void section_sizes(FILE *fp, const struct stats *s, const unsigned int *o
 			if (k == 0)
 				fprintf(fp, " 0 B %.1f%%", pct(o->size_log2[k], o->n));
 			else
-				fprintf(fp, " [%s,%s) %.1f%%", fmt_size(1ull << (k - 1), b1, sizeof(b1)),
+				fprintf(fp, " [%s,%s) %.1f%%",
+					fmt_size(1ull << (k - 1), b1, sizeof(b1)),
 					k < 64 ? fmt_size(1ull << k, b2, sizeof(b2)) : "inf",
 					pct(o->size_log2[k], o->n));
 		}
@@ -150,10 +153,11 @@ static void section_sizes(FILE *fp, const struct stats *s, const unsigned int *o
 static void section_locality(FILE *fp, const struct stats *s)
 {
 	char b1[32], b2[32];
-	static const char *dn[] = { "read", "write" };
+	static const char *dn[] = {"read", "write"};
 	bool any = false;
 
-	fprintf(fp, "\nLocality (streams = device x direction; near = within %s of the previous end)\n",
+	fprintf(fp,
+		"\nLocality (streams = device x direction; near = within %s of the previous end)\n",
 		fmt_size(s->o.near_seq_bytes, b1, sizeof(b1)));
 	for (int d = 0; d < DIR__COUNT; d++) {
 		const struct stream *st = &s->streams_all[d];
@@ -161,8 +165,9 @@ static void section_locality(FILE *fp, const struct stats *s)
 		if (!st->n)
 			continue;
 		any = true;
-		fprintf(fp, "  %-6s %10" PRIu64 " I/Os after the first: sequential %.1f%%, "
-			    "near-sequential %.1f%%, random %.1f%%\n",
+		fprintf(fp,
+			"  %-6s %10" PRIu64 " I/Os after the first: sequential %.1f%%, "
+			"near-sequential %.1f%%, random %.1f%%\n",
 			dn[d], st->n, 100 * stats_seq_share(st), 100 * stats_near_share(st),
 			100 * (1 - stats_seq_share(st)));
 	}
@@ -171,9 +176,9 @@ static void section_locality(FILE *fp, const struct stats *s)
 		return;
 	}
 	/* compact: the JSON report has every log2 bin */
-	static const uint64_t edges[] = { 4096, 131072, 1048576, 67108864, 1073741824, UINT64_MAX };
-	static const char *en[] = { "<=4K", "<=128K", "<=1M", "<=64M", "<=1G", ">1G" };
-	uint64_t back[6] = { 0 }, fwd[6] = { 0 }, zero = 0, tot = 0;
+	static const uint64_t edges[] = {4096, 131072, 1048576, 67108864, 1073741824, UINT64_MAX};
+	static const char *en[] = {"<=4K", "<=128K", "<=1M", "<=64M", "<=1G", ">1G"};
+	uint64_t back[6] = {0}, fwd[6] = {0}, zero = 0, tot = 0;
 
 	for (int k = 0; k < STATS_SEEK_BINS; k++) {
 		uint64_t c = s->streams_all[0].seek[k] + s->streams_all[1].seek[k];
@@ -193,7 +198,8 @@ static void section_locality(FILE *fp, const struct stats *s)
 		else
 			fwd[e] += c;
 	}
-	fprintf(fp, "  seek distance (start - previous end, reads and writes): 0: %.1f%%\n    backward:",
+	fprintf(fp,
+		"  seek distance (start - previous end, reads and writes): 0: %.1f%%\n    backward:",
 		pct(zero, tot));
 	for (int e = 0; e < 6; e++)
 		fprintf(fp, " %s %.1f%%", en[e], pct(back[e], tot));
@@ -217,15 +223,18 @@ static void section_ws(FILE *fp, const struct stats *s)
 	fprintf(fp, "  touched %s (%s): read %s, written %s, both %s",
 		fmt_count(w->blocks, b1, sizeof(b1)),
 		cli_fmt_bytes(w->blocks * STATS_WS_BLOCK, b2, sizeof(b2)),
-		fmt_count(w->blocks_read, b3, sizeof(b3)), fmt_count(w->blocks_written, b4, sizeof(b4)),
+		fmt_count(w->blocks_read, b3, sizeof(b3)),
+		fmt_count(w->blocks_written, b4, sizeof(b4)),
 		fmt_count(w->blocks_both, b5, sizeof(b5)));
 	if (w->estimated)
-		fprintf(fp, "\n  estimated from a 1/%.0f hash sample of blocks: +-%.2f%% (3 sigma)\n",
+		fprintf(fp,
+			"\n  estimated from a 1/%.0f hash sample of blocks: +-%.2f%% (3 sigma)\n",
 			1 / w->sample_rate, 100 * w->rel_error);
 	else
 		fprintf(fp, " (exact)\n");
-	fprintf(fp, "  skew: hottest 1%% of blocks take %.1f%% of block accesses, 10%%: %.1f%%, "
-		    "20%%: %.1f%%, 50%%: %.1f%%\n",
+	fprintf(fp,
+		"  skew: hottest 1%% of blocks take %.1f%% of block accesses, 10%%: %.1f%%, "
+		"20%%: %.1f%%, 50%%: %.1f%%\n",
 		100 * w->hot[0], 100 * w->hot[1], 100 * w->hot[2], 100 * w->hot[3]);
 }
 
@@ -237,8 +246,9 @@ static void section_depth(FILE *fp, const struct stats *s)
 	if (!s->qd->count) {
 		fprintf(fp, ": not in trace (no depth field and no completion times)\n");
 	} else {
-		fprintf(fp, " (%s)\n  %-19s", s->qd_from_trace ? "recorded" :
-			"computed from issue and completion times", "");
+		fprintf(fp, " (%s)\n  %-19s",
+			s->qd_from_trace ? "recorded" : "computed from issue and completion times",
+			"");
 		for (int i = 0; i < 5; i++)
 			fprintf(fp, " %10s", REPORT_QUANTILE_NAMES[i]);
 		fprintf(fp, " %10s\n  %-19s", "mean", "depth");
@@ -254,16 +264,19 @@ static void section_depth(FILE *fp, const struct stats *s)
 		fprintf(fp, " %10s\n  %-19s", "mean", "gap");
 		print_quants(fp, s->interarrival, true);
 	}
-	fprintf(fp, "\nIdle periods (>= %s with %s)\n", fmt_lat((double)s->o.idle_min_ns, b1, sizeof(b1)),
-		s->idle_from_completions ? "no I/O in flight" :
-					   "no issue; completion times missing, so gaps between issues");
+	fprintf(fp, "\nIdle periods (>= %s with %s)\n",
+		fmt_lat((double)s->o.idle_min_ns, b1, sizeof(b1)),
+		s->idle_from_completions
+			? "no I/O in flight"
+			: "no issue; completion times missing, so gaps between issues");
 	if (!s->idle->count) {
 		fprintf(fp, "  none\n");
 		return;
 	}
 	fprintf(fp, "  %" PRIu64 " periods, %s in total (%.1f%% of the duration), longest %s\n",
 		s->idle->count, fmt_lat((double)s->idle_total_ns, b1, sizeof(b1)),
-		pct(s->idle_total_ns, s->duration_ns), fmt_lat((double)s->idle->max, b2, sizeof(b2)));
+		pct(s->idle_total_ns, s->duration_ns),
+		fmt_lat((double)s->idle->max, b2, sizeof(b2)));
 }
 
 static void section_devices(FILE *fp, const struct stats *s)
@@ -279,15 +292,17 @@ static void section_devices(FILE *fp, const struct stats *s)
 			fprintf(fp, "  %-16s no I/O\n", d->name);
 			continue;
 		}
-		fprintf(fp, "  %-16.16s %10" PRIu64 " %6.1f%% %10s %10.1f %10s %12.2f %10s\n", d->name,
-			d->acc.n, pct(d->acc.n_dir[DIR_READ], d->acc.n),
+		fprintf(fp, "  %-16.16s %10" PRIu64 " %6.1f%% %10s %10.1f %10s %12.2f %10s\n",
+			d->name, d->acc.n, pct(d->acc.n_dir[DIR_READ], d->acc.n),
 			cli_fmt_bytes(d->acc.bytes, b1, sizeof(b1)), stats_rate(s, d->acc.n),
 			s->complete_windows ? fmt_count(d->acc.peak_n, b2, sizeof(b2)) : "n/a",
 			stats_rate(s, d->acc.bytes) / 1048576.0,
-			d->acc.lat && d->acc.lat->count ?
-				fmt_lat((double)hist_quantile(d->acc.lat, 0.99), b3, sizeof(b3)) : "-");
+			d->acc.lat && d->acc.lat->count
+				? fmt_lat((double)hist_quantile(d->acc.lat, 0.99), b3, sizeof(b3))
+				: "-");
 		if (d->max_end)
-			fprintf(fp, "  %-16s offsets %s .. %s\n", "", cli_fmt_bytes(d->min_off, b3, sizeof(b3)),
+			fprintf(fp, "  %-16s offsets %s .. %s\n", "",
+				cli_fmt_bytes(d->min_off, b3, sizeof(b3)),
 				cli_fmt_bytes(d->max_end, b4, sizeof(b4)));
 	}
 }
@@ -342,7 +357,8 @@ static void section_procs(FILE *fp, const struct stats *s)
 			pct(v[i]->acc.n_dir[DIR_READ], v[i]->acc.n),
 			cli_fmt_bytes(v[i]->acc.bytes, b1, sizeof(b1)), stats_rate(s, v[i]->acc.n));
 	if (s->proc_other.n)
-		fprintf(fp, "  (%" PRIu64 " I/Os of %" PRIu64 " further processes folded together)\n",
+		fprintf(fp,
+			"  (%" PRIu64 " I/Os of %" PRIu64 " further processes folded together)\n",
 			s->proc_other.n, s->proc_other_n_procs);
 	if (!(s->present_all & BTAPE_HAS_PID))
 		fprintf(fp, "  (some events have no pid)\n");
@@ -361,11 +377,12 @@ static void section_timeline(FILE *fp, const struct report *r)
 	uint64_t t0 = report_origin_rel(s);
 	char b1[32];
 
-	fprintf(fp, "\nTimeline (interval %s, t relative to trace start)\n", fmt_lat(iv * 1e9, b1, sizeof(b1)));
-	fprintf(fp, "  %12s %10s %10s %10s %12s %12s %10s %8s\n", "t (s)", "IOPS", "reads", "writes",
-		"read MiB/s", "write MiB/s", "mean lat", "mean qd");
+	fprintf(fp, "\nTimeline (interval %s, t relative to trace start)\n",
+		fmt_lat(iv * 1e9, b1, sizeof(b1)));
+	fprintf(fp, "  %12s %10s %10s %10s %12s %12s %10s %8s\n", "t (s)", "IOPS", "reads",
+		"writes", "read MiB/s", "write MiB/s", "mean lat", "mean qd");
 	for (uint64_t i = 0; i < s->tl_rows; i += group) {
-		struct tl_row m = { 0 };
+		struct tl_row m = {0};
 
 		for (uint64_t k = i; k < i + group && k < s->tl_rows; k++) {
 			const struct tl_row *x = &s->tl[k];
@@ -392,9 +409,9 @@ static void section_timeline(FILE *fp, const struct report *r)
 		else
 			snprintf(qd, sizeof(qd), "-");
 		fprintf(fp, "  %12.3f %10.1f %10" PRIu64 " %10" PRIu64 " %12.2f %12.2f %10s %8s\n",
-			(double)(t0 + i * s->tl_interval) / 1e9, (double)n / iv, m.n_dir[0], m.n_dir[1],
-			(double)m.bytes_dir[0] / iv / 1048576.0, (double)m.bytes_dir[1] / iv / 1048576.0,
-			lat, qd);
+			(double)(t0 + i * s->tl_interval) / 1e9, (double)n / iv, m.n_dir[0],
+			m.n_dir[1], (double)m.bytes_dir[0] / iv / 1048576.0,
+			(double)m.bytes_dir[1] / iv / 1048576.0, lat, qd);
 	}
 }
 
@@ -410,15 +427,20 @@ void render_text_header(FILE *fp, const struct report *r)
 	fputc('\n', fp);
 	if (in->source[0] || in->hostname[0])
 		fprintf(fp, "  source %s%s%s%s\n", in->source[0] ? in->source : "?",
-			in->hostname[0] ? ", host " : "", in->hostname, r->npaths > 1 ? " (first file)" : "");
+			in->hostname[0] ? ", host " : "", in->hostname,
+			r->npaths > 1 ? " (first file)" : "");
 	if (in->lost_events)
-		fprintf(fp, "  WARNING: the recorder lost %" PRIu64 " events; counts are lower bounds\n",
+		fprintf(fp,
+			"  WARNING: the recorder lost %" PRIu64
+			" events; counts are lower bounds\n",
 			in->lost_events);
 	if (in->recovered)
-		fprintf(fp, "  WARNING: a file was cut short; read up to its last complete frame\n");
+		fprintf(fp,
+			"  WARNING: a file was cut short; read up to its last complete frame\n");
 	if (!s->all.n) {
-		fprintf(fp, "  %s\n", in->events_read || in->filtered ? "no events in window" :
-					"no events in trace");
+		fprintf(fp, "  %s\n",
+			in->events_read || in->filtered ? "no events in window"
+							: "no events in trace");
 		return;
 	}
 	uint64_t t0 = report_origin_rel(s);
@@ -426,9 +448,10 @@ void render_text_header(FILE *fp, const struct report *r)
 	char b4[32];
 
 	fprintf(fp, "  window %s .. %s after trace start (duration %s), %s events%s\n",
-		fmt_lat((double)t0, b1, sizeof(b1)), fmt_lat((double)(t0 + s->duration_ns), b2, sizeof(b2)),
-		fmt_lat((double)s->duration_ns, b3, sizeof(b3)), fmt_count(s->all.n, b4, sizeof(b4)),
-		in->filtered ? " selected" : "");
+		fmt_lat((double)t0, b1, sizeof(b1)),
+		fmt_lat((double)(t0 + s->duration_ns), b2, sizeof(b2)),
+		fmt_lat((double)s->duration_ns, b3, sizeof(b3)),
+		fmt_count(s->all.n, b4, sizeof(b4)), in->filtered ? " selected" : "");
 }
 
 int render_text(FILE *fp, const struct report *r)
@@ -449,10 +472,10 @@ int render_text(FILE *fp, const struct report *r)
 	for (int i = 0; i < nops; i++) {
 		const struct opstat *o = &s->ops[ops[i]];
 
-		fprintf(fp, "  %-13s %10" PRIu64 " %7.2f%% %12s %7.2f%% %10.1f %10.2f", btape_op_name(ops[i]),
-			o->n, pct(o->n, s->all.n), cli_fmt_bytes(o->bytes, b1, sizeof(b1)),
-			pct(o->bytes, s->all.bytes), stats_rate(s, o->n),
-			stats_rate(s, o->bytes) / 1048576.0);
+		fprintf(fp, "  %-13s %10" PRIu64 " %7.2f%% %12s %7.2f%% %10.1f %10.2f",
+			btape_op_name(ops[i]), o->n, pct(o->n, s->all.n),
+			cli_fmt_bytes(o->bytes, b1, sizeof(b1)), pct(o->bytes, s->all.bytes),
+			stats_rate(s, o->n), stats_rate(s, o->bytes) / 1048576.0);
 		if (o->n_errors)
 			fprintf(fp, "  (%" PRIu64 " errors)", o->n_errors);
 		fputc('\n', fp);

@@ -423,7 +423,7 @@ static void ws_finish(struct blockset *b, struct ws_result *r)
 			big[j] = big[j - 1];
 		big[j] = v;
 	}
-	static const double fr[4] = { 0.01, 0.10, 0.20, 0.50 };
+	static const double fr[4] = {0.01, 0.10, 0.20, 0.50};
 
 	for (int k = 0; k < 4; k++) {
 		uint64_t want = (uint64_t)ceil(fr[k] * (double)b->n), taken = 0, acc = 0;
@@ -641,8 +641,9 @@ static void heat_add(struct devstat *d, uint64_t t, uint64_t sector)
 	while ((sector >> d->heat_lshift) >= STATS_HEAT_L) {
 		for (int l = 0; l < STATS_HEAT_L / 2; l++)
 			for (int c = 0; c < STATS_HEAT_T; c++)
-				d->heat[l * STATS_HEAT_T + c] = d->heat[2 * l * STATS_HEAT_T + c] +
-								d->heat[(2 * l + 1) * STATS_HEAT_T + c];
+				d->heat[l * STATS_HEAT_T + c] =
+					d->heat[2 * l * STATS_HEAT_T + c] +
+					d->heat[(2 * l + 1) * STATS_HEAT_T + c];
 		memset(d->heat + STATS_HEAT_L / 2 * STATS_HEAT_T, 0,
 		       STATS_HEAT_L / 2 * STATS_HEAT_T * sizeof(*d->heat));
 		d->heat_lw *= 2;
@@ -866,7 +867,10 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 				if (b1 - b0 > PREFETCH_BLOCKS_MAX)
 					b1 = b0 + PREFETCH_BLOCKS_MAX;
 				for (uint64_t b = b0; b <= b1; b++)
-					ws_prefetch(&s->ws, (devkey | (b & ((1ull << WS_KEY_BLOCK_BITS) - 1))) + 1);
+					ws_prefetch(
+						&s->ws,
+						(devkey | (b & ((1ull << WS_KEY_BLOCK_BITS) - 1))) +
+							1);
 			}
 		}
 		int err = stats__add(s, &evs[i]);

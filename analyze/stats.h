@@ -15,29 +15,29 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define STATS_WINDOW_NS 1000000000ull /* IOPS/throughput peak and burstiness windows */
-#define STATS_MAX_DEVICES 1024        /* more devices are folded into the last one */
-#define STATS_MAX_PROCS 4096          /* more processes are folded into "(other)" */
-#define STATS_SIZE_EXACT_MAX 4096     /* distinct request sizes counted exactly, per op */
-#define STATS_TL_MAX_ROWS 8192        /* timeline rows; the interval doubles beyond */
-#define STATS_LBA_BINS 256            /* LBA histogram bins per device (auto-ranging) */
-#define STATS_HEAT_T 96               /* heat map: time columns (auto-ranging) */
-#define STATS_HEAT_L 48               /* heat map: LBA rows (auto-ranging) */
-#define STATS_SEEK_BINS 129           /* signed log2 seek distance: 64 = 0 */
-#define STATS_SIZE_LOG2_BINS 65       /* bin k: sizes in [2^(k-1), 2^k); bin 0: size 0 */
-#define STATS_WS_BLOCK 4096ull        /* working-set block size */
-#define STATS_WS_LIMIT_DEFAULT (1u << 20) /* blocks tracked exactly before sampling starts */
-#define STATS_QD_HEAP_MAX (1u << 20)  /* in-flight completions tracked per device */
+#define STATS_WINDOW_NS 1000000000ull	     /* IOPS/throughput peak and burstiness windows */
+#define STATS_MAX_DEVICES 1024		     /* more devices are folded into the last one */
+#define STATS_MAX_PROCS 4096		     /* more processes are folded into "(other)" */
+#define STATS_SIZE_EXACT_MAX 4096	     /* distinct request sizes counted exactly, per op */
+#define STATS_TL_MAX_ROWS 8192		     /* timeline rows; the interval doubles beyond */
+#define STATS_LBA_BINS 256		     /* LBA histogram bins per device (auto-ranging) */
+#define STATS_HEAT_T 96			     /* heat map: time columns (auto-ranging) */
+#define STATS_HEAT_L 48			     /* heat map: LBA rows (auto-ranging) */
+#define STATS_SEEK_BINS 129		     /* signed log2 seek distance: 64 = 0 */
+#define STATS_SIZE_LOG2_BINS 65		     /* bin k: sizes in [2^(k-1), 2^k); bin 0: size 0 */
+#define STATS_WS_BLOCK 4096ull		     /* working-set block size */
+#define STATS_WS_LIMIT_DEFAULT (1u << 20)    /* blocks tracked exactly before sampling starts */
+#define STATS_QD_HEAP_MAX (1u << 20)	     /* in-flight completions tracked per device */
 #define STATS_NEAR_SEQ_DEFAULT (128u * 1024) /* near-sequential window, bytes */
 #define STATS_IDLE_MIN_DEFAULT_NS 1000000ull /* idle periods shorter than this are not counted */
 
 enum { DIR_READ = 0, DIR_WRITE = 1, DIR__COUNT };
 
 struct stats_opts {
-	uint64_t interval_ns;    /* timeline interval; 0: 1 s */
+	uint64_t interval_ns;	 /* timeline interval; 0: 1 s */
 	uint64_t near_seq_bytes; /* 0: default */
-	uint64_t idle_min_ns;    /* 0: default */
-	uint64_t ws_limit;       /* exact working-set blocks before sampling; 0: default */
+	uint64_t idle_min_ns;	 /* 0: default */
+	uint64_t ws_limit;	 /* exact working-set blocks before sampling; 0: default */
 };
 
 /* Counters for one scope (overall, a device, a process). */
@@ -64,11 +64,11 @@ struct opstat {
 	uint64_t n_complete, n_insert, n_errors;
 	struct size_slot *sizes; /* open addressing, 2 * STATS_SIZE_EXACT_MAX slots */
 	uint32_t nsizes;
-	uint64_t n_size_other;   /* events whose size did not fit the exact table */
+	uint64_t n_size_other; /* events whose size did not fit the exact table */
 	uint64_t size_log2[STATS_SIZE_LOG2_BINS];
-	struct hist *lat_dev;    /* complete - issue */
-	struct hist *lat_queue;  /* issue - insert */
-	struct hist *lat_total;  /* complete - insert (or - issue without insert) */
+	struct hist *lat_dev;	/* complete - issue */
+	struct hist *lat_queue; /* issue - insert */
+	struct hist *lat_total; /* complete - insert (or - issue without insert) */
 };
 
 struct stream {
@@ -98,11 +98,11 @@ struct devstat {
 	bool used;
 	struct acc acc;
 	struct stream streams[DIR__COUNT];
-	struct autorange lba;           /* sectors */
-	uint64_t heat_tw, heat_lw;      /* column width (ns), row width (sectors): powers of two */
+	struct autorange lba;	   /* sectors */
+	uint64_t heat_tw, heat_lw; /* column width (ns), row width (sectors): powers of two */
 	unsigned int heat_tshift, heat_lshift;
-	uint32_t *heat;                 /* [STATS_HEAT_L][STATS_HEAT_T] */
-	uint64_t min_off, max_end;      /* byte range touched by reads/writes */
+	uint32_t *heat;		   /* [STATS_HEAT_L][STATS_HEAT_T] */
+	uint64_t min_off, max_end; /* byte range touched by reads/writes */
 	struct qheap inflight;
 };
 
@@ -136,9 +136,9 @@ struct blockset {
 
 /* Derived at stats__finish(). */
 struct ws_result {
-	bool estimated;        /* sampled (level > 0): counts are estimates */
-	double sample_rate;    /* 1 / 2^level */
-	double rel_error;      /* 3-sigma relative error of the distinct counts (0 when exact) */
+	bool estimated;	    /* sampled (level > 0): counts are estimates */
+	double sample_rate; /* 1 / 2^level */
+	double rel_error;   /* 3-sigma relative error of the distinct counts (0 when exact) */
 	uint64_t blocks, blocks_read, blocks_written, blocks_both;
 	uint64_t accesses;
 	/* share of block accesses on the hottest 1%, 10%, 20%, 50% of touched blocks */
@@ -149,7 +149,7 @@ struct ws_result {
 struct stats {
 	struct stats_opts o;
 	uint64_t trace_start_ns; /* for "relative to trace start" in outputs */
-	uint64_t origin_ns;      /* first event's issue time */
+	uint64_t origin_ns;	 /* first event's issue time */
 	uint64_t last_issue_ns, last_complete_ns;
 	uint32_t present_all, present_any; /* AND / OR of every event's presence bits */
 	struct acc all;
@@ -163,19 +163,19 @@ struct stats {
 	struct stream streams_all[DIR__COUNT]; /* per-device streams summed at finish */
 	struct blockset ws;
 	struct ws_result wsr;
-	struct hist *qd;        /* queue depth at issue */
-	bool qd_from_trace;     /* false: computed from issue/completion times */
-	uint64_t qd_missing;    /* events with no way to know the depth */
+	struct hist *qd;     /* queue depth at issue */
+	bool qd_from_trace;  /* false: computed from issue/completion times */
+	uint64_t qd_missing; /* events with no way to know the depth */
 	struct hist *interarrival;
-	struct hist *idle;      /* idle period lengths (>= idle_min_ns) */
-	uint64_t busy_until;    /* last completion (or issue) seen */
+	struct hist *idle;   /* idle period lengths (>= idle_min_ns) */
+	uint64_t busy_until; /* last completion (or issue) seen */
 	bool idle_from_completions;
 	uint64_t idle_total_ns;
 	struct tl_row *tl;
-	uint64_t tl_interval, tl_rows; /* rows used */
+	uint64_t tl_interval, tl_rows;	       /* rows used */
 	uint64_t tl_cur, tl_cur_lo, tl_cur_hi; /* cached row of the last event: t in [lo, hi) */
-	uint64_t duration_ns;          /* last issue - first issue */
-	uint64_t complete_windows;     /* whole 1 s windows within the duration */
+	uint64_t duration_ns;		       /* last issue - first issue */
+	uint64_t complete_windows;	       /* whole 1 s windows within the duration */
 	bool finished;
 };
 
@@ -192,7 +192,7 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n);
 int stats__finish(struct stats *s);
 
 /* Helpers for the renderers. */
-int stats_dir_of(unsigned int op);              /* DIR_READ, DIR_WRITE or -1 */
+int stats_dir_of(unsigned int op);		 /* DIR_READ, DIR_WRITE or -1 */
 double stats_seq_share(const struct stream *st); /* 0 when no I/O has a predecessor */
 double stats_near_share(const struct stream *st);
 /* Mean IOPS / bytes per second over the duration; 0 when the duration is 0. */

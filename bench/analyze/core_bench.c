@@ -33,9 +33,10 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
 	struct btape_event *e = calloc(n, sizeof(*e));
 	struct stats *s;
-	uint64_t t = 1000000000ull, range = (16ull << 30) / 512, last[2][2] = { { 0 } };
+	uint64_t t = 1000000000ull, range = (16ull << 30) / 512, last[2][2] = {{0}};
 
-	struct stats_opts o = { .ws_limit = getenv("WS_LIMIT") ? strtoull(getenv("WS_LIMIT"), NULL, 0) : 0 };
+	struct stats_opts o = {
+		.ws_limit = getenv("WS_LIMIT") ? strtoull(getenv("WS_LIMIT"), NULL, 0) : 0};
 
 	if (!e || stats__new(&s, &o))
 		return 1;
@@ -54,7 +55,8 @@ int main(int argc, char **argv)
 			e[i].op = dir ? BTAPE_OP_WRITE : BTAPE_OP_READ;
 			e[i].dev = dv;
 			e[i].bytes = sz;
-			e[i].sector = (x >> 24) % 100 < 25 ? last[dv][dir] : (next() % (range - 128)) & ~7ull;
+			e[i].sector = (x >> 24) % 100 < 25 ? last[dv][dir]
+							   : (next() % (range - 128)) & ~7ull;
 			last[dv][dir] = e[i].sector + sz / 512;
 			e[i].insert_ns = t - 2000 - next() % 8000;
 			e[i].complete_ns = t + 50000 + next() % 200000;
@@ -71,8 +73,8 @@ int main(int argc, char **argv)
 
 		core += cpu_s() - a;
 		if (r == rounds - 1)
-			printf("%.1f ns/event in the core (%d x %zu events)\n", core * 1e9 / (double)(n * rounds),
-			       rounds, n);
+			printf("%.1f ns/event in the core (%d x %zu events)\n",
+			       core * 1e9 / (double)(n * rounds), rounds, n);
 	}
 	stats__finish(s);
 	stats__free(s);

@@ -27,11 +27,11 @@ static uint64_t next(void)
 
 int main(int argc, char **argv)
 {
-	struct btape_meta meta = { 0 };
-	struct btape_device dev = { 0 };
+	struct btape_meta meta = {0};
+	struct btape_device dev = {0};
 	struct btape_writer *w = NULL;
-	static const char *comms[8] = { "postgres", "fio", "kworker/u8:1", "java",
-					"mysqld", "rocksdb:low", "jbd2/vda1-8", "qemu-kvm" };
+	static const char *comms[8] = {"postgres", "fio",	  "kworker/u8:1", "java",
+				       "mysqld",   "rocksdb:low", "jbd2/vda1-8",  "qemu-kvm"};
 	uint64_t n, range_gib = 16;
 	int err;
 
@@ -65,11 +65,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen_trace: open %s: %s\n", argv[2], strerror(-err));
 		return 1;
 	}
-	uint64_t t = 1000000000ull, last_end[2][2] = { { 0 } };
+	uint64_t t = 1000000000ull, last_end[2][2] = {{0}};
 	uint64_t range_sectors = (range_gib << 30) / 512;
 
 	for (uint64_t i = 0; i < n; i++) {
-		struct btape_event e = { 0 };
+		struct btape_event e = {0};
 		uint64_t r = next();
 		int dir = (r % 100) < 70 ? 0 : 1;
 		unsigned int dv = (unsigned int)((r >> 8) & 1);

@@ -15,12 +15,12 @@
 
 #define MS 1000000ull
 
-static char *paths[] = { "synthetic.btape" };
+static char *paths[] = {"synthetic.btape"};
 
 static struct stats *make(int kind)
 {
 	struct stats *s;
-	struct btape_event e = { 0 };
+	struct btape_event e = {0};
 
 	assert_int_equal(stats__new(&s, NULL), 0);
 	stats__set_device(s, 0, "nvme0n1", 1ull << 30);
@@ -31,7 +31,8 @@ static struct stats *make(int kind)
 		e.bytes = kind == 2 ? 0 : 4096u << (i % 4);
 		e.sector = kind == 2 ? 0 : (uint64_t)(i * 7919 % 100000) * 8;
 		e.present = kind == 3 ? (BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT | BTAPE_HAS_PID |
-					 BTAPE_HAS_COMM) : 0;
+					 BTAPE_HAS_COMM)
+				      : 0;
 		e.complete_ns = e.issue_ns + 100000 + (uint64_t)(i % 10) * 10000;
 		e.insert_ns = e.issue_ns - 3000;
 		e.pid = 100 + (uint32_t)(i % 3);
@@ -48,7 +49,7 @@ static char *render(int (*fn)(FILE *, const struct report *), const struct stats
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
-	struct report r = { .s = s, .info = in, .paths = paths, .npaths = 1 };
+	struct report r = {.s = s, .info = in, .paths = paths, .npaths = 1};
 
 	assert_non_null(fp);
 	assert_int_equal(fn(fp, &r), 0);
@@ -87,7 +88,7 @@ static void json_sane(const char *j)
 static void all_renderers(int kind, const char *const *must_text)
 {
 	struct stats *s = make(kind);
-	struct an_info in = { 0 };
+	struct an_info in = {0};
 	char *t = render(render_text, s, &in), *j = render(render_json, s, &in);
 	char *h = render(render_html, s, &in);
 
@@ -99,8 +100,8 @@ static void all_renderers(int kind, const char *const *must_text)
 	assert_null(strstr(h, "<script"));
 	/* comparison with itself and with an empty analysis */
 	struct stats *e = make(0);
-	struct report ra = { .s = s, .info = &in, .paths = paths, .npaths = 1, .label = "A" };
-	struct report rb = { .s = e, .info = &in, .paths = paths, .npaths = 1, .label = "B" };
+	struct report ra = {.s = s, .info = &in, .paths = paths, .npaths = 1, .label = "A"};
+	struct report rb = {.s = e, .info = &in, .paths = paths, .npaths = 1, .label = "B"};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
@@ -126,33 +127,39 @@ static void all_renderers(int kind, const char *const *must_text)
 
 static void test_empty(void **st)
 {
-	static const char *const m[] = { "no events in trace", NULL };
+	static const char *const m[] = {"no events in trace", NULL};
 
 	all_renderers(0, m);
 }
 
 static void test_one(void **st)
 {
-	static const char *const m[] = { "n/a (all events at one instant", "not in trace: no completion",
-					 "Per process: not in trace (no pid field)", "idle1", "no I/O",
-					 NULL };
+	static const char *const m[] = {"n/a (all events at one instant",
+					"not in trace: no completion",
+					"Per process: not in trace (no pid field)",
+					"idle1",
+					"no I/O",
+					NULL};
 
 	all_renderers(1, m);
 }
 
 static void test_flushes(void **st)
 {
-	static const char *const m[] = { "no reads or writes with data", "no read or write stream",
-					 "flush", NULL };
+	static const char *const m[] = {"no reads or writes with data", "no read or write stream",
+					"flush", NULL};
 
 	all_renderers(2, m);
 }
 
 static void test_full(void **st)
 {
-	static const char *const m[] = { "device time (complete - issue)", "queue time (issue - insert)",
-					 "computed from issue and completion times", "Per process (top 3",
-					 "burstiness", NULL };
+	static const char *const m[] = {"device time (complete - issue)",
+					"queue time (issue - insert)",
+					"computed from issue and completion times",
+					"Per process (top 3",
+					"burstiness",
+					NULL};
 
 	all_renderers(3, m);
 }
@@ -160,17 +167,18 @@ static void test_full(void **st)
 static void test_profile_job(void **st)
 {
 	struct stats *s = make(3);
-	struct an_info in = { 0 };
+	struct an_info in = {0};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
-	struct report r = { .s = s, .info = &in, .paths = paths, .npaths = 1 };
+	struct report r = {.s = s, .info = &in, .paths = paths, .npaths = 1};
 
 	assert_int_equal(profile_write(fp, &r, NULL, 0), 0);
 	fclose(fp);
 	/* 1/3 writes; per direction sizes 4k..32k a quarter each */
 	assert_non_null(strstr(buf, "rwmixread=67\n"));
-	assert_non_null(strstr(buf, "bssplit=4k/25:8k/25:16k/25:32k/25,4k/25:8k/25:16k/25:32k/25\n"));
+	assert_non_null(
+		strstr(buf, "bssplit=4k/25:8k/25:16k/25:32k/25,4k/25:8k/25:16k/25:32k/25\n"));
 	assert_non_null(strstr(buf, "iodepth="));
 	assert_non_null(strstr(buf, "rate="));
 	assert_non_null(strstr(buf, "filename=${TARGET}"));
@@ -180,7 +188,7 @@ static void test_profile_job(void **st)
 
 static void test_round_percent(void **st)
 {
-	double w[5] = { 1, 1, 1, 0, 0.001 };
+	double w[5] = {1, 1, 1, 0, 0.001};
 	int p[5], sum = 0;
 
 	profile_round_percent(w, 5, p);
@@ -194,8 +202,8 @@ static void test_round_percent(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_empty),	     cmocka_unit_test(test_one),
-		cmocka_unit_test(test_flushes),	     cmocka_unit_test(test_full),
+		cmocka_unit_test(test_empty),	    cmocka_unit_test(test_one),
+		cmocka_unit_test(test_flushes),	    cmocka_unit_test(test_full),
 		cmocka_unit_test(test_profile_job), cmocka_unit_test(test_round_percent),
 	};
 

@@ -17,7 +17,7 @@
 
 static struct btape_event ev_rw(uint64_t t, unsigned int op, uint64_t sector, uint64_t bytes)
 {
-	struct btape_event e = { 0 };
+	struct btape_event e = {0};
 
 	e.issue_ns = t;
 	e.op = (uint8_t)op;
@@ -57,7 +57,7 @@ static void test_hist_bounds(void **st)
 	assert_int_equal(h->count, 100000);
 	assert_int_equal(h->min, 37);
 	assert_int_equal(h->max, 3700000);
-	static const double qs[] = { 0.5, 0.9, 0.99, 0.999 };
+	static const double qs[] = {0.5, 0.9, 0.99, 0.999};
 
 	for (int i = 0; i < 4; i++)
 		assert_hist_close(hist_quantile(h, qs[i]), (uint64_t)ceil(qs[i] * 100000) * 37);
@@ -98,7 +98,7 @@ static void test_one_event(void **st)
 	assert_int_equal(s->ops[BTAPE_OP_READ].n, 1);
 	assert_int_equal(s->duration_ns, 0);
 	assert_int_equal(s->complete_windows, 0);
-	assert_true(stats_rate(s, 1) == 0);       /* no duration: no rate, no division */
+	assert_true(stats_rate(s, 1) == 0); /* no duration: no rate, no division */
 	assert_true(stats_burstiness(s, &s->all) == 0);
 	assert_int_equal(s->ops[BTAPE_OP_READ].lat_dev->max, 50000);
 	assert_hist_close(hist_quantile(s->ops[BTAPE_OP_READ].lat_dev, 0.5), 50000);
@@ -161,7 +161,7 @@ static void test_identical_timestamps(void **st)
 
 static void test_windows_and_burstiness(void **st)
 {
-	static const uint64_t ts[] = { 0, 500 * MS, 1200 * MS, 1300 * MS, 1400 * MS, 2500 * MS };
+	static const uint64_t ts[] = {0, 500 * MS, 1200 * MS, 1300 * MS, 1400 * MS, 2500 * MS};
 	struct btape_event e[6];
 
 	for (int i = 0; i < 6; i++)
@@ -206,7 +206,7 @@ static void test_sequential_and_seek(void **st)
 		e[n] = ev_rw((uint64_t)n * MS, BTAPE_OP_READ, (uint64_t)i * 8, 4096);
 		n++;
 		e[n] = ev_rw((uint64_t)n * MS, BTAPE_OP_WRITE, 1000000 + (uint64_t)i * 2048 + 8,
-			       4096);
+			     4096);
 		n++;
 	}
 	/* 50 reads going backwards by 64 KiB - 4 KiB each: near-sequential within 128 KiB */
@@ -273,7 +273,7 @@ static void test_working_set_estimate(void **st)
 {
 	const size_t n = 200000;
 	struct btape_event *e = calloc(n, sizeof(*e));
-	struct stats_opts o = { .ws_limit = 4096 };
+	struct stats_opts o = {.ws_limit = 4096};
 
 	assert_non_null(e);
 	/* 100000 distinct blocks: the first 10000 get 10 accesses each, 90000 get one... */
@@ -381,10 +381,10 @@ static void test_devices_and_procs(void **st)
 
 static void test_timeline_coarsens(void **st)
 {
-	struct stats_opts o = { .interval_ns = MS };
-	struct btape_event e[3] = { ev_rw(0, BTAPE_OP_READ, 0, 512),
-				    ev_rw(5 * S, BTAPE_OP_READ, 8, 512),
-				    ev_rw(20 * S, BTAPE_OP_READ, 16, 512) };
+	struct stats_opts o = {.interval_ns = MS};
+	struct btape_event e[3] = {ev_rw(0, BTAPE_OP_READ, 0, 512),
+				   ev_rw(5 * S, BTAPE_OP_READ, 8, 512),
+				   ev_rw(20 * S, BTAPE_OP_READ, 16, 512)};
 	struct stats *s = run(e, 3, &o);
 
 	/* 20 s at 1 ms = 20000 rows > 8192: doubled twice to 4 ms */
@@ -399,8 +399,7 @@ static void test_timeline_coarsens(void **st)
 static void test_sizes_sorted(void **st)
 {
 	struct btape_event e[10];
-	static const uint64_t sz[10] = { 4096, 4096, 4096, 8192, 8192, 65536, 4096, 512, 8192,
-					 4096 };
+	static const uint64_t sz[10] = {4096, 4096, 4096, 8192, 8192, 65536, 4096, 512, 8192, 4096};
 
 	for (int i = 0; i < 10; i++)
 		e[i] = ev_rw((uint64_t)i, BTAPE_OP_READ, (uint64_t)i * 1000, sz[i]);
@@ -424,15 +423,17 @@ static void test_sizes_sorted(void **st)
 static void test_bounded_tables(void **st)
 {
 	struct stats *s;
-	struct btape_event e = { 0 };
+	struct btape_event e = {0};
 	const uint32_t n = STATS_MAX_PROCS + 100;
 
 	assert_int_equal(stats__new(&s, NULL), 0);
 	for (uint32_t i = 0; i < n; i++) {
-		e = ev_rw((uint64_t)i * 1000, BTAPE_OP_READ, (uint64_t)i * 8, 512 * (uint64_t)(i + 1));
+		e = ev_rw((uint64_t)i * 1000, BTAPE_OP_READ, (uint64_t)i * 8,
+			  512 * (uint64_t)(i + 1));
 		e.present = BTAPE_HAS_PID;
 		e.pid = i + 1;
-		e.dev = i % 2 ? 5000 : 3; /* 5000 is beyond STATS_MAX_DEVICES: folded into the last */
+		e.dev = i % 2 ? 5000
+			      : 3; /* 5000 is beyond STATS_MAX_DEVICES: folded into the last */
 		assert_int_equal(stats__add(s, &e), 0);
 	}
 	assert_int_equal(stats__finish(s), 0);
