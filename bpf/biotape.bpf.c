@@ -227,6 +227,17 @@ static __always_inline void decode_opf(__u32 opf, struct biotape_rq_event *e)
 	e->flags = (e->flags & BIOTAPE_RQF_REQUEUED) | f;
 }
 
+static __always_inline bool comm_eq(const char *c)
+{
+	for (int i = 0; i < BIOTAPE_COMM_LEN; i++) {
+		if (c[i] != filter_comm[i])
+			return false;
+		if (!c[i])
+			break;
+	}
+	return true;
+}
+
 /* Submitter attribution of the current task and whether it passes the filters. */
 static __always_inline void attribute(struct biotape_rq_event *e)
 {
@@ -243,15 +254,14 @@ static __always_inline void attribute(struct biotape_rq_event *e)
 		match = false;
 	if (filter_pid && pid != filter_pid)
 		match = false;
-	if (match && filter_comm_on) {
-		for (int i = 0; i < BIOTAPE_COMM_LEN; i++) {
-			if (e->comm[i] != filter_comm[i]) {
-				match = false;
-				break;
-			}
-			if (!e->comm[i])
-				break;
-		}
+	/* --comm matches the thread or its process (io_uring workers are "iou-wrk-<pid>"). */
+	if (match && filter_comm_on && !comm_eq(e->comm)) {
+		struct task_struct *t = (void *)bpf_get_current_task();
+		char lc[BIOTAPE_COMM_LEN] = {};
+
+		BPF_CORE_READ_STR_INTO(&lc, t, group_leader, comm);
+		if (!comm_eq(lc))
+			match = false;
 	}
 	if (match && filter_cgroup_on && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 		match = false;
@@ -527,9 +537,17 @@ static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32
 	if (e->attr & BIOTAPE_ATTR_ISSUED) {
 		e->complete_ns = bpf_ktime_get_ns();
 		unmark_issued(e);
-		/* Never-issued requests (an empty preflush served by the flush request) are not sent. */
 		if (e->attr & BIOTAPE_ATTR_MATCH)
 			emit(e);
+	} else if (nr_bytes && (e->attr & BIOTAPE_ATTR_MATCH)) {
+		/*
+		 * Never issued: fine for an empty preflush (served by the flush request), but a
+		 * request with data that completes unissued means its issue was missed.
+		 */
+		struct biotape_counters *c = cnt();
+
+		if (c)
+			c->unissued++;
 	}
 	retire(e);
 	return 0;

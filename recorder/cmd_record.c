@@ -689,6 +689,9 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		disk_err = true;
 	rec_core__stats(core, &st);
+	cli_info(1, "record: BPF sent %" PRIu64 " records, %" PRIu64 " consumed, %" PRIu64
+		 " accepted by the writer, %" PRIu64 " malformed", emitted, st.pushed, st.written,
+		 st.bad_records);
 	btape_writer__add_lost(w, lost_rb, lost_if, st.dropped_writer);
 	err = btape_writer__close(w);
 	w = NULL;

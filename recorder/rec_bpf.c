@@ -35,6 +35,7 @@ struct rec_bpf {
 	void *ctx;
 	int ncpus;
 	bool detached;
+	uint64_t unissued;
 	uint64_t *scan_keys;
 	struct biotape_rq_event *scan_vals;
 };
@@ -387,6 +388,7 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 	uint32_t zero = 0;
 
 	*emitted = *lost_ringbuf = *lost_inflight = 0;
+	b->unissued = 0;
 	v = calloc(b->ncpus, sizeof(*v));
 	if (!v)
 		return;
@@ -394,10 +396,29 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 		for (int i = 0; i < b->ncpus; i++) {
 			*emitted += v[i].emitted;
 			*lost_ringbuf += v[i].lost_ringbuf;
-			*lost_inflight += v[i].lost_inflight;
+			*lost_inflight += v[i].lost_inflight + v[i].unissued;
+			b->unissued += v[i].unissued;
 		}
 	}
 	free(v);
+	/* A completion program the kernel skipped (re-entry on its CPU) is a lost event. */
+	{
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, b->skel->obj) {
+			struct bpf_prog_info info = { 0 };
+			__u32 len = sizeof(info);
+			int fd = bpf_program__fd(p);
+
+			if (fd < 0 || !strstr(bpf_program__name(p), "complete") ||
+			    bpf_obj_get_info_by_fd(fd, &info, &len))
+				continue;
+			*lost_inflight += info.recursion_misses;
+		}
+	}
+	if (b->unissued)
+		cli_info(1, "record: %llu requests completed without a seen issue (counted as lost)",
+			 (unsigned long long)b->unissued);
 }
 
 uint64_t rec_bpf__prog_stats(struct rec_bpf *b)
@@ -410,7 +431,12 @@ uint64_t rec_bpf__prog_stats(struct rec_bpf *b)
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(p);
 
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		if (info.recursion_misses)
+			cli_info(1, "record: %s skipped %llu times by the kernel (re-entry)",
+				 bpf_program__name(p), (unsigned long long)info.recursion_misses);
+		if (!info.run_cnt)
 			continue;
 		total += info.run_time_ns;
 		cli_info(1, "record: %-18s %6.0f ns/call %10llu calls", bpf_program__name(p),

@@ -6,7 +6,7 @@ import sys
 
 p = argparse.ArgumentParser()
 p.add_argument("csv")
-p.add_argument("--comm")
+p.add_argument("--comm", help="select the processes that have a thread named COMM")
 p.add_argument("--pid", type=int)
 p.add_argument("--only-pid", type=int, help="every event has this pid")
 p.add_argument("--expect", action="append", default=[], help="OP=N: events of OP by the filtered process")
@@ -23,8 +23,10 @@ a = p.parse_args()
 rows = list(csv.DictReader(open(a.csv)))
 errors = []
 mine = []
+# A process's I/O may come from helper threads (io_uring's iou-wrk-<pid>): select by pid.
+comm_pids = set(r["pid"] for r in rows if r["comm"] == a.comm)
 for r in rows:
-    if a.comm and r["comm"] != a.comm:
+    if a.comm and r["pid"] not in comm_pids:
         continue
     if a.pid and r["pid"] != str(a.pid):
         continue
@@ -95,7 +97,7 @@ for r in mine:
             seq += 1
         last_end[key] = s + b // 512
 for op in a.attributed:
-    bad = [r for r in rows if r["op"] == op and r["comm"] != a.comm]
+    bad = [r for r in rows if r["op"] == op and r["pid"] not in comm_pids]
     if bad:
         errors.append(f"{len(bad)} {op} events not attributed to {a.comm}: {bad[0]}")
 if a.seq_min is not None:
