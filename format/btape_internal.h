@@ -197,7 +197,15 @@ const char *btape_intern_str(const struct btape_intern *t, uint32_t id);
 uint32_t btape_intern_len(const struct btape_intern *t, uint32_t id);
 
 /* Chunk decoding, format/chunk.c. */
+/* What a decoder last stored in an output buffer: lets constant fields skip rewriting. */
+struct dec_cache {
+	const void *buf;
+	uint64_t val;
+	uint32_t cnt;
+};
+
 struct chunk_dec {
+	struct dec_cache cache[16]; /* per column; kept across chunks */
 	uint32_t n;        /* events in the chunk */
 	uint32_t pos;      /* events already decoded */
 	uint64_t issue_min, issue_max;

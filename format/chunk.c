@@ -531,6 +531,7 @@ struct dec_priv {
 	uint32_t all_have, any_have; /* presence bits set in every / some event */
 	struct pred_tab pt;
 	uint64_t tmp[DEC_SLICE];
+	uint64_t issue[DEC_SLICE]; /* this slice's issue times, for latencies */
 };
 
 
@@ -857,6 +858,7 @@ static int range_err(char *err, size_t errlen, int c)
  */
 #define ASSIGN(FIELD, EXPR)                                                                   \
 	do {                                                                                  \
+		d->cache[c].buf = NULL;                                                       \
 		if (have == cnt) {                                                            \
 			for (uint32_t k = 0; k < cnt; k++) {                                  \
 				uint64_t v = tmp[k];                                          \
@@ -870,17 +872,27 @@ static int range_err(char *err, size_t errlen, int c)
 		}                                                                             \
 	} while (0)
 
-/* A constant raw column (width 0): no per-value work. */
+/*
+ * A constant raw column (width 0): no per-value work. When the previous call stored the same
+ * constant into the same buffer for at least as many events, the field is already there.
+ */
 #define ASSIGN_CONST(FIELD, EXPR)                                                             \
 	do {                                                                                  \
 		const uint64_t v = cl->base;                                                  \
+		struct dec_cache *dc = &d->cache[c];                                          \
 		cl->j += have;                                                                \
 		if (have == cnt) {                                                            \
+			if (dc->buf == ev && dc->val == v && dc->cnt >= cnt)                  \
+				break;                                                        \
 			for (uint32_t k = 0; k < cnt; k++)                                    \
 				ev[k].FIELD = (EXPR);                                         \
+			dc->buf = ev;                                                         \
+			dc->val = v;                                                          \
+			dc->cnt = cnt;                                                        \
 		} else {                                                                      \
 			for (uint32_t k = 0; k < cnt; k++)                                    \
 				ev[k].FIELD = (ev[k].present & bit) ? (EXPR) : 0;             \
+			dc->buf = NULL;                                                       \
 		}                                                                             \
 	} while (0)
 
@@ -900,6 +912,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 	struct col *cl;
 	uint64_t *tmp;
 	uint32_t cnt, have, bit = 0;
+	int c;
 
 	if (!p || d->pos >= d->n)
 		return 0;
@@ -923,8 +936,10 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 		for (uint32_t k = 0; k < cnt; k++)
 			ev[k].present = (uint32_t)tmp[k] & BTAPE_HAS__ALL;
 	}
-	col_take(&p->cols[C_ISSUE], tmp, cnt);
-	ASSIGN(issue_ns, v);
+	col_take(&p->cols[C_ISSUE], p->issue, cnt);
+	for (uint32_t k = 0; k < cnt; k++)
+		ev[k].issue_ns = p->issue[k];
+	c = C_DEV;
 	cl = &p->cols[C_DEV];
 	if (cl->width == 0 && cl->kind == COL_RAW && p->fits[C_DEV]) {
 		ASSIGN_CONST(dev, (uint32_t)v);
@@ -934,6 +949,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			return -EBADMSG;
 		ASSIGN(dev, (uint32_t)v);
 	}
+	c = C_OP;
 	cl = &p->cols[C_OP];
 	if (cl->width == 0 && cl->kind == COL_RAW && p->fits[C_OP]) {
 		ASSIGN_CONST(op, (uint8_t)v);
@@ -943,6 +959,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			return -EBADMSG;
 		ASSIGN(op, (uint8_t)v);
 	}
+	c = C_BYTES;
 	cl = &p->cols[C_BYTES];
 	if (cl->width == 0 && cl->kind == COL_RAW) {
 		ASSIGN_CONST(bytes, v);
@@ -950,6 +967,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 		col_take(cl, tmp, cnt);
 		ASSIGN(bytes, v);
 	}
+	c = C_SECTOR;
 	col_take(&p->cols[C_SECTOR], tmp, cnt);
 	if (p->cols[C_SECTOR].kind == COL_SECTOR_PRED) {
 		for (uint32_t k = 0; k < cnt; k++) {
@@ -963,7 +981,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 	} else {
 		ASSIGN(sector, v);
 	}
-	for (int c = C_COMPLETE; c < C__COUNT; c++) {
+	for (c = C_COMPLETE; c < C__COUNT; c++) {
 		cl = &p->cols[c];
 		bit = col_bit[c];
 		have = 0;
@@ -974,10 +992,8 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 				have += !!(ev[k].present & bit);
 		}
 		if (cl->width == 0 && cl->kind == COL_RAW && c != C_COMM && c != C_ERROR &&
-		    p->fits[c]) {
+		    c != C_COMPLETE && c != C_INSERT && p->fits[c]) {
 			switch (c) {
-			case C_COMPLETE: ASSIGN_CONST(complete_ns, ev[k].issue_ns + v); break;
-			case C_INSERT: ASSIGN_CONST(insert_ns, ev[k].issue_ns - v); break;
 			case C_FLAGS: ASSIGN_CONST(flags, (uint32_t)v); break;
 			case C_PID: ASSIGN_CONST(pid, (uint32_t)v); break;
 			case C_TID: ASSIGN_CONST(tid, (uint32_t)v); break;
@@ -1004,10 +1020,10 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			if (cl->kind == COL_DELTA)
 				ASSIGN(complete_ns, v);
 			else
-				ASSIGN(complete_ns, ev[k].issue_ns + v);
+				ASSIGN(complete_ns, p->issue[k] + v);
 			break;
 		case C_INSERT:
-			ASSIGN(insert_ns, ev[k].issue_ns - v);
+			ASSIGN(insert_ns, p->issue[k] - v);
 			break;
 		case C_FLAGS:
 			if (!p->fits[c] && check_range(tmp, have, UINT32_MAX, err, errlen, c))

@@ -233,6 +233,37 @@ static void test_sequential_pattern(void **state)
 	free(evs);
 }
 
+/* Fields constant within a chunk but changing between chunks (decoder fast paths). */
+static void test_constant_runs(void **state)
+{
+	size_t n = 3000;
+	struct btape_event *evs = malloc(sizeof(*evs) * n);
+	struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = 300 };
+	uint64_t seed = 5;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t chunk = i / 300;
+
+		tu_random_event(&seed, &evs[i], 1000 + i, true);
+		evs[i].present = (chunk % 3 == 1) ? BTAPE_HAS_COMPLETE : BTAPE_HAS__ALL;
+		evs[i].dev = (uint32_t)(chunk / 2);
+		evs[i].op = (uint8_t)(chunk % 4 == 3 ? BTAPE_OP_WRITE : BTAPE_OP_READ);
+		evs[i].bytes = chunk % 5 == 4 ? 8192 : 4096;
+		evs[i].flags = (uint32_t)(chunk % 2);
+		evs[i].pid = evs[i].tid = (uint32_t)(chunk < 5 ? 42 : 43);
+		evs[i].cgroup = 7;
+		evs[i].cpu = (uint32_t)(chunk % 2);
+		evs[i].qd = 1;
+		evs[i].comm = chunk % 2 ? "a" : "b";
+		evs[i].complete_ns = evs[i].issue_ns + 100;
+		evs[i].insert_ns = evs[i].issue_ns - 5;
+		evs[i].error = 0;
+		/* a last short chunk with fewer events than a slice */
+	}
+	roundtrip(evs, n - 7, &o, 8);
+	free(evs);
+}
+
 static void test_op_names(void **state)
 {
 	char buf[32];
@@ -287,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_edge_values),
 		cmocka_unit_test(test_many_devices),
 		cmocka_unit_test(test_sequential_pattern),
+		cmocka_unit_test(test_constant_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
