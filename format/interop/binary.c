@@ -138,6 +138,13 @@ struct pidcomm {
 	char comm[32];
 };
 
+struct blkstate {
+	struct pidcomm *pc; /* PIDMAP_MAX entries */
+	bool have_last;
+	uint32_t last_device;
+	int last_idx;
+};
+
 /* Reads the next record of f. Returns 1, 0 at EOF, or -errno (via imp_bad/imp_fail). */
 static int blk_read(struct imp *im, struct bfile *f)
 {
@@ -220,8 +227,9 @@ static void majmin_of(uint32_t dev, uint32_t *maj, uint32_t *min)
 	*min = dev & 0xfffffu;
 }
 
-static int blk_event(struct imp *im, struct bfile *f, struct pidcomm *pc)
+static int blk_event(struct imp *im, struct bfile *f, struct blkstate *bs)
 {
+	struct pidcomm *pc = bs->pc;
 	const struct blkrec *r = &f->rec;
 	uint32_t what = r->action & 0xffu, tc = r->action >> 16, maj, min;
 	const uint8_t *pdu = r->pdu;
@@ -296,10 +304,17 @@ static int blk_event(struct imp *im, struct bfile *f, struct pidcomm *pc)
 		return 0;
 	}
 	majmin_of(r->device, &maj, &min);
-	snprintf(name, sizeof(name), "%u,%u", maj, min);
-	d = imp_device(im, name, strlen(name), maj, min);
-	if (d < 0)
-		return d;
+	if (bs->have_last && bs->last_device == r->device) {
+		d = bs->last_idx; /* skip formatting the name for the usual same device */
+	} else {
+		snprintf(name, sizeof(name), "%u,%u", maj, min);
+		d = imp_device(im, name, strlen(name), maj, min);
+		if (d < 0)
+			return d;
+		bs->have_last = true;
+		bs->last_device = r->device;
+		bs->last_idx = d;
+	}
 	e.dev = d;
 	e.devkey = (uint64_t)maj << 32 | min;
 	e.time_ns = r->time;
@@ -342,6 +357,7 @@ int parse_blktrace(struct imp *im, struct isrc **srcs, size_t n)
 {
 	struct bfile *fs = calloc(n, sizeof(*fs));
 	struct pidcomm *pc = calloc(PIDMAP_MAX, sizeof(*pc));
+	struct blkstate bs = { .pc = pc };
 	int err = 0;
 
 	if (!fs || !pc) {
@@ -376,7 +392,7 @@ int parse_blktrace(struct imp *im, struct isrc **srcs, size_t n)
 			break;
 		im->file = isrc_name(best->s);
 		im->line = best->recno;
-		err = blk_event(im, best, pc);
+		err = blk_event(im, best, &bs);
 		if (err)
 			goto cleanup;
 		best->have = false;
