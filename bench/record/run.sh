@@ -75,16 +75,18 @@ for rep in $(seq "$REPS"); do
 	done
 done
 
-# In-kernel cost per I/O of the recorder's programs (kernel.bpf_stats_enabled, one extra run).
+# In-kernel cost per I/O of the recorder's programs (kernel.bpf_stats_enabled, one extra run;
+# the recorder prints per-program times with -v).
 sysctl -qw kernel.bpf_stats_enabled=1
 "$BIOTAPE" record -v -o "$W/s.btape" -d "$LOOP" 2>"$W/rec.err" &
 pid=$!
 until grep -q "programs attached" "$W/rec.err"; do sleep 0.1; done
 run_fio 1 "$W/f.json"
-bpftool prog show -j | python3 "$HERE/bpfstats.py" "$pid" "$(python3 -c 'import json,sys; print(sum(j["read"]["total_ios"] for j in json.load(open(sys.argv[1]))["jobs"]))' "$W/f.json")" | tee "$W/bpfstats.txt"
-sysctl -qw kernel.bpf_stats_enabled=0
 kill -INT "$pid"
 wait "$pid"
+sysctl -qw kernel.bpf_stats_enabled=0
+echo "BPF cost (bpf_stats, 1 job, $(iops "$W/f.json") IOPS):"
+grep -E "ns/call|per recorded" "$W/rec.err" | sed 's/^biotape: record: /  /'
 
 python3 - "$RES" <<'PY'
 import statistics, sys
