@@ -240,7 +240,14 @@ static int blk_event(struct imp *im, struct bfile *f, struct blkstate *bs)
 
 	if (tc & BLK_TC_NOTIFY) {
 		if ((r->action & 0xffu) == BLK_TN_PROCESS && r->pid) {
-			struct pidcomm *slot = &pc[r->pid % PIDMAP_MAX];
+			struct pidcomm *slot;
+
+			if (!pc) { /* allocated at the first process note */
+				pc = bs->pc = calloc(PIDMAP_MAX, sizeof(*pc));
+				if (!pc)
+					return imp_fail(im, "out of memory");
+			}
+			slot = &pc[r->pid % PIDMAP_MAX];
 			size_t off = (r->action & BLK_TA_CGROUP) ? 8 : 0, n;
 
 			if (pdu_len > off) {
@@ -343,11 +350,11 @@ static int blk_event(struct imp *im, struct bfile *f, struct blkstate *bs)
 		e.has_error = true;
 	}
 	if (e.act == JA_QUEUE) {
-		const struct pidcomm *slot = &pc[r->pid % PIDMAP_MAX];
+		const struct pidcomm *slot = pc ? &pc[r->pid % PIDMAP_MAX] : NULL;
 
 		e.pid = r->pid;
 		e.has_pid = true;
-		if (slot->pid == r->pid && slot->comm[0])
+		if (slot && slot->pid == r->pid && slot->comm[0])
 			e.comm = slot->comm;
 	}
 	return join_event(im, &e);
@@ -356,11 +363,10 @@ static int blk_event(struct imp *im, struct bfile *f, struct blkstate *bs)
 int parse_blktrace(struct imp *im, struct isrc **srcs, size_t n)
 {
 	struct bfile *fs = calloc(n, sizeof(*fs));
-	struct pidcomm *pc = calloc(PIDMAP_MAX, sizeof(*pc));
-	struct blkstate bs = { .pc = pc };
+	struct blkstate bs = { 0 };
 	int err = 0;
 
-	if (!fs || !pc) {
+	if (!fs) {
 		err = imp_fail(im, "out of memory");
 		goto cleanup;
 	}
@@ -399,7 +405,7 @@ int parse_blktrace(struct imp *im, struct isrc **srcs, size_t n)
 	}
 cleanup:
 	free(fs);
-	free(pc);
+	free(bs.pc);
 	return err;
 }
 
