@@ -100,7 +100,7 @@ for jobs in ("1", "2"):
         med = statistics.median(float(r[3]) for r in sel)
         lost = max((int(r[5]) for r in sel if r[5] != "-"), default="-")
         cpu = statistics.median(float(r[4]) for r in sel)
-        bpe = statistics.median(float(r[7]) for r in sel) if sel[0][7] != "-" else "-"
+        bpe = f"{statistics.median(float(r[7]) for r in sel):.2f}" if sel[0][7] != "-" else "-"
         print(f"{jobs:>4} {mode:<10} {med:>9.0f}  {statistics.median(ratios):.3f}  "
               f"{' '.join(f'{x:.3f}' for x in ratios):<24} {lost!s:>9}  {cpu:>13}  {bpe}")
 PY
