@@ -96,21 +96,6 @@ static void usage(FILE *fp)
 		"  biotape record -o pg.btape -d /dev/nvme0n1 -- pgbench -T 60 bench\n");
 }
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int parse_args(int argc, char **argv, struct rec_opts *o)
 {
 	enum { OPT_CGROUP = 256, OPT_COMM, OPT_DURATION, OPT_MAX_EVENTS, OPT_MAX_SIZE, OPT_LAYER,
@@ -281,6 +266,21 @@ int cmd_record(int argc, char **argv)
 }
 
 #else
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* Which of CAP_BPF / CAP_PERFMON are missing (CAP_SYS_ADMIN stands in for both). */
 static int check_caps(char *missing, size_t len)
