@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * io_uring engine: batched submission (one io_uring_enter per batch), registered files and
- * buffers (falling back to plain ones if registration is refused, e.g. by RLIMIT_MEMLOCK),
- * completions reaped in a separate call. BLKDISCARD has no io_uring op in liburing 2.3: it
+ * io_uring engine: batched submission, registered files and buffers (falling back to plain
+ * ones if registration is refused, e.g. by RLIMIT_MEMLOCK), completions reaped in a separate
+ * call. submit() prepares SQEs; the reap() that follows hands them to the kernel, in the same
+ * io_uring_enter as its wait when it waits (as fio does), so a batch costs one system call. BLKDISCARD has no io_uring op in liburing 2.3: it
  * runs synchronously at submission and completes on the next reap.
  */
 #include "engine.h"
@@ -28,6 +29,7 @@ struct uring_engine {
 	const struct rp_clock *clock;
 	struct rp_io **local; /* completed synchronously, returned by the next reap */
 	unsigned int nlocal;
+	unsigned int pending; /* prepared SQEs not yet handed to the kernel */
 };
 
 static void uring_close(struct rp_engine *ee)
@@ -97,6 +99,24 @@ cleanup:
 	return err;
 }
 
+/* Hands every prepared SQE to the kernel. */
+static int flush(struct uring_engine *e)
+{
+	int ret;
+
+	while (e->pending) {
+		ret = io_uring_submit(&e->ring);
+		if (ret == -EINTR)
+			continue;
+		if (ret < 0)
+			return ret;
+		e->pending = ret >= (int)e->pending ? 0 : e->pending - (unsigned int)ret;
+		if (!ret)
+			break;
+	}
+	return 0;
+}
+
 static int uring_submit(struct rp_engine *ee, struct rp_io **ios, unsigned int n)
 {
 	struct uring_engine *e = (struct uring_engine *)ee;
@@ -156,10 +176,10 @@ static int uring_submit(struct rp_engine *ee, struct rp_io **ios, unsigned int n
 		io->complete_ns = 0;
 		queued++;
 	}
-	if (queued) {
-		do {
-			ret = io_uring_submit(&e->ring);
-		} while (ret == -EINTR);
+	e->pending += queued;
+	if (i < n && e->pending) {
+		/* the SQ is full: hand it over now */
+		ret = flush(e);
 		if (ret < 0)
 			return ret;
 	}
@@ -204,21 +224,27 @@ static int uring_reap(struct rp_engine *ee, struct rp_io **done, unsigned int ma
 	struct uring_engine *e = (struct uring_engine *)ee;
 	unsigned int n = take_local(e, done, max);
 	struct io_uring_cqe *cqe;
+	uint64_t now;
+	int ret;
 
 	n += peek(e, done + n, max - n);
-	if (n || !wait_until_ns)
-		return (int)n;
-	uint64_t now = e->clock->now(e->clock);
+	if (n || !wait_until_ns || (now = e->clock->now(e->clock)) >= wait_until_ns) {
+		ret = flush(e);
+		return ret < 0 ? ret : (int)n;
+	}
+	struct __kernel_timespec ts = {
+		.tv_sec = (long long)((wait_until_ns - now) / 1000000000ull),
+		.tv_nsec = (long long)((wait_until_ns - now) % 1000000000ull),
+	};
 
-	if (wait_until_ns > now) {
-		struct __kernel_timespec ts = {
-			.tv_sec = (long long)((wait_until_ns - now) / 1000000000ull),
-			.tv_nsec = (long long)((wait_until_ns - now) % 1000000000ull),
-		};
-		int ret = io_uring_wait_cqe_timeout(&e->ring, &cqe, &ts);
-
-		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN)
-			return ret;
+	/* one io_uring_enter submits what is prepared and waits for a completion */
+	ret = io_uring_submit_and_wait_timeout(&e->ring, &cqe, 1, &ts, NULL);
+	if (ret >= 0 || ret == -ETIME) {
+		e->pending = 0;
+	} else if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+		return ret;
+	} else if ((ret = flush(e)) < 0) {
+		return ret;
 	}
 	return (int)peek(e, done, max);
 }

@@ -595,8 +595,11 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				cfg->on_tick(cfg->ctx, st, now);
 			next_tick = now + cfg->tick_ns;
 		}
-		if (issued)
-			continue;
+		/*
+		 * Whatever stopped the issue loop (a future deadline, no free slot, the recorded
+		 * depth, the end) means waiting now; the engine submits what was just prepared in
+		 * the same call.
+		 */
 		if (next_deadline) {
 			if (next_deadline > now + clock->spin_ns) {
 				uint64_t wake = next_deadline - clock->spin_ns;
@@ -606,6 +609,10 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				if (end_ns && wake > end_ns)
 					wake = end_ns;
 				err = reap(r, wake > now ? wake : 0);
+				if (err < 0)
+					goto cleanup;
+			} else if (issued) {
+				err = reap(r, 0); /* spin: hand over what was just prepared */
 				if (err < 0)
 					goto cleanup;
 			}

@@ -39,20 +39,28 @@ if [ "$WHAT" = all ] || [ "$WHAT" = ceiling ]; then
 	N=${CEIL_N:-400000}
 	"$GEN" -o "$W/rr.btape" -n "$N" -r 1000000 -p randread -b 4096 -S $((256 << 20))
 	dd if=/dev/zero of="$L" bs=1M count=256 oflag=direct status=none
-	bt=() fi=()
+	bt=() fi=() pr=() cb=() cf=()
 	for r in $(seq "$ROUNDS"); do
-		fio --name=ceil --filename="$L" --rw=randread --bs=4k --direct=1 --ioengine=io_uring \
-			--iodepth=32 --number_ios="$N" --size=256M --norandommap --randrepeat=0 \
-			--output-format=json >"$W/fio.json"
+		/usr/bin/time -f "%U %S" -o "$W/tf" fio --name=ceil --filename="$L" --rw=randread \
+			--bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --number_ios="$N" \
+			--size=256M --norandommap --randrepeat=0 --output-format=json >"$W/fio.json"
 		fi+=("$(jget "$W/fio.json" '["jobs"][0]["read"]["iops"]')")
-		"$BT" replay "$W/rr.btape" --target "$L" --timing afap --iodepth 32 --json \
-			--no-progress >"$W/bt.json"
+		/usr/bin/time -f "%U %S" -o "$W/tb" "$BT" replay "$W/rr.btape" --target "$L" \
+			--timing afap --iodepth 32 --json --no-progress >"$W/bt.json"
 		bt+=("$(jget "$W/bt.json" '["iops"]')")
-		echo "ceiling round $r: fio ${fi[-1]} IOPS, biotape ${bt[-1]} IOPS"
+		pr+=("$(python3 -c "print(${bt[-1]} / ${fi[-1]})")")
+		# CPU (user + sys) of the replaying process per I/O, in us: less noisy than IOPS
+		cb+=("$(awk -v n="$N" '{print ($1 + $2) * 1e6 / n}' "$W/tb")")
+		cf+=("$(awk -v n="$N" '{print ($1 + $2) * 1e6 / n}' "$W/tf")")
+		echo "ceiling round $r: fio ${fi[-1]} IOPS (${cf[-1]} us CPU/IO)," \
+			"biotape ${bt[-1]} IOPS (${cb[-1]} us CPU/IO)"
 	done
 	mb=$(median "${bt[@]}") mf=$(median "${fi[@]}")
 	echo "CEILING: 4k randread QD32, $N I/Os: biotape median $mb IOPS, fio median $mf IOPS," \
-		"ratio $(python3 -c "print(round($mb / $mf, 3))")"
+		"ratio of medians $(python3 -c "print(round($mb / $mf, 3))")," \
+		"median of per-round ratios $(median "${pr[@]}")"
+	echo "CEILING: CPU per I/O (user+sys of the replayer process): biotape" \
+		"$(median "${cb[@]}") us, fio $(median "${cf[@]}") us"
 	"$BT" replay "$W/rr.btape" --target "$L" --engine null --timing afap --iodepth 32 --json \
 		--no-progress >"$W/null.json"
 	echo "CEILING: scheduler alone (null engine): $(jget "$W/null.json" '["iops"]') IOPS"
