@@ -21,7 +21,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Options, set by user space before load. */
 const volatile __u32 nr_rings = 1;       /* shards in "rings"; record goes to rings[cpu % n] */
-const volatile __u64 wakeup_bytes = 0;   /* wake the consumer when a ring holds this much */
+const volatile __u64 wakeup_records = 1; /* wake the consumer every this many records a CPU */
 const volatile __u32 filter_pid = 0;     /* 0: any */
 const volatile __u32 self_pid = 0;       /* the recorder: never recorded */
 const volatile bool filter_comm_on = false;
@@ -357,57 +357,88 @@ static __always_inline void unmark_issued(struct biotape_rq_event *e)
 }
 
 /* Sends the finished entry E to this CPU's ring; counts a failed reservation. */
+/*
+ * Sends the finished entry E to this CPU's ring; counts a failed reservation. Wakeups are
+ * batched: the consumer is woken every wakeup_records records of a CPU, and otherwise finds
+ * the records when its poll times out.
+ */
 static __always_inline void emit(struct biotape_rq_event *e)
 {
 	struct biotape_counters *c = cnt();
-	struct biotape_rq_event *out;
 	__u32 ri = bpf_get_smp_processor_id();
 	__u64 wake = BPF_RB_NO_WAKEUP;
 	void *rb;
 
+	if (!c)
+		return;
 	if (nr_rings > 1)
 		ri %= nr_rings;
 	else
 		ri = 0;
 	rb = bpf_map_lookup_elem(&rings, &ri);
 	if (!rb) {
-		if (c)
-			c->lost_ringbuf++;
+		c->lost_ringbuf++;
 		return;
 	}
-	out = bpf_ringbuf_reserve(rb, sizeof(*out), 0);
-	if (!out) {
-		if (c)
-			c->lost_ringbuf++;
-		return;
-	}
-	__builtin_memcpy(out, e, sizeof(*out));
-	out->attr &= BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_INSERT;
-	if (bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+	e->attr &= BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_INSERT; /* the entry is retired next */
+	if (++c->pending >= wakeup_records)
 		wake = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(out, wake);
-	if (c)
-		c->emitted++;
+	if (bpf_ringbuf_output(rb, e, sizeof(*e), wake)) {
+		c->lost_ringbuf++;
+		return;
+	}
+	if (wake == BPF_RB_FORCE_WAKEUP)
+		c->pending = 0;
+	c->emitted++;
 }
 
 /* ---- request layer ---- */
+
+/* A request made from a bio: the submitter is the current task. */
+static __always_inline void start_entry(struct biotape_rq_event *e, __u32 dev, __u32 idx)
+{
+	e->insert_ns = bpf_ktime_get_ns();
+	e->issue_ns = 0;
+	e->complete_ns = 0;
+	e->sector = 0;
+	e->bytes = 0;
+	e->dev = dev;
+	e->dev_idx = idx;
+	e->cpu = 0;
+	e->qd = 0;
+	e->flags = 0;
+	e->op = 0;
+	e->status = 0;
+	e->attr = BIOTAPE_ATTR_INSERT | BIOTAPE_ATTR_LIVE;
+	attribute(e);
+}
 
 static __always_inline int on_io_start(struct request *rq, const bool btf)
 {
 	__u32 dev = rq_dev(rq, btf);
 	int idx = dev_index(dev);
-	struct biotape_rq_event e = {};
-	struct biotape_rq_event *p;
+	struct biotape_rq_event *e;
 	__u64 key = (__u64)rq;
 	__u32 opf;
 
 	if (idx < 0)
 		return 0;
-	e.dev = dev;
-	e.dev_idx = idx;
-	e.insert_ns = bpf_ktime_get_ns();
-	e.attr = BIOTAPE_ATTR_INSERT | BIOTAPE_ATTR_LIVE;
-	attribute(&e);
+	e = bpf_map_lookup_elem(&inflight, &key);
+	if (e) {
+		/* The slot of an earlier request with this pointer: reuse it in place. */
+		unmark_issued(e);
+		start_entry(e, dev, idx);
+	} else {
+		struct biotape_rq_event fresh = {};
+
+		start_entry(&fresh, dev, idx);
+		/* A full map is counted at issue, where the request is lost for good. */
+		if (bpf_map_update_elem(&inflight, &key, &fresh, BPF_NOEXIST))
+			return 0;
+		e = bpf_map_lookup_elem(&inflight, &key);
+		if (!e)
+			return 0;
+	}
 	opf = RD(btf, rq, cmd_flags);
 	if (opf & (1u << FLAGBIT(__REQ_PREFLUSH, 18))) {
 		/* The flush machinery issues its own flush request: remember who asked. */
@@ -415,20 +446,12 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 		struct biotape_devstate *ds = bpf_map_lookup_elem(&devstate, &i);
 
 		if (ds) {
-			ds->flush_pid = e.pid;
-			ds->flush_tid = e.tid;
-			ds->flush_cgroup = e.cgroup;
-			ds->flush_attr = e.attr & (BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_MATCH);
-			__builtin_memcpy(ds->flush_comm, e.comm, sizeof(e.comm));
+			ds->flush_pid = e->pid;
+			ds->flush_tid = e->tid;
+			ds->flush_cgroup = e->cgroup;
+			ds->flush_attr = e->attr & (BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_MATCH);
+			__builtin_memcpy(ds->flush_comm, e->comm, sizeof(e->comm));
 		}
-	}
-	p = bpf_map_lookup_elem(&inflight, &key);
-	if (p) {
-		unmark_issued(p);
-		__builtin_memcpy(p, &e, sizeof(e));
-	} else {
-		/* A full map is counted at issue, where the request is lost for good. */
-		bpf_map_update_elem(&inflight, &key, &e, BPF_NOEXIST);
 	}
 	return 0;
 }

@@ -80,6 +80,7 @@ struct biotape_counters {
 	__u64 lost_ringbuf;  /* failed ring reservations (ring full) */
 	__u64 lost_inflight; /* in-flight map full: request not tracked */
 	__u64 unissued;      /* data requests completed without a seen issue (missed event) */
+	__u64 pending;       /* records sent since the last consumer wakeup */
 };
 
 /* Per-device state (BPF map "devstate", indexed by dev_idx). */

@@ -679,7 +679,8 @@ int cmd_record(int argc, char **argv)
 
 		rec_core__stats(core, &st);
 		if (bpf_ns && st.pushed)
-			cli_info(1, "record: BPF time %.0f ns per recorded event",
+			cli_info(1, "record: BPF time %.0f ns per recorded event (the programs also "
+				 "run, and return early, for I/O of unrecorded devices)",
 				 (double)bpf_ns / (double)st.pushed);
 	}
 	while (!run.limit_hit && rec_bpf__poll(bpf, 0) > 0)

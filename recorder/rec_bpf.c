@@ -168,7 +168,9 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	if (err)
 		goto cleanup;
 	skel->rodata->nr_rings = b->nr_rings;
-	skel->rodata->wakeup_bytes = ring_bytes / WAKEUP_DIVISOR;
+	/* Wake the consumer when a ring is a quarter full (record + 8-byte ring header). */
+	skel->rodata->wakeup_records =
+		ring_bytes / WAKEUP_DIVISOR / (sizeof(struct biotape_rq_event) + 8) ?: 1;
 	skel->rodata->filter_pid = o->pid;
 	skel->rodata->self_pid = o->self_pid;
 	if (o->comm) {
