@@ -36,7 +36,8 @@ void hist_merge(struct hist *dst, const struct hist *src)
 	if (src->max > dst->max)
 		dst->max = src->max;
 	dst->count += src->count;
-	dst->sum += src->sum;
+	dst->sum_lo += src->sum_lo;
+	dst->sum_hi += src->sum_hi + (dst->sum_lo < src->sum_lo);
 	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
 		dst->b[i] += src->b[i];
 }
@@ -84,5 +85,5 @@ double hist_cdf_at(const struct hist *h, uint64_t v)
 
 double hist_mean(const struct hist *h)
 {
-	return h->count ? h->sum / (double)h->count : 0;
+	return h->count ? (ldexp((double)h->sum_hi, 64) + (double)h->sum_lo) / (double)h->count : 0;
 }

@@ -5,7 +5,7 @@
  * Values below 128 have their own bucket (exact). Above, each power of two is split into 64
  * equal buckets, so a bucket [lo, lo + w) has w <= lo / 64; a quantile is reported as the
  * bucket midpoint clamped to the exact min/max, so its relative error is at most 1/128 (0.79%).
- * Fixed size (3776 counters, ~30 KiB), no allocation; count, sum, min and max are exact.
+ * Fixed size (3776 counters, ~30 KiB), no allocation; count, sum (128-bit), min and max are exact.
  */
 #ifndef BIOTAPE_ANALYZE_HIST_H
 #define BIOTAPE_ANALYZE_HIST_H
@@ -19,8 +19,8 @@
 
 struct hist {
 	uint64_t count;
-	uint64_t min, max; /* valid when count > 0 */
-	double sum;
+	uint64_t min, max;	 /* valid when count > 0 */
+	uint64_t sum_lo, sum_hi; /* exact 128-bit sum of the values */
 	uint64_t b[HIST_BUCKETS];
 };
 
@@ -41,7 +41,8 @@ static inline void hist_add(struct hist *h, uint64_t v)
 	if (v > h->max)
 		h->max = v;
 	h->count++;
-	h->sum += (double)v;
+	h->sum_lo += v;
+	h->sum_hi += h->sum_lo < v; /* carry: integer adds, no u64 -> double per value */
 	h->b[hist_index(v)]++;
 }
 

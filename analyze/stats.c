@@ -39,6 +39,17 @@ static inline uint64_t mix64(uint64_t x)
 	return x;
 }
 
+/* Index into a small power-of-two table (2^bits slots): Fibonacci hashing, one multiply. */
+static inline uint32_t fib_index(uint64_t x, unsigned int bits)
+{
+	return (uint32_t)((x * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+#define SIZE_TABLE_BITS 13 /* 2 * STATS_SIZE_EXACT_MAX slots */
+#define PROC_TABLE_BITS 13 /* 2 * STATS_MAX_PROCS slots */
+_Static_assert((1u << SIZE_TABLE_BITS) == 2 * STATS_SIZE_EXACT_MAX, "size table bits");
+_Static_assert((1u << PROC_TABLE_BITS) == 2 * STATS_MAX_PROCS, "process table bits");
+
 /* ------------------------------------------------------------------------------------ */
 /* accumulators and 1 s windows                                                          */
 
@@ -125,8 +136,8 @@ static inline void autorange_add(struct autorange *r, uint64_t v, uint64_t n)
 }
 
 /*
- * In-flight completions as a sorted array: completions mostly arrive in about issue order,
- * so an insertion moves few entries (cheaper than a binary heap, measured).
+ * In-flight completions as a sorted array (cheaper than a binary heap, measured): a branchless
+ * binary search for the position, then one memmove of the later entries.
  */
 static void qheap_push(struct qheap *h, uint64_t v)
 {
@@ -147,12 +158,19 @@ static void qheap_push(struct qheap *h, uint64_t v)
 			h->cap = ncap;
 		}
 	}
-	uint32_t j = h->n;
+	/* first position after every entry <= v: branchless binary search, then one move */
+	uint64_t *base = h->v + h->head;
+	uint32_t len = h->n - h->head;
 
-	while (j > h->head && h->v[j - 1] > v) {
-		h->v[j] = h->v[j - 1];
-		j--;
+	while (len > 1) {
+		uint32_t half = len / 2;
+
+		base += base[half - 1] <= v ? half : 0;
+		len -= half;
 	}
+	uint32_t j = (uint32_t)(base - h->v) + (len == 1 && base[0] <= v);
+
+	memmove(h->v + j + 1, h->v + j, (h->n - j) * sizeof(*h->v));
 	h->v[j] = v;
 	h->n++;
 }
@@ -174,7 +192,7 @@ static inline void qheap_expire(struct qheap *h, uint64_t t)
 static inline void size_add(struct opstat *o, uint64_t size)
 {
 	const uint32_t mask = 2 * STATS_SIZE_EXACT_MAX - 1;
-	uint32_t i = (uint32_t)mix64(size) & mask;
+	uint32_t i = fib_index(size, SIZE_TABLE_BITS);
 
 	for (;;) {
 		struct size_slot *sl = &o->sizes[i];
@@ -301,14 +319,8 @@ static int ws_rebuild(struct blockset *b, uint64_t ncap)
 	return 0;
 }
 
-static inline void ws_prefetch(const struct blockset *b, uint64_t key)
+static inline void ws_prefetch_slot(const struct ws_slot *sl)
 {
-	uint64_t h = mix64(key);
-
-	if (b->level && (h >> (64 - b->level)))
-		return;
-	const struct ws_slot *sl = &b->t[h & (b->cap - 1)];
-
 #if defined(__x86_64__)
 	/* gcc 12 dropped __builtin_prefetch here (seen in the object code): say it in asm */
 	__asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)sl));
@@ -577,16 +589,18 @@ static struct devstat *get_dev(struct stats *s, uint32_t idx, int *err)
 	return d;
 }
 
-static struct acc *get_proc(struct stats *s, const struct btape_event *ev)
+static struct acc *get_proc_slow(struct stats *s, const struct btape_event *ev)
 {
 	const uint32_t mask = 2 * STATS_MAX_PROCS - 1;
-	uint32_t i = (uint32_t)mix64(ev->pid) & mask;
+	uint32_t i = fib_index(ev->pid, PROC_TABLE_BITS);
 
 	for (;;) {
 		struct procstat *p = &s->procs[i];
 
-		if (p->used && p->pid == ev->pid)
+		if (p->used && p->pid == ev->pid) {
+			s->pcache[ev->pid & 15] = p;
 			return &p->acc;
+		}
 		if (!p->used) {
 			if (s->nprocs >= STATS_MAX_PROCS) {
 				s->proc_other_n_procs++;
@@ -597,10 +611,21 @@ static struct acc *get_proc(struct stats *s, const struct btape_event *ev)
 			if ((ev->present & BTAPE_HAS_COMM) && ev->comm)
 				snprintf(p->comm, sizeof(p->comm), "%s", ev->comm);
 			s->nprocs++;
+			s->pcache[ev->pid & 15] = p;
 			return &p->acc;
 		}
 		i = (i + 1) & mask;
 	}
+}
+
+/* The process's accumulator: a direct-mapped cache of recent slots, then the table. */
+static inline struct acc *get_proc(struct stats *s, const struct btape_event *ev)
+{
+	struct procstat *p = s->pcache[ev->pid & 15];
+
+	if (p && p->pid == ev->pid)
+		return &p->acc;
+	return get_proc_slow(s, ev);
 }
 
 static void tl_coarsen(struct stats *s)
@@ -673,7 +698,8 @@ int64_t stats_seek_bin_lo(unsigned int bin)
 	return -(int64_t)(1ull << (k - 1 < 62 ? k - 1 : 62));
 }
 
-int stats__add(struct stats *s, const struct btape_event *ev)
+/* Everything of stats__add but the working set (see ws_event and stats__add_batch). */
+static inline int add_core(struct stats *s, const struct btape_event *ev)
 {
 	int err = 0;
 	unsigned int op = ev->op < BTAPE_OP__COUNT ? ev->op : BTAPE_OP_OTHER;
@@ -688,8 +714,17 @@ int stats__add(struct stats *s, const struct btape_event *ev)
 	}
 	if (issue < s->origin_ns)
 		issue = s->origin_ns; /* out of order: clamp, never wrap */
-	uint64_t t = issue - s->origin_ns, win = t / STATS_WINDOW_NS;
-	struct devstat *d = get_dev(s, ev->dev, &err);
+	uint64_t t = issue - s->origin_ns;
+
+	if (t < s->win_lo || t >= s->win_hi) { /* a new 1 s window: no division per event */
+		s->win_cur = t / STATS_WINDOW_NS;
+		s->win_lo = s->win_cur * STATS_WINDOW_NS;
+		s->win_hi = s->win_lo + STATS_WINDOW_NS;
+	}
+	uint64_t win = s->win_cur;
+	struct devstat *d = ev->dev < STATS_MAX_DEVICES && s->devs[ev->dev].used
+				    ? &s->devs[ev->dev]
+				    : get_dev(s, ev->dev, &err);
 
 	if (!d)
 		return err;
@@ -760,16 +795,6 @@ int stats__add(struct stats *s, const struct btape_event *ev)
 			d->min_off = off;
 		if (off + ev->bytes > d->max_end)
 			d->max_end = off + ev->bytes;
-		uint64_t b0 = off / STATS_WS_BLOCK, b1 = (off + ev->bytes - 1) / STATS_WS_BLOCK;
-		uint64_t devkey = (uint64_t)ev->dev << WS_KEY_BLOCK_BITS;
-
-		for (uint64_t b = b0; b <= b1; b++) {
-			uint64_t key = (devkey | (b & ((1ull << WS_KEY_BLOCK_BITS) - 1))) + 1;
-
-			err = ws_add(&s->ws, key, dir);
-			if (err)
-				return err;
-		}
 	}
 
 	/* queue depth at issue */
@@ -845,38 +870,115 @@ int stats__add(struct stats *s, const struct btape_event *ev)
 	return 0;
 }
 
-#ifndef PREFETCH_BLOCKS_MAX
-#define PREFETCH_BLOCKS_MAX 32
-#endif
-
-int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
+/* Working-set block range of an event: false when it touches no block (no direction, 0 bytes). */
+static inline bool ws_range(const struct btape_event *ev, int *dir, uint64_t *b0, uint64_t *b1)
 {
-	const size_t ahead = 6;
+	unsigned int op = ev->op < BTAPE_OP__COUNT ? ev->op : BTAPE_OP_OTHER;
+	uint64_t off = ev->sector * SECTOR;
 
-	for (size_t i = 0; i < n; i++) {
-		if (i + ahead < n) {
-			/* the working-set table is the one big random-access structure */
-			const struct btape_event *p = &evs[i + ahead];
+	*dir = stats_dir_of(op);
+	if (*dir < 0 || !ev->bytes)
+		return false;
+	*b0 = off / STATS_WS_BLOCK;
+	*b1 = (off + ev->bytes - 1) / STATS_WS_BLOCK;
+	return true;
+}
 
-			if (p->bytes && p->dev < STATS_MAX_DEVICES && stats_dir_of(p->op) >= 0) {
-				uint64_t off = p->sector * SECTOR;
-				uint64_t b0 = off / STATS_WS_BLOCK;
-				uint64_t b1 = (off + p->bytes - 1) / STATS_WS_BLOCK;
-				uint64_t devkey = (uint64_t)p->dev << WS_KEY_BLOCK_BITS;
+static inline uint64_t ws_key(const struct btape_event *ev, uint64_t b)
+{
+	return (((uint64_t)ev->dev << WS_KEY_BLOCK_BITS) |
+		(b & ((1ull << WS_KEY_BLOCK_BITS) - 1))) +
+	       1;
+}
 
-				if (b1 - b0 > PREFETCH_BLOCKS_MAX)
-					b1 = b0 + PREFETCH_BLOCKS_MAX;
-				for (uint64_t b = b0; b <= b1; b++)
-					ws_prefetch(
-						&s->ws,
-						(devkey | (b & ((1ull << WS_KEY_BLOCK_BITS) - 1))) +
-							1);
-			}
-		}
-		int err = stats__add(s, &evs[i]);
+/* The working-set part of one event, directly (no prefetch). */
+static int ws_event(struct stats *s, const struct btape_event *ev)
+{
+	uint64_t b0, b1;
+	int dir;
+
+	if (!ws_range(ev, &dir, &b0, &b1))
+		return 0;
+	for (uint64_t b = b0; b <= b1; b++) {
+		int err = ws_add(&s->ws, ws_key(ev, b), dir);
 
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+int stats__add(struct stats *s, const struct btape_event *ev)
+{
+	int err = add_core(s, ev);
+
+	return err ? err : ws_event(s, ev);
+}
+
+/*
+ * Events go through in blocks of ADD_BLOCK_EVENTS: first the working-set keys of the block are
+ * hashed once, the ones the sample keeps are queued and their table slots prefetched; then the
+ * rest of the statistics run per event (while the prefetches land); then the queued keys go
+ * into the table. The working set does not depend on the order of its updates (the sampling
+ * level reached is the smallest that fits the distinct sampled blocks), so the result is the
+ * same as stats__add one event at a time. An event with more blocks than the queue has room
+ * for goes into the table directly.
+ */
+#define ADD_BLOCK_EVENTS 16
+#define WS_PEND_MAX 256
+
+struct ws_pend {
+	uint64_t key, h;
+	int dir;
+};
+
+int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
+{
+	struct ws_pend pend[WS_PEND_MAX];
+	struct blockset *ws = &s->ws;
+
+	for (size_t base = 0; base < n; base += ADD_BLOCK_EVENTS) {
+		size_t m = n - base < ADD_BLOCK_EVENTS ? n - base : ADD_BLOCK_EVENTS;
+		const struct btape_event *e = evs + base;
+		uint32_t np = 0;
+		int err;
+
+		for (size_t i = 0; i < m; i++) {
+			uint64_t b0, b1;
+			int dir;
+
+			if (!ws_range(&e[i], &dir, &b0, &b1))
+				continue;
+			if (b1 - b0 >= WS_PEND_MAX - np) {
+				err = ws_event(s, &e[i]);
+				if (err)
+					return err;
+				continue;
+			}
+			ws->accesses += b1 - b0 + 1;
+			for (uint64_t b = b0; b <= b1; b++) {
+				uint64_t key = ws_key(&e[i], b), h = mix64(key);
+
+				if (ws->level && (h >> (64 - ws->level)))
+					continue;
+				ws_prefetch_slot(&ws->t[h & (ws->cap - 1)]);
+				pend[np].key = key;
+				pend[np].h = h;
+				pend[np].dir = dir;
+				np++;
+			}
+		}
+		for (size_t i = 0; i < m; i++) {
+			err = add_core(s, &e[i]);
+			if (err)
+				return err;
+		}
+		for (uint32_t k = 0; k < np; k++) {
+			/* ws_put checks the sample again: the level may have risen since */
+			err = ws_put(ws, pend[k].key, pend[k].h, pend[k].dir);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }

@@ -174,6 +174,8 @@ struct stats {
 	struct tl_row *tl;
 	uint64_t tl_interval, tl_rows;	       /* rows used */
 	uint64_t tl_cur, tl_cur_lo, tl_cur_hi; /* cached row of the last event: t in [lo, hi) */
+	uint64_t win_cur, win_lo, win_hi;      /* cached 1 s window of the last event */
+	struct procstat *pcache[16];	       /* direct-mapped by pid: last process slots */
 	uint64_t duration_ns;		       /* last issue - first issue */
 	uint64_t complete_windows;	       /* whole 1 s windows within the duration */
 	bool finished;
@@ -186,7 +188,7 @@ void stats__free(struct stats *s);
 int stats__set_device(struct stats *s, uint32_t idx, const char *name, uint64_t size_bytes);
 /* Adds one event (issue order; ev->dev as declared, undeclared devices get "dev<N>"). */
 int stats__add(struct stats *s, const struct btape_event *ev);
-/* Adds n events (same contract as stats__add), with prefetching. */
+/* Adds n events (same contract as stats__add, same result), in blocks with prefetching. */
 int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n);
 /* Computes the derived fields (windows, working set, skew). Call once, after the last add. */
 int stats__finish(struct stats *s);
