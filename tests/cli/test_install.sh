@@ -3,6 +3,7 @@
 # in place, and a program builds against the installed library through pkg-config alone.
 . "$BIOTAPE_SRC/tests/lib.sh"
 build=$1
+sanitize=${2:-OFF}
 d=$(t_tmpdir)
 cmake --install "$build" --prefix "$d/usr" >/dev/null || fail "cmake --install"
 libdir=$(ls -d "$d"/usr/lib*/ | head -1)
@@ -21,6 +22,8 @@ cat > "$d/use.c" <<'C'
 int main(void) { printf("%s\n", btape_op_name(BTAPE_OP_WRITE)); return 0; }
 C
 flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-prefix --cflags --libs libbiotape) || fail "pkg-config"
+# A sanitized build installs a sanitized library: its users must load the same runtime.
+case "$sanitize" in ON|on|1|TRUE|true) flags="-fsanitize=address,undefined $flags" ;; esac
 cc "$d/use.c" -o "$d/use" $flags -Wl,-rpath,"$(dirname "$(find "$d/usr" -name 'libbiotape.so' | head -1)")" \
 	|| fail "cannot build against the installed library"
 [ "$("$d/use")" = write ] || fail "program linked to the installed library misbehaves"
