@@ -73,11 +73,10 @@ static int export_fmt_of(const char *out)
 
 static int do_export(const char *in, const char *out, int to, const char *target, bool quiet)
 {
-	struct btape_export_opts eo = { .sz = sizeof(eo), .fmt = (unsigned int)to,
-					.target = target };
+	struct btape_export_opts eo = {.sz = sizeof(eo), .fmt = (unsigned int)to, .target = target};
 	struct btape_export_stats st;
 	struct btape_reader *r = NULL;
-	struct cli_out o = { 0 };
+	struct cli_out o = {0};
 	const char *rerr = NULL;
 	char err[512];
 	int ret;
@@ -118,18 +117,18 @@ static int do_export(const char *in, const char *out, int to, const char *target
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "from", required_argument, NULL, 'f' },
-		{ "to", required_argument, NULL, 't' },
-		{ "skip-bad", no_argument, NULL, 's' },
-		{ "device-size", required_argument, NULL, 'D' },
-		{ "target", required_argument, NULL, 'T' },
-		{ "reorder-window", required_argument, NULL, 'w' },
-		{ "reorder-events", required_argument, NULL, 'e' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"from", required_argument, NULL, 'f'},
+		{"to", required_argument, NULL, 't'},
+		{"skip-bad", no_argument, NULL, 's'},
+		{"device-size", required_argument, NULL, 'D'},
+		{"target", required_argument, NULL, 'T'},
+		{"reorder-window", required_argument, NULL, 'w'},
+		{"reorder-events", required_argument, NULL, 'e'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	struct btape_import_opts io = { .sz = sizeof(io) };
+	struct btape_import_opts io = {.sz = sizeof(io)};
 	struct btape_import_stats st;
 	const char *target = NULL, *out;
 	int from = BTAPE_FMT_UNKNOWN, to = BTAPE_FMT_UNKNOWN, c, ret, ninputs;
@@ -151,7 +150,8 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 't':
 			to = btape_fmt_parse(optarg);
-			if (to < 0 || (to != BTAPE_FMT_BTAPE && !btape_fmt_can_export((unsigned int)to))) {
+			if (to < 0 ||
+			    (to != BTAPE_FMT_BTAPE && !btape_fmt_can_export((unsigned int)to))) {
 				cli_err("convert: --to %s: not an output format (btape, fio3, "
 					"blkparse, csv)",
 					optarg);
@@ -176,7 +176,8 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'e':
 			if (cli_parse_u64(optarg, &v) || v == 0) {
-				cli_err("convert: --reorder-events %s: not a positive count", optarg);
+				cli_err("convert: --reorder-events %s: not a positive count",
+					optarg);
 				return BTAPE_EXIT_USAGE;
 			}
 			io.reorder_max_events = v;
@@ -247,12 +248,12 @@ int cmd_convert(int argc, char **argv)
 	if (ret) {
 		cli_err("convert: %s", err);
 		return ret == -EINVAL || ret == -ENOENT || ret == -E2BIG ? BTAPE_EXIT_USAGE
-									: BTAPE_EXIT_FAIL;
+									 : BTAPE_EXIT_FAIL;
 	}
 	if (st.skipped)
 		cli_err("convert: skipped %" PRIu64 " malformed %s (first: %s)", st.skipped,
 			st.format == BTAPE_FMT_BLKTRACE || st.format == BTAPE_FMT_VSCSI ? "records"
-											 : "lines",
+											: "lines",
 			st.first_skipped);
 	if (st.order_violations)
 		cli_err("convert: %" PRIu64 " events arrived later than the reorder window allowed "
@@ -260,7 +261,8 @@ int cmd_convert(int argc, char **argv)
 			"--reorder-events",
 			st.order_violations, out);
 	if (st.unmatched || st.inconsistent)
-		cli_info(0, "convert: %" PRIu64 " unmatched or unfinished requests, %" PRIu64
+		cli_info(0,
+			 "convert: %" PRIu64 " unmatched or unfinished requests, %" PRIu64
 			 " with times out of order (marked absent)",
 			 st.unmatched, st.inconsistent);
 	if (!quiet)

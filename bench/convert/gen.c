@@ -44,7 +44,8 @@ int main(int argc, char **argv)
 			uint64_t r = next();
 
 			t += r % 200;
-			printf("%u,%c,%llu,%u,%llu\n", (unsigned)(r >> 8) % 8, (r >> 20) % 3 ? 'R' : 'W',
+			printf("%u,%c,%llu,%u,%llu\n", (unsigned)(r >> 8) % 8,
+			       (r >> 20) % 3 ? 'R' : 'W',
 			       (unsigned long long)((r >> 24) % (1u << 26)) * 4096,
 			       4096u << ((r >> 50) % 5), (unsigned long long)t);
 		}
@@ -79,8 +80,8 @@ int main(int argc, char **argv)
 		for (uint64_t i = 0; i < n / 3; i++) {
 			uint64_t r = next(), sector = ((r >> 24) % (1u << 26)) * 8;
 			uint32_t tc = (r >> 20) % 3 ? 1 : 2, bytes = 4096u << ((r >> 50) % 5);
-			static const uint32_t act[3] = { 1 | 1u << 20, 7 | 1u << 22, 8 | 1u << 23 };
-			static const uint64_t dt[3] = { 0, 2000, 9000 };
+			static const uint32_t act[3] = {1 | 1u << 20, 7 | 1u << 22, 8 | 1u << 23};
+			static const uint64_t dt[3] = {0, 2000, 9000};
 
 			t += 10000;
 			for (int k = 0; k < 3; k++) {

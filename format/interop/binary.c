@@ -98,7 +98,8 @@ static int vscsi_version(const uint8_t *p, size_t len)
 int detect_binary(const uint8_t *p, size_t len)
 {
 	/* .btape: the file magic, bare or inside a zstd skippable frame (0x184D2A5?, size) */
-	if (len >= sizeof(btape_file_magic) && !memcmp(p, btape_file_magic, sizeof(btape_file_magic)))
+	if (len >= sizeof(btape_file_magic) &&
+	    !memcmp(p, btape_file_magic, sizeof(btape_file_magic)))
 		return BTAPE_FMT_BTAPE;
 	if (len >= 8 + sizeof(btape_file_magic) && (le32(p) & 0xfffffff0u) == 0x184D2A50u &&
 	    !memcmp(p + 8, btape_file_magic, sizeof(btape_file_magic)))
@@ -127,7 +128,7 @@ struct blkrec {
 struct bfile {
 	struct isrc *s;
 	int endian;
-	bool have;    /* rec is valid */
+	bool have; /* rec is valid */
 	bool done;
 	uint64_t recno;
 	struct blkrec rec;
@@ -234,7 +235,7 @@ static int blk_event(struct imp *im, struct bfile *f, struct blkstate *bs)
 	uint32_t what = r->action & 0xffu, tc = r->action >> 16, maj, min;
 	const uint8_t *pdu = r->pdu;
 	size_t pdu_len = r->pdu_len;
-	struct jev e = { 0 };
+	struct jev e = {0};
 	char name[32];
 	int d;
 
@@ -363,7 +364,7 @@ static int blk_event(struct imp *im, struct bfile *f, struct blkstate *bs)
 int parse_blktrace(struct imp *im, struct isrc **srcs, size_t n)
 {
 	struct bfile *fs = calloc(n, sizeof(*fs));
-	struct blkstate bs = { 0 };
+	struct blkstate bs = {0};
 	int err = 0;
 
 	if (!fs) {
@@ -414,14 +415,23 @@ cleanup:
 static int scsi_op(uint16_t cmd, uint8_t *op)
 {
 	switch (cmd & 0xff) {
-	case 0x08: case 0x28: case 0xa8: case 0x88: /* READ(6/10/12/16) */
+	case 0x08:
+	case 0x28:
+	case 0xa8:
+	case 0x88: /* READ(6/10/12/16) */
 		*op = BTAPE_OP_READ;
 		return 0;
-	case 0x0a: case 0x2a: case 0xaa: case 0x8a: /* WRITE(6/10/12/16) */
-	case 0x2e: case 0xae: case 0x8e:             /* WRITE AND VERIFY */
+	case 0x0a:
+	case 0x2a:
+	case 0xaa:
+	case 0x8a: /* WRITE(6/10/12/16) */
+	case 0x2e:
+	case 0xae:
+	case 0x8e: /* WRITE AND VERIFY */
 		*op = BTAPE_OP_WRITE;
 		return 0;
-	case 0x35: case 0x91: /* SYNCHRONIZE CACHE(10/16) */
+	case 0x35:
+	case 0x91: /* SYNCHRONIZE CACHE(10/16) */
 		*op = BTAPE_OP_FLUSH;
 		return 0;
 	case 0x42: /* UNMAP */
@@ -482,7 +492,7 @@ int parse_vscsi(struct imp *im, struct isrc *s)
 	if (d < 0)
 		return d;
 	for (;;) {
-		struct btape_event ev = { 0 };
+		struct btape_event ev = {0};
 		uint16_t cmd, v;
 		uint32_t len;
 		uint64_t lbn, ts, rt = 0;

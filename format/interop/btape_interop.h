@@ -27,16 +27,16 @@ enum btape_fmt {
 	BTAPE_FMT_BTAPE,    /* biotape's own format */
 	BTAPE_FMT_BLKTRACE, /* blktrace binary (struct blk_io_trace + pdu), per-CPU files */
 	BTAPE_FMT_BLKPARSE, /* blkparse default text output */
-	BTAPE_FMT_FIO2,     /* fio iolog version 2 */
-	BTAPE_FMT_FIO3,     /* fio iolog version 3 */
-	BTAPE_FMT_MSR,      /* MSR Cambridge (SNIA) CSV */
+	BTAPE_FMT_FIO2,	    /* fio iolog version 2 */
+	BTAPE_FMT_FIO3,	    /* fio iolog version 3 */
+	BTAPE_FMT_MSR,	    /* MSR Cambridge (SNIA) CSV */
 	BTAPE_FMT_ALIBABA,  /* Alibaba block traces 2020 CSV */
 	BTAPE_FMT_TENCENT,  /* Tencent CBS CSV */
 	BTAPE_FMT_UMASS,    /* UMass / SPC (Financial, WebSearch) CSV */
-	BTAPE_FMT_FIU,      /* FIU (SRCMap, IODedup) text */
+	BTAPE_FMT_FIU,	    /* FIU (SRCMap, IODedup) text */
 	BTAPE_FMT_MQSIM,    /* DiskSim / MQSim ASCII */
 	BTAPE_FMT_VSCSI,    /* VMware vscsiStats binary, v1 or v2 (detected per file) */
-	BTAPE_FMT_CSV,      /* biotape CSV (export only), columns as `biotape dump --csv` */
+	BTAPE_FMT_CSV,	    /* biotape CSV (export only), columns as `biotape dump --csv` */
 	BTAPE_FMT__COUNT
 };
 
@@ -62,28 +62,28 @@ int btape_fmt_detect_file(const char *path, char *errmsg, size_t errlen);
 
 /* Counters of one import. */
 struct btape_import_stats {
-	uint64_t lines;            /* text lines (or binary records) read in the write pass */
-	uint64_t events;           /* I/O records written */
-	uint64_t skipped;          /* malformed lines/records skipped (--skip-bad) */
-	uint64_t ignored;          /* well-formed lines that are not I/O (headers, notes, P/U...) */
-	uint64_t merged;           /* blktrace/blkparse: queued bios merged into another request */
-	uint64_t remaps;           /* blktrace/blkparse: remap (A) events applied */
-	uint64_t unmatched;        /* completions/issues with no queued request, or left in flight */
-	uint64_t inconsistent;     /* times out of order within one request: that time marked absent */
+	uint64_t lines;	       /* text lines (or binary records) read in the write pass */
+	uint64_t events;       /* I/O records written */
+	uint64_t skipped;      /* malformed lines/records skipped (--skip-bad) */
+	uint64_t ignored;      /* well-formed lines that are not I/O (headers, notes, P/U...) */
+	uint64_t merged;       /* blktrace/blkparse: queued bios merged into another request */
+	uint64_t remaps;       /* blktrace/blkparse: remap (A) events applied */
+	uint64_t unmatched;    /* completions/issues with no queued request, or left in flight */
+	uint64_t inconsistent; /* times out of order within one request: that time marked absent */
 	uint64_t order_violations; /* events older than the reorder window allowed: written late */
-	uint32_t devices;          /* entries in the device table */
-	uint32_t format;           /* enum btape_fmt actually read */
+	uint32_t devices;	   /* entries in the device table */
+	uint32_t format;	   /* enum btape_fmt actually read */
 	char first_skipped[256];   /* where and why the first skipped line was bad ("" if none) */
 };
 
 struct btape_import_opts {
-	size_t sz;                    /* sizeof(struct btape_import_opts) */
-	unsigned int fmt;             /* BTAPE_FMT_UNKNOWN: detect from content */
-	bool skip_bad;                /* count and skip malformed lines instead of failing */
+	size_t sz;		      /* sizeof(struct btape_import_opts) */
+	unsigned int fmt;	      /* BTAPE_FMT_UNKNOWN: detect from content */
+	bool skip_bad;		      /* count and skip malformed lines instead of failing */
 	const char *device_size_path; /* Alibaba device_size file (device_id,capacity_bytes) */
 	uint64_t reorder_window_ns;   /* events may arrive this far behind the newest; 0: 2 s */
 	uint64_t reorder_max_events;  /* writer's reorder buffer bound; 0: 1 M events */
-	int zstd_level;               /* 0: the writer's default */
+	int zstd_level;		      /* 0: the writer's default */
 };
 
 /*
@@ -113,7 +113,7 @@ struct btape_export_stats {
 };
 
 struct btape_export_opts {
-	size_t sz;          /* sizeof(struct btape_export_opts) */
+	size_t sz;	    /* sizeof(struct btape_export_opts) */
 	unsigned int fmt;   /* BTAPE_FMT_FIO3, BTAPE_FMT_BLKPARSE or BTAPE_FMT_CSV */
 	const char *target; /* fio: file name used for every device (default: the device name) */
 };

@@ -262,7 +262,8 @@ static void heap_pop(struct expctx *x, struct bline *out)
 
 static int bl_print(struct expctx *x, const struct bline *l)
 {
-	const struct btape_device *d = l->dev < x->meta->ndevices ? &x->meta->devices[l->dev] : NULL;
+	const struct btape_device *d =
+		l->dev < x->meta->ndevices ? &x->meta->devices[l->dev] : NULL;
 	uint32_t maj = 0, min = l->dev;
 	uint64_t rel = l->t > x->t0 ? l->t - x->t0 : 0;
 	char rwbs[16];
@@ -273,7 +274,8 @@ static int bl_print(struct expctx *x, const struct bline *l)
 		min = d->dev_t_minor;
 	}
 	rwbs_str(l->op, l->flags, rwbs);
-	r = fprintf(x->out, "%3u,%-3u %2u %8" PRIu64 " %5" PRIu64 ".%09" PRIu64 " %5u  %c %3s %" PRIu64
+	r = fprintf(x->out,
+		    "%3u,%-3u %2u %8" PRIu64 " %5" PRIu64 ".%09" PRIu64 " %5u  %c %3s %" PRIu64
 		    " + %" PRIu64 " ",
 		    maj, min, l->cpu, ++x->seq, rel / 1000000000u, rel % 1000000000u, l->pid,
 		    l->act, rwbs, l->sector, l->nsect);
@@ -302,7 +304,7 @@ static int bl_flush(struct expctx *x, uint64_t upto, bool all)
 
 static int blk_event_out(struct expctx *x, const struct btape_event *ev)
 {
-	struct bline l = { 0 };
+	struct bline l = {0};
 	uint64_t first = HAS(ev, BTAPE_HAS_INSERT) ? ev->insert_ns : ev->issue_ns;
 	int err;
 
@@ -398,11 +400,11 @@ static int csv_event(struct expctx *x, const struct btape_event *ev)
 }
 
 INTEROP_API int btape_export(struct btape_reader *r, FILE *out,
-			     const struct btape_export_opts *opts,
-			     struct btape_export_stats *stats, char *errmsg, size_t errlen)
+			     const struct btape_export_opts *opts, struct btape_export_stats *stats,
+			     char *errmsg, size_t errlen)
 {
-	struct btape_export_opts o = { 0 };
-	struct expctx x = { 0 };
+	struct btape_export_opts o = {0};
+	struct expctx x = {0};
 	const struct btape_event *evs;
 	int n = 0, err = 0;
 
@@ -437,7 +439,8 @@ INTEROP_API int btape_export(struct btape_reader *r, FILE *out,
 
 			x.st.events++;
 			if (ev->dev >= x.meta->ndevices) {
-				err = exp_fail(&x, -EINVAL, "event %" PRIu64
+				err = exp_fail(&x, -EINVAL,
+					       "event %" PRIu64
 					       ": device %u not in the device table",
 					       x.st.events, ev->dev);
 				break;

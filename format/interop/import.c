@@ -30,20 +30,20 @@ static const struct fmtinfo {
 	int (*line)(struct imp *im, char *line, size_t len);
 	bool numeric_header_skip; /* a first line starting with a letter is a column header */
 } fmts[BTAPE_FMT__COUNT] = {
-	[BTAPE_FMT_UNKNOWN] = { "unknown", NULL, NULL, false },
-	[BTAPE_FMT_BTAPE] = { "btape", NULL, NULL, false },
-	[BTAPE_FMT_BLKTRACE] = { "blktrace", NULL, NULL, false },
-	[BTAPE_FMT_BLKPARSE] = { "blkparse", NULL, parse_blkparse_line, false },
-	[BTAPE_FMT_FIO2] = { "fio2", "fio-v2", parse_fio_line, false },
-	[BTAPE_FMT_FIO3] = { "fio3", "fio", parse_fio_line, false },
-	[BTAPE_FMT_MSR] = { "msr", NULL, parse_msr_line, true },
-	[BTAPE_FMT_ALIBABA] = { "alibaba", NULL, parse_alibaba_line, true },
-	[BTAPE_FMT_TENCENT] = { "tencent", NULL, parse_tencent_line, true },
-	[BTAPE_FMT_UMASS] = { "umass", "spc", parse_umass_line, true },
-	[BTAPE_FMT_FIU] = { "fiu", NULL, parse_fiu_line, true },
-	[BTAPE_FMT_MQSIM] = { "mqsim", "disksim", parse_mqsim_line, true },
-	[BTAPE_FMT_VSCSI] = { "vscsi", NULL, NULL, false },
-	[BTAPE_FMT_CSV] = { "csv", NULL, NULL, false },
+	[BTAPE_FMT_UNKNOWN] = {"unknown", NULL, NULL, false},
+	[BTAPE_FMT_BTAPE] = {"btape", NULL, NULL, false},
+	[BTAPE_FMT_BLKTRACE] = {"blktrace", NULL, NULL, false},
+	[BTAPE_FMT_BLKPARSE] = {"blkparse", NULL, parse_blkparse_line, false},
+	[BTAPE_FMT_FIO2] = {"fio2", "fio-v2", parse_fio_line, false},
+	[BTAPE_FMT_FIO3] = {"fio3", "fio", parse_fio_line, false},
+	[BTAPE_FMT_MSR] = {"msr", NULL, parse_msr_line, true},
+	[BTAPE_FMT_ALIBABA] = {"alibaba", NULL, parse_alibaba_line, true},
+	[BTAPE_FMT_TENCENT] = {"tencent", NULL, parse_tencent_line, true},
+	[BTAPE_FMT_UMASS] = {"umass", "spc", parse_umass_line, true},
+	[BTAPE_FMT_FIU] = {"fiu", NULL, parse_fiu_line, true},
+	[BTAPE_FMT_MQSIM] = {"mqsim", "disksim", parse_mqsim_line, true},
+	[BTAPE_FMT_VSCSI] = {"vscsi", NULL, NULL, false},
+	[BTAPE_FMT_CSV] = {"csv", NULL, NULL, false},
 };
 
 INTEROP_API const char *btape_fmt_name(unsigned int fmt)
@@ -146,13 +146,14 @@ INTEROP_API int btape_fmt_detect(const void *head, size_t len)
 			continue;
 		}
 		f = detect_line(p, n);
-		if (f == BTAPE_FMT_UNKNOWN && lines == 0 && ((*p >= 'A' && *p <= 'Z') ||
-							     (*p >= 'a' && *p <= 'z'))) {
+		if (f == BTAPE_FMT_UNKNOWN && lines == 0 &&
+		    ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z'))) {
 			p = nl + 1; /* column header */
 			continue;
 		}
 		if (f == BTAPE_FMT_UNKNOWN || (fmt != BTAPE_FMT_UNKNOWN && f != fmt)) {
-			/* blkparse has non-I/O lines (m, P, U...): judge blkparse on its majority */
+			/* blkparse has non-I/O lines (m, P, U...): judge blkparse on its majority
+			 */
 			if (fmt == BTAPE_FMT_BLKPARSE)
 				goto next;
 			return BTAPE_FMT_UNKNOWN;
@@ -194,12 +195,12 @@ struct devent {
 };
 
 struct devtab {
-	uint32_t *slots;     /* index + 1; 0 empty */
+	uint32_t *slots; /* index + 1; 0 empty */
 	uint32_t cap;
-	uint32_t last;       /* cache: index + 1 of the last hit */
-	struct devent *ent;  /* per device index */
+	uint32_t last;	    /* cache: index + 1 of the last hit */
+	struct devent *ent; /* per device index */
 	uint32_t nent, capent;
-	struct {             /* direct-mapped cache of ids up to 8 bytes */
+	struct { /* direct-mapped cache of ids up to 8 bytes */
 		uint64_t key;
 		uint32_t len, idx1;
 	} small[DEVCACHE_SLOTS];
@@ -308,11 +309,11 @@ int imp_device(struct imp *im, const char *name, size_t len, uint32_t major, uin
 }
 
 /* A new device (pass 1): appended to the metadata and indexed. */
-static int __attribute__((noinline)) devtab_add(struct imp *im, const char *name, size_t len,
-						uint64_t h, uint32_t major, uint32_t minor)
+static int __attribute__((noinline))
+devtab_add(struct imp *im, const char *name, size_t len, uint64_t h, uint32_t major, uint32_t minor)
 {
 	struct devtab *t = im->devs;
-	struct btape_device d = { 0 };
+	struct btape_device d = {0};
 	uint32_t k;
 	int idx;
 
@@ -465,8 +466,8 @@ static int run_text(struct imp *im, struct isrc *s)
 			im->st.ignored++;
 			continue;
 		}
-		if (im->line == 1 && fi->numeric_header_skip && !(line[0] >= '0' && line[0] <= '9') &&
-		    line[0] != ' ' && line[0] != '\t') {
+		if (im->line == 1 && fi->numeric_header_skip &&
+		    !(line[0] >= '0' && line[0] <= '9') && line[0] != ' ' && line[0] != '\t') {
 			im->st.ignored++; /* column header */
 			continue;
 		}
@@ -513,7 +514,8 @@ static int run_pass(struct imp *im, const char *const *inputs, size_t n, const v
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (mem)
-			err = isrc_open_mem(&srcs[i], mem, memlen, inputs[i], im->errmsg, im->errlen);
+			err = isrc_open_mem(&srcs[i], mem, memlen, inputs[i], im->errmsg,
+					    im->errlen);
 		else
 			err = isrc_open(&srcs[i], inputs[i], im->errmsg, im->errlen);
 		if (err)
@@ -688,11 +690,11 @@ static void note_violations(struct imp *im, const char *path)
 }
 
 INTEROP_API int btape_import(const char *const *inputs, size_t ninputs, const char *out_path,
-			     const struct btape_import_opts *opts,
-			     struct btape_import_stats *stats, char *errmsg, size_t errlen)
+			     const struct btape_import_opts *opts, struct btape_import_stats *stats,
+			     char *errmsg, size_t errlen)
 {
-	struct btape_import_opts o = { 0 };
-	struct btape_writer_opts wo = { .sz = sizeof(wo) };
+	struct btape_import_opts o = {0};
+	struct btape_writer_opts wo = {.sz = sizeof(wo)};
 	struct btape_writer *w = NULL;
 	struct imp im;
 	struct devtab dt;
@@ -718,7 +720,7 @@ INTEROP_API int btape_import(const char *const *inputs, size_t ninputs, const ch
 		/* a blktrace prefix is not a file: detect from its first expansion */
 		if (stat(inputs[0], &st) != 0) {
 			char *pat;
-			glob_t g = { 0 };
+			glob_t g = {0};
 
 			if (asprintf(&pat, "%s[0-9]*", inputs[0]) < 0)
 				return -ENOMEM;
@@ -747,7 +749,8 @@ INTEROP_API int btape_import(const char *const *inputs, size_t ninputs, const ch
 	}
 	im.fmt = (unsigned int)fmt;
 	im.skip_bad = o.skip_bad;
-	im.reorder_window_ns = o.reorder_window_ns ? o.reorder_window_ns : DEFAULT_REORDER_WINDOW_NS;
+	im.reorder_window_ns =
+		o.reorder_window_ns ? o.reorder_window_ns : DEFAULT_REORDER_WINDOW_NS;
 	err = expand_inputs(&im, inputs, ninputs, &files, &nfiles);
 	if (err)
 		goto cleanup;
@@ -776,16 +779,15 @@ INTEROP_API int btape_import(const char *const *inputs, size_t ninputs, const ch
 		size_t off = 0;
 
 		for (size_t i = 0; i < nfiles && off < sizeof(im.meta.capture) - 1; i++) {
-			int k = snprintf(im.meta.capture + off, sizeof(im.meta.capture) - off, "%s%s",
-					 i ? " " : "", files[i]);
+			int k = snprintf(im.meta.capture + off, sizeof(im.meta.capture) - off,
+					 "%s%s", i ? " " : "", files[i]);
 
 			if (k < 0)
 				break;
 			off += (size_t)k;
 		}
 	}
-	if (im.fmt == BTAPE_FMT_MSR || im.fmt == BTAPE_FMT_ALIBABA ||
-	    im.fmt == BTAPE_FMT_TENCENT) {
+	if (im.fmt == BTAPE_FMT_MSR || im.fmt == BTAPE_FMT_ALIBABA || im.fmt == BTAPE_FMT_TENCENT) {
 		/* times are ns since the Unix epoch: monotonic and real clocks coincide */
 		im.meta.clock_mono_ns = im.min_issue_ns;
 		im.meta.clock_real_ns = im.min_issue_ns;
@@ -806,8 +808,8 @@ INTEROP_API int btape_import(const char *const *inputs, size_t ninputs, const ch
 	im.max_issue_ns = 0;
 	im.watermark_ns = 0;
 	wo.zstd_level = o.zstd_level;
-	wo.reorder_max_events = o.reorder_max_events ? o.reorder_max_events
-						     : DEFAULT_REORDER_EVENTS;
+	wo.reorder_max_events =
+		o.reorder_max_events ? o.reorder_max_events : DEFAULT_REORDER_EVENTS;
 	err = btape_writer__open(&w, out_path, &im.meta, &wo);
 	if (err) {
 		snprintf(errmsg, errlen, "%s: %s", out_path, btape_writer__last_errmsg());
@@ -850,7 +852,7 @@ INTEROP_API int btape_import_validate_buf(unsigned int fmt, const void *data, si
 {
 	struct imp im;
 	struct devtab dt;
-	const char *inputs[1] = { name ? name : "(buffer)" };
+	const char *inputs[1] = {name ? name : "(buffer)"};
 	char local_err[512];
 	int err;
 

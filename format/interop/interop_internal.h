@@ -13,8 +13,8 @@
 
 /* ---- input source: a file or a buffer, decompressed (gzip, zstd) on the fly ---- */
 
-#define ISRC_BUF_BYTES (1u << 20)  /* decompressed window */
-#define ISRC_LINE_MAX (64u << 10)  /* longest accepted text line */
+#define ISRC_BUF_BYTES (1u << 20) /* decompressed window */
+#define ISRC_LINE_MAX (64u << 10) /* longest accepted text line */
 
 struct isrc;
 
@@ -70,30 +70,30 @@ struct join;
 struct imp {
 	unsigned int fmt;
 	bool skip_bad;
-	int pass;                  /* 1: scan (devices, validation), 2: write */
-	const char *file;          /* current input name */
-	uint64_t line;             /* current line (text) or record number (binary) */
-	struct btape_meta meta;    /* built in pass 1 */
+	int pass;		/* 1: scan (devices, validation), 2: write */
+	const char *file;	/* current input name */
+	uint64_t line;		/* current line (text) or record number (binary) */
+	struct btape_meta meta; /* built in pass 1 */
 	struct devtab *devs;
-	struct btape_writer *w;    /* pass 2 only */
+	struct btape_writer *w; /* pass 2 only */
 	uint64_t reorder_window_ns;
-	uint64_t max_issue_ns;     /* newest issue time seen (pass 2) */
-	uint64_t watermark_ns;     /* last watermark promised to the writer */
+	uint64_t max_issue_ns; /* newest issue time seen (pass 2) */
+	uint64_t watermark_ns; /* last watermark promised to the writer */
 	bool have_events;
-	uint64_t min_issue_ns;     /* pass 1 */
-	uint64_t max_late_ns;      /* pass 1: largest (newest issue so far - issue) */
+	uint64_t min_issue_ns; /* pass 1 */
+	uint64_t max_late_ns;  /* pass 1: largest (newest issue so far - issue) */
 	struct btape_import_stats st;
 	char *errmsg;
 	size_t errlen;
 	/* per-format state */
-	struct join *join;         /* blktrace / blkparse request joining */
-	void *fmt_state;           /* owned by the format (freed by fmt_state_free) */
+	struct join *join; /* blktrace / blkparse request joining */
+	void *fmt_state;   /* owned by the format (freed by fmt_state_free) */
 	void (*fmt_state_free)(void *);
-	struct devsize *dsz;       /* Alibaba device sizes */
+	struct devsize *dsz; /* Alibaba device sizes */
 	size_t ndsz;
-	bool blkparse_summary;     /* blkparse: the trailing summary started */
-	uint32_t vscsi_rec;        /* vscsi record size of the current file (32 or 40) */
-	uint64_t fio_delay_ns;     /* fio v2: accumulated wait actions */
+	bool blkparse_summary; /* blkparse: the trailing summary started */
+	uint32_t vscsi_rec;    /* vscsi record size of the current file (32 or 40) */
+	uint64_t fio_delay_ns; /* fio v2: accumulated wait actions */
 };
 
 struct devsize {
@@ -142,8 +142,8 @@ enum jact {
 struct jev {
 	enum jact act;
 	uint64_t time_ns;
-	int dev;          /* device table index */
-	uint64_t devkey;  /* major << 32 | minor: the joiner's key */
+	int dev;	 /* device table index */
+	uint64_t devkey; /* major << 32 | minor: the joiner's key */
 	uint64_t sector;
 	uint64_t bytes;
 	uint8_t op;
@@ -153,7 +153,7 @@ struct jev {
 	bool has_pid;
 	uint32_t pid;
 	uint32_t cpu;
-	const char *comm; /* NULL: unknown */
+	const char *comm;     /* NULL: unknown */
 	uint64_t from_devkey; /* JA_REMAP: where the bio came from */
 	uint64_t from_sector;
 };

@@ -14,28 +14,28 @@
 #include <zstd.h>
 
 #define ISRC_IN_BYTES (256u << 10) /* compressed read size */
-#define ISRC_SLACK_BYTES 16u       /* readable bytes after the window's end (NUL + word reads) */
+#define ISRC_SLACK_BYTES 16u	   /* readable bytes after the window's end (NUL + word reads) */
 
 enum codec { CODEC_RAW, CODEC_GZIP, CODEC_ZSTD };
 
 struct isrc {
 	char *name;
-	int fd;                /* -1 for memory */
-	const uint8_t *mem;    /* memory source */
+	int fd;		    /* -1 for memory */
+	const uint8_t *mem; /* memory source */
 	size_t mem_len, mem_pos;
 	enum codec codec;
-	uint8_t *in;           /* compressed input buffer */
+	uint8_t *in; /* compressed input buffer */
 	size_t in_pos, in_len;
 	bool in_eof;
 	z_stream zs;
 	bool zs_init;
-	bool gz_end;           /* last gzip member ended */
+	bool gz_end; /* last gzip member ended */
 	ZSTD_DStream *zds;
-	bool zstd_more;        /* the current zstd frame is not finished */
-	uint8_t *buf;          /* decompressed window */
-	size_t pos, end;       /* unread bytes: buf[pos..end) */
-	bool eof;              /* no more decompressed bytes */
-	uint64_t consumed;     /* decompressed bytes before buf[0] */
+	bool zstd_more;	   /* the current zstd frame is not finished */
+	uint8_t *buf;	   /* decompressed window */
+	size_t pos, end;   /* unread bytes: buf[pos..end) */
+	bool eof;	   /* no more decompressed bytes */
+	uint64_t consumed; /* decompressed bytes before buf[0] */
 	char err[256];
 };
 
@@ -127,12 +127,13 @@ static long produce(struct isrc *s, size_t cap)
 			if (zr == Z_STREAM_END)
 				s->gz_end = true;
 			else if (zr != Z_OK && zr != Z_BUF_ERROR)
-				return src_fail(s, -EINVAL, s->zs.msg ? s->zs.msg : "gzip: bad data");
+				return src_fail(s, -EINVAL,
+						s->zs.msg ? s->zs.msg : "gzip: bad data");
 			if (room - s->zs.avail_out > 0)
 				return (long)(room - s->zs.avail_out);
 		} else {
-			ZSTD_inBuffer zi = { s->in + s->in_pos, s->in_len - s->in_pos, 0 };
-			ZSTD_outBuffer zo = { dst, room, 0 };
+			ZSTD_inBuffer zi = {s->in + s->in_pos, s->in_len - s->in_pos, 0};
+			ZSTD_outBuffer zo = {dst, room, 0};
 			size_t zr;
 
 			if (zi.size == 0 && s->in_eof && !s->zstd_more)
@@ -174,12 +175,13 @@ static long ensure(struct isrc *s, size_t n)
 
 static int open_common(struct isrc *s)
 {
-	static const uint8_t gz_magic[2] = { 0x1f, 0x8b };
-	static const uint8_t zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	static const uint8_t gz_magic[2] = {0x1f, 0x8b};
+	static const uint8_t zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 	long r;
 
 	s->in = calloc(1, ISRC_IN_BYTES);
-	s->buf = calloc(1, ISRC_BUF_BYTES + ISRC_SLACK_BYTES); /* slack: parsers read 8-byte words */
+	s->buf =
+		calloc(1, ISRC_BUF_BYTES + ISRC_SLACK_BYTES); /* slack: parsers read 8-byte words */
 	if (!s->in || !s->buf)
 		return src_fail(s, -ENOMEM, "out of memory");
 	/* Probe the magic: read up to 4 bytes into in[]. */
@@ -308,7 +310,8 @@ int isrc_getline(struct isrc *s, char **line, size_t *len)
 	for (;;) {
 		uint8_t *start = s->buf + s->pos;
 		size_t avail = s->end - s->pos;
-		uint8_t *nl = scanned < avail ? memchr(start + scanned, '\n', avail - scanned) : NULL;
+		uint8_t *nl =
+			scanned < avail ? memchr(start + scanned, '\n', avail - scanned) : NULL;
 		long r;
 
 		if (nl) {

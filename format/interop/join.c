@@ -12,22 +12,22 @@
 #include <stdlib.h>
 
 #define JOIN_INIT_SLOTS 4096u
-#define JOIN_MAX_SLOTS (1u << 20)            /* at most half used: 512 Ki requests in flight */
-#define JOIN_EXPIRE_NS (30ull * 1000000000)  /* a request idle this long is given up */
-#define JOIN_SWEEP_EVENTS (1u << 20)         /* expiry sweep period, in events */
+#define JOIN_MAX_SLOTS (1u << 20)	    /* at most half used: 512 Ki requests in flight */
+#define JOIN_EXPIRE_NS (30ull * 1000000000) /* a request idle this long is given up */
+#define JOIN_SWEEP_EVENTS (1u << 20)	    /* expiry sweep period, in events */
 #define COMM_LEN 32
 
 struct pend {
-	uint64_t devkey, sector;  /* key; devkey 0 with used 0 = empty */
-	uint64_t start_sector;    /* first sector of the request (after front merges) */
-	uint64_t bytes;           /* request size */
-	uint64_t rem;             /* bytes not yet completed */
+	uint64_t devkey, sector; /* key; devkey 0 with used 0 = empty */
+	uint64_t start_sector;	 /* first sector of the request (after front merges) */
+	uint64_t bytes;		 /* request size */
+	uint64_t rem;		 /* bytes not yet completed */
 	uint64_t q_ns, d_ns, last_ns;
 	int dev;
 	uint32_t flags, pid, cpu;
 	uint8_t op;
 	bool used, has_q, has_d, has_pid, requeued;
-	char comm[COMM_LEN];      /* "" unknown */
+	char comm[COMM_LEN]; /* "" unknown */
 };
 
 struct join {
@@ -135,7 +135,7 @@ static int grow(struct join *j)
 static int emit(struct imp *im, const struct pend *p, bool has_c, uint64_t c_ns, bool has_err,
 		int32_t error)
 {
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 
 	ev.dev = (uint32_t)p->dev;
 	ev.sector = p->start_sector;

@@ -27,11 +27,11 @@ static int num(struct imp *im, const struct field *f, const char *what, uint64_t
 	return 1;
 }
 
-#define NUM(f, what, v)                                                                           \
-	do {                                                                                      \
-		int r_ = num(im, (f), (what), (v));                                               \
-		if (r_ <= 0)                                                                      \
-			return r_;                                                                \
+#define NUM(f, what, v)                             \
+	do {                                        \
+		int r_ = num(im, (f), (what), (v)); \
+		if (r_ <= 0)                        \
+			return r_;                  \
 	} while (0)
 
 static int fields_bad(struct imp *im, int n, const char *want)
@@ -81,11 +81,12 @@ static inline uint64_t swar8(uint64_t t)
 {
 	t = (t * 10) + (t >> 8);
 	return (((t & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
-		(((t >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >> 32;
+		(((t >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >>
+	       32;
 }
 
-static const uint64_t pow10_tab[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
-				       100000000 };
+static const uint64_t pow10_tab[9] = {1,      10,      100,	 1000,	   10000,
+				      100000, 1000000, 10000000, 100000000};
 
 static inline bool fast_u64(const char **pp, const char *end, char sep, bool last, uint64_t *v,
 			    struct field *f)
@@ -128,8 +129,7 @@ static inline bool fast_u64(const char **pp, const char *end, char sep, bool las
 	return true;
 }
 
-static inline bool fast_tok(const char **pp, const char *end, char sep, bool last,
-			    struct field *f)
+static inline bool fast_tok(const char **pp, const char *end, char sep, bool last, struct field *f)
 {
 	const char *p = *pp, *s = p;
 
@@ -149,7 +149,7 @@ static inline bool fast_tok(const char **pp, const char *end, char sep, bool las
 static int fast_alibaba(struct imp *im, const char *line, size_t len)
 {
 	const char *p = line, *end = line + len;
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 	struct field id, op;
 	uint64_t v, off, us;
 	int d;
@@ -178,7 +178,7 @@ static int fast_alibaba(struct imp *im, const char *line, size_t len)
 static int fast_tencent(struct imp *im, const char *line, size_t len)
 {
 	const char *p = line, *end = line + len;
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 	struct field vol, tf;
 	uint64_t s, nsect, type, v;
 	int d;
@@ -202,7 +202,7 @@ static int fast_tencent(struct imp *im, const char *line, size_t len)
 static int fast_mqsim(struct imp *im, const char *line, size_t len)
 {
 	const char *p = line, *end = line + len;
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 	struct field dev, tf;
 	uint64_t nsect, type, v;
 	int d;
@@ -223,18 +223,18 @@ static int fast_mqsim(struct imp *im, const char *line, size_t len)
 	return imp_emit(im, &ev);
 }
 
-#define CALL(expr)                                                                                \
-	do {                                                                                      \
-		int r_ = (expr);                                                                  \
-		if (r_ <= 0)                                                                      \
-			return r_;                                                                \
+#define CALL(expr)                 \
+	do {                       \
+		int r_ = (expr);   \
+		if (r_ <= 0)       \
+			return r_; \
 	} while (0)
 
 /* DiskSim / MQSim ASCII: time_ns dev sector nsectors type (1 read, 0 write). */
 int parse_mqsim_line(struct imp *im, char *line, size_t len)
 {
 	struct field f[FIELDS_MAX];
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 	uint64_t nsect;
 	int n = fast_mqsim(im, line, len);
 
@@ -263,7 +263,7 @@ int parse_mqsim_line(struct imp *im, char *line, size_t len)
 int parse_fiu_line(struct imp *im, char *line, size_t len)
 {
 	struct field f[FIELDS_MAX];
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 	uint64_t pid, blocks, major, minor;
 	char name[48], comm[BTAPE_NAME_MAX];
 	int n = split_fields(line, len, ' ', f, FIELDS_MAX);
@@ -306,7 +306,7 @@ int parse_fiu_line(struct imp *im, char *line, size_t len)
 int parse_umass_line(struct imp *im, char *line, size_t len)
 {
 	struct field f[FIELDS_MAX];
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 	uint64_t asu;
 	int n = split_fields(line, len, ',', f, FIELDS_MAX);
 
@@ -332,7 +332,7 @@ int parse_umass_line(struct imp *im, char *line, size_t len)
 int parse_msr_line(struct imp *im, char *line, size_t len)
 {
 	struct field f[FIELDS_MAX];
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 	uint64_t ft, off, rt, disk, rt_ns;
 	char name[BTAPE_NAME_MAX];
 	int n = split_fields(line, len, ',', f, FIELDS_MAX);
@@ -374,7 +374,7 @@ int parse_msr_line(struct imp *im, char *line, size_t len)
 int parse_alibaba_line(struct imp *im, char *line, size_t len)
 {
 	struct field f[FIELDS_MAX];
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 	uint64_t id, off, us;
 	int n = fast_alibaba(im, line, len);
 
@@ -404,7 +404,7 @@ int parse_alibaba_line(struct imp *im, char *line, size_t len)
 int parse_tencent_line(struct imp *im, char *line, size_t len)
 {
 	struct field f[FIELDS_MAX];
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 	uint64_t s, nsect, vol;
 	int n = fast_tencent(im, line, len);
 
@@ -439,7 +439,7 @@ int parse_tencent_line(struct imp *im, char *line, size_t len)
 int parse_fio_line(struct imp *im, char *line, size_t len)
 {
 	struct field f[FIELDS_MAX];
-	struct btape_event ev = { 0 };
+	struct btape_event ev = {0};
 	const struct field *act;
 	uint64_t off = 0, us;
 	int n = split_fields(line, len, ' ', f, FIELDS_MAX);
@@ -455,8 +455,9 @@ int parse_fio_line(struct imp *im, char *line, size_t len)
 	}
 	base = ver == 3 ? 1 : 0;
 	if (n < base + 2 || n > base + 4)
-		return fields_bad(im, n, ver == 3 ? "3 to 5: ts file action [offset length]"
-						  : "2 to 4: file action [offset length]");
+		return fields_bad(im, n,
+				  ver == 3 ? "3 to 5: ts file action [offset length]"
+					   : "2 to 4: file action [offset length]");
 	if (ver == 3) {
 		NUM(&f[0], "timestamp (us)", &us);
 		if (mul_ok(us, NS_PER_US, &ev.issue_ns))
@@ -543,7 +544,7 @@ static uint64_t devkey(uint32_t maj, uint32_t min)
 int parse_blkparse_line(struct imp *im, char *line, size_t len)
 {
 	struct field f[FIELDS_MAX];
-	struct jev e = { 0 };
+	struct jev e = {0};
 	uint32_t maj, min;
 	uint64_t v, nsect = 0;
 	int n, d, i;
@@ -555,15 +556,16 @@ int parse_blkparse_line(struct imp *im, char *line, size_t len)
 	n = split_fields(line, len, ' ', f, FIELDS_MAX);
 	if (n == 0)
 		goto ignore;
-	if (field_eq(&f[0], "Total") || (f[0].n >= 4 && !memcmp(f[0].p, "CPU", 3) &&
-					 f[0].p[3] >= '0' && f[0].p[3] <= '9')) {
+	if (field_eq(&f[0], "Total") ||
+	    (f[0].n >= 4 && !memcmp(f[0].p, "CPU", 3) && f[0].p[3] >= '0' && f[0].p[3] <= '9')) {
 		im->blkparse_summary = true; /* blkparse's per-CPU/device totals follow */
 		goto ignore;
 	}
 	if (n < 7 || n > FIELDS_MAX)
 		return fields_bad(im, n, "at least 7: dev cpu seq time pid action rwbs");
 	if (parse_majmin(&f[0], &maj, &min))
-		return imp_bad(im, "device '%.*s': expected major,minor", (int)(f[0].n > 20 ? 20 : f[0].n), f[0].p);
+		return imp_bad(im, "device '%.*s': expected major,minor",
+			       (int)(f[0].n > 20 ? 20 : f[0].n), f[0].p);
 	NUM(&f[1], "cpu", &v);
 	if (v > UINT32_MAX)
 		return imp_bad(im, "cpu out of range");
@@ -593,8 +595,7 @@ int parse_blkparse_line(struct imp *im, char *line, size_t len)
 	else if (f[5].n <= 2 && strchr("GIPUTXSBmN", f[5].p[0]))
 		goto ignore; /* get/insert/plug/unplug/split/sleep/bounce/message */
 	else
-		return imp_bad(im, "unknown action '%.*s'", (int)(f[5].n > 8 ? 8 : f[5].n),
-			       f[5].p);
+		return imp_bad(im, "unknown action '%.*s'", (int)(f[5].n > 8 ? 8 : f[5].n), f[5].p);
 	if (rwbs_parse(f[6].p, f[6].n, &e.op, &e.flags))
 		return imp_bad(im, "rwbs '%.*s' not understood", (int)(f[6].n > 12 ? 12 : f[6].n),
 			       f[6].p);
@@ -633,7 +634,7 @@ int parse_blkparse_line(struct imp *im, char *line, size_t len)
 		size_t cn = (size_t)(rb - lb - 1);
 
 		if (e.act == JA_COMPLETE) {
-			struct field ef = { lb + 1, (uint32_t)cn };
+			struct field ef = {lb + 1, (uint32_t)cn};
 			int64_t err;
 
 			if (field_i64(&ef, &err) || err < -65535 || err > 65535)

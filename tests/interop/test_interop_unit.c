@@ -13,14 +13,14 @@
 
 #include "interop_internal.h"
 
-static struct field F(const char *s)
-{
-	struct field f = { s, (uint32_t)strlen(s) };
+static struct field F(const char *s) {
+	struct field f = {s, (uint32_t)strlen(s)};
 
 	return f;
 }
 
-static void test_split(void **state)
+static void
+test_split(void **state)
 {
 	struct field f[FIELDS_MAX];
 	const char *csv = "a, b ,,c";
@@ -153,13 +153,13 @@ static void test_errors_and_skips(void **state)
 	char err[512];
 
 	(void)state;
-	assert_int_equal(validate(BTAPE_FMT_MQSIM, "1 0 0 8 1\n2 0 8 8 1\n3 0 x 8 1\n", false, &st,
-				  err),
-			 -EINVAL);
+	assert_int_equal(
+		validate(BTAPE_FMT_MQSIM, "1 0 0 8 1\n2 0 8 8 1\n3 0 x 8 1\n", false, &st, err),
+		-EINVAL);
 	assert_non_null(strstr(err, "t:3: sector 'x'"));
-	assert_int_equal(validate(BTAPE_FMT_MQSIM, "1 0 0 8 1\nbad\n3 0 x 8 1\n4 0 8 8 0", true,
-				  &st, err),
-			 0);
+	assert_int_equal(
+		validate(BTAPE_FMT_MQSIM, "1 0 0 8 1\nbad\n3 0 x 8 1\n4 0 8 8 0", true, &st, err),
+		0);
 	assert_int_equal(st.skipped, 2);
 	assert_int_equal(st.events, 2);
 	assert_non_null(strstr(st.first_skipped, "t:2:"));
@@ -199,7 +199,7 @@ static void test_gzip_source(void **state)
 {
 	const char *text = "1000 0 64 8 1\n2000 1 64 8 0\n";
 	uint8_t gz[256];
-	z_stream zs = { 0 };
+	z_stream zs = {0};
 	struct btape_import_stats st;
 	char err[512];
 
@@ -225,9 +225,12 @@ static void test_gzip_source(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_split),	      cmocka_unit_test(test_numbers),
-		cmocka_unit_test(test_rwbs),	      cmocka_unit_test(test_detect),
-		cmocka_unit_test(test_errors_and_skips), cmocka_unit_test(test_join),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_rwbs),
+		cmocka_unit_test(test_detect),
+		cmocka_unit_test(test_errors_and_skips),
+		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_gzip_source),
 	};
 
