@@ -777,6 +777,25 @@ static void test_flush_interval(void **state)
 	tu_cleanup_dir(dir);
 }
 
+static void test_write_errors(void **state)
+{
+	struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = 4 };
+	struct btape_writer *w = NULL;
+	int fd = open("/dev/full", O_WRONLY);
+
+	if (fd < 0)
+		skip();
+	/* the header write fails: open reports it, nothing leaks */
+	assert_int_equal(btape_writer__open_fd(&w, fd, NULL, &o), -ENOSPC);
+	assert_null(w);
+	assert_non_null(strstr(btape_writer__last_errmsg(), "No space left"));
+	close(fd);
+	/* an invalid fd */
+	assert_int_equal(btape_writer__open_fd(&w, -1, NULL, NULL), -EBADF);
+	assert_int_equal(btape_writer__close(NULL), -EINVAL);
+	assert_int_equal(btape_writer__add(NULL, NULL), -EINVAL);
+}
+
 static void test_lost_accounting(void **state)
 {
 	char *dir = tu_tmpdir();
@@ -812,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_pipe_and_fd),
 		cmocka_unit_test(test_flush_interval),
 		cmocka_unit_test(test_lost_accounting),
+		cmocka_unit_test(test_write_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
