@@ -46,7 +46,6 @@ void rp_array_source_init(struct rp_array_source *a, const struct btape_event *e
 
 /* ---- prefetching file source ---- */
 
-#define DECODER_NICE 10 /* below the issuing thread, but not starved on a busy machine */
 
 struct block {
 	struct btape_event *evs;
@@ -99,9 +98,6 @@ static void *prefetch_thread(void *arg)
 	const struct btape_event *evs = NULL;
 	size_t have = 0, off = 0;
 	int status = 0; /* 1 end, -errno error */
-
-	/* lowest CFS weight: decoding ahead must never preempt the issuing thread */
-	setpriority(PRIO_PROCESS, (id_t)gettid(), DECODER_NICE);
 
 	for (;;) {
 		int idx = acquire_block(p);
@@ -173,10 +169,14 @@ static int start_thread(struct rp_prefetch *p)
 	pthread_attr_t attr;
 	struct sched_param sp = {.sched_priority = 0};
 
-	/* the decoder runs as a normal thread even when the issuing thread is real-time */
+	/*
+	 * SCHED_BATCH: a fair share of the CPU (so it keeps up with an afap replay on a busy
+	 * machine) but no wakeup preemption of the issuing thread; never real-time, even when
+	 * the issuing thread is.
+	 */
 	pthread_attr_init(&attr);
 	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedpolicy(&attr, SCHED_BATCH);
 	pthread_attr_setschedparam(&attr, &sp);
 	err = -pthread_create(&p->thread, &attr, prefetch_thread, p);
 	pthread_attr_destroy(&attr);
