@@ -67,33 +67,72 @@ static void acc_close_window(struct acc *a)
 	}
 }
 
-static inline void acc_add(struct acc *a, uint64_t win, unsigned int op, int dir, uint64_t bytes)
+/* Totals by direction and overall, from the per-op counters (the only ones kept per event). */
+static void acc_derive(const struct acc *a, uint64_t *n, uint64_t *bytes, uint64_t *n_dir,
+		       uint64_t *bytes_dir)
 {
-	if (!a->win_open || win != a->win) {
-		if (a->win_open)
-			acc_close_window(a);
-		a->win_open = true;
-		a->win = win;
-		a->win_n = a->win_bytes = 0;
-		memset(a->win_n_dir, 0, sizeof(a->win_n_dir));
-		memset(a->win_bytes_dir, 0, sizeof(a->win_bytes_dir));
+	*n = *bytes = 0;
+	memset(n_dir, 0, DIR__COUNT * sizeof(*n_dir));
+	memset(bytes_dir, 0, DIR__COUNT * sizeof(*bytes_dir));
+	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
+		int dir = stats_dir_of(op);
+
+		*n += a->n_op[op];
+		*bytes += a->bytes_op[op];
+		if (dir >= 0) {
+			n_dir[dir] += a->n_op[op];
+			bytes_dir[dir] += a->bytes_op[op];
+		}
 	}
-	a->n++;
-	a->bytes += bytes;
+}
+
+/* The window's counts: the totals now minus the totals when it opened. */
+static void acc_window_counts(struct acc *a, uint64_t *n, uint64_t *bytes, uint64_t *n_dir,
+			      uint64_t *bytes_dir)
+{
+	acc_derive(a, n, bytes, n_dir, bytes_dir);
+	a->win_n = *n - a->base_n;
+	a->win_bytes = *bytes - a->base_bytes;
+	for (int d = 0; d < DIR__COUNT; d++) {
+		a->win_n_dir[d] = n_dir[d] - a->base_n_dir[d];
+		a->win_bytes_dir[d] = bytes_dir[d] - a->base_bytes_dir[d];
+	}
+}
+
+/* Closes the open window (if any) and opens window win (once per window, not per event). */
+static void acc_roll(struct acc *a, uint64_t win)
+{
+	uint64_t n, bytes, n_dir[DIR__COUNT], bytes_dir[DIR__COUNT];
+
+	acc_window_counts(a, &n, &bytes, n_dir, bytes_dir);
+	if (a->win_open)
+		acc_close_window(a);
+	a->win_open = true;
+	a->win = win;
+	a->base_n = n;
+	a->base_bytes = bytes;
+	memcpy(a->base_n_dir, n_dir, sizeof(n_dir));
+	memcpy(a->base_bytes_dir, bytes_dir, sizeof(bytes_dir));
+}
+
+/* Per event: two counters; totals, direction and window counts are derived (acc_roll/_finish). */
+static inline void acc_add(struct acc *a, uint64_t win, unsigned int op, uint64_t bytes)
+{
+	if (win != a->win || !a->win_open)
+		acc_roll(a, win);
 	a->n_op[op]++;
 	a->bytes_op[op] += bytes;
-	a->win_n++;
-	a->win_bytes += bytes;
-	if (dir >= 0) {
-		a->n_dir[dir]++;
-		a->bytes_dir[dir] += bytes;
-		a->win_n_dir[dir]++;
-		a->win_bytes_dir[dir] += bytes;
-	}
 }
 
 static void acc_finish(struct acc *a, uint64_t complete_windows)
 {
+	uint64_t n, bytes, n_dir[DIR__COUNT], bytes_dir[DIR__COUNT];
+
+	acc_window_counts(a, &n, &bytes, n_dir, bytes_dir);
+	a->n = n;
+	a->bytes = bytes;
+	memcpy(a->n_dir, n_dir, sizeof(n_dir));
+	memcpy(a->bytes_dir, bytes_dir, sizeof(bytes_dir));
 	if (!a->win_open)
 		return;
 	if (a->win < complete_windows)
@@ -136,8 +175,8 @@ static inline void autorange_add(struct autorange *r, uint64_t v, uint64_t n)
 }
 
 /*
- * In-flight completions as a sorted array (cheaper than a binary heap, measured): a branchless
- * binary search for the position, then one memmove of the later entries.
+ * In-flight completions as a sorted array (cheaper than a binary heap, measured; a binary
+ * search plus memmove measured more instructions than this short backward scan).
  */
 static void qheap_push(struct qheap *h, uint64_t v)
 {
@@ -158,19 +197,15 @@ static void qheap_push(struct qheap *h, uint64_t v)
 			h->cap = ncap;
 		}
 	}
-	/* first position after every entry <= v: branchless binary search, then one move */
-	uint64_t *base = h->v + h->head;
-	uint32_t len = h->n - h->head;
+	/* from the end: a new completion usually lands among the later ones */
+	uint64_t *p = h->v + h->n, *lo = h->v + h->head;
 
-	while (len > 1) {
-		uint32_t half = len / 2;
-
-		base += base[half - 1] <= v ? half : 0;
-		len -= half;
+	while (p > lo && p[-1] > v) {
+		*p = p[-1];
+		p--;
 	}
-	uint32_t j = (uint32_t)(base - h->v) + (len == 1 && base[0] <= v);
+	uint32_t j = (uint32_t)(p - h->v);
 
-	memmove(h->v + j + 1, h->v + j, (h->n - j) * sizeof(*h->v));
 	h->v[j] = v;
 	h->n++;
 }
@@ -628,6 +663,16 @@ static inline struct acc *get_proc(struct stats *s, const struct btape_event *ev
 	return get_proc_slow(s, ev);
 }
 
+/* Adds the current row's pending integer sums into its (double) row sums. */
+static void tl_flush(struct stats *s)
+{
+	struct tl_row *r = &s->tl[s->tl_cur];
+
+	r->lat_sum += (double)s->tl_lat_pending;
+	r->qd_sum += (double)s->tl_qd_pending;
+	s->tl_lat_pending = s->tl_qd_pending = 0;
+}
+
 static void tl_coarsen(struct stats *s)
 {
 	for (uint64_t i = 0; i < STATS_TL_MAX_ROWS / 2; i++) {
@@ -706,7 +751,7 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	int dir = stats_dir_of(op);
 	uint64_t issue = ev->issue_ns;
 
-	if (!s->all.n) {
+	if (!s->nadd) {
 		s->origin_ns = issue;
 		s->busy_until = issue;
 		s->last_issue_ns = issue;
@@ -731,15 +776,16 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	s->present_all &= ev->present;
 	s->present_any |= ev->present;
 
-	if (s->all.n) {
+	if (s->nadd) {
 		uint64_t prev = s->last_issue_ns;
 
 		hist_add(s->interarrival, issue > prev ? issue - prev : 0);
 	}
-	acc_add(&s->all, win, op, dir, ev->bytes);
-	acc_add(&d->acc, win, op, dir, ev->bytes);
+	s->nadd++;
+	acc_add(&s->all, win, op, ev->bytes);
+	acc_add(&d->acc, win, op, ev->bytes);
 	if (ev->present & BTAPE_HAS_PID)
-		acc_add(get_proc(s, ev), win, op, dir, ev->bytes);
+		acc_add(get_proc(s, ev), win, op, ev->bytes);
 
 	struct opstat *o = &s->ops[op];
 
@@ -817,7 +863,7 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	/* idle periods: nothing in flight (or, without completions, no issue) */
 	if (!has_c)
 		s->idle_from_completions = false;
-	if (s->all.n > 1 && issue > s->busy_until) {
+	if (s->nadd > 1 && issue > s->busy_until) {
 		uint64_t gap = issue - s->busy_until;
 
 		if (gap >= s->o.idle_min_ns) {
@@ -838,6 +884,7 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	if (t >= s->tl_cur_lo && t < s->tl_cur_hi) {
 		row = s->tl_cur;
 	} else {
+		tl_flush(s);
 		row = t / s->tl_interval;
 		while (row >= STATS_TL_MAX_ROWS) {
 			tl_coarsen(s);
@@ -857,11 +904,11 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	}
 	if (has_c) {
 		r->lat_n++;
-		r->lat_sum += (double)devtime;
+		s->tl_lat_pending += devtime;
 	}
 	if (qd) {
 		r->qd_n++;
-		r->qd_sum += (double)qd;
+		s->tl_qd_pending += qd;
 	}
 	if (row + 1 > s->tl_rows)
 		s->tl_rows = row + 1;
@@ -988,10 +1035,11 @@ int stats__finish(struct stats *s)
 	if (s->finished)
 		return 0;
 	s->finished = true;
-	if (!s->all.n) {
+	if (!s->nadd) {
 		s->present_all = 0;
 		return 0;
 	}
+	tl_flush(s);
 	s->duration_ns = s->last_issue_ns - s->origin_ns;
 	s->complete_windows = s->duration_ns / STATS_WINDOW_NS;
 	acc_finish(&s->all, s->complete_windows);

@@ -48,6 +48,9 @@ struct acc {
 	/* 1 s windows from the analysis origin */
 	uint64_t win, win_n, win_bytes, win_n_dir[DIR__COUNT], win_bytes_dir[DIR__COUNT];
 	bool win_open;
+	/* totals when the open window started (per event only n_op/bytes_op are counted; n, bytes,
+	 * n_dir, bytes_dir and the window counts are derived from them, and valid after finish) */
+	uint64_t base_n, base_bytes, base_n_dir[DIR__COUNT], base_bytes_dir[DIR__COUNT];
 	uint64_t peak_n, peak_bytes, peak_n_dir[DIR__COUNT], peak_bytes_dir[DIR__COUNT];
 	uint64_t n_partial; /* events in the final, incomplete window (set by finish) */
 	/* latency (complete - issue), all ops; allocated on first use */
@@ -172,12 +175,14 @@ struct stats {
 	bool idle_from_completions;
 	uint64_t idle_total_ns;
 	struct tl_row *tl;
-	uint64_t tl_interval, tl_rows;	       /* rows used */
-	uint64_t tl_cur, tl_cur_lo, tl_cur_hi; /* cached row of the last event: t in [lo, hi) */
-	uint64_t win_cur, win_lo, win_hi;      /* cached 1 s window of the last event */
-	struct procstat *pcache[16];	       /* direct-mapped by pid: last process slots */
-	uint64_t duration_ns;		       /* last issue - first issue */
-	uint64_t complete_windows;	       /* whole 1 s windows within the duration */
+	uint64_t tl_interval, tl_rows;		/* rows used */
+	uint64_t tl_cur, tl_cur_lo, tl_cur_hi;	/* cached row of the last event: t in [lo, hi) */
+	uint64_t win_cur, win_lo, win_hi;	/* cached 1 s window of the last event */
+	uint64_t tl_lat_pending, tl_qd_pending; /* integer sums not yet added to row tl_cur */
+	uint64_t nadd;				/* events added */
+	struct procstat *pcache[16];		/* direct-mapped by pid: last process slots */
+	uint64_t duration_ns;			/* last issue - first issue */
+	uint64_t complete_windows;		/* whole 1 s windows within the duration */
 	bool finished;
 };
 
