@@ -46,13 +46,13 @@ extern const uint8_t btape_trailer_magic[8];
 
 #define BTAPE_CHUNK_MAX_EVENTS (1u << 22) /* readers refuse larger chunks */
 #define BTAPE_WRITER_CHUNK_MAX (1u << 20) /* writers clamp chunk_events to this */
-#define BTAPE_COMM_MAX_LEN 65535          /* longest process name accepted */
+#define BTAPE_COMM_MAX_LEN 65535	  /* longest process name accepted */
 
 /* Column codec kinds (first byte of a column blob). */
 enum col_kind {
-	COL_RAW = 0,       /* t = v */
-	COL_ZIGZAG = 1,    /* t = zigzag((int64)v) */
-	COL_DELTA = 2,     /* t = zigzag(v - previous v), previous starts at origin */
+	COL_RAW = 0,	     /* t = v */
+	COL_ZIGZAG = 1,	     /* t = zigzag((int64)v) */
+	COL_DELTA = 2,	     /* t = zigzag(v - previous v), previous starts at origin */
 	COL_SECTOR_PRED = 3, /* t = zigzag(v - predicted), predicted = prev sector + prev bytes/512
 			      * of the same device, starting at origin */
 };
@@ -184,8 +184,8 @@ void btape_chunk_enc_free(struct chunk_enc *ce);
  */
 int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
 		       const uint32_t *comm_idx, uint32_t n, const char *const *comms,
-		       const uint32_t *comm_len, uint32_t ncomms, struct bbuf *out,
-		       size_t **cuts, size_t *ncuts);
+		       const uint32_t *comm_len, uint32_t ncomms, struct bbuf *out, size_t **cuts,
+		       size_t *ncuts);
 
 /* Intern table: pointer-stable strings. */
 struct btape_intern;
@@ -206,12 +206,12 @@ struct dec_cache {
 
 struct chunk_dec {
 	struct dec_cache cache[16]; /* per column; kept across chunks */
-	uint32_t n;        /* events in the chunk */
-	uint32_t pos;      /* events already decoded */
+	uint32_t n;		    /* events in the chunk */
+	uint32_t pos;		    /* events already decoded */
 	uint64_t issue_min, issue_max;
 	const char **comms; /* per-chunk table, interned pointers */
 	uint32_t ncomms, comms_cap;
-	void *priv;        /* column cursors */
+	void *priv; /* column cursors */
 };
 /*
  * Parses a decompressed chunk (data must stay valid while decoding); comm names are interned

@@ -36,26 +36,26 @@ enum col_id {
 };
 
 static const char *const col_names[C__COUNT] = {
-	"present", "issue", "dev", "op", "bytes", "sector", "complete", "insert",
-	"flags", "error", "pid", "tid", "comm", "cgroup", "cpu", "qd",
+	"present", "issue", "dev", "op",  "bytes", "sector", "complete", "insert",
+	"flags",   "error", "pid", "tid", "comm",  "cgroup", "cpu",	 "qd",
 };
 
 /* Presence bit of an optional column; 0 for the always-present ones. */
 static const uint32_t col_bit[C__COUNT] = {
 	[C_COMPLETE] = BTAPE_HAS_COMPLETE, [C_INSERT] = BTAPE_HAS_INSERT,
-	[C_FLAGS] = BTAPE_HAS_FLAGS,       [C_ERROR] = BTAPE_HAS_ERROR,
-	[C_PID] = BTAPE_HAS_PID,           [C_TID] = BTAPE_HAS_TID,
-	[C_COMM] = BTAPE_HAS_COMM,         [C_CGROUP] = BTAPE_HAS_CGROUP,
-	[C_CPU] = BTAPE_HAS_CPU,           [C_QD] = BTAPE_HAS_QD,
+	[C_FLAGS] = BTAPE_HAS_FLAGS,	   [C_ERROR] = BTAPE_HAS_ERROR,
+	[C_PID] = BTAPE_HAS_PID,	   [C_TID] = BTAPE_HAS_TID,
+	[C_COMM] = BTAPE_HAS_COMM,	   [C_CGROUP] = BTAPE_HAS_CGROUP,
+	[C_CPU] = BTAPE_HAS_CPU,	   [C_QD] = BTAPE_HAS_QD,
 };
 
 /* Upper bound of a decoded value (range check), per column. */
 static const uint64_t col_max[C__COUNT] = {
-	[C_PRESENT] = UINT32_MAX, [C_ISSUE] = UINT64_MAX,   [C_DEV] = UINT32_MAX,
-	[C_OP] = UINT8_MAX,       [C_BYTES] = UINT64_MAX,   [C_SECTOR] = UINT64_MAX,
+	[C_PRESENT] = UINT32_MAX,  [C_ISSUE] = UINT64_MAX,  [C_DEV] = UINT32_MAX,
+	[C_OP] = UINT8_MAX,	   [C_BYTES] = UINT64_MAX,  [C_SECTOR] = UINT64_MAX,
 	[C_COMPLETE] = UINT64_MAX, [C_INSERT] = UINT64_MAX, [C_FLAGS] = UINT32_MAX,
-	[C_ERROR] = UINT64_MAX,   [C_PID] = UINT32_MAX,     [C_TID] = UINT32_MAX,
-	[C_COMM] = UINT32_MAX,    [C_CGROUP] = UINT64_MAX,  [C_CPU] = UINT32_MAX,
+	[C_ERROR] = UINT64_MAX,	   [C_PID] = UINT32_MAX,    [C_TID] = UINT32_MAX,
+	[C_COMM] = UINT32_MAX,	   [C_CGROUP] = UINT64_MAX, [C_CPU] = UINT32_MAX,
 	[C_QD] = UINT32_MAX,
 };
 
@@ -261,9 +261,8 @@ static int add_cut(struct chunk_enc *ce, size_t off)
 #define PLANE_CUT_MIN 4096 /* planes at least this long start a new zstd block */
 
 /* Packs t[0..m) (already transformed) as column `name` into the msgpack output. */
-static int pack_column(struct chunk_enc *ce, msgpack_packer *pk, struct bbuf *out,
-		       const char *name, unsigned int kind, uint64_t origin, const uint64_t *t,
-		       uint32_t m)
+static int pack_column(struct chunk_enc *ce, msgpack_packer *pk, struct bbuf *out, const char *name,
+		       unsigned int kind, uint64_t origin, const uint64_t *t, uint32_t m)
 {
 	uint64_t base = UINT64_MAX, or = 0, max = 0;
 	unsigned int shift = 0, width = 0;
@@ -495,8 +494,8 @@ int btape_chunk_encode_cols(struct chunk_enc *ce, struct chunk_cols *cc, const c
 
 int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
 		       const uint32_t *comm_idx, uint32_t n, const char *const *comms,
-		       const uint32_t *comm_len, uint32_t ncomms, struct bbuf *out,
-		       size_t **cuts, size_t *ncuts)
+		       const uint32_t *comm_len, uint32_t ncomms, struct bbuf *out, size_t **cuts,
+		       size_t *ncuts)
 {
 	struct chunk_cols cc;
 	int err = btape_chunk_cols_init(&cc, n);
@@ -527,13 +526,12 @@ struct col {
 
 struct dec_priv {
 	struct col cols[C__COUNT];
-	bool fits[C__COUNT]; /* values need no range check */
+	bool fits[C__COUNT];	     /* values need no range check */
 	uint32_t all_have, any_have; /* presence bits set in every / some event */
 	struct pred_tab pt;
 	uint64_t tmp[DEC_SLICE];
 	uint64_t issue[DEC_SLICE]; /* this slice's issue times, for latencies */
 };
-
 
 static int parse_col(struct col *c, const uint8_t *p, size_t len, uint32_t m)
 {
@@ -584,7 +582,7 @@ void btape_chunk_dec_free(struct chunk_dec *d)
 }
 
 /* Reads cnt values of column c into dst (after shift/base, before the kind's transform). */
-#define PL(b) ((uint64_t)p[k + (size_t)(b) * m] << (8 * (b)))
+#define PL(b) ((uint64_t)p[k + (size_t)(b)*m] << (8 * (b)))
 static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt)
 {
 	const uint8_t *restrict p = c->planes + c->j;
@@ -671,7 +669,7 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 {
 	const msgpack_object *cols = NULL, *comms = NULL;
 	const char *what = "bad chunk map";
-	uint64_t n = UINT64_MAX, counts[C__COUNT] = { 0 }, bitcounts[32] = { 0 };
+	uint64_t n = UINT64_MAX, counts[C__COUNT] = {0}, bitcounts[32] = {0};
 	struct dec_priv *p;
 	msgpack_unpacked u;
 	int ret;
@@ -741,7 +739,8 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 			const msgpack_object *s = &comms->via.array.ptr[i];
 			int64_t id;
 
-			if (s->type != MSGPACK_OBJECT_STR || memchr(s->via.str.ptr, 0, s->via.str.size)) {
+			if (s->type != MSGPACK_OBJECT_STR ||
+			    memchr(s->via.str.ptr, 0, s->via.str.size)) {
 				what = "bad process name";
 				goto cleanup;
 			}
@@ -765,7 +764,8 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 			for (int c = 0; c < C__COUNT; c++) {
 				uint64_t m = col_bit[c] ? counts[c] : n;
 
-				if ((c == C_PRESENT) != (pass == 0) || !btape_mp_keyis(k, col_names[c]))
+				if ((c == C_PRESENT) != (pass == 0) ||
+				    !btape_mp_keyis(k, col_names[c]))
 					continue;
 				if (v->type != MSGPACK_OBJECT_BIN || p->cols[c].have ||
 				    parse_col(&p->cols[c], (const uint8_t *)v->via.bin.ptr,
@@ -856,44 +856,44 @@ static int range_err(char *err, size_t errlen, int c)
  * Assigns column values to a field of every event of the slice holding the column's presence
  * bit (all of them for a required column); absent fields get 0. EXPR uses v.
  */
-#define ASSIGN(FIELD, EXPR)                                                                   \
-	do {                                                                                  \
-		d->cache[c].buf = NULL;                                                       \
-		if (have == cnt) {                                                            \
-			for (uint32_t k = 0; k < cnt; k++) {                                  \
-				uint64_t v = tmp[k];                                          \
-				ev[k].FIELD = (EXPR);                                         \
-			}                                                                     \
-		} else {                                                                      \
-			for (uint32_t k = 0, j = 0; k < cnt; k++) {                           \
-				uint64_t v = (ev[k].present & bit) ? tmp[j++] : 0;            \
-				ev[k].FIELD = (ev[k].present & bit) ? (EXPR) : 0;             \
-			}                                                                     \
-		}                                                                             \
+#define ASSIGN(FIELD, EXPR)                                                        \
+	do {                                                                       \
+		d->cache[c].buf = NULL;                                            \
+		if (have == cnt) {                                                 \
+			for (uint32_t k = 0; k < cnt; k++) {                       \
+				uint64_t v = tmp[k];                               \
+				ev[k].FIELD = (EXPR);                              \
+			}                                                          \
+		} else {                                                           \
+			for (uint32_t k = 0, j = 0; k < cnt; k++) {                \
+				uint64_t v = (ev[k].present & bit) ? tmp[j++] : 0; \
+				ev[k].FIELD = (ev[k].present & bit) ? (EXPR) : 0;  \
+			}                                                          \
+		}                                                                  \
 	} while (0)
 
 /*
  * A constant raw column (width 0): no per-value work. When the previous call stored the same
  * constant into the same buffer for at least as many events, the field is already there.
  */
-#define ASSIGN_CONST(FIELD, EXPR)                                                             \
-	do {                                                                                  \
-		const uint64_t v = cl->base;                                                  \
-		struct dec_cache *dc = &d->cache[c];                                          \
-		cl->j += have;                                                                \
-		if (have == cnt) {                                                            \
-			if (dc->buf == ev && dc->val == v && dc->cnt >= cnt)                  \
-				break;                                                        \
-			for (uint32_t k = 0; k < cnt; k++)                                    \
-				ev[k].FIELD = (EXPR);                                         \
-			dc->buf = ev;                                                         \
-			dc->val = v;                                                          \
-			dc->cnt = cnt;                                                        \
-		} else {                                                                      \
-			for (uint32_t k = 0; k < cnt; k++)                                    \
-				ev[k].FIELD = (ev[k].present & bit) ? (EXPR) : 0;             \
-			dc->buf = NULL;                                                       \
-		}                                                                             \
+#define ASSIGN_CONST(FIELD, EXPR)                                                 \
+	do {                                                                      \
+		const uint64_t v = cl->base;                                      \
+		struct dec_cache *dc = &d->cache[c];                              \
+		cl->j += have;                                                    \
+		if (have == cnt) {                                                \
+			if (dc->buf == ev && dc->val == v && dc->cnt >= cnt)      \
+				break;                                            \
+			for (uint32_t k = 0; k < cnt; k++)                        \
+				ev[k].FIELD = (EXPR);                             \
+			dc->buf = ev;                                             \
+			dc->val = v;                                              \
+			dc->cnt = cnt;                                            \
+		} else {                                                          \
+			for (uint32_t k = 0; k < cnt; k++)                        \
+				ev[k].FIELD = (ev[k].present & bit) ? (EXPR) : 0; \
+			dc->buf = NULL;                                           \
+		}                                                                 \
 	} while (0)
 
 static int check_range(const uint64_t *tmp, uint32_t n, uint64_t max, char *err, size_t errlen,
@@ -994,12 +994,24 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 		if (cl->width == 0 && cl->kind == COL_RAW && c != C_COMM && c != C_ERROR &&
 		    c != C_COMPLETE && c != C_INSERT && p->fits[c]) {
 			switch (c) {
-			case C_FLAGS: ASSIGN_CONST(flags, (uint32_t)v); break;
-			case C_PID: ASSIGN_CONST(pid, (uint32_t)v); break;
-			case C_TID: ASSIGN_CONST(tid, (uint32_t)v); break;
-			case C_CGROUP: ASSIGN_CONST(cgroup, v); break;
-			case C_CPU: ASSIGN_CONST(cpu, (uint32_t)v); break;
-			default: ASSIGN_CONST(qd, (uint32_t)v); break;
+			case C_FLAGS:
+				ASSIGN_CONST(flags, (uint32_t)v);
+				break;
+			case C_PID:
+				ASSIGN_CONST(pid, (uint32_t)v);
+				break;
+			case C_TID:
+				ASSIGN_CONST(tid, (uint32_t)v);
+				break;
+			case C_CGROUP:
+				ASSIGN_CONST(cgroup, v);
+				break;
+			case C_CPU:
+				ASSIGN_CONST(cpu, (uint32_t)v);
+				break;
+			default:
+				ASSIGN_CONST(qd, (uint32_t)v);
+				break;
 			}
 			continue;
 		}
@@ -1057,7 +1069,8 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 					ev[k].comm = d->comms[tmp[k]];
 			} else {
 				for (uint32_t k = 0, j = 0; k < cnt; k++)
-					ev[k].comm = (ev[k].present & bit) ? d->comms[tmp[j++]] : NULL;
+					ev[k].comm =
+						(ev[k].present & bit) ? d->comms[tmp[j++]] : NULL;
 			}
 			break;
 		case C_CGROUP:

@@ -113,26 +113,81 @@ static int mp_skip(const uint8_t *p, size_t len, size_t *off, int depth)
 		body = c & 0x1f;
 	} else {
 		switch (c) {
-		case 0xc4: case 0xd9: n = 1; break;
-		case 0xc5: case 0xda: n = 2; break;
-		case 0xc6: case 0xdb: n = 4; break;
-		case 0xcc: case 0xd0: body = 1; break;
-		case 0xcd: case 0xd1: body = 2; break;
-		case 0xca: case 0xce: case 0xd2: body = 4; break;
-		case 0xcb: case 0xcf: case 0xd3: body = 8; break;
-		case 0xd4: body = 2; break;
-		case 0xd5: body = 3; break;
-		case 0xd6: body = 5; break;
-		case 0xd7: body = 9; break;
-		case 0xd8: body = 17; break;
-		case 0xc7: n = 1; body = 1; break;
-		case 0xc8: n = 2; body = 1; break;
-		case 0xc9: n = 4; body = 1; break;
-		case 0xdc: n = 2; items = 1; break;
-		case 0xdd: n = 4; items = 1; break;
-		case 0xde: n = 2; items = 2; break;
-		case 0xdf: n = 4; items = 2; break;
-		default: return -1;
+		case 0xc4:
+		case 0xd9:
+			n = 1;
+			break;
+		case 0xc5:
+		case 0xda:
+			n = 2;
+			break;
+		case 0xc6:
+		case 0xdb:
+			n = 4;
+			break;
+		case 0xcc:
+		case 0xd0:
+			body = 1;
+			break;
+		case 0xcd:
+		case 0xd1:
+			body = 2;
+			break;
+		case 0xca:
+		case 0xce:
+		case 0xd2:
+			body = 4;
+			break;
+		case 0xcb:
+		case 0xcf:
+		case 0xd3:
+			body = 8;
+			break;
+		case 0xd4:
+			body = 2;
+			break;
+		case 0xd5:
+			body = 3;
+			break;
+		case 0xd6:
+			body = 5;
+			break;
+		case 0xd7:
+			body = 9;
+			break;
+		case 0xd8:
+			body = 17;
+			break;
+		case 0xc7:
+			n = 1;
+			body = 1;
+			break;
+		case 0xc8:
+			n = 2;
+			body = 1;
+			break;
+		case 0xc9:
+			n = 4;
+			body = 1;
+			break;
+		case 0xdc:
+			n = 2;
+			items = 1;
+			break;
+		case 0xdd:
+			n = 4;
+			items = 1;
+			break;
+		case 0xde:
+			n = 2;
+			items = 2;
+			break;
+		case 0xdf:
+			n = 4;
+			items = 2;
+			break;
+		default:
+			return -1;
 		}
 		if (n) {
 			uint64_t v = 0;
@@ -366,8 +421,7 @@ static void pack_u64_array(msgpack_packer *pk, const char *key, const uint64_t *
 		msgpack_pack_uint64(pk, a[i]);
 }
 
-int btape_footer_pack(struct bbuf *out, const struct btape_summary *s,
-		      const struct btape_index *ix)
+int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const struct btape_index *ix)
 {
 	msgpack_packer pk;
 
@@ -411,8 +465,8 @@ static int get_u64_array(const msgpack_object *o, uint64_t *dst, uint64_t n, boo
 
 static int unpack_index(struct btape_index *ix, const msgpack_object *o)
 {
-	const msgpack_object *cols[4] = { NULL };
-	static const char *const names[4] = { "offset", "issue_min", "issue_max", "events" };
+	const msgpack_object *cols[4] = {NULL};
+	static const char *const names[4] = {"offset", "issue_min", "issue_max", "events"};
 	uint64_t n;
 
 	if (o->type != MSGPACK_OBJECT_MAP)

@@ -31,7 +31,7 @@ struct btape_reader {
 	bool own_fd;
 	bool seekable;
 	uint64_t file_size; /* seekable only */
-	uint64_t spos;      /* stream position (non-seekable) */
+	uint64_t spos;	    /* stream position (non-seekable) */
 	char *name;
 
 	struct btape_meta meta;
@@ -47,7 +47,7 @@ struct btape_reader {
 	uint64_t cur_off, cur_no;   /* frame being decoded */
 	bool at_end;
 	bool saw_footer;
-	int sticky;                 /* unrecoverable error */
+	int sticky; /* unrecoverable error */
 	struct fbuf fb;
 	struct chunk_dec dec;
 	struct btape_event slice[SLICE_EVENTS];
@@ -96,9 +96,9 @@ static ssize_t in_read_at(struct btape_reader *r, uint64_t off, void *buf, size_
 		}
 	}
 	while (got < len) {
-		ssize_t n = r->seekable ? pread(r->fd, (char *)buf + got, len - got,
-						(off_t)(off + got))
-					: read(r->fd, (char *)buf + got, len - got);
+		ssize_t n = r->seekable
+				    ? pread(r->fd, (char *)buf + got, len - got, (off_t)(off + got))
+				    : read(r->fd, (char *)buf + got, len - got);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -159,8 +159,7 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 	*env_ok = false;
 	n = in_read_at(r, off, env, sizeof(env));
 	if (n < 0)
-		return rfail(r, (int)n, "%s: read: %s", where,
-			     strerror((int)-n));
+		return rfail(r, (int)n, "%s: read: %s", where, strerror((int)-n));
 	if (n == 0)
 		return FR_EOF;
 	if ((size_t)n < sizeof(env))
@@ -170,12 +169,10 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 			return FR_EOF; /* the trailer after a footer frame */
 		if (zero_tail(r, off))
 			return FR_TRUNC;
-		return rfail(r, -EBADMSG, "%s: bad frame header",
-			     where);
+		return rfail(r, -EBADMSG, "%s: bad frame header", where);
 	}
 	if (clen > BTAPE_FRAME_MAX_BYTES || rlen > BTAPE_FRAME_MAX_BYTES)
-		return rfail(r, -EBADMSG, "%s: frame too large",
-			     where);
+		return rfail(r, -EBADMSG, "%s: frame too large", where);
 	*env_ok = true;
 	*next = off + BTAPE_ENV_SIZE + clen;
 	if (r->seekable && *next > r->file_size)
@@ -186,14 +183,12 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 		return rfail(r, err, "out of memory");
 	n = in_read_at(r, off + BTAPE_ENV_SIZE, fb->comp.p, clen);
 	if (n < 0)
-		return rfail(r, (int)n, "%s: read: %s", where,
-			     strerror((int)-n));
+		return rfail(r, (int)n, "%s: read: %s", where, strerror((int)-n));
 	if ((size_t)n < clen)
 		return FR_TRUNC;
 	fb->comp.len = clen;
 	if (btape_crc32c(0, fb->comp.p, clen) != pcrc)
-		return rfail(r, -EBADMSG, "%s: checksum mismatch",
-			     where);
+		return rfail(r, -EBADMSG, "%s: checksum mismatch", where);
 	if (*type != BTAPE_FRAME_META && *type != BTAPE_FRAME_CHUNK && *type != BTAPE_FRAME_FOOTER)
 		return FR_OK;
 	fb->raw.len = 0;
@@ -207,11 +202,9 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 	}
 	dn = ZSTD_decompressDCtx(fb->dctx, fb->raw.p, rlen, fb->comp.p, clen);
 	if (ZSTD_isError(dn))
-		return rfail(r, -EBADMSG, "%s: zstd: %s", where,
-			     ZSTD_getErrorName(dn));
+		return rfail(r, -EBADMSG, "%s: zstd: %s", where, ZSTD_getErrorName(dn));
 	if (dn != rlen)
-		return rfail(r, -EBADMSG,
-			     "%s: size mismatch (%zu != %u)", where, dn, rlen);
+		return rfail(r, -EBADMSG, "%s: size mismatch (%zu != %u)", where, dn, rlen);
 	fb->raw.len = rlen;
 	return FR_OK;
 }
@@ -228,7 +221,7 @@ static void fbuf_free(struct fbuf *fb)
 static void load_footer(struct btape_reader *r)
 {
 	uint8_t tr[BTAPE_TRAILER_SIZE];
-	struct fbuf fb = { 0 };
+	struct fbuf fb = {0};
 	uint64_t foff, next, no;
 	unsigned int type;
 	bool env_ok;
@@ -255,7 +248,8 @@ static void load_footer(struct btape_reader *r)
 		return;
 	}
 	ret = read_frame(r, &fb, foff, UINT64_MAX, &type, &next, &env_ok);
-	if (ret == FR_OK && (type != BTAPE_FRAME_FOOTER || next != r->file_size - BTAPE_TRAILER_SIZE))
+	if (ret == FR_OK &&
+	    (type != BTAPE_FRAME_FOOTER || next != r->file_size - BTAPE_TRAILER_SIZE))
 		ret = rfail(r, -EBADMSG, "footer at offset %" PRIu64 ": not a footer frame", foff);
 	if (ret == FR_OK) {
 		ret = btape_footer_unpack(&r->fsum, &r->ix, fb.raw.p, fb.raw.len, why, sizeof(why));
@@ -352,8 +346,9 @@ static int open_reader(struct btape_reader **rp, int fd, bool own, const char *n
 	}
 	err = read_frame(r, &r->fb, BTAPE_HEADER_SIZE, 0, &type, &next, &env_ok);
 	if (err > 0) {
-		err = rfail(r, -EBADMSG, "%s: truncated in the metadata frame (frame 0 at offset %d)",
-			    name, BTAPE_HEADER_SIZE);
+		err = rfail(r, -EBADMSG,
+			    "%s: truncated in the metadata frame (frame 0 at offset %d)", name,
+			    BTAPE_HEADER_SIZE);
 		goto cleanup;
 	}
 	if (err) {
@@ -473,7 +468,8 @@ static bool resync(struct btape_reader *r, uint64_t from, uint64_t *off)
 			unsigned int t;
 			uint32_t a, b, c;
 
-			if (buf[i] == (uint8_t)BTAPE_SKIP_ENV && !btape_env_parse(buf + i, &t, &a, &b, &c)) {
+			if (buf[i] == (uint8_t)BTAPE_SKIP_ENV &&
+			    !btape_env_parse(buf + i, &t, &a, &b, &c)) {
 				*off = from + (uint64_t)i;
 				found = true;
 				break;
@@ -664,8 +660,8 @@ static void accumulate(struct btape_summary *s, const struct btape_event *e, uin
  */
 static int scan(struct btape_reader *r, struct btape_summary *s, struct btape_index *ix)
 {
-	struct fbuf fb = { 0 };
-	struct chunk_dec dec = { 0 };
+	struct fbuf fb = {0};
+	struct chunk_dec dec = {0};
 	struct btape_intern *it = btape_intern_new(READER_COMM_MAX_BYTES);
 	struct btape_event *evs = malloc(sizeof(*evs) * SLICE_EVENTS);
 	uint64_t off = r->data_off, no = 1;
@@ -699,15 +695,16 @@ static int scan(struct btape_reader *r, struct btape_summary *s, struct btape_in
 			break;
 		}
 		if (type == BTAPE_FRAME_CHUNK) {
-			ret = btape_chunk_dec_start(&dec, fb.raw.p, fb.raw.len, it, why, sizeof(why));
+			ret = btape_chunk_dec_start(&dec, fb.raw.p, fb.raw.len, it, why,
+						    sizeof(why));
 			while (!ret && (n = btape_chunk_dec_next(&dec, evs, SLICE_EVENTS, why,
 								 sizeof(why))) > 0)
 				accumulate(s, evs, (uint32_t)n);
 			if (!ret && n < 0)
 				ret = n;
 			if (ret) {
-				rfail(r, ret, "frame %" PRIu64 " at offset %" PRIu64 ": %s", no, off,
-				      why);
+				rfail(r, ret, "frame %" PRIu64 " at offset %" PRIu64 ": %s", no,
+				      off, why);
 				goto cleanup;
 			}
 			if (ix && btape_index_add(ix, off, dec.issue_min, dec.issue_max, dec.n)) {
@@ -770,7 +767,7 @@ BTAPE_API int btape_reader__summary(struct btape_reader *r, struct btape_summary
 BTAPE_API int btape_reader__verify(struct btape_reader *r)
 {
 	struct btape_summary s;
-	struct btape_index ix = { 0 };
+	struct btape_index ix = {0};
 	int ret;
 
 	if (!r)

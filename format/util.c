@@ -7,8 +7,8 @@
 
 #include "btape_internal.h"
 
-const uint8_t btape_file_magic[8] = { 0x89, 'B', 'T', 'A', 'P', 'E', '\r', '\n' };
-const uint8_t btape_trailer_magic[8] = { 'B', 'T', 'A', 'P', 'E', 'E', 'N', 'D' };
+const uint8_t btape_file_magic[8] = {0x89, 'B', 'T', 'A', 'P', 'E', '\r', '\n'};
+const uint8_t btape_trailer_magic[8] = {'B', 'T', 'A', 'P', 'E', 'E', 'N', 'D'};
 
 /* ---------------------------------------------------------------------------------------- */
 /* Ops and flags                                                                            */
@@ -154,7 +154,8 @@ static void crc_init(void)
 	}
 	for (uint32_t i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
-			crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xff];
+			crc_tab[t][i] =
+				(crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xff];
 #if defined(__x86_64__)
 	__builtin_cpu_init();
 	crc_mode = __builtin_cpu_supports("sse4.2") ? 2 : 1;
@@ -187,8 +188,7 @@ static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t len)
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p,
-							  size_t len)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t len)
 {
 	uint64_t c = crc;
 
@@ -470,7 +470,7 @@ int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len)
 	copy[len] = '\0';
 	b->used += len + 1;
 	t->bytes += len + 1;
-	t->strs[t->n] = (struct istr){ copy, (uint32_t)len, h };
+	t->strs[t->n] = (struct istr){copy, (uint32_t)len, h};
 	for (j = h & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
 		;
 	t->slots[j] = t->n + 1;
@@ -495,7 +495,7 @@ int btape_index_add(struct btape_index *ix, uint64_t off, uint64_t tmin, uint64_
 {
 	if (ix->n == ix->cap) {
 		uint64_t cap = ix->cap ? ix->cap * 2 : 64;
-		uint64_t *a[4] = { ix->offset, ix->issue_min, ix->issue_max, ix->events };
+		uint64_t *a[4] = {ix->offset, ix->issue_min, ix->issue_max, ix->events};
 
 		for (int i = 0; i < 4; i++) {
 			uint64_t *p = realloc(a[i], sizeof(uint64_t) * cap);
@@ -504,10 +504,18 @@ int btape_index_add(struct btape_index *ix, uint64_t off, uint64_t tmin, uint64_
 				return -ENOMEM;
 			a[i] = p;
 			switch (i) {
-			case 0: ix->offset = p; break;
-			case 1: ix->issue_min = p; break;
-			case 2: ix->issue_max = p; break;
-			default: ix->events = p; break;
+			case 0:
+				ix->offset = p;
+				break;
+			case 1:
+				ix->issue_min = p;
+				break;
+			case 2:
+				ix->issue_max = p;
+				break;
+			default:
+				ix->events = p;
+				break;
 			}
 		}
 		ix->cap = cap;

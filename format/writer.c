@@ -109,10 +109,9 @@ static const char *wname(const struct btape_writer *w)
 	return w->path ? w->path : "trace";
 }
 
-static int write_all(struct btape_writer *w, const void *a, size_t alen, const void *b,
-		     size_t blen)
+static int write_all(struct btape_writer *w, const void *a, size_t alen, const void *b, size_t blen)
 {
-	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
+	struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
 	int cnt = blen ? 2 : 1, i = 0;
 
 	while (i < cnt) {
@@ -161,7 +160,7 @@ static int write_frame(struct btape_writer *w, unsigned int type, const struct b
 		return fail(w, err, "%s: out of memory", wname(w));
 	ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
 	ZSTD_CCtx_setPledgedSrcSize(w->cctx, raw->len);
-	out = (ZSTD_outBuffer){ w->comp.p, cap, 0 };
+	out = (ZSTD_outBuffer){w->comp.p, cap, 0};
 	for (size_t c = 0; c <= ncuts; c++) {
 		size_t end = c < ncuts ? cuts[c] : raw->len;
 		ZSTD_EndDirective mode = c < ncuts ? ZSTD_e_flush : ZSTD_e_end;
@@ -171,11 +170,12 @@ static int write_frame(struct btape_writer *w, unsigned int type, const struct b
 			continue;
 		if (end == pos && c < ncuts)
 			continue;
-		in = (ZSTD_inBuffer){ raw->p + pos, end - pos, 0 };
+		in = (ZSTD_inBuffer){raw->p + pos, end - pos, 0};
 		do {
 			r = ZSTD_compressStream2(w->cctx, &out, &in, mode);
 			if (ZSTD_isError(r))
-				return fail(w, -EIO, "%s: zstd: %s", wname(w), ZSTD_getErrorName(r));
+				return fail(w, -EIO, "%s: zstd: %s", wname(w),
+					    ZSTD_getErrorName(r));
 			if (r && out.pos == out.size)
 				return fail(w, -EIO, "%s: zstd: output buffer too small", wname(w));
 		} while (r || in.pos < in.size);
@@ -510,8 +510,8 @@ static void writer_free(struct btape_writer *w)
 /* Header + metadata frame. */
 static int write_start(struct btape_writer *w, const struct btape_meta *meta)
 {
-	struct btape_meta empty = { 0 };
-	uint8_t hdr[BTAPE_HEADER_SIZE] = { 0 };
+	struct btape_meta empty = {0};
+	uint8_t hdr[BTAPE_HEADER_SIZE] = {0};
 	int err;
 
 	btape_header_build(hdr, BTAPE_FORMAT_VERSION_MAJOR, BTAPE_FORMAT_VERSION_MINOR);
@@ -528,7 +528,7 @@ static int write_start(struct btape_writer *w, const struct btape_meta *meta)
 static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 		      const struct btape_writer_opts *uopts)
 {
-	struct btape_writer_opts o = { 0 };
+	struct btape_writer_opts o = {0};
 	struct btape_writer *w;
 
 	*wp = NULL;
@@ -544,7 +544,8 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 	w->chunk_events = o.chunk_events ? o.chunk_events : DEFAULT_CHUNK_EVENTS;
 	if (w->chunk_events > BTAPE_WRITER_CHUNK_MAX)
 		w->chunk_events = BTAPE_WRITER_CHUNK_MAX;
-	w->flush_interval_ns = o.flush_interval_ns ? o.flush_interval_ns : DEFAULT_FLUSH_INTERVAL_NS;
+	w->flush_interval_ns =
+		o.flush_interval_ns ? o.flush_interval_ns : DEFAULT_FLUSH_INTERVAL_NS;
 	w->reorder_max = o.reorder_max_events ? o.reorder_max_events : DEFAULT_REORDER_MAX_EVENTS;
 	w->fsync_chunks = o.fsync;
 	w->comms = malloc(sizeof(*w->comms) * w->chunk_events);
@@ -552,8 +553,8 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 	w->it = btape_intern_new(WRITER_COMM_MAX_BYTES);
 	w->ce = btape_chunk_enc_new();
 	w->cctx = ZSTD_createCCtx();
-	if (btape_chunk_cols_init(&w->cc, w->chunk_events) || !w->comms || !w->comm_len ||
-	    !w->it || !w->ce || !w->cctx) {
+	if (btape_chunk_cols_init(&w->cc, w->chunk_events) || !w->comms || !w->comm_len || !w->it ||
+	    !w->ce || !w->cctx) {
 		writer_free(w);
 		return -ENOMEM;
 	}
@@ -656,8 +657,7 @@ BTAPE_API int btape_writer__open_direct(struct btape_writer **wp, const char *pa
 	return open_common(wp, path, meta, opts, W_DIRECT, -1);
 }
 
-BTAPE_API int btape_writer__open_fd(struct btape_writer **wp, int fd,
-				    const struct btape_meta *meta,
+BTAPE_API int btape_writer__open_fd(struct btape_writer **wp, int fd, const struct btape_meta *meta,
 				    const struct btape_writer_opts *opts)
 {
 	if (fd < 0)
@@ -689,7 +689,7 @@ static int fsync_dir(const char *path)
 
 BTAPE_API int btape_writer__close(struct btape_writer *w)
 {
-	uint8_t trailer[BTAPE_TRAILER_SIZE] = { 0 };
+	uint8_t trailer[BTAPE_TRAILER_SIZE] = {0};
 	uint64_t footer_off;
 	int err;
 

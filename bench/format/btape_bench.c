@@ -163,22 +163,22 @@ static int deliver(struct btape_writer *w, const struct btape_event *e, uint64_t
 
 static int do_write(const char *pattern, uint64_t n, const char *path)
 {
-	struct cfg c = { 0 };
+	struct cfg c = {0};
 	struct btape_writer *w;
-	struct btape_meta meta = { 0 };
-	struct btape_device dev = { 0 };
+	struct btape_meta meta = {0};
+	struct btape_device dev = {0};
 	uint64_t next_issue[64], seq_sector = 2048, last_complete = 0, t0, t1, c0, issued = 0;
 	uint32_t cpu = 0;
 	int err;
 
 	if (!strcmp(pattern, "rand4k"))
-		c = (struct cfg){ P_RAND4K, 32 };
+		c = (struct cfg){P_RAND4K, 32};
 	else if (!strcmp(pattern, "seq128k"))
-		c = (struct cfg){ P_SEQ, 4 };
+		c = (struct cfg){P_SEQ, 4};
 	else if (!strcmp(pattern, "seq128k-jitter"))
-		c = (struct cfg){ P_SEQ_JITTER, 4 };
+		c = (struct cfg){P_SEQ_JITTER, 4};
 	else if (!strcmp(pattern, "oltp"))
-		c = (struct cfg){ P_OLTP, 16 };
+		c = (struct cfg){P_OLTP, 16};
 	else {
 		fprintf(stderr, "unknown pattern %s\n", pattern);
 		return 2;
@@ -226,7 +226,7 @@ static int do_write(const char *pattern, uint64_t n, const char *path)
 		if (issued >= n)
 			continue;
 		{
-			struct btape_event e = { 0 };
+			struct btape_event e = {0};
 			double lat;
 
 			e.issue_ns = t;
@@ -343,8 +343,9 @@ static int do_read(const char *path)
 
 			/* touch every field */
 			sum += e->issue_ns ^ e->complete_ns ^ e->insert_ns ^ e->sector ^ e->bytes ^
-			       e->cgroup ^ (e->comm ? (uint8_t)e->comm[0] : 0) ^ e->dev ^ e->present ^ e->flags ^
-			       (uint32_t)e->error ^ e->pid ^ e->tid ^ e->cpu ^ e->qd ^ e->op;
+			       e->cgroup ^ (e->comm ? (uint8_t)e->comm[0] : 0) ^ e->dev ^
+			       e->present ^ e->flags ^ (uint32_t)e->error ^ e->pid ^ e->tid ^
+			       e->cpu ^ e->qd ^ e->op;
 		}
 		n += (uint64_t)k;
 	}
@@ -367,7 +368,7 @@ static int do_cols(const char *path)
 	size_t len, off = BTAPE_HEADER_SIZE;
 	FILE *f = fopen(path, "rb");
 	uint8_t *d;
-	double cost[32] = { 0 }, raw[32] = { 0 };
+	double cost[32] = {0}, raw[32] = {0};
 	char names[32][16];
 	int ncol = 0;
 	uint64_t events = 0;
@@ -413,7 +414,8 @@ static int do_cols(const char *path)
 					int c;
 
 					for (c = 0; c < ncol; c++)
-						if (!strncmp(names[c], ck->via.str.ptr, ck->via.str.size) &&
+						if (!strncmp(names[c], ck->via.str.ptr,
+							     ck->via.str.size) &&
 						    !names[c][ck->via.str.size])
 							break;
 					if (c == ncol) {

@@ -31,7 +31,7 @@
 /* Writes n simple events (issue = 1000 + 10 i) with chunk_events per chunk. */
 static void write_simple(const char *path, size_t n, uint32_t chunk_events)
 {
-	struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = chunk_events };
+	struct btape_writer_opts o = {.sz = sizeof(o), .chunk_events = chunk_events};
 	struct btape_writer *w;
 	struct btape_meta meta;
 	uint64_t seed = 7;
@@ -176,10 +176,11 @@ static void test_flip_every_byte(void **state)
 			/* a damaged footer: every event, then an error naming the footer frame */
 			char want[128];
 
-			snprintf(want, sizeof(want), "frame %" PRIu64 " at offset %" PRIu64 ": ", frame,
-				 ix.offset[frame]);
+			snprintf(want, sizeof(want), "frame %" PRIu64 " at offset %" PRIu64 ": ",
+				 frame, ix.offset[frame]);
 			if (errors != 1 || !strstr(msg, want))
-				fail_msg("flip at %zu (footer): errors %d, msg '%s'", pos, errors, msg);
+				fail_msg("flip at %zu (footer): errors %d, msg '%s'", pos, errors,
+					 msg);
 			assert_int_equal(n, 60);
 			assert_int_equal(btape_reader__open(&r, bad, &m), 0);
 			assert_true(btape_reader__verify(r) < 0);
@@ -191,13 +192,14 @@ static void test_flip_every_byte(void **state)
 			char want[128];
 
 			/* a damaged chunk: an error naming the frame and offset, then the rest */
-			snprintf(want, sizeof(want), "frame %" PRIu64 " at offset %" PRIu64 ": ", frame,
-				 ix.offset[frame]);
+			snprintf(want, sizeof(want), "frame %" PRIu64 " at offset %" PRIu64 ": ",
+				 frame, ix.offset[frame]);
 			if (!errors || !strstr(msg, want))
-				fail_msg("flip at %zu (frame %" PRIu64 "): errors %d, msg '%s'", pos,
-					 frame, errors, msg);
+				fail_msg("flip at %zu (frame %" PRIu64 "): errors %d, msg '%s'",
+					 pos, frame, errors, msg);
 			if (!(n >= 60 - 8 && n < 60))
-				fail_msg("flip at %zu (frame %" PRIu64 "): %zu events, msg %s", pos, frame, n, msg);
+				fail_msg("flip at %zu (frame %" PRIu64 "): %zu events, msg %s", pos,
+					 frame, n, msg);
 			continue;
 		}
 		/* footer or trailer damage: events intact, footer not trusted */
@@ -309,13 +311,13 @@ static void test_unknown_keys_and_frames(void **state)
 {
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "future.btape", 0);
-	struct bbuf file = { 0 }, meta = { 0 }, chunk = { 0 }, foot = { 0 };
+	struct bbuf file = {0}, meta = {0}, chunk = {0}, foot = {0};
 	struct btape_event evs[3];
-	const char *comms[1] = { "future" };
-	uint32_t comm_len[1] = { 6 }, comm_idx[3] = { 0, 0, 0 };
+	const char *comms[1] = {"future"};
+	uint32_t comm_len[1] = {6}, comm_idx[3] = {0, 0, 0};
 	struct chunk_enc *ce = btape_chunk_enc_new();
-	struct btape_summary sum = { 0 };
-	struct btape_index ix = { 0 };
+	struct btape_summary sum = {0};
+	struct btape_index ix = {0};
 	struct btape_reader *r;
 	struct btape_event ev;
 	msgpack_packer pk;
@@ -363,13 +365,18 @@ static void test_unknown_keys_and_frames(void **state)
 	put_frame(&file, 77, "whatever", 8);
 
 	/* chunk with an extra column and an extra top-level key appended */
-	assert_int_equal(btape_chunk_encode(ce, evs, comm_idx, 3, comms, comm_len, 1, &chunk, &cuts,
-					    &ncuts), 0);
+	assert_int_equal(
+		btape_chunk_encode(ce, evs, comm_idx, 3, comms, comm_len, 1, &chunk, &cuts, &ncuts),
+		0);
 	assert_int_equal(chunk.p[0], 0x85);
 	chunk.p[0] = 0x86;
 	{
 		/* the cols map is the last value: a map16 header "de 00 10" */
-		uint8_t *q = memmem(chunk.p, chunk.len, "\xa4" "cols" "\xde\x00\x10", 8);
+		uint8_t *q = memmem(chunk.p, chunk.len,
+				    "\xa4"
+				    "cols"
+				    "\xde\x00\x10",
+				    8);
 
 		assert_non_null(q);
 		q[7] = 0x11;
@@ -436,8 +443,17 @@ static void test_seek(void **state)
 {
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "s.btape", 0);
-	uint64_t targets[] = { 0, 999, 1000, 1001, 1005, 1010, 1000 + 10 * 333, 1000 + 10 * 999,
-			       1000 + 10 * 999 + 1, UINT64_MAX, 1000 + 10 * 500 - 3 };
+	uint64_t targets[] = {0,
+			      999,
+			      1000,
+			      1001,
+			      1005,
+			      1010,
+			      1000 + 10 * 333,
+			      1000 + 10 * 999,
+			      1000 + 10 * 999 + 1,
+			      UINT64_MAX,
+			      1000 + 10 * 500 - 3};
 	struct btape_reader *r;
 	struct btape_event ev;
 	const char *m;
@@ -445,7 +461,8 @@ static void test_seek(void **state)
 	write_simple(p, 1000, 64);
 	assert_int_equal(btape_reader__open(&r, p, &m), 0);
 	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
-		uint64_t want = targets[t] <= 1000 ? 1000 : 1000 + ((targets[t] - 1000 + 9) / 10) * 10;
+		uint64_t want =
+			targets[t] <= 1000 ? 1000 : 1000 + ((targets[t] - 1000 + 9) / 10) * 10;
 
 		if (targets[t] > 1000 + 10 * 999)
 			want = UINT64_MAX;
@@ -473,7 +490,7 @@ static void test_reorder_watermark(void **state)
 {
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "o.btape", 0);
-	struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = 100 };
+	struct btape_writer_opts o = {.sz = sizeof(o), .chunk_events = 100};
 	struct btape_writer *w;
 	struct btape_reader *r;
 	struct btape_summary s;
@@ -486,8 +503,8 @@ static void test_reorder_watermark(void **state)
 
 	assert_int_equal(btape_writer__open(&w, p, NULL, &o), 0);
 	for (uint64_t i = 0; i < 5000; i++) {
-		struct btape_event e = { .issue_ns = 1000 + i * 5, .bytes = 512,
-					 .present = BTAPE_HAS_COMPLETE };
+		struct btape_event e = {
+			.issue_ns = 1000 + i * 5, .bytes = 512, .present = BTAPE_HAS_COMPLETE};
 
 		e.complete_ns = e.issue_ns + tu_rand(&seed) % 400;
 		inflight[nin++] = e;
@@ -526,11 +543,11 @@ static void test_order_violations(void **state)
 {
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "v.btape", 0);
-	struct btape_writer_opts o = { .sz = sizeof(o), .reorder_max_events = 4 };
+	struct btape_writer_opts o = {.sz = sizeof(o), .reorder_max_events = 4};
 	struct btape_writer *w;
 	struct btape_reader *r;
 	struct btape_summary s;
-	struct btape_event ev, e = { 0 };
+	struct btape_event ev, e = {0};
 	uint64_t got[16];
 	int n = 0;
 	const char *m;
@@ -539,7 +556,7 @@ static void test_order_violations(void **state)
 	e.issue_ns = 100;
 	assert_int_equal(btape_writer__add(w, &e), 0);
 	assert_int_equal(btape_writer__advance(w, 1000), 0); /* 100 is final */
-	e.issue_ns = 50;                                     /* breaks the promise */
+	e.issue_ns = 50;				     /* breaks the promise */
 	assert_int_equal(btape_writer__add(w, &e), 0);
 	/* size limit: 4 held, the 5th add releases the oldest (2000) */
 	for (uint64_t t = 2000; t <= 6000; t += 1000) {
@@ -588,7 +605,7 @@ static void test_tmp_rename_abort(void **state)
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "t.btape", 0);
 	struct btape_writer *w;
-	struct btape_event e = { .issue_ns = 1 };
+	struct btape_event e = {.issue_ns = 1};
 	struct stat st;
 	size_t len;
 	uint8_t *d;
@@ -653,13 +670,13 @@ static void test_direct_sigkill(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = 10 };
+		struct btape_writer_opts o = {.sz = sizeof(o), .chunk_events = 10};
 		struct btape_writer *w;
 
 		if (btape_writer__open_direct(&w, p, NULL, &o))
 			_exit(3);
 		for (uint64_t i = 0; i < 105; i++) {
-			struct btape_event e = { .issue_ns = i };
+			struct btape_event e = {.issue_ns = i};
 
 			btape_writer__add(w, &e);
 			btape_writer__advance(w, i + 1);
@@ -701,7 +718,7 @@ static void test_pipe_and_fd(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(btape_writer__open_fd(&w, fd, NULL, NULL), 0);
 	for (uint64_t i = 0; i < 3000; i++) {
-		struct btape_event e = { .issue_ns = i * 3 };
+		struct btape_event e = {.issue_ns = i * 3};
 
 		assert_int_equal(btape_writer__add(w, &e), 0);
 	}
@@ -751,16 +768,16 @@ static void test_flush_interval(void **state)
 {
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "f.btape", 0);
-	struct btape_writer_opts o = { .sz = sizeof(o), .flush_interval_ns = 1 };
+	struct btape_writer_opts o = {.sz = sizeof(o), .flush_interval_ns = 1};
 	struct btape_writer *w;
 	struct btape_reader *r;
 	struct btape_summary s;
 	const char *m;
-	struct timespec ts = { 0, 1000 };
+	struct timespec ts = {0, 1000};
 
 	assert_int_equal(btape_writer__open(&w, p, NULL, &o), 0);
 	for (uint64_t i = 0; i < 10; i++) {
-		struct btape_event e = { .issue_ns = i };
+		struct btape_event e = {.issue_ns = i};
 
 		assert_int_equal(btape_writer__add(w, &e), 0);
 		nanosleep(&ts, NULL);
@@ -779,7 +796,7 @@ static void test_flush_interval(void **state)
 
 static void test_write_errors(void **state)
 {
-	struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = 4 };
+	struct btape_writer_opts o = {.sz = sizeof(o), .chunk_events = 4};
 	struct btape_writer *w = NULL;
 	int fd = open("/dev/full", O_WRONLY);
 

@@ -35,7 +35,7 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 	struct btape_summary s;
 	struct btape_event ev;
 	const char *msg = NULL;
-	uint64_t bytes_read = 0, count[BTAPE_OP__COUNT] = { 0 };
+	uint64_t bytes_read = 0, count[BTAPE_OP__COUNT] = {0};
 	struct btape_event *sorted = malloc(sizeof(*sorted) * (n ? n : 1));
 	size_t i;
 
@@ -55,7 +55,8 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 
 		for (i = 0; i < n; i++)
 			idx[i] = i;
-		for (i = 1; i < n; i++) { /* insertion sort is fine for test sizes when mostly sorted */
+		for (i = 1; i < n;
+		     i++) { /* insertion sort is fine for test sizes when mostly sorted */
 			size_t k = idx[i], j = i;
 
 			while (j && evs[idx[j - 1]].issue_ns > evs[k].issue_ns) {
@@ -83,7 +84,8 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 		assert_int_equal(m->clock_real_ns, meta.clock_real_ns);
 		assert_int_equal(m->ndevices, meta.ndevices);
 		for (uint32_t d = 0; d < m->ndevices; d++)
-			assert_memory_equal(&m->devices[d], &meta.devices[d], sizeof(m->devices[d]));
+			assert_memory_equal(&m->devices[d], &meta.devices[d],
+					    sizeof(m->devices[d]));
 		assert_int_equal(m->ntags, 1);
 		assert_string_equal(m->tags[0].key, "workload");
 		assert_string_equal(m->tags[0].value, "test");
@@ -91,7 +93,8 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 	for (i = 0; i < n; i++) {
 		assert_int_equal(btape_reader__next(r, &ev), 1);
 		if (tu_event_cmp(&ev, &sorted[i])) {
-			fprintf(stderr, "event %zu differs (field %d)\n", i, tu_event_cmp(&ev, &sorted[i]));
+			fprintf(stderr, "event %zu differs (field %d)\n", i,
+				tu_event_cmp(&ev, &sorted[i]));
 			fail();
 		}
 		bytes_read += ev.bytes;
@@ -137,7 +140,7 @@ static void test_random_all_presence(void **state)
 	uint64_t seed = 0x1234567;
 	size_t n = 20000;
 	struct btape_event *evs = malloc(sizeof(*evs) * n);
-	struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = 777 };
+	struct btape_writer_opts o = {.sz = sizeof(o), .chunk_events = 777};
 	uint64_t t = 1000000;
 
 	for (size_t i = 0; i < n; i++) {
@@ -160,35 +163,50 @@ static void test_random_all_presence(void **state)
 static void test_edge_values(void **state)
 {
 	struct btape_event evs[16];
-	struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = 3 };
+	struct btape_writer_opts o = {.sz = sizeof(o), .chunk_events = 3};
 	static char longname[5000];
 	size_t n = 0;
 
 	memset(longname, 'x', sizeof(longname) - 1);
 	memset(evs, 0, sizeof(evs));
 	/* zero-length flush */
-	evs[n++] = (struct btape_event){ .issue_ns = 0, .op = BTAPE_OP_FLUSH, .bytes = 0,
-					 .sector = 0, .present = BTAPE_HAS_FLAGS,
-					 .flags = BTAPE_FLAG_PREFLUSH | BTAPE_FLAG_FUA };
+	evs[n++] = (struct btape_event){.issue_ns = 0,
+					.op = BTAPE_OP_FLUSH,
+					.bytes = 0,
+					.sector = 0,
+					.present = BTAPE_HAS_FLAGS,
+					.flags = BTAPE_FLAG_PREFLUSH | BTAPE_FLAG_FUA};
 	/* sector near 2^64 and 4 GiB sizes */
-	evs[n++] = (struct btape_event){ .issue_ns = 1, .op = BTAPE_OP_WRITE,
-					 .sector = UINT64_MAX - 7, .bytes = 4ull << 30 };
-	evs[n++] = (struct btape_event){ .issue_ns = 2, .op = BTAPE_OP_DISCARD,
-					 .sector = UINT64_MAX, .bytes = UINT64_MAX };
+	evs[n++] = (struct btape_event){
+		.issue_ns = 1, .op = BTAPE_OP_WRITE, .sector = UINT64_MAX - 7, .bytes = 4ull << 30};
+	evs[n++] = (struct btape_event){
+		.issue_ns = 2, .op = BTAPE_OP_DISCARD, .sector = UINT64_MAX, .bytes = UINT64_MAX};
 	/* completion before issue (broken invariant) still round-trips; huge latency */
-	evs[n++] = (struct btape_event){ .issue_ns = 10, .complete_ns = 5,
-					 .present = BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT,
-					 .insert_ns = UINT64_MAX };
-	evs[n++] = (struct btape_event){ .issue_ns = 11, .complete_ns = UINT64_MAX,
-					 .present = BTAPE_HAS_COMPLETE, .dev = UINT32_MAX };
+	evs[n++] = (struct btape_event){.issue_ns = 10,
+					.complete_ns = 5,
+					.present = BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT,
+					.insert_ns = UINT64_MAX};
+	evs[n++] = (struct btape_event){.issue_ns = 11,
+					.complete_ns = UINT64_MAX,
+					.present = BTAPE_HAS_COMPLETE,
+					.dev = UINT32_MAX};
 	/* long process name, extreme ints */
-	evs[n++] = (struct btape_event){ .issue_ns = 12, .present = BTAPE_HAS__ALL,
-					 .comm = longname, .pid = UINT32_MAX, .tid = 0,
-					 .cgroup = UINT64_MAX, .cpu = UINT32_MAX, .qd = UINT32_MAX,
-					 .error = INT32_MIN, .flags = UINT32_MAX };
-	evs[n++] = (struct btape_event){ .issue_ns = 12, .present = BTAPE_HAS_ERROR | BTAPE_HAS_COMM,
-					 .comm = "", .error = INT32_MAX, .op = BTAPE_OP_OTHER };
-	evs[n++] = (struct btape_event){ .issue_ns = UINT64_MAX, .op = BTAPE_OP_ZONE_RESET_ALL };
+	evs[n++] = (struct btape_event){.issue_ns = 12,
+					.present = BTAPE_HAS__ALL,
+					.comm = longname,
+					.pid = UINT32_MAX,
+					.tid = 0,
+					.cgroup = UINT64_MAX,
+					.cpu = UINT32_MAX,
+					.qd = UINT32_MAX,
+					.error = INT32_MIN,
+					.flags = UINT32_MAX};
+	evs[n++] = (struct btape_event){.issue_ns = 12,
+					.present = BTAPE_HAS_ERROR | BTAPE_HAS_COMM,
+					.comm = "",
+					.error = INT32_MAX,
+					.op = BTAPE_OP_OTHER};
+	evs[n++] = (struct btape_event){.issue_ns = UINT64_MAX, .op = BTAPE_OP_ZONE_RESET_ALL};
 	roundtrip(evs, n, &o, 1);
 	/* empty trace */
 	roundtrip(evs, 0, NULL, 0);
@@ -238,7 +256,7 @@ static void test_constant_runs(void **state)
 {
 	size_t n = 3000;
 	struct btape_event *evs = malloc(sizeof(*evs) * n);
-	struct btape_writer_opts o = { .sz = sizeof(o), .chunk_events = 300 };
+	struct btape_writer_opts o = {.sz = sizeof(o), .chunk_events = 300};
 	uint64_t seed = 5;
 
 	for (size_t i = 0; i < n; i++) {

@@ -56,8 +56,9 @@ uint64_t tu_rand(uint64_t *s)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
-static const char *const comms[] = { "fio", "postgres", "kworker/u8:3", "jbd2/vda1-8", "",
-				     "a-very-long-process-name-that-exceeds-sixteen-bytes" };
+static const char *const comms[] = {
+	"fio",	       "postgres", "kworker/u8:3",
+	"jbd2/vda1-8", "",	   "a-very-long-process-name-that-exceeds-sixteen-bytes"};
 
 void tu_random_event(uint64_t *s, struct btape_event *ev, uint64_t issue, bool all)
 {
@@ -131,7 +132,7 @@ void tu_meta(struct btape_meta *m, uint32_t ndev)
 	m->clock_mono_ns = 123456789;
 	m->clock_real_ns = 1700000000000000000ull;
 	for (uint32_t i = 0; i < ndev; i++) {
-		struct btape_device d = { 0 };
+		struct btape_device d = {0};
 
 		d.dev_t_major = 7;
 		d.dev_t_minor = i;

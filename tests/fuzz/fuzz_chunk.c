@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	switch (data[0] % 3) {
 	case 0: {
 		struct btape_intern *it = btape_intern_new(1u << 20);
-		struct chunk_dec d = { 0 };
+		struct chunk_dec d = {0};
 		uint64_t sink = 0;
 		int n;
 
@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	default: {
 		struct btape_summary s;
-		struct btape_index ix = { 0 };
+		struct btape_index ix = {0};
 
 		if (!btape_footer_unpack(&s, &ix, data + 1, size - 1, err, sizeof(err)))
 			btape_index_free(&ix);
