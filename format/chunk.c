@@ -677,7 +677,8 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 	dec_free_priv(d);
 	d->n = d->pos = 0;
 	d->ncomms = 0;
-	d->issue_min = d->issue_max = 0;
+	d->issue_min = 0;
+	d->issue_max = UINT64_MAX; /* unknown: never skipped by a seek */
 	ret = btape_mp_unpack(&u, data, len);
 	if (ret) {
 		snprintf(err, errlen, "%s", what);
