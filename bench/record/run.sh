@@ -12,6 +12,8 @@ W=$(mktemp -d /dev/shm/biotape-bench.XXXXXX)
 LOOP=
 cleanup() { [ -n "$LOOP" ] && losetup -d "$LOOP"; rm -rf "$W"; }
 trap cleanup EXIT
+# bpftrace's tracepoint probes need tracefs.
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 truncate -s 1G "$W/disk.img"
 LOOP=$(losetup -f --show --direct-io=on "$W/disk.img")
 # Fill the backing file so reads are real tmpfs reads, not holes.
