@@ -377,10 +377,8 @@ static int ws_put(struct blockset *b, uint64_t key, uint64_t h, int dir)
 		struct ws_slot *sl = &b->t[i];
 
 		if (sl->key == key) {
-			if (dir == DIR_READ)
-				sl->r++;
-			else
-				sl->w++;
+			sl->r += dir == DIR_READ; /* no branch on the (random) direction */
+			sl->w += dir != DIR_READ;
 			return 0;
 		}
 		if (!sl->key)
@@ -990,6 +988,7 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 	for (size_t base = 0; base < n; base += ADD_BLOCK_EVENTS) {
 		size_t m = n - base < ADD_BLOCK_EVENTS ? n - base : ADD_BLOCK_EVENTS;
 		const struct btape_event *e = evs + base;
+		uint64_t drop = ws->level ? ~0ull << (64 - ws->level) : 0; /* hash bits that drop */
 		uint32_t np = 0;
 		int err;
 
@@ -1008,14 +1007,16 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 			ws->accesses += b1 - b0 + 1;
 			for (uint64_t b = b0; b <= b1; b++) {
 				uint64_t key = ws_key(&e[i], b), h = mix64(key);
+				uint32_t keep = (h & drop) == 0;
 
-				if (ws->level && (h >> (64 - ws->level)))
-					continue;
-				ws_prefetch_slot(&ws->t[h & (ws->cap - 1)]);
+				/* branchless: the sample drops a random 1 - 1/2^level of the blocks
+				 */
+				ws_prefetch_slot(keep ? &ws->t[h & (ws->cap - 1)]
+						      : (const struct ws_slot *)pend);
 				pend[np].key = key;
 				pend[np].h = h;
 				pend[np].dir = dir;
-				np++;
+				np += keep;
 			}
 		}
 		for (size_t i = 0; i < m; i++) {
