@@ -448,6 +448,127 @@ static void test_bounded_tables(void **st)
 	stats__free(s);
 }
 
+/* Compares two analyses field by field (everything the renderers read). */
+static void assert_same_acc(const struct acc *a, const struct acc *b)
+{
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->bytes, b->bytes);
+	assert_memory_equal(a->n_op, b->n_op, sizeof(a->n_op));
+	assert_memory_equal(a->bytes_op, b->bytes_op, sizeof(a->bytes_op));
+	assert_memory_equal(a->n_dir, b->n_dir, sizeof(a->n_dir));
+	assert_memory_equal(a->bytes_dir, b->bytes_dir, sizeof(a->bytes_dir));
+	assert_int_equal(a->peak_n, b->peak_n);
+	assert_int_equal(a->peak_bytes, b->peak_bytes);
+	assert_memory_equal(a->peak_n_dir, b->peak_n_dir, sizeof(a->peak_n_dir));
+	assert_memory_equal(a->peak_bytes_dir, b->peak_bytes_dir, sizeof(a->peak_bytes_dir));
+	assert_int_equal(a->n_partial, b->n_partial);
+}
+
+static void assert_same_hist(const struct hist *a, const struct hist *b)
+{
+	assert_true((a == NULL) == (b == NULL));
+	if (a)
+		assert_memory_equal(a, b, sizeof(*a));
+}
+
+/* Counts of one scope, by hand: per-op counters are the only ones kept per event. */
+static void assert_acc_by_hand(const struct acc *a, const struct btape_event *evs, size_t n)
+{
+	uint64_t cnt = 0, bytes = 0, nd[DIR__COUNT] = {0};
+
+	for (size_t i = 0; i < n; i++) {
+		int d = stats_dir_of(evs[i].op < BTAPE_OP__COUNT ? evs[i].op : BTAPE_OP_OTHER);
+
+		cnt++;
+		bytes += evs[i].bytes;
+		if (d >= 0)
+			nd[d]++;
+	}
+	assert_int_equal(a->n, cnt);
+	assert_int_equal(a->bytes, bytes);
+	assert_int_equal(a->n_dir[DIR_READ], nd[DIR_READ]);
+	assert_int_equal(a->n_dir[DIR_WRITE], nd[DIR_WRITE]);
+}
+
+/*
+ * stats__add_batch (blocks, prefetch queue, working-set keys queued then inserted) gives exactly
+ * what stats__add one event at a time gives: random mix of ops, sizes up to 2 MiB (more blocks
+ * than the queue holds), 3 devices, windows, a small working-set limit so that sampling levels
+ * rise mid-batch, a few out-of-order issue times.
+ */
+static void test_batch_equals_single(void **st)
+{
+	const size_t n = 60000;
+	struct btape_event *e = calloc(n, sizeof(*e));
+	struct stats_opts o = {.ws_limit = 3000, .interval_ns = 10 * MS};
+	struct stats *a, *b;
+	uint64_t x = 12345, t = S;
+
+	(void)st;
+	assert_non_null(e);
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		static const unsigned int ops[8] = {BTAPE_OP_READ,	  BTAPE_OP_READ,
+						    BTAPE_OP_WRITE,	  BTAPE_OP_FLUSH,
+						    BTAPE_OP_DISCARD,	  BTAPE_OP_WRITE_ZEROES,
+						    BTAPE_OP_ZONE_APPEND, 200};
+		uint64_t sz = (x >> 20) % 64 == 0 ? 2u << 20 : 4096u << ((x >> 8) % 5);
+
+		t += (x >> 30) % 7 == 0 ? 0 : 1000 + (x >> 33) % 900000;
+		e[i] = ev_rw((x >> 40) % 50 == 0 ? t - 3 * MS : t, ops[x % 8], (x >> 12) % 200000,
+			     sz);
+		e[i].dev = (uint32_t)((x >> 3) % 3);
+		e[i].present = BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT | BTAPE_HAS_PID;
+		e[i].complete_ns = e[i].issue_ns + 20000 + (x >> 24) % 400000;
+		e[i].insert_ns = e[i].issue_ns - (x >> 44) % 5000;
+		e[i].pid = 100 + (uint32_t)((x >> 50) % 40);
+	}
+	assert_int_equal(stats__new(&a, &o), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(stats__add(a, &e[i]), 0);
+	assert_int_equal(stats__finish(a), 0);
+	assert_int_equal(stats__new(&b, &o), 0);
+	for (size_t i = 0, k = 1; i < n; i += k, k = k * 7 % 1500 + 1)
+		assert_int_equal(stats__add_batch(b, e + i, i + k < n ? k : n - i), 0);
+	assert_int_equal(stats__finish(b), 0);
+
+	assert_true(a->ws.level > 0); /* the sampling path was exercised */
+	assert_memory_equal(&a->wsr, &b->wsr, sizeof(a->wsr));
+	assert_int_equal(a->ws.accesses, b->ws.accesses);
+	assert_same_acc(&a->all, &b->all);
+	assert_acc_by_hand(&a->all, e, n);
+	for (uint32_t i = 0; i < 3; i++) {
+		assert_same_acc(&a->devs[i].acc, &b->devs[i].acc);
+		assert_same_hist(a->devs[i].acc.lat, b->devs[i].acc.lat);
+		assert_memory_equal(a->devs[i].streams, b->devs[i].streams,
+				    sizeof(a->devs[i].streams));
+	}
+	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++) {
+		assert_int_equal(a->procs[i].used, b->procs[i].used);
+		if (a->procs[i].used)
+			assert_same_acc(&a->procs[i].acc, &b->procs[i].acc);
+	}
+	for (int op = 0; op < BTAPE_OP__COUNT; op++) {
+		assert_int_equal(a->ops[op].n, b->ops[op].n);
+		assert_memory_equal(a->ops[op].size_log2, b->ops[op].size_log2,
+				    sizeof(a->ops[op].size_log2));
+		assert_same_hist(a->ops[op].lat_dev, b->ops[op].lat_dev);
+		assert_same_hist(a->ops[op].lat_queue, b->ops[op].lat_queue);
+		assert_same_hist(a->ops[op].lat_total, b->ops[op].lat_total);
+	}
+	assert_same_hist(a->qd, b->qd);
+	assert_same_hist(a->interarrival, b->interarrival);
+	assert_same_hist(a->idle, b->idle);
+	assert_int_equal(a->tl_rows, b->tl_rows);
+	assert_memory_equal(a->tl, b->tl, a->tl_rows * sizeof(*a->tl));
+	assert_int_equal(a->complete_windows, b->complete_windows);
+	stats__free(a);
+	stats__free(b);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_coarsens),
 		cmocka_unit_test(test_sizes_sorted),
 		cmocka_unit_test(test_bounded_tables),
+		cmocka_unit_test(test_batch_equals_single),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
