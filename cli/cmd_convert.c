@@ -83,8 +83,8 @@ static int do_export(const char *in, const char *out, int to, const char *target
 
 	ret = btape_reader__open(&r, in, &rerr);
 	if (ret) {
-		cli_err("%s: %s", in, rerr ? rerr : strerror(-ret));
-		return BTAPE_EXIT_USAGE;
+		cli_err("convert: %s", rerr ? rerr : strerror(-ret));
+		return ret == -ENOENT || ret == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	ret = cli_out_open(&o, out);
 	if (ret) {

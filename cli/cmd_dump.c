@@ -189,20 +189,20 @@ int cmd_dump(int argc, char **argv)
 	}
 	err = btape_reader__open(&r, argv[optind], &errmsg);
 	if (err) {
-		cli_err("%s", errmsg ? errmsg : strerror(-err));
+		cli_err("dump: %s", errmsg ? errmsg : strerror(-err));
 		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	meta = btape_reader__meta(r);
 	err = btape_reader__summary(r, &sum);
 	if (err) {
-		cli_err("%s", btape_reader__errmsg(r));
+		cli_err("dump: %s", btape_reader__errmsg(r));
 		ret = BTAPE_EXIT_USAGE;
 		goto cleanup;
 	}
 	if (from && sum.events) {
 		err = btape_reader__seek(r, sum.first_issue_ns + from);
 		if (err < 0) {
-			cli_err("%s", btape_reader__errmsg(r));
+			cli_err("dump: %s", btape_reader__errmsg(r));
 			ret = BTAPE_EXIT_USAGE;
 			goto cleanup;
 		}
@@ -217,7 +217,7 @@ int cmd_dump(int argc, char **argv)
 
 		if (n < 0) {
 			fflush(stdout);
-			cli_err("%s", btape_reader__errmsg(r));
+			cli_err("dump: %s", btape_reader__errmsg(r));
 			ret = BTAPE_EXIT_USAGE;
 			goto cleanup;
 		}

@@ -238,12 +238,12 @@ int cmd_info(int argc, char **argv)
 	path = argv[optind];
 	err = btape_reader__open(&r, path, &errmsg);
 	if (err) {
-		cli_err("%s", errmsg ? errmsg : strerror(-err));
+		cli_err("info: %s", errmsg ? errmsg : strerror(-err));
 		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	err = btape_reader__summary(r, &sum);
 	if (err) {
-		cli_err("%s", btape_reader__errmsg(r));
+		cli_err("info: %s", btape_reader__errmsg(r));
 		ret = BTAPE_EXIT_USAGE;
 		goto cleanup;
 	}
@@ -261,7 +261,7 @@ int cmd_info(int argc, char **argv)
 	else
 		print_text(path, btape_reader__meta(r), &sum, verify_err, verify_msg);
 	if (verify_err < 0) {
-		cli_err("damaged trace: %s", verify_msg);
+		cli_err("info: damaged trace: %s", verify_msg);
 		ret = BTAPE_EXIT_USAGE;
 	}
 cleanup:

@@ -66,8 +66,12 @@ __attribute__((format(printf, 3, 4))) static int rfail(struct btape_reader *r, i
 {
 	va_list ap;
 
+	int n = r->name ? snprintf(r->errmsg, sizeof(r->errmsg), "%s: ", r->name) : 0;
+
+	if (n < 0 || (size_t)n >= sizeof(r->errmsg))
+		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+	vsnprintf(r->errmsg + n, sizeof(r->errmsg) - (size_t)n, fmt, ap);
 	va_end(ap);
 	return err;
 }
@@ -270,9 +274,15 @@ static void load_footer(struct btape_reader *r)
 		}
 	}
 	if (ret != FR_OK) {
+		const char *why_footer = r->errmsg;
+		size_t nl = strlen(r->name);
+
 		if (ret > 0)
 			rfail(r, -EBADMSG, "footer at offset %" PRIu64 ": truncated", foff);
-		snprintf(r->footer_problem, sizeof(r->footer_problem), "%s", r->errmsg);
+		/* kept without the "name: " prefix that rfail() added; __verify adds it again */
+		if (!strncmp(why_footer, r->name, nl) && why_footer[nl] == ':')
+			why_footer += nl + 2;
+		snprintf(r->footer_problem, sizeof(r->footer_problem), "%s", why_footer);
 		r->errmsg[0] = '\0';
 		btape_index_free(&r->ix);
 		memset(&r->fsum, 0, sizeof(r->fsum));
@@ -311,7 +321,7 @@ static int open_reader(struct btape_reader **rp, int fd, bool own, const char *n
 	r->name = strdup(name);
 	r->it = btape_intern_new(READER_COMM_MAX_BYTES);
 	if (!r->name || !r->it) {
-		err = rfail(r, -ENOMEM, "%s: out of memory", name);
+		err = rfail(r, -ENOMEM, "out of memory");
 		goto cleanup;
 	}
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && lseek(fd, 0, SEEK_CUR) >= 0) {
@@ -320,52 +330,47 @@ static int open_reader(struct btape_reader **rp, int fd, bool own, const char *n
 	}
 	n = in_read_at(r, 0, hdr, sizeof(hdr));
 	if (n < 0) {
-		err = rfail(r, (int)n, "%s: read: %s", name, strerror((int)-n));
+		err = rfail(r, (int)n, "read: %s", strerror((int)-n));
 		goto cleanup;
 	}
 	err = btape_header_parse(hdr, (size_t)n, &major, &minor);
 	if (err == -EINVAL) {
-		err = rfail(r, -EINVAL, "%s: %s", name,
+		err = rfail(r, -EINVAL, "%s",
 			    n == 0 ? "empty file (not a biotape trace)"
 				   : "not a biotape trace (bad magic)");
 		goto cleanup;
 	}
 	if (err == -ENODATA) {
-		err = rfail(r, -EBADMSG, "%s: truncated file header (%zd bytes)", name, n);
+		err = rfail(r, -EBADMSG, "truncated file header (%zd bytes)", n);
 		goto cleanup;
 	}
 	if (err) {
-		err = rfail(r, -EBADMSG, "%s: file header at offset 0: checksum mismatch", name);
+		err = rfail(r, -EBADMSG, "file header at offset 0: checksum mismatch");
 		goto cleanup;
 	}
 	if (major != BTAPE_FORMAT_VERSION_MAJOR) {
 		err = rfail(r, -EPROTONOSUPPORT,
-			    "%s: format version %u.%u not supported (this reader reads %u.x)", name,
-			    major, minor, BTAPE_FORMAT_VERSION_MAJOR);
+			    "format version %u.%u not supported (this reader reads %u.x)", major,
+			    minor, BTAPE_FORMAT_VERSION_MAJOR);
 		goto cleanup;
 	}
 	err = read_frame(r, &r->fb, BTAPE_HEADER_SIZE, 0, &type, &next, &env_ok);
 	if (err > 0) {
 		err = rfail(r, -EBADMSG,
-			    "%s: truncated in the metadata frame (frame 0 at offset %d)", name,
+			    "truncated in the metadata frame (frame 0 at offset %d)",
 			    BTAPE_HEADER_SIZE);
 		goto cleanup;
 	}
-	if (err) {
-		char tmp[512];
-
-		snprintf(tmp, sizeof(tmp), "%s", r->errmsg);
-		rfail(r, err, "%s: %s", name, tmp);
-		goto cleanup;
-	}
+	if (err)
+		goto cleanup; /* read_frame() said what and where */
 	if (type != BTAPE_FRAME_META) {
-		err = rfail(r, -EBADMSG, "%s: frame 0 at offset %d: not a metadata frame", name,
+		err = rfail(r, -EBADMSG, "frame 0 at offset %d: not a metadata frame",
 			    BTAPE_HEADER_SIZE);
 		goto cleanup;
 	}
 	err = btape_meta_unpack(&r->meta, r->fb.raw.p, r->fb.raw.len, why, sizeof(why));
 	if (err) {
-		rfail(r, err, "%s: frame 0 at offset %d: %s", name, BTAPE_HEADER_SIZE, why);
+		rfail(r, err, "frame 0 at offset %d: %s", BTAPE_HEADER_SIZE, why);
 		goto cleanup;
 	}
 	r->data_off = next;
@@ -751,8 +756,7 @@ BTAPE_API int btape_reader__summary(struct btape_reader *r, struct btape_summary
 		return 0;
 	}
 	if (!r->seekable)
-		return rfail(r, -ESPIPE, "%s: a stream has its summary only after its last event",
-			     r->name);
+		return rfail(r, -ESPIPE, "a stream has its summary only after its last event");
 	ret = scan(r, &r->sum, NULL);
 	if (ret)
 		return ret;
@@ -773,9 +777,9 @@ BTAPE_API int btape_reader__verify(struct btape_reader *r)
 	if (!r)
 		return -EINVAL;
 	if (!r->seekable)
-		return rfail(r, -ESPIPE, "%s: verify needs a seekable file", r->name);
+		return rfail(r, -ESPIPE, "verify needs a seekable file");
 	if (r->footer_problem[0])
-		return rfail(r, -EBADMSG, "%s: %s", r->name, r->footer_problem);
+		return rfail(r, -EBADMSG, "%s", r->footer_problem);
 	ret = scan(r, &s, &ix);
 	if (!ret && r->has_footer) {
 		bool same = s.events == r->fsum.events && ix.n == r->ix.n;
@@ -788,7 +792,7 @@ BTAPE_API int btape_reader__verify(struct btape_reader *r)
 			same = s.count_by_op[op] == r->fsum.count_by_op[op] &&
 			       s.bytes_by_op[op] == r->fsum.bytes_by_op[op];
 		if (!same)
-			ret = rfail(r, -EBADMSG, "%s: footer does not match the frames", r->name);
+			ret = rfail(r, -EBADMSG, "footer does not match the frames");
 	}
 	btape_index_free(&ix);
 	return ret;
