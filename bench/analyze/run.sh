@@ -5,7 +5,8 @@
 # Reports events/s per CPU second (user+sys: the machine is shared, wall time is not ours),
 # events/s of wall time, peak RSS, and the ratios. Not run by the test suite.
 #   usage: bench/analyze/run.sh [BUILD_DIR]   env: RUNS (3), SIZES ("10000000 50000000"),
-#          DIR (/dev/shm), KEEP=1 keeps the traces
+#          DIR (/dev/shm), KEEP=1 keeps the traces, BASE=/path/to/other/biotape also measures
+#          that binary (tool "base", alternated with the others: before/after in one run)
 set -u
 BUILD=${1:-build}
 BIN=$BUILD/bin
@@ -35,13 +36,14 @@ printf '%-10s %-8s %10s %10s %12s %12s %10s\n' events tool "cpu s" "wall s" "Mev
 for N in $SIZES; do
 	F=$DIR/biotape-bench-an.$N.btape
 	[ -s "$F" ] || "$BIN/analyze_gen_trace" "$N" "$F" 1 || exit 1
-	rm -f "$TMP"/an "$TMP"/zstd "$TMP"/floor
+	rm -f "$TMP"/an "$TMP"/base "$TMP"/zstd "$TMP"/floor
 	for r in $(seq "$RUNS"); do
 		measure an "$BIN/biotape" analyze "$F"
+		if [ -n "${BASE:-}" ]; then measure base "$BASE" analyze "$F"; fi
 		measure zstd zstd -d -c "$F"
 		measure floor "$BIN/analyze_read_floor" "$F"
 	done
-	for t in an zstd floor; do
+	for t in an ${BASE:+base} zstd floor; do
 		c=$(cpu $t)
 		w=$(col $t 1)
 		m=$(col $t 4)
@@ -52,4 +54,8 @@ for N in $SIZES; do
 	printf '%-10s ratio analyze/zstd -d CPU %.2fx, analyze/reader CPU %.2fx; file %d MiB\n' "$N" \
 		"$(echo "$(cpu an) / $(cpu zstd)" | bc -l)" "$(echo "$(cpu an) / $(cpu floor)" | bc -l)" \
 		"$(($(stat -c %s "$F") / 1048576))"
+	if [ -n "${BASE:-}" ]; then
+		printf '%-10s ratio base/analyze CPU %.2fx (speed-up)\n' "$N" \
+			"$(echo "$(cpu base) / $(cpu an)" | bc -l)"
+	fi
 done
