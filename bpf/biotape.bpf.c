@@ -28,6 +28,7 @@ const volatile bool filter_comm_on = false;
 const volatile char filter_comm[BIOTAPE_COMM_LEN] = {};
 const volatile bool filter_cgroup_on = false;
 const volatile bool have_io_start = true; /* attribute at block_io_start, else at insert */
+const volatile bool have_bpf_loop = false; /* the kernel has bpf_loop (5.17+) */
 /* Up to MAX_DEV_LIST recorded devices are matched by a scan of this list (no map lookup). */
 #define MAX_DEV_LIST 16
 const volatile __u32 ndev_list = 0;       /* 0: use the "devices" hash map */
@@ -636,11 +637,39 @@ static __always_inline int on_bio_complete(struct bio *bio, const bool btf)
 	return 0;
 }
 
-#define MAX_BIOS_PER_RQ 64
+#define MAX_BIOS_PER_RQ 64     /* walk without bpf_loop (kernels before 5.17) */
+#define MAX_BIOS_WALK 65536    /* walk with bpf_loop: far beyond any max_segments */
+
+struct bio_walk {
+	__u64 bio; /* struct bio * of the next bio to look at (0: end of the list) */
+	__u64 now;
+	__u32 left; /* completed bytes not yet attributed to a bio */
+	__u8 error;
+};
+
+/* One bio of a completing request (bpf_loop callback; probe reads for both program kinds). */
+static long bio_walk_step(__u64 i, void *ctx)
+{
+	struct bio_walk *w = ctx;
+	struct bio *bio = (void *)w->bio;
+	__u32 sz;
+
+	if (!bio)
+		return 1;
+	sz = BPF_CORE_READ(bio, bi_iter.bi_size);
+	if (sz > w->left)
+		return 1; /* this bio is not finished yet */
+	w->left -= sz;
+	bio_done(bio, w->error, w->now);
+	w->bio = (__u64)BPF_CORE_READ(bio, bi_next);
+	return 0;
+}
 
 /*
  * Request-based drivers do not trace bio completions: the bios of a request complete with it
- * (those fully covered by nr_bytes, in order, for a partial completion).
+ * (those fully covered by nr_bytes, in order, for a partial completion). A request can carry
+ * up to max_segments bios (128 on loop, hundreds on SCSI): the list is walked with bpf_loop
+ * where the kernel has it; a list longer than the walk counts its unreached bio as lost.
  */
 static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, __u32 nr_bytes,
 					       const bool btf)
@@ -649,14 +678,35 @@ static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, 
 	__u64 now = bpf_ktime_get_ns();
 	__u32 left = nr_bytes;
 
-	for (int i = 0; i < MAX_BIOS_PER_RQ && bio; i++) {
-		__u32 sz = RD(btf, bio, bi_iter.bi_size);
+	if (have_bpf_loop) {
+		struct bio_walk w = { .bio = (__u64)bio, .now = now, .left = nr_bytes,
+				      .error = (__u8)error };
 
-		if (sz > left)
-			break; /* this bio is not finished yet */
-		left -= sz;
-		bio_done(bio, error, now);
-		bio = RD(btf, bio, bi_next);
+		bpf_loop(MAX_BIOS_WALK, bio_walk_step, &w, 0);
+		bio = (void *)w.bio;
+		left = w.left;
+	} else {
+		for (int i = 0; i < MAX_BIOS_PER_RQ && bio; i++) {
+			__u32 sz = RD(btf, bio, bi_iter.bi_size);
+
+			if (sz > left)
+				break;
+			left -= sz;
+			bio_done(bio, error, now);
+			bio = RD(btf, bio, bi_next);
+		}
+	}
+	if (bio && BPF_CORE_READ(bio, bi_iter.bi_size) <= left) {
+		/* A completed, recorded bio beyond the walk: lost (at least this one). */
+		__u64 key = (__u64)bio;
+		struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
+
+		if (e && (e->attr & BIOTAPE_ATTR_MATCH)) {
+			struct biotape_counters *c = cnt();
+
+			if (c)
+				c->lost_inflight++;
+		}
 	}
 	return 0;
 }

@@ -179,6 +179,9 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	}
 	skel->rodata->filter_cgroup_on = o->cgroup_fd >= 0;
 	skel->rodata->have_io_start = have_io_start;
+	/* bpf_loop walks a completing request's bios (a plain loop only reaches the first 64). */
+	skel->rodata->have_bpf_loop =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
 	/* A few devices: matched by a scan of a read-only list, cheaper than a hash lookup. */
 	if (o->ndevices <= sizeof(skel->rodata->dev_list) / sizeof(skel->rodata->dev_list[0])) {
 		skel->rodata->ndev_list = o->ndevices;
