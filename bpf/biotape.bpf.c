@@ -485,7 +485,8 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 {
 	__u64 key = (__u64)rq;
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
-	__u32 i;
+	__u64 sector;
+	__u32 i, bytes;
 
 	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE)) {
 		/* Not seen before issue: a flush request, or a request started before us. */
@@ -499,9 +500,25 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 			return 0;
 	}
 	i = e->dev_idx;
+	sector = RD(btf, rq, __sector);
+	bytes = RD(btf, rq, __data_len);
+	if (e->issue_ns) {
+		/*
+		 * Reissued after a requeue: a partial completion before it advanced the sector
+		 * and shrank the size (loop retries short reads so). The event keeps the whole
+		 * request: the union of the issued ranges.
+		 */
+		__u64 end = sector + (bytes >> 9), pend = e->sector + (e->bytes >> 9);
+
+		if (e->sector < sector)
+			sector = e->sector;
+		if (pend > end)
+			end = pend;
+		bytes = (__u32)((end - sector) << 9);
+	}
 	e->issue_ns = bpf_ktime_get_ns();
-	e->sector = RD(btf, rq, __sector);
-	e->bytes = RD(btf, rq, __data_len);
+	e->sector = sector;
+	e->bytes = bytes;
 	e->cpu = bpf_get_smp_processor_id();
 	decode_opf(RD(btf, rq, cmd_flags), e);
 	if (e->op == BIOTAPE_RQ_OP_FLUSH)
