@@ -9,6 +9,8 @@
 rec_require python3 mkfs.ext4 mount umount
 D=$(t_tmpdir)
 t_loop 64
+# Loop devices keep queue settings across attach: an earlier test may have left nomerges on.
+echo 0 > "/sys/block/$(basename "$LOOP")/queue/nomerges" || fail "nomerges"
 mkfs.ext4 -q -b 1024 -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP" || fail "mkfs.ext4"
 mkdir "$D/mnt"
 mount "$LOOP" "$D/mnt" || skip "cannot mount ext4"
