@@ -90,6 +90,13 @@ struct bio___old {
 	struct gendisk *bi_disk;
 } __attribute__((preserve_access_index));
 
+/*
+ * Per-CPU counters, but not per program: a completion in interrupt context can preempt a
+ * program in task context on the same CPU (bio_queue, issue) and both may count a loss, so
+ * the loss counters are incremented atomically (a rare path). emitted/pending stay plain
+ * (per event): only completion programs emit, and only the two bio-layer ones could nest, so
+ * at worst emitted undercounts (user space treats emitted > consumed as records left).
+ */
 static __always_inline struct biotape_counters *cnt(void)
 {
 	__u32 zero = 0;
@@ -282,7 +289,7 @@ static __always_inline void track_fail(void)
 	struct biotape_counters *c = cnt();
 
 	if (c)
-		c->lost_inflight++;
+		__sync_fetch_and_add(&c->lost_inflight, 1);
 }
 
 static __always_inline void fresh_entry(struct biotape_rq_event *e, __u32 dev, __u32 idx)
@@ -378,14 +385,14 @@ static __always_inline void emit(struct biotape_rq_event *e)
 		ri = 0;
 	rb = bpf_map_lookup_elem(&rings, &ri);
 	if (!rb) {
-		c->lost_ringbuf++;
+		__sync_fetch_and_add(&c->lost_ringbuf, 1);
 		return;
 	}
 	e->attr &= BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_INSERT; /* the entry is retired next */
 	if (++c->pending >= wakeup_records)
 		wake = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(rb, e, sizeof(*e), wake)) {
-		c->lost_ringbuf++;
+		__sync_fetch_and_add(&c->lost_ringbuf, 1);
 		return;
 	}
 	if (wake == BPF_RB_FORCE_WAKEUP)
@@ -588,7 +595,7 @@ static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32
 		struct biotape_counters *c = cnt();
 
 		if (c)
-			c->unissued++;
+			__sync_fetch_and_add(&c->unissued, 1);
 	}
 	retire(e);
 	return 0;
@@ -722,7 +729,7 @@ static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, 
 			struct biotape_counters *c = cnt();
 
 			if (c)
-				c->lost_inflight++;
+				__sync_fetch_and_add(&c->lost_inflight, 1);
 		}
 	}
 	return 0;
