@@ -34,6 +34,8 @@
 #define WATERMARK_SAFETY_NS 1000000ull    /* margin for an issue racing the scan */
 #define STALE_INFLIGHT_NS 30000000000ull  /* in flight longer than 30 s: ignored by the scan */
 #define STATUS_INTERVAL_NS 1000000000ull
+#define DRAIN_GRACE_MS 5                  /* after detach: programs still running finish */
+#define DRAIN_MAX_MS 500                  /* final drain gives up after this */
 #define MAX_DEVICES 4096
 #define INFLIGHT_SLACK 1024               /* in-flight map: beyond the request pools ... */
 #define INFLIGHT_MIN 4096                 /* ... at least ... */
@@ -466,6 +468,33 @@ static pid_t spawn(char **cmd)
 	return pid;
 }
 
+/*
+ * Final drain after detach. Detaching does not wait for programs already running on other
+ * CPUs, and a record being written stops consumption of its ring (busy bit): wait a grace
+ * period, then consume until the rings are empty and every record BPF counted as sent has
+ * been read (or DRAIN_MAX_MS passed).
+ */
+static void drain_rings(struct rec_bpf *bpf, struct rec_core *core, struct rec_run *run)
+{
+	struct timespec grace = { 0, DRAIN_GRACE_MS * 1000000L };
+	uint64_t emitted, lrb, lif, deadline;
+	struct rec_stats st;
+
+	nanosleep(&grace, NULL);
+	deadline = now_ns(CLOCK_MONOTONIC) + DRAIN_MAX_MS * 1000000ull;
+	for (;;) {
+		while (!run->limit_hit && rec_bpf__poll(bpf, 0) > 0)
+			;
+		if (run->limit_hit || now_ns(CLOCK_MONOTONIC) >= deadline)
+			break;
+		rec_bpf__counters(bpf, &emitted, &lrb, &lif);
+		rec_core__stats(core, &st);
+		if (emitted <= st.pushed)
+			break;
+		nanosleep(&grace, NULL);
+	}
+}
+
 static void print_status(struct rec_core *core, uint64_t lost, uint64_t start, uint64_t now,
 			 uint64_t *last_n, uint64_t *last_t)
 {
@@ -683,9 +712,15 @@ int cmd_record(int argc, char **argv)
 				 "run, and return early, for I/O of unrecorded devices)",
 				 (double)bpf_ns / (double)st.pushed);
 	}
-	while (!run.limit_hit && rec_bpf__poll(bpf, 0) > 0)
-		;
+	drain_rings(bpf, core, &run);
 	rec_bpf__counters(bpf, &emitted, &lost_rb, &lost_if);
+	rec_core__stats(core, &st);
+	if (!run.limit_hit && emitted > st.pushed) {
+		/* Sent by BPF but never read back: say so rather than lose them silently. */
+		cli_info(0, "record: %" PRIu64 " records left in the rings at exit (counted as lost)",
+			 emitted - st.pushed);
+		lost_rb += emitted - st.pushed;
+	}
 	err = rec_core__finish(core);
 	if (err)
 		disk_err = true;
