@@ -3,7 +3,8 @@
 # a rare silent loss (an I/O neither in the trace nor counted as lost) fails the test.
 # STRESS_LOOPS=N (default 3 in the suite; run e.g. 50 by hand) rounds of: sequential write
 # (rq layer, no merging), random QD32 randrw (rq layer, order_violations 0), sequential write
-# (bio layer, raw_tp), random read (bio layer).
+# (bio layer, raw_tp), random read (bio layer), random read with the recorder started before
+# and stopped by SIGINT after fio.
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
 rec_require python3
@@ -25,7 +26,13 @@ one() {
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	shift
 	runs=$((runs + 1))
-	if ! "$BIOTAPE" record -v -o "$D/$name.btape" -d "$LOOP" "${args[@]}" -- "$@" \
+	if [ "${args[0]:-}" = --sigint ]; then
+		# Recorder started first and stopped by SIGINT after fio (the drain-at-exit path).
+		rec_start "$D/$name.btape" -d "$LOOP" "${args[@]:1}"
+		"$@" --output="$D/$name.json" || fail "$name: fio"
+		rec_stop INT 2>/dev/null
+		cp "$REC_ERR" "$D/$name.err"
+	elif ! "$BIOTAPE" record -v -o "$D/$name.btape" -d "$LOOP" "${args[@]}" -- "$@" \
 		--output="$D/$name.json" 2>"$D/$name.err"; then
 		cat "$D/$name.err"; fail "$name: record failed"
 	fi
@@ -49,6 +56,7 @@ for i in $(seq "$LOOPS"); do
 	one rnd -- "${RND[@]}"
 	one bioseq --layer bio --prog-type raw_tp -- "${SEQ[@]}"
 	one biornd --layer bio -- "${RRD[@]}"
+	one sigrnd --sigint -- "${RRD[@]}"
 done
 echo "$runs recordings, $bad mismatches"
 [ "$bad" = 0 ] || fail "$bad of $runs recordings do not match fio exactly"
