@@ -65,6 +65,7 @@ struct rp_prefetch {
 	int consumer_holds; /* index of the block handed out, or -1 */
 	bool stop, running, ended;
 	bool loop_ahead; /* after the end, the decoder goes on with the next pass */
+	int start_err;   /* the decoder thread could not be started */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
@@ -98,6 +99,13 @@ static void *prefetch_thread(void *arg)
 	const struct btape_event *evs = NULL;
 	size_t have = 0, off = 0;
 	int status = 0; /* 1 end, -errno error */
+	struct sched_param sp = { .sched_priority = 0 };
+
+	/*
+	 * SCHED_BATCH: a fair share of the CPU (so it keeps up with an afap replay on a busy
+	 * machine) but no wakeup preemption of the issuing thread. (glibc's attr refuses it.)
+	 */
+	pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
 
 	for (;;) {
 		int idx = acquire_block(p);
@@ -169,18 +177,18 @@ static int start_thread(struct rp_prefetch *p)
 	pthread_attr_t attr;
 	struct sched_param sp = {.sched_priority = 0};
 
-	/*
-	 * SCHED_BATCH: a fair share of the CPU (so it keeps up with an afap replay on a busy
-	 * machine) but no wakeup preemption of the issuing thread; never real-time, even when
-	 * the issuing thread is.
-	 */
+	/* never real-time, even when the issuing thread is (SCHED_BATCH is set by the thread) */
 	pthread_attr_init(&attr);
 	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_BATCH);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
 	pthread_attr_setschedparam(&attr, &sp);
 	err = -pthread_create(&p->thread, &attr, prefetch_thread, p);
 	pthread_attr_destroy(&attr);
 	p->running = err == 0;
+	if (err)
+		snprintf(p->errmsg, sizeof(p->errmsg), "cannot start the decoder thread: %s",
+			 strerror(-err));
+	p->start_err = err;
 	return err;
 }
 
@@ -204,6 +212,8 @@ static int prefetch_next(struct rp_source *s, const struct btape_event **evs)
 
 	if (p->ended)
 		return 0;
+	if (!p->running)
+		return p->start_err ? p->start_err : -ECHILD;
 	pthread_mutex_lock(&p->lock);
 	if (p->consumer_holds >= 0) {
 		/* give back the block handed out last time */

@@ -74,6 +74,12 @@ sum=$(md5sum <"$A")
 	fail "writes-as-reads"
 [ "$(md5sum <"$A")" = "$sum" ] || fail "--writes-as-reads changed the device"
 
+# --rt-priority (SCHED_FIFO issuing thread, normal decoder thread) replays everything
+timeout 60 "$BIOTAPE" replay "$D/seq.btape" --target "$A" --writes-as-reads --rt-priority 5 \
+	--json --no-progress >"$D/rt.json" || fail "--rt-priority replay failed or hung"
+python3 -c "import json; j = json.load(open('$D/rt.json')); assert j['ops']['read']['ios'] == 252, j" ||
+	fail "--rt-priority: counts"
+
 # psync engine lands the same data
 "$BIOTAPE" replay "$D/seq.btape" --target "$A" --write --payload zero --engine psync \
 	--no-progress >/dev/null || fail "psync replay"
