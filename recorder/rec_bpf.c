@@ -406,7 +406,11 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 		}
 	}
 	free(v);
-	/* A completion program the kernel skipped (re-entry on its CPU) is a lost event. */
+	/*
+	 * A program the kernel skipped (re-entry on its CPU) that would have ended or started a
+	 * record is a lost event: completions, and block_bio_queue (a bio never tracked). A
+	 * skipped block_rq_issue is counted at completion (unissued).
+	 */
 	{
 		struct bpf_program *p;
 
@@ -415,7 +419,9 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 			__u32 len = sizeof(info);
 			int fd = bpf_program__fd(p);
 
-			if (fd < 0 || !strstr(bpf_program__name(p), "complete") ||
+			const char *name = bpf_program__name(p);
+
+			if (fd < 0 || (!strstr(name, "complete") && !strstr(name, "bio_queue")) ||
 			    bpf_obj_get_info_by_fd(fd, &info, &len))
 				continue;
 			*lost_inflight += info.recursion_misses;
