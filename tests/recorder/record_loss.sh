@@ -29,4 +29,19 @@ echo "issued $issued captured $captured lost: ring $lost_rb in-flight $lost_if w
 	fail "captured $captured + lost $((lost_rb + lost_if + lost_wr)) != issued $issued"
 [ "$(info_get "$D/t.btape" lost.ringbuf)" = "$lost_rb" ] ||
 	fail "the trace footer does not report the $lost_rb lost events"
-pass "record_loss: $captured captured + $lost_rb lost = $issued issued"
+
+# An in-flight map too small for the device's request pool (test knob), with a task filter:
+# requests whose slot cannot be created are counted once each, exactly.
+"$BIOTAPE" record -o "$D/m.btape" -d "$LOOP" --inflight-max 16 --comm fio -- fio --name=m \
+	--filename="$LOOP" --rw=randread --bs=4k --ioengine=io_uring --direct=1 --iodepth=32 \
+	--norandommap --number_ios=3000 --size=64M --output-format=json --output="$D/m.json" \
+	2>"$D/m.err" || { cat "$D/m.err"; fail "record with a tiny in-flight map"; }
+REC_ERR=$D/m.err
+read -r m_rb m_if m_wr <<<"$(rec_lost)"
+m_cap=$("$BIOTAPE" dump --csv "$D/m.btape" | tail -n +2 | wc -l)
+m_issued=$(fio_total "$D/m.json" read)
+echo "tiny map: issued $m_issued captured $m_cap lost: ring $m_rb in-flight $m_if writer $m_wr"
+[ "$m_if" -gt 0 ] || fail "no in-flight loss with a 16-entry map at QD32"
+[ $((m_cap + m_rb + m_if + m_wr)) -eq "$m_issued" ] ||
+	fail "tiny map: captured $m_cap + lost $((m_rb + m_if + m_wr)) != issued $m_issued"
+pass "record_loss: $captured captured + $lost_rb lost = $issued issued; tiny map: $m_cap + $m_if = $m_issued"
