@@ -553,7 +553,7 @@ static int scan_extents(struct setup *s)
 
 	err = btape_reader__open(&r, s->o->trace, &msg);
 	if (err < 0) {
-		cli_err("replay: %s: %s", s->o->trace, msg ? msg : strerror(-err));
+		cli_err("replay: %s", msg ? msg : strerror(-err));
 		return err;
 	}
 	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
@@ -565,7 +565,7 @@ static int scan_extents(struct setup *s)
 		}
 	}
 	if (n < 0)
-		cli_err("replay: %s: %s", s->o->trace, btape_reader__errmsg(r));
+		cli_err("replay: %s", btape_reader__errmsg(r));
 	btape_reader__close(r);
 	return n < 0 ? n : 0;
 }
@@ -593,7 +593,7 @@ static int check_fit(struct setup *s, const struct rp_sched_cfg *cfg)
 		return 0;
 	err = btape_reader__open(&r, s->o->trace, &msg);
 	if (err < 0) {
-		cli_err("replay: %s: %s", s->o->trace, msg ? msg : strerror(-err));
+		cli_err("replay: %s", msg ? msg : strerror(-err));
 		return err;
 	}
 	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
@@ -628,7 +628,7 @@ static int check_fit(struct setup *s, const struct rp_sched_cfg *cfg)
 	}
 	err = n < 0 ? n : 0;
 	if (n < 0)
-		cli_err("replay: %s: %s", s->o->trace, btape_reader__errmsg(r));
+		cli_err("replay: %s", btape_reader__errmsg(r));
 	btape_reader__close(r);
 	return err;
 }
@@ -834,6 +834,15 @@ static void free_setup(struct setup *s)
 	free(s->dev_dst);
 }
 
+/* A reader's message names the trace already; a bare errno does not. */
+static void trace_err(const char *trace, const char *reader_msg, int err)
+{
+	if (reader_msg)
+		cli_err("replay: %s", reader_msg);
+	else
+		cli_err("replay: %s: %s", trace, strerror(-err));
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct opts o;
@@ -867,14 +876,13 @@ int cmd_replay(int argc, char **argv)
 
 	err = rp_prefetch__open(&pf, o.trace, PREFETCH_BLOCK_EVENTS, PREFETCH_BLOCKS, &msg);
 	if (err < 0) {
-		cli_err("replay: %s: %s", o.trace, msg ? msg : strerror(-err));
+		cli_err("replay: %s", msg ? msg : strerror(-err));
 		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	s.meta = rp_prefetch__meta(pf);
 	err = rp_prefetch__summary(pf, &s.sum);
 	if (err < 0) {
-		cli_err("replay: %s: %s", o.trace,
-			rp_prefetch__errmsg(pf) ? rp_prefetch__errmsg(pf) : strerror(-err));
+		trace_err(o.trace, rp_prefetch__errmsg(pf), err);
 		ret = BTAPE_EXIT_USAGE;
 		goto cleanup;
 	}
@@ -1013,8 +1021,7 @@ int cmd_replay(int argc, char **argv)
 		struct rp_source *src = rp_prefetch__source(pf);
 
 		if (i && (err = src->rewind(src)) < 0) {
-			cli_err("replay: %s: %s", o.trace,
-				rp_prefetch__errmsg(pf) ? rp_prefetch__errmsg(pf) : strerror(-err));
+			trace_err(o.trace, rp_prefetch__errmsg(pf), err);
 			goto cleanup;
 		}
 		rp_prefetch__fill(pf);
@@ -1037,7 +1044,7 @@ int cmd_replay(int argc, char **argv)
 		}
 		if (err < 0) {
 			if (rp_prefetch__errmsg(pf)) {
-				cli_err("replay: %s: %s", o.trace, rp_prefetch__errmsg(pf));
+				trace_err(o.trace, rp_prefetch__errmsg(pf), err);
 				ret = BTAPE_EXIT_USAGE; /* a damaged trace */
 			} else {
 				cli_err("replay: engine %s: %s", eng->name, strerror(-err));
