@@ -284,20 +284,3 @@ void cli_json_str(FILE *fp, const char *s)
 	}
 	fputc('"', fp);
 }
-
-void cli_csv_str(FILE *fp, const char *s)
-{
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, fp);
-		return;
-	}
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', fp);
-		fputc(*s, fp);
-	}
-	fputc('"', fp);
-}

@@ -55,8 +55,6 @@ void cli_out_abort(struct cli_out *o); /* removes the temporary file; NULL-safe,
 
 /* Writes S as a JSON string literal (quoted, escaped; NULL as null). */
 void cli_json_str(FILE *fp, const char *s);
-/* Writes S as a CSV field (quoted only when it holds a comma, quote or newline). */
-void cli_csv_str(FILE *fp, const char *s);
 
 /* True when the string is exactly "--help" or "-h". */
 bool cli_is_help(const char *arg);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* biotape dump: a trace's events, one per line, as text, CSV or JSON lines. */
 #include "btape.h"
+#include "btape_interop.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -58,40 +59,6 @@ static void dump_text(FILE *fp, const struct btape_event *ev, const struct btape
 	}
 	if (HAS(ev, BTAPE_HAS_ERROR) && ev->error)
 		fprintf(fp, " error %s", strerror(-ev->error));
-	fputc('\n', fp);
-}
-
-static void csv_u64(FILE *fp, bool has, uint64_t v)
-{
-	if (has)
-		fprintf(fp, "%" PRIu64, v);
-	fputc(',', fp);
-}
-
-static void dump_csv(FILE *fp, const struct btape_event *ev)
-{
-	char flags[32];
-
-	fprintf(fp, "%" PRIu64 ",", ev->issue_ns);
-	csv_u64(fp, HAS(ev, BTAPE_HAS_COMPLETE), ev->complete_ns);
-	csv_u64(fp, HAS(ev, BTAPE_HAS_INSERT), ev->insert_ns);
-	fprintf(fp, "%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%s,", ev->dev, ev->sector, ev->bytes,
-		btape_op_name(ev->op));
-	if (HAS(ev, BTAPE_HAS_FLAGS))
-		fputs(btape_flags_str(ev->flags, flags, sizeof(flags)), fp);
-	fputc(',', fp);
-	if (HAS(ev, BTAPE_HAS_ERROR))
-		fprintf(fp, "%" PRId32, ev->error);
-	fputc(',', fp);
-	csv_u64(fp, HAS(ev, BTAPE_HAS_PID), ev->pid);
-	csv_u64(fp, HAS(ev, BTAPE_HAS_TID), ev->tid);
-	if (HAS(ev, BTAPE_HAS_COMM))
-		cli_csv_str(fp, ev->comm);
-	fputc(',', fp);
-	csv_u64(fp, HAS(ev, BTAPE_HAS_CGROUP), ev->cgroup);
-	csv_u64(fp, HAS(ev, BTAPE_HAS_CPU), ev->cpu);
-	if (HAS(ev, BTAPE_HAS_QD))
-		fprintf(fp, "%" PRIu32, ev->qd);
 	fputc('\n', fp);
 }
 
@@ -208,9 +175,7 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	if (style == STYLE_CSV)
-		fputs("issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,"
-		      "cgroup,cpu,qd\n",
-		      stdout);
+		fputs(btape_csv_header, stdout);
 	while (printed < limit) {
 		const struct btape_event *evs;
 		int n = btape_reader__next_batch(r, &evs);
@@ -237,7 +202,7 @@ int cmd_dump(int argc, char **argv)
 				dump_text(stdout, ev, meta, sum.first_issue_ns);
 				break;
 			case STYLE_CSV:
-				dump_csv(stdout, ev);
+				btape_csv_write_event(stdout, ev);
 				break;
 			case STYLE_JSON:
 				dump_json(stdout, ev, meta);

@@ -105,6 +105,11 @@ int btape_import_validate_buf(unsigned int fmt, const void *data, size_t len, co
 			      bool skip_bad, struct btape_import_stats *stats, char *errmsg,
 			      size_t errlen);
 
+/* The biotape CSV header line ('\n'-terminated) and one event as a CSV line: absent fields
+ * empty, comm quoted when needed. Used by the csv export and `biotape dump --csv`. */
+extern const char btape_csv_header[];
+int btape_csv_write_event(FILE *fp, const struct btape_event *ev); /* 0 or -EIO */
+
 /* Counters of one export. */
 struct btape_export_stats {
 	uint64_t events;  /* events read */

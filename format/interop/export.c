@@ -353,6 +353,9 @@ static void csv_u64(FILE *fp, bool has, uint64_t v)
 	fputc(',', fp);
 }
 
+INTEROP_API const char btape_csv_header[] =
+	"issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd\n";
+
 static void csv_str(FILE *fp, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
@@ -368,9 +371,8 @@ static void csv_str(FILE *fp, const char *s)
 	fputc('"', fp);
 }
 
-static int csv_event(struct expctx *x, const struct btape_event *ev)
+INTEROP_API int btape_csv_write_event(FILE *fp, const struct btape_event *ev)
 {
-	FILE *fp = x->out;
 	char flags[64];
 
 	fprintf(fp, "%" PRIu64 ",", ev->issue_ns);
@@ -395,8 +397,16 @@ static int csv_event(struct expctx *x, const struct btape_event *ev)
 		fprintf(fp, "%" PRIu32, ev->qd);
 	if (fputc('\n', fp) == EOF)
 		return -EIO;
-	x->st.written++;
 	return 0;
+}
+
+static int csv_event(struct expctx *x, const struct btape_event *ev)
+{
+	int err = btape_csv_write_event(x->out, ev);
+
+	if (!err)
+		x->st.written++;
+	return err;
 }
 
 INTEROP_API int btape_export(struct btape_reader *r, FILE *out,
@@ -428,9 +438,7 @@ INTEROP_API int btape_export(struct btape_reader *r, FILE *out,
 		if (fputs("fio version 3 iolog\n", out) == EOF)
 			err = -EIO;
 	} else if (o.fmt == BTAPE_FMT_CSV) {
-		if (fputs("issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,"
-			  "comm,cgroup,cpu,qd\n",
-			  out) == EOF)
+		if (fputs(btape_csv_header, out) == EOF)
 			err = -EIO;
 	}
 	while (!err && (n = btape_reader__next_batch(r, &evs)) > 0) {
