@@ -341,11 +341,15 @@ static __always_inline struct biotape_rq_event *get_entry(__u64 key, __u32 dev, 
 
 static __always_inline void mark_issued(struct biotape_rq_event *e, __u32 idx)
 {
+	struct biotape_counters *c;
 	struct biotape_devstate *ds;
 
 	if (e->attr & BIOTAPE_ATTR_ISSUED)
 		return;
 	e->attr |= BIOTAPE_ATTR_ISSUED;
+	c = cnt();
+	if (c)
+		c->issued++;
 	ds = bpf_map_lookup_elem(&devstate, &idx);
 	if (ds)
 		e->qd = __sync_fetch_and_add(&ds->inflight, 1) + 1;
@@ -575,18 +579,43 @@ static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32
 	__u64 key = (__u64)rq;
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE))
+	if (!e) {
+		if (dev_index(rq_dev(rq, btf)) >= 0) {
+			struct biotape_counters *c = cnt();
+
+			if (c)
+				__sync_fetch_and_add(&c->noentry, 1);
+		}
 		return 0;
+	}
+	if (!(e->attr & BIOTAPE_ATTR_LIVE)) {
+		struct biotape_counters *c = cnt();
+
+		if (c)
+			__sync_fetch_and_add(&c->retired_complete, 1);
+		return 0;
+	}
 	if (error)
 		e->status = error;
 	/* Partial completion: the request is done when its last bytes complete. */
-	if (nr_bytes < RD(btf, rq, __data_len))
+	if (nr_bytes < RD(btf, rq, __data_len)) {
+		struct biotape_counters *c = cnt();
+
+		if (c)
+			__sync_fetch_and_add(&c->partial, 1);
 		return 0;
+	}
 	if (e->attr & BIOTAPE_ATTR_ISSUED) {
 		e->complete_ns = bpf_ktime_get_ns();
 		unmark_issued(e);
-		if (e->attr & BIOTAPE_ATTR_MATCH)
+		if (e->attr & BIOTAPE_ATTR_MATCH) {
 			emit(e);
+		} else {
+			struct biotape_counters *c = cnt();
+
+			if (c)
+				__sync_fetch_and_add(&c->unmatched, 1);
+		}
 	} else if (nr_bytes && (e->attr & BIOTAPE_ATTR_MATCH)) {
 		/*
 		 * Never issued: fine for an empty preflush (served by the flush request), but a

@@ -81,6 +81,12 @@ struct biotape_counters {
 	__u64 lost_inflight; /* in-flight map full: request not tracked */
 	__u64 unissued;      /* data requests completed without a seen issue (missed event) */
 	__u64 pending;       /* records sent since the last consumer wakeup */
+	/* Diagnostics (not losses by themselves; printed with -v): */
+	__u64 retired_complete; /* a completion found its request's slot already retired */
+	__u64 partial;          /* partial completions (the request stayed in flight) */
+	__u64 unmatched;        /* completed requests not recorded: filtered out */
+	__u64 issued;           /* requests (or bios) marked issued */
+	__u64 noentry;          /* completions of a recorded device's request never seen before */
 };
 
 /* Per-device state (BPF map "devstate", indexed by dev_idx). */

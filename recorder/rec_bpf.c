@@ -36,6 +36,7 @@ struct rec_bpf {
 	int ncpus;
 	bool detached;
 	uint64_t unissued;
+	uint64_t diag_retired, diag_partial, diag_unmatched, diag_issued, diag_noentry; /* see struct biotape_counters */
 	uint64_t *scan_keys;
 	struct biotape_rq_event *scan_vals;
 };
@@ -386,11 +387,21 @@ void rec_bpf__detach(struct rec_bpf *b)
 	}
 }
 
+uint64_t rec_bpf__issued(struct rec_bpf *b)
+{
+	uint64_t e, l1, l2;
+
+	rec_bpf__counters(b, &e, &l1, &l2);
+	return b->diag_issued;
+}
+
 void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ringbuf,
 		       uint64_t *lost_inflight)
 {
 	struct biotape_counters *v;
 	uint32_t zero = 0;
+
+	uint64_t retired = 0, partial = 0, unmatched = 0, issued = 0, noentry = 0;
 
 	*emitted = *lost_ringbuf = *lost_inflight = 0;
 	b->unissued = 0;
@@ -403,9 +414,19 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 			*lost_ringbuf += v[i].lost_ringbuf;
 			*lost_inflight += v[i].lost_inflight + v[i].unissued;
 			b->unissued += v[i].unissued;
+			retired += v[i].retired_complete;
+			partial += v[i].partial;
+			unmatched += v[i].unmatched;
+			issued += v[i].issued;
+			noentry += v[i].noentry;
 		}
 	}
 	free(v);
+	b->diag_retired = retired;
+	b->diag_partial = partial;
+	b->diag_unmatched = unmatched;
+	b->diag_issued = issued;
+	b->diag_noentry = noentry;
 	/*
 	 * A program the kernel skipped (re-entry on its CPU) that would have ended or started a
 	 * record is a lost event: completions, and block_bio_queue (a bio never tracked). A
@@ -435,7 +456,14 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 uint64_t rec_bpf__prog_stats(struct rec_bpf *b)
 {
 	struct bpf_program *p;
-	uint64_t total = 0;
+	uint64_t total = 0, e, l1, l2;
+
+	rec_bpf__counters(b, &e, &l1, &l2);
+	cli_info(1, "record: issued %llu, completions of unseen requests %llu, of retired slots "
+		 "%llu, partial %llu, filtered out %llu", (unsigned long long)b->diag_issued,
+		 (unsigned long long)b->diag_noentry,
+		 (unsigned long long)b->diag_retired, (unsigned long long)b->diag_partial,
+		 (unsigned long long)b->diag_unmatched);
 
 	bpf_object__for_each_program(p, b->skel->obj) {
 		struct bpf_prog_info info = { 0 };

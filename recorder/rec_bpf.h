@@ -45,6 +45,8 @@ int rec_bpf__poll(struct rec_bpf *b, int timeout_ms);
 int rec_bpf__watermark(struct rec_bpf *b, uint64_t stale_ns, uint64_t *wm);
 /* Detaches the programs: no new records after this (the rings can still be drained). */
 void rec_bpf__detach(struct rec_bpf *b);
+/* Requests (bios) of the recorded devices issued so far (filtered out or not). */
+uint64_t rec_bpf__issued(struct rec_bpf *b);
 /* Sums of the per-CPU loss counters. */
 void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ringbuf,
 		       uint64_t *lost_inflight);
