@@ -36,6 +36,9 @@
 #define STATUS_INTERVAL_NS 1000000000ull
 #define DRAIN_GRACE_MS 5                  /* after detach: programs still running finish */
 #define DRAIN_MAX_MS 500                  /* final drain gives up after this */
+#define LINGER_QUIET_MS 20                /* at stop: record until the devices are idle this long */
+#define LINGER_MAX_MS 1000                /* ... or this long */
+#define LINGER_POLL_MS 5
 #define MAX_DEVICES 4096
 #define INFLIGHT_SLACK 1024               /* in-flight map: beyond the request pools ... */
 #define INFLIGHT_MIN 4096                 /* ... at least ... */
@@ -469,6 +472,39 @@ static pid_t spawn(char **cmd)
 }
 
 /*
+ * Before stopping: keep recording until the recorded devices are quiet: nothing in flight and
+ * no new issue for LINGER_QUIET_MS (at most LINGER_MAX_MS). A command can exit with its I/O
+ * still on the way (fio's io_uring jobs: requests issued by the kernel after the process
+ * is gone), and requests already at the device at Ctrl-C complete after it: without this
+ * they were silently missing (1 to iodepth requests per run).
+ */
+static void linger_inflight(struct rec_bpf *bpf, struct rec_run *run)
+{
+	uint64_t stop = now_ns(CLOCK_MONOTONIC), last = stop, t0 = stop, wm = 0, issued, prev;
+
+	prev = rec_bpf__issued(bpf);
+	while (!run->limit_hit) {
+		t0 = now_ns(CLOCK_MONOTONIC);
+		if (rec_bpf__watermark(bpf, STALE_INFLIGHT_NS, &wm))
+			break;
+		issued = rec_bpf__issued(bpf);
+		if (issued != prev || wm < t0) {
+			prev = issued;
+			last = t0;
+		} else if (t0 - last >= LINGER_QUIET_MS * 1000000ull) {
+			break;
+		}
+		if (t0 - stop >= LINGER_MAX_MS * 1000000ull) {
+			cli_info(1, "record: the devices are still busy %u ms after the stop",
+				 LINGER_MAX_MS);
+			break;
+		}
+		if (rec_bpf__poll(bpf, LINGER_POLL_MS) < 0)
+			break;
+	}
+}
+
+/*
  * Final drain after detach. Detaching does not wait for programs already running on other
  * CPUs, and a record being written stops consumption of its ring (busy bit): wait a grace
  * period, then consume until the rings are empty and every record BPF counted as sent has
@@ -700,6 +736,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
+	if (!run.limit_hit && !disk_err)
+		linger_inflight(bpf, &run);
 
 	/* Stop producing, then drain what the rings hold. */
 	rec_bpf__detach(bpf);
