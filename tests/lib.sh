@@ -6,6 +6,10 @@ BIOTAPE_SRC=${BIOTAPE_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 T_LOOPS=()
 T_FILES=()
 T_PIDS=()
+# Everything a test puts in /dev/shm lives under T_ROOT, removed at exit (t_tmpdir is called
+# as D=$(t_tmpdir), in a subshell, so it cannot register its directory itself).
+T_ROOT=$(mktemp -d /dev/shm/biotape-test.XXXXXX) || { echo "FAIL: mktemp" >&2; exit 1; }
+T_FILES+=("$T_ROOT")
 
 t_cleanup() {
 	local p l f
@@ -35,16 +39,14 @@ require_root() {
 # t_tmpdir: a fresh directory in /dev/shm removed at exit; prints its path.
 t_tmpdir() {
 	local d
-	d=$(mktemp -d /dev/shm/biotape-test.XXXXXX) || fail "mktemp"
-	T_FILES+=("$d")
+	d=$(mktemp -d "$T_ROOT/tmp.XXXXXX") || fail "mktemp"
 	echo "$d"
 }
 # t_loop SIZE_MB: a loop device (direct I/O) over a new file in /dev/shm; sets LOOP.
 # Call it directly (not in $(...)) so that cleanup registers it.
 t_loop() {
 	local f
-	f=$(mktemp /dev/shm/biotape-loop.XXXXXX) || fail "mktemp"
-	T_FILES+=("$f")
+	f=$(mktemp "$T_ROOT/loop.XXXXXX") || fail "mktemp"
 	truncate -s "${1}M" "$f" || fail "truncate"
 	LOOP=$(losetup -f --show --direct-io=on "$f") || skip "cannot create a loop device"
 	T_LOOPS+=("$LOOP")
