@@ -87,6 +87,7 @@ struct biotape_counters {
 	__u64 unmatched;        /* completed requests not recorded: filtered out */
 	__u64 issued;           /* requests (or bios) marked issued */
 	__u64 noentry;          /* completions of a recorded device's request never seen before */
+	__u64 orphaned; /* issued requests sent without a completion: the kernel ran no program for it */
 };
 
 /* Per-device state (BPF map "devstate", indexed by dev_idx). */

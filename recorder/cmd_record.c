@@ -472,23 +472,51 @@ static pid_t spawn(char **cmd)
 }
 
 /*
+ * Requests the kernel has in flight on the recorded disks, or -1 when sysfs does not say for
+ * one of them.
+ */
+static int64_t kernel_inflight(const struct btape_meta *meta)
+{
+	uint64_t sum = 0, n;
+
+	for (uint32_t i = 0; i < meta->ndevices; i++) {
+		if (rec_dev_inflight("/sys", meta->devices[i].dev_t_major,
+				     meta->devices[i].dev_t_minor, &n))
+			return -1;
+		sum += n;
+	}
+	return (int64_t)sum;
+}
+
+/*
  * Before stopping: keep recording until the recorded devices are quiet: nothing in flight and
  * no new issue for LINGER_QUIET_MS (at most LINGER_MAX_MS). A command can exit with its I/O
  * still on the way (fio's io_uring jobs: requests issued by the kernel after the process
  * is gone), and requests already at the device at Ctrl-C complete after it: without this
- * they were silently missing (1 to iodepth requests per run).
+ * they were silently missing (1 to iodepth requests per run). "Nothing in flight" is the
+ * kernel's own count where sysfs has it: an entry of ours whose completion the kernel never
+ * showed us must not hold the stop back (it is flushed without a completion time).
  */
-static void linger_inflight(struct rec_bpf *bpf, struct rec_run *run)
+static void linger_inflight(struct rec_bpf *bpf, struct rec_run *run,
+			    const struct btape_meta *meta)
 {
 	uint64_t stop = now_ns(CLOCK_MONOTONIC), last = stop, t0 = stop, wm = 0, issued, prev;
 
 	prev = rec_bpf__issued(bpf);
 	while (!run->limit_hit) {
+		int64_t kin = kernel_inflight(meta);
+		bool busy;
+
 		t0 = now_ns(CLOCK_MONOTONIC);
-		if (rec_bpf__watermark(bpf, STALE_INFLIGHT_NS, &wm))
-			break;
+		if (kin >= 0) {
+			busy = kin > 0;
+		} else {
+			if (rec_bpf__watermark(bpf, STALE_INFLIGHT_NS, &wm))
+				break;
+			busy = wm < t0;
+		}
 		issued = rec_bpf__issued(bpf);
-		if (issued != prev || wm < t0) {
+		if (issued != prev || busy) {
 			prev = issued;
 			last = t0;
 		} else if (t0 - last >= LINGER_QUIET_MS * 1000000ull) {
@@ -566,6 +594,7 @@ int cmd_record(int argc, char **argv)
 	uint32_t *kdevs = NULL;
 	char why[512], missing[64];
 	uint64_t start, now, next_wm, next_status, last_n = 0, last_t, emitted, lost_rb, lost_if;
+	uint64_t open_at_exit = 0;
 	int cgroup_fd = -1, ret = BTAPE_EXIT_FAIL, err, child_status = 0;
 	pid_t child = -1;
 	bool tty = isatty(STDERR_FILENO), disk_err = false, child_done = false;
@@ -737,7 +766,7 @@ int cmd_record(int argc, char **argv)
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (!run.limit_hit && !disk_err)
-		linger_inflight(bpf, &run);
+		linger_inflight(bpf, &run, &meta);
 
 	/* Stop producing, then drain what the rings hold. */
 	rec_bpf__detach(bpf);
@@ -751,7 +780,16 @@ int cmd_record(int argc, char **argv)
 				 (double)bpf_ns / (double)st.pushed);
 	}
 	drain_rings(bpf, core, &run);
+	if (!run.limit_hit) {
+		int64_t n = rec_bpf__flush_open(bpf);
+
+		if (n < 0)
+			cli_err("record: reading the in-flight map at exit: %s", strerror((int)-n));
+		else
+			open_at_exit = (uint64_t)n;
+	}
 	rec_bpf__counters(bpf, &emitted, &lost_rb, &lost_if);
+	emitted += open_at_exit;
 	rec_core__stats(core, &st);
 	if (!run.limit_hit && emitted > st.pushed) {
 		/* Sent by BPF but never read back: say so rather than lose them silently. */
@@ -803,6 +841,16 @@ int cmd_record(int argc, char **argv)
 			"biotape: lost %" PRIu64 " events (ring buffer full %" PRIu64
 			", in-flight map full %" PRIu64 ", writer queue full %" PRIu64 ")\n",
 			lost, lost_rb, lost_if, st.dropped_writer);
+		{
+			uint64_t nc = rec_bpf__orphaned(bpf) + open_at_exit;
+
+			if (nc)
+				fprintf(stderr,
+					"biotape: %" PRIu64 " events have no completion time: their "
+					"completion was not seen (%" PRIu64 " found when their request "
+					"was reused, %" PRIu64 " still open at the stop)\n",
+					nc, nc - open_at_exit, open_at_exit);
+		}
 		if (child > 0) {
 			if (WIFEXITED(child_status))
 				fprintf(stderr, "biotape: command exited with status %d\n",

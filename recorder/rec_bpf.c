@@ -36,7 +36,7 @@ struct rec_bpf {
 	int ncpus;
 	bool detached;
 	uint64_t unissued;
-	uint64_t diag_retired, diag_partial, diag_unmatched, diag_issued, diag_noentry; /* see struct biotape_counters */
+	uint64_t diag_retired, diag_partial, diag_unmatched, diag_issued, diag_noentry, orphaned; /* see struct biotape_counters */
 	uint64_t *scan_keys;
 	struct biotape_rq_event *scan_vals;
 };
@@ -180,6 +180,13 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	}
 	skel->rodata->filter_cgroup_on = o->cgroup_fd >= 0;
 	skel->rodata->have_io_start = have_io_start;
+	{
+		/* Fault injection for the tests: see test_skip_complete in biotape.bpf.c. */
+		const char *t = getenv("BIOTAPE_TEST_SKIP_COMPLETE");
+
+		if (t && *t)
+			skel->rodata->test_skip_complete = (uint32_t)strtoul(t, NULL, 10);
+	}
 	/* bpf_loop walks a completing request's bios (a plain loop only reaches the first 64). */
 	skel->rodata->have_bpf_loop =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
@@ -345,17 +352,15 @@ int rec_bpf__poll(struct rec_bpf *b, int timeout_ms)
 	return (n > 0 ? n : 0) + m;
 }
 
-int rec_bpf__watermark(struct rec_bpf *b, uint64_t stale_ns, uint64_t *wm)
+/* Calls FN for every entry of the in-flight map (one batched read, SCAN_BATCH at a time). */
+static int scan_inflight(struct rec_bpf *b,
+			 void (*fn)(const struct biotape_rq_event *e, void *ctx), void *ctx)
 {
 	int fd = bpf_map__fd(b->skel->maps.inflight);
-	struct timespec ts;
-	uint64_t now, min, in = 0, out = 0;
+	uint64_t in = 0, out = 0;
 	bool first = true;
 	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	min = now;
 	for (;;) {
 		__u32 count = SCAN_BATCH;
 		LIBBPF_OPTS(bpf_map_batch_opts, opts);
@@ -364,19 +369,75 @@ int rec_bpf__watermark(struct rec_bpf *b, uint64_t stale_ns, uint64_t *wm)
 					   b->scan_vals, &count, &opts);
 		if (err && errno != ENOENT)
 			return -errno;
-		for (__u32 i = 0; i < count; i++) {
-			uint64_t t = b->scan_vals[i].issue_ns;
-
-			if (t && t < min && now - t < stale_ns)
-				min = t;
-		}
+		for (__u32 i = 0; i < count; i++)
+			fn(&b->scan_vals[i], ctx);
 		if (err)
-			break; /* ENOENT: the whole map was read */
+			return 0; /* ENOENT: the whole map was read */
 		in = out;
 		first = false;
 	}
-	*wm = min;
+}
+
+struct wm_scan {
+	uint64_t now, stale_ns, min;
+};
+
+static void wm_visit(const struct biotape_rq_event *e, void *ctx)
+{
+	struct wm_scan *w = ctx;
+	uint64_t t = e->issue_ns;
+
+	if (t && t < w->min && w->now - t < w->stale_ns)
+		w->min = t;
+}
+
+int rec_bpf__watermark(struct rec_bpf *b, uint64_t stale_ns, uint64_t *wm)
+{
+	struct timespec ts;
+	struct wm_scan w;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	w.now = w.min = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	w.stale_ns = stale_ns;
+	err = scan_inflight(b, wm_visit, &w);
+	if (err)
+		return err;
+	*wm = w.min;
 	return 0;
+}
+
+struct open_scan {
+	struct rec_bpf *b;
+	uint64_t n;
+	bool stop;
+};
+
+static void open_visit(const struct biotape_rq_event *e, void *ctx)
+{
+	struct open_scan *o = ctx;
+	struct biotape_rq_event ev;
+
+	if (o->stop || !e->issue_ns || (e->attr & (BIOTAPE_ATTR_ISSUED | BIOTAPE_ATTR_MATCH)) !=
+					       (BIOTAPE_ATTR_ISSUED | BIOTAPE_ATTR_MATCH))
+		return;
+	ev = *e;
+	ev.complete_ns = 0;
+	ev.attr &= BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_INSERT;
+	o->n++;
+	if (o->b->fn(o->b->ctx, &ev))
+		o->stop = true;
+}
+
+int64_t rec_bpf__flush_open(struct rec_bpf *b)
+{
+	struct open_scan o = { .b = b };
+	int err;
+
+	if (!b->detached)
+		return -EBUSY;
+	err = scan_inflight(b, open_visit, &o);
+	return err ? err : (int64_t)o.n;
 }
 
 void rec_bpf__detach(struct rec_bpf *b)
@@ -385,6 +446,14 @@ void rec_bpf__detach(struct rec_bpf *b)
 		biotape_bpf__detach(b->skel);
 		b->detached = true;
 	}
+}
+
+uint64_t rec_bpf__orphaned(struct rec_bpf *b)
+{
+	uint64_t e, l1, l2;
+
+	rec_bpf__counters(b, &e, &l1, &l2);
+	return b->orphaned;
 }
 
 uint64_t rec_bpf__issued(struct rec_bpf *b)
@@ -401,7 +470,7 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 	struct biotape_counters *v;
 	uint32_t zero = 0;
 
-	uint64_t retired = 0, partial = 0, unmatched = 0, issued = 0, noentry = 0;
+	uint64_t retired = 0, partial = 0, unmatched = 0, issued = 0, noentry = 0, orphaned = 0;
 
 	*emitted = *lost_ringbuf = *lost_inflight = 0;
 	b->unissued = 0;
@@ -419,6 +488,7 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 			unmatched += v[i].unmatched;
 			issued += v[i].issued;
 			noentry += v[i].noentry;
+			orphaned += v[i].orphaned;
 		}
 	}
 	free(v);
@@ -427,6 +497,7 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 	b->diag_unmatched = unmatched;
 	b->diag_issued = issued;
 	b->diag_noentry = noentry;
+	b->orphaned = orphaned;
 	/*
 	 * A program the kernel skipped (re-entry on its CPU) that would have ended or started a
 	 * record is a lost event: completions, and block_bio_queue (a bio never tracked). A

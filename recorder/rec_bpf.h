@@ -43,10 +43,21 @@ int rec_bpf__poll(struct rec_bpf *b, int timeout_ms);
  * in flight (entries older than stale_ns ignored), or now. Call it BEFORE draining the rings.
  */
 int rec_bpf__watermark(struct rec_bpf *b, uint64_t stale_ns, uint64_t *wm);
+/*
+ * After detach (and the final drain): hands every request still marked issued in the in-flight
+ * map to the event callback without a completion time (complete_ns 0): requests in flight at
+ * the stop, or whose completion the kernel ran no program for. Returns how many, or -errno.
+ */
+int64_t rec_bpf__flush_open(struct rec_bpf *b);
 /* Detaches the programs: no new records after this (the rings can still be drained). */
 void rec_bpf__detach(struct rec_bpf *b);
 /* Requests (bios) of the recorded devices issued so far (filtered out or not). */
 uint64_t rec_bpf__issued(struct rec_bpf *b);
+/*
+ * Requests sent without a completion time by the programs themselves: their slot was taken by
+ * a new request before any completion was seen.
+ */
+uint64_t rec_bpf__orphaned(struct rec_bpf *b);
 /* Sums of the per-CPU loss counters. */
 void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ringbuf,
 		       uint64_t *lost_inflight);

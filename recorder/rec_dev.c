@@ -164,6 +164,25 @@ uint64_t rec_dev_max_requests(const char *sysfs, uint32_t major, uint32_t minor)
 	return hwq * nr * 2;
 }
 
+int rec_dev_inflight(const char *sysfs, uint32_t major, uint32_t minor, uint64_t *n)
+{
+	char path[PATH_MAX + 64];
+	unsigned long long r, w;
+	FILE *f;
+	int got;
+
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/inflight", sysfs, major, minor);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	got = fscanf(f, "%llu %llu", &r, &w);
+	fclose(f);
+	if (got != 2)
+		return -EINVAL;
+	*n = r + w;
+	return 0;
+}
+
 static int cmp_dev(const void *a, const void *b)
 {
 	const struct btape_device *x = a, *y = b;

@@ -22,6 +22,11 @@ int rec_dev_add_all(const char *sysfs, struct btape_meta *meta);
  * nr_requests, doubled for scheduler tags (sizes the recorder's in-flight map).
  */
 uint64_t rec_dev_max_requests(const char *sysfs, uint32_t major, uint32_t minor);
+/*
+ * Requests of disk major:minor the kernel has in flight (sysfs "inflight": reads + writes).
+ * Returns 0, or -errno when the kernel does not say.
+ */
+int rec_dev_inflight(const char *sysfs, uint32_t major, uint32_t minor, uint64_t *n);
 /* Kernel-internal dev_t as BPF sees it (MKDEV: major << 20 | minor). */
 static inline uint32_t rec_kdev(uint32_t major, uint32_t minor)
 {
