@@ -412,7 +412,7 @@ static __always_inline void emit(struct biotape_rq_event *e)
 }
 
 /*
- * E was issued and its slot is now taken by a new request, so its completion came and went
+ * E was issued and its slot is now taken by a new request (or bio), so its completion came and went
  * without our program: the kernel skips a tracing program in some contexts without counting
  * a miss (a sandbox kernel that hides its init task from tracing did so here, for completions
  * run in softirq on that task's time). Rather than lose the I/O, send it without a completion
@@ -422,7 +422,7 @@ static __always_inline void orphan(struct biotape_rq_event *e)
 {
 	struct biotape_counters *c;
 
-	if (!(e->attr & BIOTAPE_ATTR_ISSUED) || !(e->attr & BIOTAPE_ATTR_LIVE))
+	if (!(e->attr & BIOTAPE_ATTR_ISSUED))
 		return;
 	unmark_issued(e);
 	if (!(e->attr & BIOTAPE_ATTR_MATCH))
@@ -695,7 +695,7 @@ static __always_inline int on_bio_queue(struct bio *bio, const bool btf)
 	attribute(&e);
 	p = bpf_map_lookup_elem(&inflight, &key);
 	if (p)
-		unmark_issued(p); /* a stale entry of a reused bio */
+		orphan(p); /* a reused bio whose completion we never saw (or a remapped one) */
 	if (bpf_map_update_elem(&inflight, &key, &e, BPF_ANY)) {
 		track_fail();
 		return 0;
@@ -768,6 +768,10 @@ static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, 
 	struct bio *bio = RD(btf, rq, bio);
 	__u64 now = bpf_ktime_get_ns();
 	__u32 left = nr_bytes;
+
+	if (test_skip_complete &&
+	    __sync_fetch_and_add(&test_complete_seq, 1) % test_skip_complete == 0)
+		return 0;
 
 	if (have_bpf_loop) {
 		struct bio_walk w = { .bio = (__u64)bio, .now = now, .left = nr_bytes,

@@ -4,7 +4,8 @@
 # recorder must keep those I/Os: an issued request whose slot is taken by a new request is
 # sent without a completion time, and so is one still open when recording stops. The kernel's
 # skip is injected (BIOTAPE_TEST_SKIP_COMPLETE=N: every Nth completion ignored), and the trace
-# must still hold exactly the I/Os fio did, in issue order, nothing counted lost.
+# must still hold exactly the I/Os fio did, in issue order, nothing counted lost: at the
+# request layer (slot reuse at block_io_start) and the bio layer (bio reuse at block_bio_queue).
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
 rec_require python3
@@ -12,8 +13,11 @@ D=$(t_tmpdir)
 t_loop 64
 rec_nomerge
 COMMON=(--filename="$LOOP" --ioengine=io_uring --direct=1 --size=64M --output-format=json)
-for n in 7 2; do
-	BIOTAPE_TEST_SKIP_COMPLETE=$n "$BIOTAPE" record -v -o "$D/u$n.btape" -d "$LOOP" -- \
+for cfg in 7 2 5:bio; do
+	n=${cfg%%:*} layer=rq
+	[ "$cfg" = "$n" ] || layer=${cfg#*:}
+	BIOTAPE_TEST_SKIP_COMPLETE=$n "$BIOTAPE" record -v -o "$D/u$n.btape" -d "$LOOP" \
+		--layer "$layer" -- \
 		fio --name=rnd --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --norandommap \
 		--number_ios=3000 "${COMMON[@]}" --output="$D/u$n.json" 2>"$D/u$n.err" ||
 		{ cat "$D/u$n.err"; fail "record with every ${n}th completion skipped"; }
@@ -25,7 +29,7 @@ for n in 7 2; do
 		END { print n["read"] + 0, n["write"] + 0, nc + 0, bad + 0 }')
 	said=$(sed -n 's/^biotape: \([0-9]*\) events have no completion time.*/\1/p' "$D/u$n.err")
 	reused=$(sed -n 's/.*(\([0-9]*\) found when their request was reused.*/\1/p' "$D/u$n.err")
-	echo "skip every ${n}th: fio $r/$w, trace $tr/$tw, without completion $nc (said ${said:-none}, at reuse ${reused:-?}), lost $(rec_lost)"
+	echo "$layer layer, skip every ${n}th: fio $r/$w, trace $tr/$tw, without completion $nc (said ${said:-none}, at reuse ${reused:-?}), lost $(rec_lost)"
 	[ "$tr" = "$r" ] && [ "$tw" = "$w" ] || fail "skip $n: trace $tr/$tw, fio $r/$w"
 	[ "$(rec_lost)" = "0 0 0" ] || fail "skip $n: lost $(rec_lost)"
 	[ "$bad" = 0 ] || fail "skip $n: $bad events with a wrong size or no issue time"
