@@ -83,6 +83,13 @@ static void section_latency(FILE *fp, const struct stats *s, const unsigned int 
 			fprintf(fp, "  %-8s %10" PRIu64, btape_op_name(ops[i]), o->lat_dev->count);
 			print_quants(fp, o->lat_dev, true);
 		}
+		uint64_t no_c = 0;
+
+		for (int i = 0; i < nops; i++)
+			no_c += s->ops[ops[i]].n - s->ops[ops[i]].n_complete;
+		if (no_c)
+			fprintf(fp, "  %" PRIu64 " event%s without a completion time (not in these "
+				"latencies)\n", no_c, no_c == 1 ? "" : "s");
 	}
 	if (!any_i) {
 		fprintf(fp, "  queue time: not in trace (no insert times)\n");

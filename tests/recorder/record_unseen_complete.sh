@@ -39,6 +39,8 @@ for cfg in 7 2 5:bio; do
 		fail "skip $n: $nc events without completion, expected about $((3000 / n))"
 	[ "$said" = "$nc" ] || fail "skip $n: the summary says ${said:-nothing}, the trace has $nc"
 	[ "$reused" -gt 0 ] || fail "skip $n: none found at request reuse"
+	"$BIOTAPE" analyze "$D/u$n.btape" | grep -q "^  $nc events without a completion time" ||
+		fail "skip $n: analyze does not say that $nc events have no completion time"
 done
 # With half the completions skipped, some of the last requests are still open at the stop.
 grep -q "[1-9][0-9]* still open at the stop" "$D/u2.err" || fail "skip 2: no open request flushed at the stop"
