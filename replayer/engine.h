@@ -2,7 +2,8 @@
 /*
  * I/O engines of the replayer behind one small ops table: open (on already-open targets),
  * submit a batch, reap completions (apart from submission), close. Chosen by name from
- * rp_engines[]. Engines never print; they return 0 / a count or -errno.
+ * rp_engines[]. Engines never print; they return 0 / a count or -errno. An engine is opened,
+ * used and closed by one thread (io_uring rings may be single-issuer).
  */
 #ifndef RP_ENGINE_H
 #define RP_ENGINE_H
@@ -58,7 +59,12 @@ struct rp_engine_cfg {
 	size_t buf_bytes;
 	const struct rp_clock *clock;
 	uint64_t null_latency_ns; /* null engine: completes this long after submission */
+	/* io_uring: first ring setup tried (0: the cheapest the kernel takes; tests: others) */
+	unsigned int uring_setup_first;
 };
+
+/* io_uring ring setups, cheapest first: DEFER_TASKRUN, COOP_TASKRUN, plain. */
+#define RP_URING_SETUPS 3
 
 struct rp_engine;
 

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * io_uring engine: batched submission, registered files and buffers (falling back to plain
- * ones if registration is refused, e.g. by RLIMIT_MEMLOCK), completions reaped in a separate
- * call. submit() prepares SQEs; the reap() that follows hands them to the kernel, in the same
- * io_uring_enter as its wait when it waits (as fio does), so a batch costs one system call. BLKDISCARD has no io_uring op in liburing 2.3: it
- * runs synchronously at submission and completes on the next reap.
+ * io_uring engine: batched submission, registered files, buffers and ring fd (falling back to
+ * plain ones if registration is refused, e.g. by RLIMIT_MEMLOCK), completions reaped in a
+ * separate call. submit() prepares SQEs; the reap() that follows hands them to the kernel in
+ * the same io_uring_enter that waits for or collects completions, so a batch costs one system
+ * call. The ring is set up with deferred task work when the kernel has it (see ring_setups):
+ * completions then become CQEs only inside our io_uring_enter, so a reap that finds the CQ
+ * ring empty enters the kernel when the ring flags say work is pending. BLKDISCARD has no
+ * io_uring op in liburing 2.3: it runs synchronously at submission and completes on the next
+ * reap.
  */
 #include "engine.h"
 #include "clock.h"
@@ -15,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-
-#define REAP_BATCH 64
 
 struct uring_engine {
 	struct io_uring ring;
@@ -44,6 +46,32 @@ static void uring_close(struct rp_engine *ee)
 	free(e);
 }
 
+/*
+ * Ring setups, cheapest first. The replayer submits and reaps from one thread, so
+ * SINGLE_ISSUER|DEFER_TASKRUN (6.1) can run completions in batches inside our own
+ * io_uring_enter instead of interrupting the thread once per completion; COOP_TASKRUN (5.19)
+ * at least runs them without an IPI. TASKRUN_FLAG makes pending completion work visible in the
+ * SQ ring flags, so a non-blocking reap knows when entering the kernel would find any.
+ * A kernel that lacks a flag refuses the setup with EINVAL: the next one is tried.
+ */
+static const unsigned int ring_setups[RP_URING_SETUPS] = {
+	IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+	IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+	0,
+};
+
+static int ring_init(struct uring_engine *e, unsigned int first)
+{
+	int err = -EINVAL;
+
+	for (unsigned int i = first; i < RP_URING_SETUPS; i++) {
+		err = io_uring_queue_init(e->depth, &e->ring, ring_setups[i]);
+		if (err != -EINVAL)
+			break;
+	}
+	return err;
+}
+
 static int uring_open(struct rp_engine **ep, const struct rp_engine_cfg *cfg)
 {
 	struct uring_engine *e = calloc(1, sizeof(*e));
@@ -62,10 +90,12 @@ static int uring_open(struct rp_engine **ep, const struct rp_engine_cfg *cfg)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = io_uring_queue_init(e->depth, &e->ring, 0);
+	err = ring_init(e, cfg->uring_setup_first);
 	if (err < 0)
 		goto cleanup;
 	e->ring_ok = true;
+	/* a registered ring fd spares every io_uring_enter an fdget (5.18+; else the plain fd) */
+	io_uring_register_ring_fd(&e->ring);
 
 	fds = calloc(cfg->ntargets ? cfg->ntargets : 1, sizeof(*fds));
 	if (!fds) {
@@ -196,26 +226,30 @@ static unsigned int take_local(struct uring_engine *e, struct rp_io **done, unsi
 	return n;
 }
 
+/* Takes the completions already in the CQ ring (no system call). */
 static unsigned int peek(struct uring_engine *e, struct rp_io **done, unsigned int max)
 {
-	struct io_uring_cqe *cqes[REAP_BATCH];
-	unsigned int n, total = 0;
+	struct io_uring_cqe *cqe;
+	unsigned int head, n = 0;
 
-	while (total < max) {
-		unsigned int want = max - total < REAP_BATCH ? max - total : REAP_BATCH;
+	io_uring_for_each_cqe(&e->ring, head, cqe) {
+		struct rp_io *io;
 
-		n = io_uring_peek_batch_cqe(&e->ring, cqes, want);
-		if (!n)
+		if (n == max)
 			break;
-		for (unsigned int i = 0; i < n; i++) {
-			struct rp_io *io = io_uring_cqe_get_data(cqes[i]);
-
-			io->res = cqes[i]->res;
-			done[total++] = io;
-		}
-		io_uring_cq_advance(&e->ring, n);
+		io = io_uring_cqe_get_data(cqe);
+		io->res = cqe->res;
+		done[n++] = io;
 	}
-	return total;
+	if (n)
+		io_uring_cq_advance(&e->ring, n);
+	return n;
+}
+
+/* The kernel holds completion work that an io_uring_enter would turn into CQEs. */
+static bool kernel_has_cqes(const struct uring_engine *e)
+{
+	return IO_URING_READ_ONCE(*e->ring.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW);
 }
 
 static int uring_reap(struct rp_engine *ee, struct rp_io **done, unsigned int max,
@@ -229,8 +263,19 @@ static int uring_reap(struct rp_engine *ee, struct rp_io **done, unsigned int ma
 
 	n += peek(e, done + n, max - n);
 	if (n || !wait_until_ns || (now = e->clock->now(e->clock)) >= wait_until_ns) {
+		if (n == max || (!e->pending && !kernel_has_cqes(e)))
+			return (int)n;
+		/* one io_uring_enter submits what is prepared and posts what has completed */
+		ret = io_uring_submit_and_get_events(&e->ring);
+		if (ret >= 0)
+			e->pending -=
+				(unsigned int)ret < e->pending ? (unsigned int)ret : e->pending;
+		else if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+			return ret;
 		ret = flush(e);
-		return ret < 0 ? ret : (int)n;
+		if (ret < 0)
+			return ret;
+		return (int)(n + peek(e, done + n, max - n));
 	}
 	struct __kernel_timespec ts = {
 		.tv_sec = (long long)((wait_until_ns - now) / 1000000000ull),

@@ -461,7 +461,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	struct run *r = &rr;
 	struct rp_io *batch[BATCH_MAX];
 	uint64_t next_tick, end_ns = 0;
-	bool draining = false;
+	bool draining = false, reaped = false;
 	int err = 0;
 
 	rp_stats_reset(st);
@@ -497,9 +497,17 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 		unsigned int nb = 0;
 		bool issued = false;
 
-		err = reap(r, 0);
-		if (err < 0)
-			goto cleanup;
+		/*
+		 * A wait that just returned completions was a reap: go straight to issuing into
+		 * the slots it freed (with io_uring's deferred completions, reaping again here
+		 * would be a second system call per batch for a few more completions).
+		 */
+		if (!reaped) {
+			err = reap(r, 0);
+			if (err < 0)
+				goto cleanup;
+		}
+		reaped = false;
 		now = clock->now(clock);
 		if (cfg->stop && *cfg->stop && !draining) {
 			st->interrupted = true;
@@ -625,6 +633,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			err = reap(r, wake > now ? wake : now + 1);
 			if (err < 0)
 				goto cleanup;
+			reaped = err > 0;
 		}
 	}
 	err = 0;
