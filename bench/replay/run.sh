@@ -2,7 +2,8 @@
 # bench/replay: replayer benchmarks against fio, in one run, alternating A/B, medians.
 #   bash bench/replay/run.sh [BUILD_DIR] [ceiling|fidelity|memory|all]
 # Needs root (loop devices), fio, python3, /usr/bin/time; biotape record for the fidelity part.
-# Environment: ROUNDS (5), CEIL_N, FID_N, MEM_N, MEM_ROUNDS; RT=N runs both replayers of the
+# Environment: ROUNDS (5), CEIL_N, FID_N, MEM_N, MEM_ROUNDS; BIOTAPE=PATH measures that binary;
+# RT=N runs both replayers of the
 # fidelity part SCHED_FIFO at priority N (biotape --rt-priority N, fio under chrt -f N).
 # Writes nothing outside /dev/shm; creates and detaches its own loop devices.
 set -euo pipefail
@@ -10,7 +11,7 @@ BUILD=${1:-build}
 WHAT=${2:-all}
 ROUNDS=${ROUNDS:-5}
 BIN=$(cd "$BUILD/bin" && pwd)
-BT=$BIN/biotape
+BT=${BIOTAPE:-$BIN/biotape} # BIOTAPE=/path/to/biotape: measure another build's replayer
 GEN=$BIN/replay_gen_trace
 CONV=$BIN/replay_btape2iolog
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -41,10 +42,17 @@ if [ "$WHAT" = all ] || [ "$WHAT" = ceiling ]; then
 	dd if=/dev/zero of="$L" bs=1M count=256 oflag=direct status=none
 	bt=() fi=() pr=() cb=() cf=()
 	for r in $(seq "$ROUNDS"); do
+		# --io_size: without it fio stops at --size (256 MiB: 65,536 I/Os, not N)
 		/usr/bin/time -f "%U %S" -o "$W/tf" fio --name=ceil --filename="$L" --rw=randread \
 			--bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --number_ios="$N" \
-			--size=256M --norandommap --randrepeat=0 --output-format=json >"$W/fio.json"
+			--io_size=$((N * 4096)) --size=256M --norandommap --randrepeat=0 \
+			--output-format=json >"$W/fio.json"
 		fi+=("$(jget "$W/fio.json" '["jobs"][0]["read"]["iops"]')")
+		fn=$(jget "$W/fio.json" '["jobs"][0]["read"]["total_ios"]')
+		if [ "$fn" != "$N" ]; then
+			echo "fio did $fn I/Os, not $N: its figures are not comparable" >&2
+			exit 1
+		fi
 		/usr/bin/time -f "%U %S" -o "$W/tb" "$BT" replay "$W/rr.btape" --target "$L" \
 			--timing afap --iodepth 32 --json --no-progress >"$W/bt.json"
 		bt+=("$(jget "$W/bt.json" '["iops"]')")
