@@ -334,12 +334,30 @@ static void ws_insert_slot(struct ws_slot *t, uint64_t cap, const struct ws_slot
 	t[i] = *e;
 }
 
-/* Rebuilds into ncap slots, keeping only entries that pass the current level. */
+/*
+ * Rebuilds into ncap slots, keeping only entries that pass the current level. At the same
+ * size (the sampling level rose: about half the entries go) the table is reused: survivors
+ * are set aside, the table cleared and they go back in. Peak memory is the table plus the
+ * survivors, not two tables, and no fresh pages are faulted in.
+ */
 static int ws_rebuild(struct blockset *b, uint64_t ncap)
 {
-	struct ws_slot *nt = ws_alloc(ncap);
+	struct ws_slot *nt, *keep;
 	uint64_t n = 0;
 
+	if (ncap == b->cap && b->n && (keep = malloc(b->n * sizeof(*keep)))) {
+		for (uint64_t i = 0; i < b->cap; i++) {
+			if (b->t[i].key && !(b->level && (mix64(b->t[i].key) >> (64 - b->level))))
+				keep[n++] = b->t[i];
+		}
+		memset(b->t, 0, b->cap * sizeof(*b->t));
+		for (uint64_t i = 0; i < n; i++)
+			ws_insert_slot(b->t, b->cap, &keep[i]);
+		free(keep);
+		b->n = n;
+		return 0;
+	}
+	nt = ws_alloc(ncap);
 	if (!nt)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < b->cap; i++) {
