@@ -263,7 +263,8 @@ static int uring_reap(struct rp_engine *ee, struct rp_io **done, unsigned int ma
 
 	n += peek(e, done + n, max - n);
 	if (n || !wait_until_ns || (now = e->clock->now(e->clock)) >= wait_until_ns) {
-		if (n == max || (!e->pending && !kernel_has_cqes(e)))
+		/* prepared SQEs always go in; completions only when there is room for them */
+		if (!e->pending && (n == max || !kernel_has_cqes(e)))
 			return (int)n;
 		/* one io_uring_enter submits what is prepared and posts what has completed */
 		ret = io_uring_submit_and_get_events(&e->ring);
