@@ -187,6 +187,9 @@ struct btape_writer_opts {
 	                               * 0: default (1 s); crash loses at most this much */
 	uint64_t reorder_max_events;  /* events held for issue-order sorting; 0: default (4 M) */
 	bool fsync;                   /* fdatasync after every chunk (default: only at close) */
+	bool writeback;               /* start writeback of every chunk from the writing thread
+	                               * (sync_file_range, no wait): a recorder's own output then
+	                               * reaches the disk as its own I/O, not a flusher thread's */
 };
 
 /*

@@ -50,6 +50,7 @@ struct btape_writer {
 	uint64_t flush_interval_ns;
 	uint64_t reorder_max;
 	bool fsync_chunks;
+	bool writeback_chunks;
 
 	struct hkey *heap;
 	size_t nheap, heap_cap;
@@ -230,6 +231,10 @@ static int flush_chunk(struct btape_writer *w)
 		return fail(w, err, "%s: out of memory", wname(w));
 	if (w->fsync_chunks)
 		return sync_fd(w);
+	if (w->writeback_chunks && w->off > off)
+		/* best effort (a pipe or an odd file system says no): writeback comes later then */
+		(void)sync_file_range(w->fd, (off_t)off, (off_t)(w->off - off),
+				      SYNC_FILE_RANGE_WRITE);
 	return 0;
 }
 
@@ -548,6 +553,7 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 		o.flush_interval_ns ? o.flush_interval_ns : DEFAULT_FLUSH_INTERVAL_NS;
 	w->reorder_max = o.reorder_max_events ? o.reorder_max_events : DEFAULT_REORDER_MAX_EVENTS;
 	w->fsync_chunks = o.fsync;
+	w->writeback_chunks = o.writeback;
 	w->comms = malloc(sizeof(*w->comms) * w->chunk_events);
 	w->comm_len = malloc(sizeof(*w->comm_len) * w->chunk_events);
 	w->it = btape_intern_new(WRITER_COMM_MAX_BYTES);

@@ -657,6 +657,12 @@ int cmd_record(int argc, char **argv)
 	/* The output first: an unwritable path should not cost a BPF load. */
 	fill_meta(&meta, &o);
 	wopts.flush_interval_ns = 1000000000ull;
+	/*
+	 * The trace's own pages go to disk as the writer thread's I/O (filtered out with our
+	 * pid), not a flusher thread's, which would be recorded when the output is on a recorded
+	 * disk (the default records every disk).
+	 */
+	wopts.writeback = true;
 	err = btape_writer__open_direct(&w, o.out, &meta, &wopts);
 	if (err) {
 		cli_err("record: cannot write '%s': %s", o.out,
