@@ -49,6 +49,7 @@ static struct fx *fx_new(void)
 	snprintf(f->path, sizeof(f->path), "%s/btape-engine.XXXXXX", dir);
 	fd = mkstemp(f->path);
 	assert_true(fd >= 0);
+	unlink(f->path); /* gone even when an assertion ends the test early */
 	assert_int_equal(ftruncate(fd, BLOCKS * BLK), 0);
 	f->t = (struct rp_target){.fd = fd, .size = BLOCKS * BLK, .lbs = 512, .path = f->path};
 	rp_clock_init_real(&f->clock, 0);
@@ -62,7 +63,6 @@ static void fx_free(struct fx *f)
 	for (unsigned int i = 0; i < DEPTH; i++)
 		free(f->bufs[i]);
 	close(f->t.fd);
-	unlink(f->path);
 	free(f);
 }
 
