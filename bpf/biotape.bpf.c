@@ -100,9 +100,9 @@ struct bio___old {
 /*
  * Per-CPU counters, but not per program: a completion in interrupt context can preempt a
  * program in task context on the same CPU (bio_queue, issue) and both may count a loss, so
- * the loss counters are incremented atomically (a rare path). emitted/pending stay plain
- * (per event): only completion programs emit, and only the two bio-layer ones could nest, so
- * at worst emitted undercounts (user space treats emitted > consumed as records left).
+ * the loss counters are incremented atomically (a rare path). "emitted" is plain in the
+ * completion programs (one per event; they do not nest in themselves) and atomic where task
+ * context emits (orphans, see emit()).
  */
 static __always_inline struct biotape_counters *cnt(void)
 {
@@ -375,13 +375,15 @@ static __always_inline void unmark_issued(struct biotape_rq_event *e)
 		__sync_fetch_and_add(&ds->inflight, -1);
 }
 
-/* Sends the finished entry E to this CPU's ring; counts a failed reservation. */
 /*
  * Sends the finished entry E to this CPU's ring; counts a failed reservation. Wakeups are
  * batched: the consumer is woken every wakeup_records records of a CPU, and otherwise finds
- * the records when its poll times out.
+ * the records when its poll times out. TASK_CTX: called in task context (an orphan at
+ * block_io_start or block_bio_queue), where a completion on this CPU can interrupt us, so
+ * "emitted" is added atomically; completion programs do not nest in themselves and add
+ * plainly (one per event). Returns whether the record was sent.
  */
-static __always_inline void emit(struct biotape_rq_event *e)
+static __always_inline bool emit(struct biotape_rq_event *e, const bool task_ctx)
 {
 	struct biotape_counters *c = cnt();
 	__u32 ri = bpf_get_smp_processor_id();
@@ -389,7 +391,7 @@ static __always_inline void emit(struct biotape_rq_event *e)
 	void *rb;
 
 	if (!c)
-		return;
+		return false;
 	if (nr_rings > 1)
 		ri %= nr_rings;
 	else
@@ -397,26 +399,32 @@ static __always_inline void emit(struct biotape_rq_event *e)
 	rb = bpf_map_lookup_elem(&rings, &ri);
 	if (!rb) {
 		__sync_fetch_and_add(&c->lost_ringbuf, 1);
-		return;
+		return false;
 	}
 	e->attr &= BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_INSERT; /* the entry is retired next */
+	/* a lost increment of "pending" (an interrupted task context) only delays a wakeup */
 	if (++c->pending >= wakeup_records)
 		wake = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(rb, e, sizeof(*e), wake)) {
 		__sync_fetch_and_add(&c->lost_ringbuf, 1);
-		return;
+		return false;
 	}
 	if (wake == BPF_RB_FORCE_WAKEUP)
 		c->pending = 0;
-	c->emitted++;
+	if (task_ctx)
+		__sync_fetch_and_add(&c->emitted, 1);
+	else
+		c->emitted++;
+	return true;
 }
 
 /*
- * E was issued and its slot is now taken by a new request (or bio), so its completion came and went
- * without our program: the kernel skips a tracing program in some contexts without counting
- * a miss (a sandbox kernel that hides its init task from tracing did so here, for completions
- * run in softirq on that task's time). Rather than lose the I/O, send it without a completion
- * time; user space counts these.
+ * E was issued and its slot is now taken by a new request (or bio), so its completion came
+ * and went without our program: the kernel skips a tracing program in some contexts (re-entry
+ * on a CPU, counted as recursion_misses; and, uncounted, a sandbox kernel that hides its init
+ * task from tracing did so here, for completions run in softirq on that task's time). Rather
+ * than lose the I/O, send it without a completion time (user space counts these). E is
+ * retired either way.
  */
 static __always_inline void orphan(struct biotape_rq_event *e)
 {
@@ -425,13 +433,15 @@ static __always_inline void orphan(struct biotape_rq_event *e)
 	if (!(e->attr & BIOTAPE_ATTR_ISSUED))
 		return;
 	unmark_issued(e);
-	if (!(e->attr & BIOTAPE_ATTR_MATCH))
-		return;
-	e->complete_ns = 0;
-	emit(e);
-	c = cnt();
-	if (c)
-		__sync_fetch_and_add(&c->orphaned, 1);
+	if (e->attr & BIOTAPE_ATTR_MATCH) {
+		e->complete_ns = 0;
+		if (emit(e, true)) {
+			c = cnt();
+			if (c)
+				__sync_fetch_and_add(&c->orphaned, 1);
+		}
+	}
+	retire(e);
 }
 
 /* ---- request layer ---- */
@@ -502,11 +512,19 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 	return 0;
 }
 
+/*
+ * A request is inserted (and issued) again only after a requeue, which clears ISSUED: an entry
+ * still marked issued here belongs to an earlier request whose completion went unseen. That
+ * is how requests without block_io_start (the flush machinery's own flush request, one per
+ * hardware queue, reused for every flush) are caught.
+ */
 static __always_inline int on_rq_insert(struct request *rq, const bool btf)
 {
 	__u64 key = (__u64)rq;
 	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 
+	if (e)
+		orphan(e);
 	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE)) {
 		__u32 dev = rq_dev(rq, btf);
 		int idx = dev_index(dev);
@@ -533,6 +551,8 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 	__u64 sector;
 	__u32 i, bytes;
 
+	if (e)
+		orphan(e); /* see on_rq_insert */
 	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE)) {
 		/* Not seen before issue: a flush request, or a request started before us. */
 		__u32 dev = rq_dev(rq, btf);
@@ -647,7 +667,7 @@ static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32
 		e->complete_ns = bpf_ktime_get_ns();
 		unmark_issued(e);
 		if (e->attr & BIOTAPE_ATTR_MATCH) {
-			emit(e);
+			emit(e, false);
 		} else {
 			struct biotape_counters *c = cnt();
 
@@ -717,7 +737,7 @@ static __always_inline void bio_done(struct bio *bio, __u8 status, __u64 now)
 	e->complete_ns = now;
 	unmark_issued(e);
 	if (e->attr & BIOTAPE_ATTR_MATCH)
-		emit(e);
+		emit(e, false);
 	bpf_map_delete_elem(&inflight, &key);
 }
 
@@ -760,7 +780,7 @@ static long bio_walk_step(__u64 i, void *ctx)
  * Request-based drivers do not trace bio completions: the bios of a request complete with it
  * (those fully covered by nr_bytes, in order, for a partial completion). A request can carry
  * up to max_segments bios (128 on loop, hundreds on SCSI): the list is walked with bpf_loop
- * where the kernel has it; a list longer than the walk counts its unreached bio as lost.
+ * where the kernel has it; bios beyond the walk are sent later without a completion time.
  */
 static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, __u32 nr_bytes,
 					       const bool btf)
@@ -791,18 +811,10 @@ static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, 
 			bio = RD(btf, bio, bi_next);
 		}
 	}
-	if (bio && BPF_CORE_READ(bio, bi_iter.bi_size) <= left) {
-		/* A completed, recorded bio beyond the walk: lost (at least this one). */
-		__u64 key = (__u64)bio;
-		struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
-
-		if (e && (e->attr & BIOTAPE_ATTR_MATCH)) {
-			struct biotape_counters *c = cnt();
-
-			if (c)
-				__sync_fetch_and_add(&c->lost_inflight, 1);
-		}
-	}
+	/*
+	 * A completed bio beyond the walk stays marked issued: it is sent without a completion
+	 * time when its bio is reused, or at the stop (not counted lost: it is in the trace).
+	 */
 	return 0;
 }
 

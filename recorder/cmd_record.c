@@ -472,20 +472,38 @@ static pid_t spawn(char **cmd)
 }
 
 /*
- * Requests the kernel has in flight on the recorded disks, or -1 when sysfs does not say for
- * one of them.
+ * Requests the kernel has in flight on the recorded disks whose count it keeps (sysfs
+ * "inflight", which stays 0 with queue/iostats off); sets counted[i] for those disks. At the
+ * bio layer nothing is trusted to the kernel's count (bios held above the request layer, by
+ * throttling or a tag wait, are not in it).
  */
-static int64_t kernel_inflight(const struct btape_meta *meta)
+static uint64_t kernel_inflight(const struct btape_meta *meta, bool bio_layer, bool *counted)
 {
-	uint64_t sum = 0, n;
+	uint64_t sum = 0, n, stats;
+	char path[96];
 
 	for (uint32_t i = 0; i < meta->ndevices; i++) {
-		if (rec_dev_inflight("/sys", meta->devices[i].dev_t_major,
-				     meta->devices[i].dev_t_minor, &n))
-			return -1;
+		const struct btape_device *d = &meta->devices[i];
+		FILE *f;
+
+		counted[i] = false;
+		if (bio_layer)
+			continue;
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/iostats", d->dev_t_major,
+			 d->dev_t_minor);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		stats = 0;
+		if (fscanf(f, "%" SCNu64, &stats) != 1)
+			stats = 0;
+		fclose(f);
+		if (stats != 1 || rec_dev_inflight("/sys", d->dev_t_major, d->dev_t_minor, &n))
+			continue;
+		counted[i] = true;
 		sum += n;
 	}
-	return (int64_t)sum;
+	return sum;
 }
 
 /*
@@ -493,28 +511,26 @@ static int64_t kernel_inflight(const struct btape_meta *meta)
  * no new issue for LINGER_QUIET_MS (at most LINGER_MAX_MS). A command can exit with its I/O
  * still on the way (fio's io_uring jobs: requests issued by the kernel after the process
  * is gone), and requests already at the device at Ctrl-C complete after it: without this
- * they were silently missing (1 to iodepth requests per run). "Nothing in flight" is the
- * kernel's own count where sysfs has it: an entry of ours whose completion the kernel never
- * showed us must not hold the stop back (it is flushed without a completion time).
+ * they were silently missing (1 to iodepth requests per run). "In flight" is the kernel's own
+ * count where it keeps one, so that an entry of ours whose completion the kernel never showed
+ * us does not hold the stop back (it is sent without a completion time), plus what that count
+ * does not show (flushes, requeued requests, devices without it: see rec_bpf__pending).
  */
 static void linger_inflight(struct rec_bpf *bpf, struct rec_run *run,
-			    const struct btape_meta *meta)
+			    const struct btape_meta *meta, bool bio_layer)
 {
-	uint64_t stop = now_ns(CLOCK_MONOTONIC), last = stop, t0 = stop, wm = 0, issued, prev;
+	uint64_t stop = now_ns(CLOCK_MONOTONIC), last = stop, t0 = stop, issued, prev;
+	bool *counted = calloc(meta->ndevices ? meta->ndevices : 1, sizeof(*counted));
 
+	if (!counted)
+		return;
 	prev = rec_bpf__issued(bpf);
 	while (!run->limit_hit) {
-		int64_t kin = kernel_inflight(meta);
-		bool busy;
+		bool busy = kernel_inflight(meta, bio_layer, counted) > 0;
 
 		t0 = now_ns(CLOCK_MONOTONIC);
-		if (kin >= 0) {
-			busy = kin > 0;
-		} else {
-			if (rec_bpf__watermark(bpf, STALE_INFLIGHT_NS, &wm))
-				break;
-			busy = wm < t0;
-		}
+		if (!busy && rec_bpf__pending(bpf, counted, meta->ndevices, STALE_INFLIGHT_NS, &busy))
+			break;
 		issued = rec_bpf__issued(bpf);
 		if (issued != prev || busy) {
 			prev = issued;
@@ -530,6 +546,7 @@ static void linger_inflight(struct rec_bpf *bpf, struct rec_run *run,
 		if (rec_bpf__poll(bpf, LINGER_POLL_MS) < 0)
 			break;
 	}
+	free(counted);
 }
 
 /*
@@ -772,7 +789,7 @@ int cmd_record(int argc, char **argv)
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (!run.limit_hit && !disk_err)
-		linger_inflight(bpf, &run, &meta);
+		linger_inflight(bpf, &run, &meta, o.bio_layer);
 
 	/* Stop producing, then drain what the rings hold. */
 	rec_bpf__detach(bpf);
@@ -854,7 +871,7 @@ int cmd_record(int argc, char **argv)
 				fprintf(stderr,
 					"biotape: %" PRIu64 " events have no completion time: their "
 					"completion was not seen (%" PRIu64 " found when their request "
-					"was reused, %" PRIu64 " still open at the stop)\n",
+					"or bio was reused, %" PRIu64 " still open at the stop)\n",
 					nc, nc - open_at_exit, open_at_exit);
 		}
 		if (child > 0) {

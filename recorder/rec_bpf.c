@@ -407,6 +407,44 @@ int rec_bpf__watermark(struct rec_bpf *b, uint64_t stale_ns, uint64_t *wm)
 	return 0;
 }
 
+struct pending_scan {
+	const bool *kernel_counted;
+	uint32_t ndev;
+	uint64_t now, stale_ns;
+	bool busy;
+};
+
+static void pending_visit(const struct biotape_rq_event *e, void *ctx)
+{
+	struct pending_scan *p = ctx;
+	bool counted = e->dev_idx < p->ndev && p->kernel_counted[e->dev_idx];
+
+	if (p->busy || !e->issue_ns || p->now - e->issue_ns >= p->stale_ns)
+		return;
+	if (e->attr & BIOTAPE_ATTR_ISSUED)
+		/* the kernel's count has no flush request in it */
+		p->busy = !counted || e->op == BIOTAPE_RQ_OP_FLUSH;
+	else if ((e->attr & BIOTAPE_ATTR_LIVE) && (e->flags & BIOTAPE_RQF_REQUEUED))
+		p->busy = true; /* requeued, to be issued again */
+}
+
+int rec_bpf__pending(struct rec_bpf *b, const bool *kernel_counted, uint32_t ndev,
+		     uint64_t stale_ns, bool *busy)
+{
+	struct pending_scan p = { .kernel_counted = kernel_counted, .ndev = ndev,
+				  .stale_ns = stale_ns };
+	struct timespec ts;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	p.now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	err = scan_inflight(b, pending_visit, &p);
+	if (err)
+		return err;
+	*busy = p.busy;
+	return 0;
+}
+
 struct open_scan {
 	struct rec_bpf *b;
 	uint64_t n;
@@ -418,15 +456,19 @@ static void open_visit(const struct biotape_rq_event *e, void *ctx)
 	struct open_scan *o = ctx;
 	struct biotape_rq_event ev;
 
-	if (o->stop || !e->issue_ns || (e->attr & (BIOTAPE_ATTR_ISSUED | BIOTAPE_ATTR_MATCH)) !=
-					       (BIOTAPE_ATTR_ISSUED | BIOTAPE_ATTR_MATCH))
+	/* issued, or requeued and waiting to be issued again */
+	bool open = (e->attr & BIOTAPE_ATTR_ISSUED) ||
+		    ((e->attr & BIOTAPE_ATTR_LIVE) && (e->flags & BIOTAPE_RQF_REQUEUED));
+
+	if (o->stop || !e->issue_ns || !open || !(e->attr & BIOTAPE_ATTR_MATCH))
 		return;
 	ev = *e;
 	ev.complete_ns = 0;
 	ev.attr &= BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_INSERT;
-	o->n++;
 	if (o->b->fn(o->b->ctx, &ev))
-		o->stop = true;
+		o->stop = true; /* --max-events reached: this one was not taken */
+	else
+		o->n++;
 }
 
 int64_t rec_bpf__flush_open(struct rec_bpf *b)
@@ -499,9 +541,10 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 	b->diag_noentry = noentry;
 	b->orphaned = orphaned;
 	/*
-	 * A program the kernel skipped (re-entry on its CPU) that would have ended or started a
-	 * record is a lost event: completions, and block_bio_queue (a bio never tracked). A
-	 * skipped block_rq_issue is counted at completion (unissued).
+	 * A block_bio_queue the kernel skipped (re-entry on its CPU) is a bio never tracked: lost.
+	 * A skipped completion is not: its entry stays marked issued and is sent without a
+	 * completion time (orphan at reuse, or rec_bpf__flush_open). A skipped block_rq_issue is
+	 * counted at completion (unissued).
 	 */
 	{
 		struct bpf_program *p;
@@ -513,7 +556,7 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 
 			const char *name = bpf_program__name(p);
 
-			if (fd < 0 || (!strstr(name, "complete") && !strstr(name, "bio_queue")) ||
+			if (fd < 0 || !strstr(name, "bio_queue") ||
 			    bpf_obj_get_info_by_fd(fd, &info, &len))
 				continue;
 			*lost_inflight += info.recursion_misses;

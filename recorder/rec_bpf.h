@@ -49,6 +49,14 @@ int rec_bpf__watermark(struct rec_bpf *b, uint64_t stale_ns, uint64_t *wm);
  * the stop, or whose completion the kernel ran no program for. Returns how many, or -errno.
  */
 int64_t rec_bpf__flush_open(struct rec_bpf *b);
+/*
+ * Whether the in-flight map holds requests the kernel's own in-flight count does not show:
+ * entries issued on a device whose index is not set in kernel_counted[0..ndev), issued
+ * flushes (never in the kernel's count), and requeued requests waiting to be issued again.
+ * Entries older than stale_ns are ignored.
+ */
+int rec_bpf__pending(struct rec_bpf *b, const bool *kernel_counted, uint32_t ndev,
+		     uint64_t stale_ns, bool *busy);
 /* Detaches the programs: no new records after this (the rings can still be drained). */
 void rec_bpf__detach(struct rec_bpf *b);
 /* Requests (bios) of the recorded devices issued so far (filtered out or not). */
