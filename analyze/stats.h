@@ -172,7 +172,8 @@ struct stats {
 	struct hist *interarrival;
 	struct hist *idle;   /* idle period lengths (>= idle_min_ns) */
 	uint64_t busy_until; /* last completion (or issue) seen */
-	bool idle_from_completions;
+	bool idle_from_completions; /* set by stats__finish */
+	uint64_t idle_no_complete;   /* events without a completion time */
 	uint64_t idle_total_ns;
 	struct tl_row *tl;
 	uint64_t tl_interval, tl_rows;		/* rows used */

@@ -299,6 +299,37 @@ static void test_working_set_estimate(void **st)
 	stats__free(s);
 }
 
+/*
+ * A few events without a completion time (a recorder keeps the I/Os whose completion it did
+ * not see) leave idle periods measured from completions; many turn them into issue gaps.
+ */
+static void test_idle_basis_with_missing_completions(void **st)
+{
+	enum { N = 300 };
+	struct btape_event *e = calloc(N, sizeof(*e));
+
+	assert_non_null(e);
+	for (int missing = 1; missing <= 150; missing += 149) {
+		for (int i = 0; i < N; i++) {
+			e[i] = ev_rw((uint64_t)i * MS, BTAPE_OP_READ, (uint64_t)i * 8, 4096);
+			e[i].present = BTAPE_HAS_COMPLETE;
+			e[i].complete_ns = (uint64_t)i * MS + 100000; /* 100 us each, then idle */
+		}
+		for (int i = 0; i < missing; i++)
+			e[i * (N / missing)].present = 0;
+		struct stats *s = run(e, N, NULL);
+
+		if (missing == 1)
+			assert_true(s->idle_from_completions); /* 1 in 300 */
+		else
+			assert_false(s->idle_from_completions); /* half */
+		assert_int_equal(s->idle_no_complete, missing);
+		stats__free(s);
+	}
+	free(e);
+	(void)st;
+}
+
 static void test_qd_and_idle_from_completions(void **st)
 {
 	struct btape_event e[4];
@@ -582,6 +613,7 @@ int main(void)
 		cmocka_unit_test(test_working_set_skew),
 		cmocka_unit_test(test_working_set_estimate),
 		cmocka_unit_test(test_qd_and_idle_from_completions),
+		cmocka_unit_test(test_idle_basis_with_missing_completions),
 		cmocka_unit_test(test_devices_and_procs),
 		cmocka_unit_test(test_timeline_coarsens),
 		cmocka_unit_test(test_sizes_sorted),
