@@ -869,10 +869,11 @@ int cmd_record(int argc, char **argv)
 
 			if (nc)
 				fprintf(stderr,
-					"biotape: %" PRIu64 " events have no completion time: their "
-					"completion was not seen (%" PRIu64 " found when their request "
+					"biotape: %" PRIu64 " event%s no completion time: "
+					"completion not seen (%" PRIu64 " found when their request "
 					"or bio was reused, %" PRIu64 " still open at the stop)\n",
-					nc, nc - open_at_exit, open_at_exit);
+					nc, nc == 1 ? " has" : "s have", nc - open_at_exit,
+					open_at_exit);
 		}
 		if (child > 0) {
 			if (WIFEXITED(child_status))

@@ -28,7 +28,7 @@ for cfg in 7 2 5:bio; do
 	read -r tr tw nc bad < <("$BIOTAPE" dump --csv "$D/u$n.btape" | awk -F, 'NR > 1 {
 		n[$7]++; if ($2 == "") nc++; if ($6 != 4096 || $1 == "" || seen[$1 "," $5]++) bad++ }
 		END { print n["read"] + 0, n["write"] + 0, nc + 0, bad + 0 }')
-	said=$(sed -n 's/^biotape: \([0-9]*\) events have no completion time.*/\1/p' "$D/u$n.err")
+	said=$(sed -n 's/^biotape: \([0-9]*\) events\{0,1\} ha[sv]e\{0,1\} no completion time.*/\1/p' "$D/u$n.err")
 	reused=$(sed -n 's/.*(\([0-9]*\) found when their request or bio was reused.*/\1/p' "$D/u$n.err")
 	echo "$layer layer, skip every ${n}th: fio $r/$w, trace $tr/$tw, without completion $nc (said ${said:-none}, at reuse ${reused:-?}), lost $(rec_lost)"
 	[ "$tr" = "$r" ] && [ "$tw" = "$w" ] || fail "skip $n: trace $tr/$tw, fio $r/$w"
