@@ -130,6 +130,8 @@ cleanup:
 }
 
 /* Hands every prepared SQE to the kernel. */
+#define SUBMIT_NOW_SQES 64 /* the scheduler's batch: a full one is submitted at once */
+
 static int flush(struct uring_engine *e)
 {
 	int ret;
@@ -207,8 +209,12 @@ static int uring_submit(struct rp_engine *ee, struct rp_io **ios, unsigned int n
 		queued++;
 	}
 	e->pending += queued;
-	if (i < n && e->pending) {
-		/* the SQ is full: hand it over now */
+	if ((i < n || e->pending >= SUBMIT_NOW_SQES) && e->pending) {
+		/*
+		 * The SQ is full, or a whole batch is waiting while the caller prepares more: hand
+		 * it over now, so that its issue stamps are true (the last, partial batch goes in
+		 * with the next reap, in one system call with the wait).
+		 */
 		ret = flush(e);
 		if (ret < 0)
 			return ret;
@@ -286,7 +292,8 @@ static int uring_reap(struct rp_engine *ee, struct rp_io **done, unsigned int ma
 	/* one io_uring_enter submits what is prepared and waits for a completion */
 	ret = io_uring_submit_and_wait_timeout(&e->ring, &cqe, 1, &ts, NULL);
 	if (ret >= 0 || ret == -ETIME) {
-		e->pending = 0;
+		/* liburing stops submitting once a completion is there: count what is left */
+		e->pending = io_uring_sq_ready(&e->ring);
 	} else if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 		return ret;
 	} else if ((ret = flush(e)) < 0) {

@@ -21,6 +21,7 @@
 #define REAP_MAX 128
 #define WATERMARK_EVERY 1024
 #define BLOCKED_WAIT_NS 10000000ull /* waiting for a slot: re-check the stop flag this often */
+#define DRAIN_STALL_NS 30000000000ull /* at the end: give up after 30 s without a completion */
 
 /* ---- payload ---- */
 
@@ -292,6 +293,20 @@ static int reap(struct run *r, uint64_t wait_until)
 	return total;
 }
 
+/* Takes back I/Os counted as in flight that never reached the engine (an error before submit). */
+static void unissue(struct run *r, struct rp_io **ios, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct rp_io *io = ios[i];
+
+		io->busy = false;
+		r->inflight--;
+		r->lane_inflight[io->lane]--;
+		r->target_inflight[io->target]--;
+		r->freel[r->nfree++] = io;
+	}
+}
+
 static int submit(struct run *r, struct rp_io **ios, unsigned int n)
 {
 	uint64_t t = r->clock->now(r->clock);
@@ -307,8 +322,11 @@ static int submit(struct run *r, struct rp_io **ios, unsigned int n)
 	r->st->issued += n;
 	while (done < n) {
 		ret = r->ops->submit(r->e, ios + done, n - done);
-		if (ret < 0)
+		if (ret < 0) {
+			r->st->issued -= n - done;
+			unissue(r, ios + done, n - done);
 			return ret;
+		}
 		done += (unsigned int)ret;
 		if (done < n) {
 			/* the engine is full (it should not be: depth matches); make room */
@@ -524,8 +542,10 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			int op;
 
 			err = cursor(r);
-			if (err < 0)
+			if (err < 0) {
+				unissue(r, batch, nb); /* prepared, never submitted */
 				goto cleanup;
+			}
 			if (!err)
 				break;
 			ev = &r->batch[r->pos];
@@ -571,6 +591,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			err = prepare_io(r, io, ev, op, deadline);
 			if (err) {
 				r->freel[r->nfree++] = io;
+				unissue(r, batch, nb);
 				goto cleanup;
 			}
 			r->inflight++;
@@ -638,12 +659,28 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	}
 	err = 0;
 cleanup:
-	/* never leave I/Os in flight in an engine about to be closed */
-	while (r->inflight) {
-		int ret = reap(r, clock->now(clock) + BLOCKED_WAIT_NS);
+	/*
+	 * Never leave I/Os in flight in an engine about to be closed; but never wait for ever
+	 * either: after DRAIN_STALL_NS without a completion, give up (the engine's close then
+	 * cancels or waits for what the kernel still has).
+	 */
+	{
+		uint64_t progress = clock->now(clock);
 
-		if (ret < 0)
-			break;
+		while (r->inflight) {
+			uint64_t t = clock->now(clock);
+			int ret = reap(r, t + BLOCKED_WAIT_NS);
+
+			if (ret < 0)
+				break;
+			if (ret > 0)
+				progress = t;
+			else if (t - progress >= DRAIN_STALL_NS) {
+				if (!err)
+					err = -ETIMEDOUT;
+				break;
+			}
+		}
 	}
 	if (cfg->stop && *cfg->stop)
 		st->interrupted = true;

@@ -36,6 +36,28 @@ expect_usage "$D/r.btape" --map nosuchdev="$D/t"
 echo "garbage" >"$D/bad.btape"
 expect_usage "$D/bad.btape" --target "$D/t"
 
+# a trace damaged in the middle: the replay stops with one line naming the frame, exit 2, no
+# hang (it once waited for ever for I/Os prepared in a batch that was never submitted), and
+# no result trace that looks valid
+"$GEN" -o "$D/big.btape" -n 200000 -r 200000 -S $((8 << 20)) || fail "gen"
+python3 - "$D/big.btape" <<'PY' || fail "damage"
+import os, sys
+n = os.path.getsize(sys.argv[1])
+with open(sys.argv[1], "r+b") as f:
+    f.seek(n // 2)
+    b = f.read(1)
+    f.seek(n // 2)
+    f.write(bytes([b[0] ^ 0xff]))
+PY
+truncate -s 8M "$D/dmg"
+rc=0
+err=$(timeout -s KILL 120 "$BIOTAPE" replay "$D/big.btape" --target "$D/dmg" --buffered \
+	--timing afap --no-progress -o "$D/dmg-res.btape" 2>&1 >/dev/null) || rc=$?
+[ $rc = 2 ] || fail "damaged trace: exit $rc, want 2 ($err)"
+grep -q "checksum" <<<"$err" || fail "damaged trace: message does not name the damage: $err"
+[ ! -e "$D/dmg-res.btape" ] || fail "damaged trace: a result trace was left behind"
+ls "$D" | grep -q "dmg-res.btape.tmp" && fail "damaged trace: a temporary result file was left"
+
 # a trace with writes is refused without --write / --writes-as-reads, and nothing is touched
 printf 'keep' >"$D/keep"
 truncate -s 8M "$D/keep"
