@@ -50,4 +50,9 @@ t_loop() {
 	truncate -s "${1}M" "$f" || fail "truncate"
 	LOOP=$(losetup -f --show --direct-io=on "$f") || skip "cannot create a loop device"
 	T_LOOPS+=("$LOOP")
+	# A loop device keeps its queue settings across detach and attach: start from the
+	# defaults whatever an earlier user left (nomerges, iostats: diskstats stay 0 without it).
+	local q=/sys/block/$(basename "$LOOP")/queue
+	echo 0 >"$q/nomerges" 2>/dev/null
+	echo 1 >"$q/iostats" 2>/dev/null
 }
