@@ -38,6 +38,13 @@ const volatile bool have_bpf_loop = false; /* the kernel has bpf_loop (5.17+) */
  */
 const volatile __u32 test_skip_complete = 0;
 __u64 test_complete_seq = 0;
+
+/* True for every Nth completion under fault injection; constant false in production. */
+static __always_inline bool test_skip(void)
+{
+	return test_skip_complete &&
+	       __sync_fetch_and_add(&test_complete_seq, 1) % test_skip_complete == 0;
+}
 const volatile __u32 ndev_list = 0;       /* 0: use the "devices" hash map */
 const volatile __u32 dev_list[MAX_DEV_LIST] = {};
 
@@ -633,8 +640,7 @@ static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32
 	__u64 key = (__u64)rq;
 	struct biotape_rq_event *e;
 
-	if (test_skip_complete &&
-	    __sync_fetch_and_add(&test_complete_seq, 1) % test_skip_complete == 0)
+	if (test_skip())
 		return 0;
 	e = bpf_map_lookup_elem(&inflight, &key);
 	if (!e) {
@@ -789,8 +795,7 @@ static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, 
 	__u64 now = bpf_ktime_get_ns();
 	__u32 left = nr_bytes;
 
-	if (test_skip_complete &&
-	    __sync_fetch_and_add(&test_complete_seq, 1) % test_skip_complete == 0)
+	if (test_skip())
 		return 0;
 
 	if (have_bpf_loop) {

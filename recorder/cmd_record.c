@@ -479,29 +479,15 @@ static pid_t spawn(char **cmd)
  */
 static uint64_t kernel_inflight(const struct btape_meta *meta, bool bio_layer, bool *counted)
 {
-	uint64_t sum = 0, n, stats;
-	char path[96];
+	uint64_t sum = 0, n;
 
 	for (uint32_t i = 0; i < meta->ndevices; i++) {
 		const struct btape_device *d = &meta->devices[i];
-		FILE *f;
 
-		counted[i] = false;
-		if (bio_layer)
-			continue;
-		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/iostats", d->dev_t_major,
-			 d->dev_t_minor);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		stats = 0;
-		if (fscanf(f, "%" SCNu64, &stats) != 1)
-			stats = 0;
-		fclose(f);
-		if (stats != 1 || rec_dev_inflight("/sys", d->dev_t_major, d->dev_t_minor, &n))
-			continue;
-		counted[i] = true;
-		sum += n;
+		counted[i] = !bio_layer &&
+			     !rec_dev_inflight("/sys", d->dev_t_major, d->dev_t_minor, &n);
+		if (counted[i])
+			sum += n;
 	}
 	return sum;
 }

@@ -168,9 +168,16 @@ int rec_dev_inflight(const char *sysfs, uint32_t major, uint32_t minor, uint64_t
 {
 	char path[PATH_MAX + 64];
 	unsigned long long r, w;
+	uint64_t stats;
 	FILE *f;
 	int got;
 
+	/* with queue/iostats off the kernel counts nothing: "inflight" reads 0 */
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/queue/iostats", sysfs, major, minor);
+	if (read_u64(path, &stats))
+		return -ENOENT;
+	if (stats != 1)
+		return -ENODATA;
 	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/inflight", sysfs, major, minor);
 	f = fopen(path, "re");
 	if (!f)

@@ -24,7 +24,8 @@ int rec_dev_add_all(const char *sysfs, struct btape_meta *meta);
 uint64_t rec_dev_max_requests(const char *sysfs, uint32_t major, uint32_t minor);
 /*
  * Requests of disk major:minor the kernel has in flight (sysfs "inflight": reads + writes).
- * Returns 0, or -errno when the kernel does not say.
+ * Returns 0, or -errno when the kernel does not say (-ENODATA: queue/iostats is off, so it
+ * keeps no count).
  */
 int rec_dev_inflight(const char *sysfs, uint32_t major, uint32_t minor, uint64_t *n);
 /* Kernel-internal dev_t as BPF sees it (MKDEV: major << 20 | minor). */
