@@ -6,14 +6,16 @@ BIOTAPE_SRC=${BIOTAPE_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 T_LOOPS=()
 T_FILES=()
 T_PIDS=()
+T_MOUNTS=()
 # Everything a test puts in /dev/shm lives under T_ROOT, removed at exit (t_tmpdir is called
 # as D=$(t_tmpdir), in a subshell, so it cannot register its directory itself).
 T_ROOT=$(mktemp -d /dev/shm/biotape-test.XXXXXX) || { echo "FAIL: mktemp" >&2; exit 1; }
 T_FILES+=("$T_ROOT")
 
 t_cleanup() {
-	local p l f
+	local p l f m
 	for p in "${T_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for m in "${T_MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
 	for l in "${T_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
 	for f in "${T_FILES[@]}"; do rm -rf -- "$f"; done
 }
@@ -55,4 +57,13 @@ t_loop() {
 	local q=/sys/block/$(basename "$LOOP")/queue
 	echo 0 >"$q/nomerges" 2>/dev/null
 	echo 1 >"$q/iostats" 2>/dev/null
+}
+# t_ext4 [MKFS_OPTION...]: ext4 on $LOOP (t_loop first), mounted on a fresh directory that is
+# unmounted at exit; sets MNT. Call it directly (not in $(...)).
+t_ext4() {
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$@" "$LOOP" || fail "mkfs.ext4"
+	MNT=$(mktemp -d "$T_ROOT/mnt.XXXXXX") || fail "mktemp"
+	mount "$LOOP" "$MNT" || skip "cannot mount ext4"
+	T_MOUNTS+=("$MNT")
+	sync
 }

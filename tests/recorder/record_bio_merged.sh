@@ -9,15 +9,7 @@
 rec_require python3 mkfs.ext4 mount umount
 D=$(t_tmpdir)
 t_loop 64
-# Loop devices keep queue settings across attach: an earlier test may have left nomerges on.
-echo 0 > "/sys/block/$(basename "$LOOP")/queue/nomerges" || fail "nomerges"
-mkfs.ext4 -q -b 1024 -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP" || fail "mkfs.ext4"
-mkdir "$D/mnt"
-mount "$LOOP" "$D/mnt" || skip "cannot mount ext4"
-MNT=$D/mnt
-cleanup_mnt() { umount "$MNT" 2>/dev/null; t_cleanup; }
-trap cleanup_mnt EXIT
-sync
+t_ext4 -b 1024
 
 rec_start "$D/rq.btape" -d "$LOOP"
 RQ_PID=$REC_PID RQ_ERR=$REC_ERR

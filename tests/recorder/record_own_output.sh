@@ -10,13 +10,7 @@
 rec_require python3 mkfs.ext4 mount umount filefrag
 D=$(t_tmpdir)
 t_loop 128
-mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP" || fail "mkfs.ext4"
-mkdir "$D/mnt"
-mount "$LOOP" "$D/mnt" || skip "cannot mount ext4"
-MNT=$D/mnt
-cleanup_mnt() { umount "$MNT" 2>/dev/null; t_cleanup; }
-trap cleanup_mnt EXIT
-sync
+t_ext4
 # fio for ~3 s (several chunks of trace: the writer flushes at least once a second), a pause
 # so that the last chunk is written, then a sync that would write back whatever is dirty.
 "$BIOTAPE" record -v -o "$MNT/self.btape" -d "$LOOP" -- sh -c "fio --name=w \
