@@ -194,7 +194,9 @@ static void qheap_push(struct qheap *h, uint64_t v)
 			uint32_t ncap = h->cap ? h->cap * 2 : 64;
 			uint64_t *nv;
 
-			if (ncap > STATS_QD_HEAP_MAX || !(nv = realloc(h->v, ncap * sizeof(*nv)))) {
+			/* one more for the sentinel */
+			if (ncap > STATS_QD_HEAP_MAX ||
+			    !(nv = realloc(h->v, (ncap + 1) * sizeof(*nv)))) {
 				h->overflow = true;
 				return;
 			}
@@ -213,6 +215,7 @@ static void qheap_push(struct qheap *h, uint64_t v)
 
 	h->v[j] = v;
 	h->n++;
+	h->v[h->n] = UINT64_MAX; /* sentinel: qheap_expire needs no bound check */
 }
 
 static inline uint32_t qheap_count(const struct qheap *h)
@@ -220,13 +223,31 @@ static inline uint32_t qheap_count(const struct qheap *h)
 	return h->n - h->head;
 }
 
-/* Drops the completions at or before t. */
+/*
+ * Drops the completions at or before t. v[n] is a sentinel (UINT64_MAX), so the first steps
+ * need no bound check and no branch (how many go per event is random: 0, 1, 2, ...).
+ */
 static inline void qheap_expire(struct qheap *h, uint64_t t)
 {
-	while (h->head < h->n && h->v[h->head] <= t)
-		h->head++;
-	if (h->head == h->n)
+	if (!h->v || t == UINT64_MAX) {
+		while (h->head < h->n && h->v[h->head] <= t)
+			h->head++;
+	} else {
+		const uint64_t *v = h->v;
+		uint32_t i = h->head;
+
+		i += v[i] <= t;
+		i += v[i] <= t;
+		i += v[i] <= t;
+		while (v[i] <= t)
+			i++;
+		h->head = i;
+	}
+	if (h->head == h->n) {
 		h->head = h->n = 0;
+		if (h->v)
+			h->v[0] = UINT64_MAX;
+	}
 }
 
 static inline void size_add(struct opstat *o, uint64_t size)
@@ -346,11 +367,15 @@ static int ws_rebuild(struct blockset *b, uint64_t ncap)
 {
 	struct ws_slot *nt, *keep;
 	uint64_t n = 0;
+	const uint64_t drop = b->level ? ~0ull << (64 - b->level) : 0; /* hash bits that drop */
 
-	if (ncap == b->cap && b->n && (keep = malloc(b->n * sizeof(*keep)))) {
+	if (ncap == b->cap && b->n && (keep = malloc((b->n + 1) * sizeof(*keep)))) {
+		/* branchless: which slots survive is random (about half of the used ones) */
 		for (uint64_t i = 0; i < b->cap; i++) {
-			if (b->t[i].key && !(b->level && (mix64(b->t[i].key) >> (64 - b->level))))
-				keep[n++] = b->t[i];
+			uint64_t key = b->t[i].key;
+
+			keep[n] = b->t[i];
+			n += (key != 0) & ((mix64(key) & drop) == 0);
 		}
 		memset(b->t, 0, b->cap * sizeof(*b->t));
 		for (uint64_t i = 0; i < n; i++)
@@ -743,14 +768,14 @@ static void heat_add(struct devstat *d, uint64_t t, uint64_t sector)
 	d->heat[(sector >> d->heat_lshift) * STATS_HEAT_T + (t >> d->heat_tshift)]++;
 }
 
-static unsigned int seek_bin(int64_t d)
+/* Signed log2 bin of a seek distance, branchless (the sign and size are random). */
+static inline unsigned int seek_bin(int64_t d)
 {
-	if (d == 0)
-		return 64;
-	uint64_t a = d > 0 ? (uint64_t)d : -(uint64_t)d;
-	unsigned int k = 64 - (unsigned int)__builtin_clzll(a); /* 1..64 */
+	uint64_t sgn = (uint64_t)(d >> 63); /* all ones when negative */
+	uint64_t a = ((uint64_t)d ^ sgn) - sgn;
+	unsigned int k = (a != 0) * (64 - (unsigned int)__builtin_clzll(a | 1)); /* 0..64 */
 
-	return d > 0 ? 64 + k : 64 - k;
+	return 64 + ((k ^ (unsigned int)sgn) - (unsigned int)sgn);
 }
 
 int64_t stats_seek_bin_lo(unsigned int bin)
@@ -846,7 +871,8 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 
 		if (st->has_last) {
 			int64_t dist = (int64_t)(off - st->last_end);
-			uint64_t ad = dist < 0 ? -(uint64_t)dist : (uint64_t)dist;
+			uint64_t sgn = (uint64_t)(dist >> 63);
+			uint64_t ad = ((uint64_t)dist ^ sgn) - sgn; /* |dist|, no branch */
 
 			st->n++;
 			st->seq += dist == 0;
@@ -981,6 +1007,287 @@ int stats__add(struct stats *s, const struct btape_event *ev)
 	return err ? err : ws_event(s, ev);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* block fast path: one statistic (or a few) per pass over a block of events              */
+
+/*
+ * A block takes the fast path when nothing in it changes a cached position: the analysis has
+ * started, issue times do not decrease (from the last one added), every event is on a declared
+ * device that is already set up, and all of them fall into the current 1 s window and timeline
+ * row. Then add_core's per-event work comes out the same done pass by pass (each statistic
+ * sees the events in the same order), with the state of each pass in registers. Any other
+ * block goes through add_core one event at a time.
+ */
+#define ADD_BLOCK_EVENTS 64
+
+static bool block_fast_ok(const struct stats *s, const struct btape_event *e, size_t m)
+{
+	if (!s->nadd || !m)
+		return false;
+	uint64_t prev = s->last_issue_ns;
+	bool ok = true;
+
+	for (size_t i = 0; i < m; i++) {
+		uint32_t dev = e[i].dev;
+
+		ok &= e[i].issue_ns >= prev;
+		prev = e[i].issue_ns;
+		ok &= dev < STATS_MAX_DEVICES && s->devs[dev].used;
+	}
+	if (!ok)
+		return false;
+	uint64_t t0 = e[0].issue_ns - s->origin_ns, t1 = e[m - 1].issue_ns - s->origin_ns;
+
+	return t0 >= s->win_lo && t1 < s->win_hi && t0 >= s->tl_cur_lo && t1 < s->tl_cur_hi;
+}
+
+/* hist_add of n values, the header (count, min, max, sum) kept in registers. */
+static void hist_add_vals(struct hist *h, const uint64_t *v, size_t n)
+{
+	if (!n)
+		return;
+	uint64_t mn = h->count ? h->min : UINT64_MAX, mx = h->max;
+	unsigned __int128 sum = ((unsigned __int128)h->sum_hi << 64) | h->sum_lo;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = v[i];
+
+		mn = x < mn ? x : mn;
+		mx = x > mx ? x : mx;
+		sum += x;
+		h->b[hist_index(x)]++;
+	}
+	h->count += n;
+	h->min = mn;
+	h->max = mx;
+	h->sum_lo = (uint64_t)sum;
+	h->sum_hi = (uint64_t)(sum >> 64);
+}
+
+/* hist_add with the bucket index already known (one value into several histograms). */
+static inline void hist_add_at(struct hist *h, uint64_t v, unsigned int idx)
+{
+	if (h->count == 0 || v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->count++;
+	h->sum_lo += v;
+	h->sum_hi += h->sum_lo < v;
+	h->b[idx]++;
+}
+
+static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m)
+{
+	uint8_t opv[ADD_BLOCK_EVENTS];
+	bool hcv[ADD_BLOCK_EVENTS];
+	uint64_t val[ADD_BLOCK_EVENTS];
+	const uint64_t origin = s->origin_ns, win = s->win_cur;
+	uint32_t pall = ~0u, pany = 0;
+	size_t k;
+
+	/* op, presence */
+	for (size_t i = 0; i < m; i++) {
+		opv[i] = e[i].op < BTAPE_OP__COUNT ? e[i].op : BTAPE_OP_OTHER;
+		pall &= e[i].present;
+		pany |= e[i].present;
+	}
+	s->present_all &= pall;
+	s->present_any |= pany;
+
+	/* inter-arrival: issue times do not decrease, the previous one is the last added */
+	{
+		uint64_t prev = s->last_issue_ns;
+
+		for (size_t i = 0; i < m; i++) {
+			val[i] = e[i].issue_ns - prev;
+			prev = e[i].issue_ns;
+		}
+		hist_add_vals(s->interarrival, val, m);
+	}
+	s->nadd += m;
+
+	/* accumulators: overall (always in the current window), device, process */
+	{
+		struct acc *a = &s->all;
+
+		if (win != a->win || !a->win_open)
+			acc_roll(a, win);
+		for (size_t i = 0; i < m; i++) {
+			a->n_op[opv[i]]++;
+			a->bytes_op[opv[i]] += e[i].bytes;
+		}
+		for (size_t i = 0; i < m; i++)
+			acc_add(&s->devs[e[i].dev].acc, win, opv[i], e[i].bytes);
+		if (pany & BTAPE_HAS_PID)
+			for (size_t i = 0; i < m; i++)
+				if (e[i].present & BTAPE_HAS_PID)
+					acc_add(get_proc(s, &e[i]), win, opv[i], e[i].bytes);
+	}
+
+	/* per op: counts, sizes, errors */
+	for (size_t i = 0; i < m; i++) {
+		struct opstat *o = &s->ops[opv[i]];
+		uint64_t b = e[i].bytes;
+
+		o->n++;
+		o->bytes += b;
+		size_add(o, b);
+		o->size_log2[b ? 64 - __builtin_clzll(b) : 0]++;
+		if ((e[i].present & BTAPE_HAS_ERROR) && e[i].error)
+			o->n_errors++;
+	}
+
+	/* latency: device time into the op's and the device's histograms (one bucket index) */
+	uint64_t lat_n = 0, lat_sum = 0, last_c = s->last_complete_ns;
+
+	for (size_t i = 0; i < m; i++) {
+		const struct btape_event *ev = &e[i];
+		struct opstat *o = &s->ops[opv[i]];
+		bool has_c = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns;
+		bool has_i = (ev->present & BTAPE_HAS_INSERT) && ev->insert_ns <= ev->issue_ns;
+
+		hcv[i] = has_c;
+		if (has_c) {
+			if (!o->lat_dev && !(o->lat_dev = hist_new()))
+				return -ENOMEM;
+			if (!o->lat_total && !(o->lat_total = hist_new()))
+				return -ENOMEM;
+			uint64_t dt = ev->complete_ns - ev->issue_ns;
+			unsigned int idx = hist_index(dt);
+
+			o->n_complete++;
+			hist_add_at(o->lat_dev, dt, idx);
+			hist_add_at(s->devs[ev->dev].acc.lat, dt, idx);
+			hist_add(o->lat_total, ev->complete_ns - (has_i ? ev->insert_ns : ev->issue_ns));
+			last_c = ev->complete_ns > last_c ? ev->complete_ns : last_c;
+			lat_n++;
+			lat_sum += dt;
+		}
+		if (has_i) {
+			if (!o->lat_queue && !(o->lat_queue = hist_new()))
+				return -ENOMEM;
+			o->n_insert++;
+			hist_add(o->lat_queue, ev->issue_ns - ev->insert_ns);
+		}
+	}
+	s->last_complete_ns = last_c;
+
+	/* locality: streams are (device, direction); offsets in bytes */
+	{
+		const uint64_t near = s->o.near_seq_bytes;
+
+		for (size_t i = 0; i < m; i++) {
+			const struct btape_event *ev = &e[i];
+			int dir = DIR_OF[opv[i]];
+
+			if (dir < 0 || !ev->bytes)
+				continue;
+			struct devstat *d = &s->devs[ev->dev];
+			struct stream *st = &d->streams[dir];
+			uint64_t off = ev->sector * SECTOR, end = off + ev->bytes;
+
+			if (st->has_last) {
+				int64_t dist = (int64_t)(off - st->last_end);
+				uint64_t sgn = (uint64_t)(dist >> 63);
+				uint64_t ad = ((uint64_t)dist ^ sgn) - sgn; /* |dist|, no branch */
+
+				st->n++;
+				st->seq += dist == 0;
+				st->near += ad <= near;
+				st->seek[seek_bin(dist)]++;
+			}
+			st->has_last = true;
+			st->last_end = end;
+			autorange_add(&d->lba, ev->sector, 1);
+			heat_add(d, ev->issue_ns - origin, ev->sector);
+			d->min_off = off < d->min_off ? off : d->min_off;
+			d->max_end = end > d->max_end ? end : d->max_end;
+		}
+	}
+
+	/* queue depth at issue */
+	uint64_t qd_n = 0, qd_sum = 0;
+
+	k = 0;
+	for (size_t i = 0; i < m; i++) {
+		const struct btape_event *ev = &e[i];
+		uint64_t qd = 0;
+
+		if (ev->present & BTAPE_HAS_QD) {
+			qd = ev->qd;
+		} else if (hcv[i]) {
+			struct qheap *h = &s->devs[ev->dev].inflight;
+
+			qheap_expire(h, ev->issue_ns);
+			qd = qheap_count(h) + 1;
+			qheap_push(h, ev->complete_ns);
+		} else {
+			s->qd_missing++;
+		}
+		val[k] = qd;
+		k += qd != 0;
+		qd_n += qd != 0;
+		qd_sum += qd;
+	}
+	hist_add_vals(s->qd, val, k);
+
+	/* idle periods: nothing in flight (or, without completions, no issue) */
+	{
+		uint64_t busy = s->busy_until, nc = 0;
+		const uint64_t idle_min = s->o.idle_min_ns;
+
+		for (size_t i = 0; i < m; i++) {
+			uint64_t issue = e[i].issue_ns;
+
+			nc += !hcv[i];
+			if (issue > busy) {
+				uint64_t gap = issue - busy;
+
+				if (gap >= idle_min) {
+					hist_add(s->idle, gap);
+					s->idle_total_ns += gap;
+				}
+			}
+			uint64_t end = hcv[i] ? e[i].complete_ns : issue;
+
+			busy = end > busy ? end : busy;
+		}
+		s->busy_until = busy;
+		s->idle_no_complete += nc;
+	}
+
+	/* timeline: every event of the block is in the current row */
+	{
+		struct tl_row *r = &s->tl[s->tl_cur];
+		uint64_t n_dir[DIR__COUNT] = {0}, bytes_dir[DIR__COUNT] = {0}, n_other = 0;
+
+		for (size_t i = 0; i < m; i++) {
+			int dir = DIR_OF[opv[i]];
+
+			if (dir >= 0) {
+				n_dir[dir]++;
+				bytes_dir[dir] += e[i].bytes;
+			} else {
+				n_other++;
+			}
+		}
+		for (int d = 0; d < DIR__COUNT; d++) {
+			r->n_dir[d] += n_dir[d];
+			r->bytes_dir[d] += bytes_dir[d];
+		}
+		r->n_other += n_other;
+		r->lat_n += lat_n;
+		s->tl_lat_pending += lat_sum;
+		r->qd_n += qd_n;
+		s->tl_qd_pending += qd_sum;
+		if (s->tl_cur + 1 > s->tl_rows)
+			s->tl_rows = s->tl_cur + 1;
+	}
+	s->last_issue_ns = e[m - 1].issue_ns;
+	return 0;
+}
+
 /*
  * Events go through in blocks of ADD_BLOCK_EVENTS: first the working-set keys of the block are
  * hashed once, the ones the sample keeps are queued and their table slots prefetched; then the
@@ -990,8 +1297,7 @@ int stats__add(struct stats *s, const struct btape_event *ev)
  * same as stats__add one event at a time. An event with more blocks than the queue has room
  * for goes into the table directly.
  */
-#define ADD_BLOCK_EVENTS 16
-#define WS_PEND_MAX 256
+#define WS_PEND_MAX 1024
 
 struct ws_pend {
 	uint64_t key, h;
@@ -1001,46 +1307,65 @@ struct ws_pend {
 int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 {
 	struct ws_pend pend[WS_PEND_MAX];
+	uint64_t keys[WS_PEND_MAX + 3];
+	int8_t kdir[WS_PEND_MAX + 3];
 	struct blockset *ws = &s->ws;
+	const uint64_t kmask = (1ull << WS_KEY_BLOCK_BITS) - 1;
 
 	for (size_t base = 0; base < n; base += ADD_BLOCK_EVENTS) {
 		size_t m = n - base < ADD_BLOCK_EVENTS ? n - base : ADD_BLOCK_EVENTS;
 		const struct btape_event *e = evs + base;
 		uint64_t drop = ws->level ? ~0ull << (64 - ws->level) : 0; /* hash bits that drop */
-		uint32_t np = 0;
+		const uint64_t cmask = ws->cap - 1;
+		uint32_t np = 0, nk = 0;
 		int err;
 
+		/* the block's keys, four at a time (the count per I/O is random: few exits) */
 		for (size_t i = 0; i < m; i++) {
 			uint64_t b0, b1;
 			int dir;
 
 			if (!ws_range(&e[i], &dir, &b0, &b1))
 				continue;
-			if (b1 - b0 >= WS_PEND_MAX - np) {
-				err = ws_event(s, &e[i]);
+			uint64_t nb = b1 - b0 + 1, k0 = ws_key(&e[i], b0);
+
+			if (nb > WS_PEND_MAX - nk || (b0 & kmask) + nb - 1 > kmask) {
+				err = ws_event(s, &e[i]); /* long, or its block numbers wrap the key */
 				if (err)
 					return err;
 				continue;
 			}
-			ws->accesses += b1 - b0 + 1;
-			for (uint64_t b = b0; b <= b1; b++) {
-				uint64_t key = ws_key(&e[i], b), h = mix64(key);
-				uint32_t keep = (h & drop) == 0;
-
-				/* branchless: the sample drops a random 1 - 1/2^level of the blocks
-				 */
-				ws_prefetch_slot(keep ? &ws->t[h & (ws->cap - 1)]
-						      : (const struct ws_slot *)pend);
-				pend[np].key = key;
-				pend[np].h = h;
-				pend[np].dir = dir;
-				np += keep;
+			ws->accesses += nb;
+			for (uint64_t j = 0; j < nb; j += 4) {
+				for (unsigned int u = 0; u < 4; u++) {
+					keys[nk + j + u] = k0 + j + u;
+					kdir[nk + j + u] = (int8_t)dir;
+				}
 			}
+			nk += (uint32_t)nb;
 		}
-		for (size_t i = 0; i < m; i++) {
-			err = add_core(s, &e[i]);
+		/* hash once; queue and prefetch the ones the sample keeps (branchless: the sample
+		 * drops a random 1 - 1/2^level of the blocks) */
+		for (uint32_t k = 0; k < nk; k++) {
+			uint64_t key = keys[k], h = mix64(key);
+			uint64_t keep = (h & drop) == 0;
+
+			ws_prefetch_slot(&ws->t[h & cmask & -keep]);
+			pend[np].key = key;
+			pend[np].h = h;
+			pend[np].dir = kdir[k];
+			np += (uint32_t)keep;
+		}
+		if (block_fast_ok(s, e, m)) {
+			err = add_block_fast(s, e, m);
 			if (err)
 				return err;
+		} else {
+			for (size_t i = 0; i < m; i++) {
+				err = add_core(s, &e[i]);
+				if (err)
+					return err;
+			}
 		}
 		for (uint32_t k = 0; k < np; k++) {
 			/* ws_put checks the sample again: the level may have risen since */
