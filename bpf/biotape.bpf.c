@@ -47,6 +47,15 @@ static __always_inline bool test_skip(void)
 }
 const volatile __u32 ndev_list = 0;       /* 0: use the "devices" hash map */
 const volatile __u32 dev_list[MAX_DEV_LIST] = {};
+/*
+ * Request slots of a listed device (see slot_of()): hardware queues, slots per queue (the
+ * deepest tag space: driver tags or scheduler tags) and the first slot in "slots". 0 queues:
+ * the device's requests are kept in the "inflight" hash map only.
+ */
+const volatile __u32 slot_nq[MAX_DEV_LIST] = {};
+const volatile __u32 slot_depth[MAX_DEV_LIST] = {};
+const volatile __u32 slot_base[MAX_DEV_LIST] = {};
+const volatile bool have_slots = false; /* some listed device has slots */
 
 struct ringbuf_inner {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -66,6 +75,27 @@ struct {
 	__type(key, __u64);         /* struct request * or struct bio * */
 	__type(value, struct biotape_rq_event);
 } inflight SEC(".maps");
+
+/*
+ * The request's own slot, indexed by (device, hardware queue, tag): an array lookup instead of
+ * a hash lookup on every event of the common case. A request holds its tag (the scheduler tag
+ * with an I/O scheduler, else the driver tag) from block_io_start until it completes, and each
+ * tag of a queue belongs to one preallocated struct request, so the slot of a live request is
+ * never wanted by another one; the key is checked anyway. Requests without a slot of their own
+ * (the flush machinery's flush request borrows the tag of the request it serves; tags beyond
+ * the sizes read from sysfs; unlisted devices) live in the "inflight" hash map as before.
+ */
+struct rq_slot {
+	__u64 key; /* struct request * last kept here (0: never used) */
+	struct biotape_rq_event e;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized by user space */
+	__type(key, __u32);
+	__type(value, struct rq_slot);
+} slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -180,6 +210,42 @@ static __always_inline int dev_index(__u32 dev)
 	}
 	idx = bpf_map_lookup_elem(&devices, &dev);
 	return idx ? (int)*idx : -1;
+}
+
+/* The slot of RQ on listed device IDX, or NULL when it has none (see "slots"). */
+static __always_inline struct rq_slot *slot_of(struct request *rq, int idx, const bool btf)
+{
+	struct blk_mq_hw_ctx *h;
+	__u32 q, tag, i;
+
+	if (!bpf_core_field_exists(rq->mq_hctx) || idx < 0 || idx >= MAX_DEV_LIST ||
+	    !slot_nq[idx])
+		return NULL;
+	h = RD(btf, rq, mq_hctx);
+	if (!h)
+		return NULL;
+	q = RD(btf, h, queue_num);
+	tag = (__u32)RD(btf, rq, internal_tag);
+	if (tag == (__u32)-1)
+		tag = (__u32)RD(btf, rq, tag);
+	if (q >= slot_nq[idx] || tag >= slot_depth[idx])
+		return NULL;
+	i = slot_base[idx] + q * slot_depth[idx] + tag;
+	return bpf_map_lookup_elem(&slots, &i);
+}
+
+/* The in-flight entry of RQ (live or retired) in its slot or the hash map, or NULL. */
+static __always_inline struct biotape_rq_event *lookup_rq(struct request *rq, const bool btf)
+{
+	__u64 key = (__u64)rq;
+
+	if (have_slots) {
+		struct rq_slot *s = slot_of(rq, dev_index(rq_dev(rq, btf)), btf);
+
+		if (s && s->key == key)
+			return &s->e;
+	}
+	return bpf_map_lookup_elem(&inflight, &key);
 }
 
 #define ENUMV(type, name, dflt) \
@@ -328,19 +394,18 @@ static __always_inline void retire(struct biotape_rq_event *e)
 }
 
 /*
- * Looks up the live in-flight entry of KEY, starting a fresh one when absent or retired. A full
- * map is counted as a lost event only when COUNT (at issue: once per request).
+ * A live in-flight entry for KEY: E (the entry found for it, retired) started afresh, or, when
+ * there is none, a new one in the hash map. A full map is counted as a lost event only when
+ * COUNT (at issue: once per request).
  */
-static __always_inline struct biotape_rq_event *get_entry(__u64 key, __u32 dev, __u32 idx,
-							 bool count)
+static __always_inline struct biotape_rq_event *get_entry(struct biotape_rq_event *e, __u64 key,
+							 __u32 dev, __u32 idx, bool count)
 {
-	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
 	struct biotape_rq_event zero;
 	long err;
 
 	if (e) {
-		if (!(e->attr & BIOTAPE_ATTR_LIVE))
-			fresh_entry(e, dev, idx);
+		fresh_entry(e, dev, idx);
 		return e;
 	}
 	fresh_entry(&zero, dev, idx);
@@ -478,16 +543,30 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 	int idx = dev_index(dev);
 	struct biotape_rq_event *e;
 	__u64 key = (__u64)rq;
+	struct rq_slot *s;
 	__u32 opf;
 
 	if (idx < 0)
 		return 0;
-	e = bpf_map_lookup_elem(&inflight, &key);
+	s = slot_of(rq, idx, btf);
+	if (s && s->key == key) {
+		e = &s->e;
+	} else if (s && !(s->e.attr & BIOTAPE_ATTR_LIVE)) {
+		/*
+		 * First use of the slot, or its tag now belongs to another request structure (a
+		 * new scheduler, say): claim it. (An entry of this pointer left in the hash map
+		 * is then only sent by the final scan.)
+		 */
+		s->key = key;
+		e = &s->e;
+	} else {
+		e = bpf_map_lookup_elem(&inflight, &key);
+	}
 	if (e) {
 		/*
-		 * The slot of an earlier request with this pointer: reuse it in place. block_io_start
-		 * fires once per new request, so an earlier one still marked issued never had its
-		 * completion seen.
+		 * The entry of an earlier request with this pointer: reuse it in place.
+		 * block_io_start fires once per new request, so an earlier one still marked issued
+		 * never had its completion seen.
 		 */
 		orphan(e);
 		start_entry(e, dev, idx);
@@ -527,8 +606,7 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
  */
 static __always_inline int on_rq_insert(struct request *rq, const bool btf)
 {
-	__u64 key = (__u64)rq;
-	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
+	struct biotape_rq_event *e = lookup_rq(rq, btf);
 
 	if (e)
 		orphan(e);
@@ -538,7 +616,7 @@ static __always_inline int on_rq_insert(struct request *rq, const bool btf)
 
 		if (idx < 0)
 			return 0;
-		e = get_entry(key, dev, idx, false);
+		e = get_entry(e, (__u64)rq, dev, idx, false);
 		if (!e)
 			return 0;
 	}
@@ -553,8 +631,7 @@ static __always_inline int on_rq_insert(struct request *rq, const bool btf)
 
 static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 {
-	__u64 key = (__u64)rq;
-	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
+	struct biotape_rq_event *e = lookup_rq(rq, btf);
 	__u64 sector;
 	__u32 i, bytes;
 
@@ -567,7 +644,7 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 
 		if (idx < 0)
 			return 0;
-		e = get_entry(key, dev, idx, true);
+		e = get_entry(e, (__u64)rq, dev, idx, true);
 		if (!e)
 			return 0;
 	}
@@ -610,10 +687,9 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 	return 0;
 }
 
-static __always_inline int on_rq_requeue(struct request *rq)
+static __always_inline int on_rq_requeue(struct request *rq, const bool btf)
 {
-	__u64 key = (__u64)rq;
-	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
+	struct biotape_rq_event *e = lookup_rq(rq, btf);
 
 	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE))
 		return 0;
@@ -622,10 +698,9 @@ static __always_inline int on_rq_requeue(struct request *rq)
 	return 0;
 }
 
-static __always_inline int on_rq_merge(struct request *rq)
+static __always_inline int on_rq_merge(struct request *rq, const bool btf)
 {
-	__u64 key = (__u64)rq;
-	struct biotape_rq_event *e = bpf_map_lookup_elem(&inflight, &key);
+	struct biotape_rq_event *e = lookup_rq(rq, btf);
 
 	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE))
 		return 0;
@@ -637,12 +712,11 @@ static __always_inline int on_rq_merge(struct request *rq)
 static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32 nr_bytes,
 					  const bool btf)
 {
-	__u64 key = (__u64)rq;
 	struct biotape_rq_event *e;
 
 	if (test_skip())
 		return 0;
-	e = bpf_map_lookup_elem(&inflight, &key);
+	e = lookup_rq(rq, btf);
 	if (!e) {
 		if (dev_index(rq_dev(rq, btf)) >= 0) {
 			struct biotape_counters *c = cnt();
@@ -845,9 +919,9 @@ static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, 
 		return on_rq_issue(rq, btf);                                                     \
 	}                                                                                        \
 	SEC(kind "/block_rq_requeue")                                                            \
-	int BPF_PROG(pfx##_rq_requeue, struct request *rq) { return on_rq_requeue(rq); }        \
+	int BPF_PROG(pfx##_rq_requeue, struct request *rq) { return on_rq_requeue(rq, btf); }        \
 	SEC(kind "/block_rq_merge")                                                              \
-	int BPF_PROG(pfx##_rq_merge, struct request *rq) { return on_rq_merge(rq); }            \
+	int BPF_PROG(pfx##_rq_merge, struct request *rq) { return on_rq_merge(rq, btf); }            \
 	SEC(kind "/block_rq_complete")                                                           \
 	int BPF_PROG(pfx##_rq_complete, struct request *rq, int error, unsigned int nr_bytes)    \
 	{                                                                                        \

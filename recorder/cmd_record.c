@@ -594,7 +594,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_run run = { 0 };
 	struct rec_stats st;
 	struct sigaction sa = { 0 };
-	uint32_t *kdevs = NULL;
+	uint32_t *kdevs = NULL, *tag_queues = NULL, *tag_depth = NULL;
 	char why[512], missing[64];
 	uint64_t start, now, next_wm, next_status, last_n = 0, last_t, emitted, lost_rb, lost_if;
 	uint64_t open_at_exit = 0;
@@ -650,7 +650,9 @@ int cmd_record(int argc, char **argv)
 	}
 
 	kdevs = calloc(meta.ndevices, sizeof(*kdevs));
-	if (!kdevs) {
+	tag_queues = calloc(meta.ndevices, sizeof(*tag_queues));
+	tag_depth = calloc(meta.ndevices, sizeof(*tag_depth));
+	if (!kdevs || !tag_queues || !tag_depth) {
 		cli_err("record: out of memory");
 		goto cleanup;
 	}
@@ -699,6 +701,14 @@ int cmd_record(int argc, char **argv)
 	}
 	bo.ndevices = meta.ndevices;
 	bo.kdevs = kdevs;
+	/* --inflight-max sizes the one table requests are kept in: the hash map, no slots */
+	for (uint32_t i = 0; i < meta.ndevices && !o.bio_layer && !o.inflight_max; i++) {
+		if (rec_dev_tag_space("/sys", meta.devices[i].dev_t_major,
+				      meta.devices[i].dev_t_minor, &tag_queues[i], &tag_depth[i]))
+			tag_queues[i] = tag_depth[i] = 0;
+	}
+	bo.tag_queues = tag_queues;
+	bo.tag_depth = tag_depth;
 	bo.pid = o.pid;
 	bo.comm = o.comm;
 	bo.cgroup_fd = cgroup_fd;
@@ -894,6 +904,8 @@ cleanup:
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	free(kdevs);
+	free(tag_queues);
+	free(tag_depth);
 	btape_meta__free(&meta);
 	return ret;
 }

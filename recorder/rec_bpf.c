@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #define DEFAULT_INFLIGHT 16384     /* requests in flight system-wide */
 #define WAKEUP_DIVISOR 4           /* wake the consumer at 1/4 full */
 #define SCAN_BATCH 1024
+#define MAX_SLOTS 65536            /* per-tag in-flight slots, all devices (104 B each) */
 
 struct rec_bpf {
 	struct biotape_bpf *skel;
@@ -38,7 +40,13 @@ struct rec_bpf {
 	uint64_t unissued;
 	uint64_t diag_retired, diag_partial, diag_unmatched, diag_issued, diag_noentry, orphaned; /* see struct biotape_counters */
 	uint64_t *scan_keys;
-	struct biotape_rq_event *scan_vals;
+	void *scan_vals; /* SCAN_BATCH values of the larger of the two in-flight maps */
+};
+
+/* The value of the "slots" map (struct rq_slot in biotape.bpf.c). */
+struct rq_slot {
+	uint64_t key;
+	struct biotape_rq_event e;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -151,6 +159,31 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	return b->fn(b->ctx, data);
 }
 
+/*
+ * Lays out one in-flight slot per tag of each listed device (rodata slot_*), devices in order
+ * while they fit in MAX_SLOTS. Returns the number of slots (at least 1: a map is never empty).
+ */
+static uint32_t set_slots(struct biotape_bpf *skel, const struct rec_bpf_opts *o)
+{
+	uint32_t n = 0;
+
+	if (!skel->rodata->ndev_list || !o->tag_queues ||
+	    !o->tag_depth)
+		return 1;
+	for (uint32_t i = 0; i < skel->rodata->ndev_list; i++) {
+		uint64_t need = (uint64_t)o->tag_queues[i] * o->tag_depth[i];
+
+		if (!need || n + need > MAX_SLOTS)
+			continue;
+		((uint32_t *)skel->rodata->slot_nq)[i] = o->tag_queues[i];
+		((uint32_t *)skel->rodata->slot_depth)[i] = o->tag_depth[i];
+		((uint32_t *)skel->rodata->slot_base)[i] = n;
+		n += (uint32_t)need;
+	}
+	skel->rodata->have_slots = n > 0;
+	return n ? n : 1;
+}
+
 static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struct btf *btf,
 		    const char *kind, char *why, size_t whylen)
 {
@@ -201,6 +234,7 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	bpf_map__set_inner_map_fd(skel->maps.rings, b->ring_fds[0]);
 	bpf_map__set_max_entries(skel->maps.inflight,
 				 o->inflight_max ? o->inflight_max : DEFAULT_INFLIGHT);
+	bpf_map__set_max_entries(skel->maps.slots, set_slots(skel, o));
 	bpf_map__set_max_entries(skel->maps.devices, o->ndevices ? o->ndevices : 1);
 	bpf_map__set_max_entries(skel->maps.devstate, o->ndevices ? o->ndevices : 1);
 
@@ -249,7 +283,7 @@ int rec_bpf__open(struct rec_bpf **bp, const struct rec_bpf_opts *o, rec_bpf_eve
 	}
 	ring_bytes = b->ring_bytes = kb * 1024u;
 	b->scan_keys = calloc(SCAN_BATCH, sizeof(*b->scan_keys));
-	b->scan_vals = calloc(SCAN_BATCH, sizeof(*b->scan_vals));
+	b->scan_vals = calloc(SCAN_BATCH, sizeof(struct rq_slot));
 	b->ring_fds = calloc(b->nr_rings, sizeof(int));
 	if (!b->scan_keys || !b->scan_vals || !b->ring_fds) {
 		err = -ENOMEM;
@@ -352,11 +386,13 @@ int rec_bpf__poll(struct rec_bpf *b, int timeout_ms)
 	return (n > 0 ? n : 0) + m;
 }
 
-/* Calls FN for every entry of the in-flight map (one batched read, SCAN_BATCH at a time). */
-static int scan_inflight(struct rec_bpf *b,
-			 void (*fn)(const struct biotape_rq_event *e, void *ctx), void *ctx)
+/*
+ * Calls FN for the event of every value of map FD (values of VSIZE bytes with the event at
+ * offset VOFF), read in batches of SCAN_BATCH.
+ */
+static int scan_map(struct rec_bpf *b, int fd, size_t vsize, size_t voff,
+		    void (*fn)(const struct biotape_rq_event *e, void *ctx), void *ctx)
 {
-	int fd = bpf_map__fd(b->skel->maps.inflight);
 	uint64_t in = 0, out = 0;
 	bool first = true;
 	int err;
@@ -370,12 +406,25 @@ static int scan_inflight(struct rec_bpf *b,
 		if (err && errno != ENOENT)
 			return -errno;
 		for (__u32 i = 0; i < count; i++)
-			fn(&b->scan_vals[i], ctx);
+			fn((const void *)((const char *)b->scan_vals + i * vsize + voff), ctx);
 		if (err)
 			return 0; /* ENOENT: the whole map was read */
 		in = out;
 		first = false;
 	}
+}
+
+/* Calls FN for every entry of both in-flight maps: the hash map and the per-tag slots. */
+static int scan_inflight(struct rec_bpf *b,
+			 void (*fn)(const struct biotape_rq_event *e, void *ctx), void *ctx)
+{
+	int err = scan_map(b, bpf_map__fd(b->skel->maps.inflight),
+			   sizeof(struct biotape_rq_event), 0, fn, ctx);
+
+	if (err || !b->skel->rodata->have_slots)
+		return err;
+	return scan_map(b, bpf_map__fd(b->skel->maps.slots), sizeof(struct rq_slot),
+			offsetof(struct rq_slot, e), fn, ctx);
 }
 
 struct wm_scan {

@@ -20,6 +20,9 @@ struct rec_bpf_opts {
 	uint32_t inflight_max;   /* in-flight map entries; 0: default */
 	uint32_t ndevices;       /* recorded devices: their kernel dev_t (major << 20 | minor) */
 	const uint32_t *kdevs;   /* ... index i is the trace's device index i */
+	/* ... and their tag space (rec_dev_tag_space): hardware queues and tags per queue, for
+	 * one in-flight slot per tag (NULL or 0: the hash map only) */
+	const uint32_t *tag_queues, *tag_depth;
 	uint32_t pid;            /* 0: any */
 	const char *comm;        /* NULL: any */
 	int cgroup_fd;           /* -1: any; else an open cgroup v2 directory */

@@ -164,6 +164,39 @@ uint64_t rec_dev_max_requests(const char *sysfs, uint32_t major, uint32_t minor)
 	return hwq * nr * 2;
 }
 
+int rec_dev_tag_space(const char *sysfs, uint32_t major, uint32_t minor, uint32_t *queues,
+		      uint32_t *depth)
+{
+	char path[PATH_MAX + 64];
+	uint64_t nr = 0, max = 0, v;
+	uint32_t n = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/queue/nr_requests", sysfs, major, minor);
+	if (read_u64(path, &nr) == 0)
+		max = nr;
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/mq", sysfs, major, minor);
+	d = opendir(path);
+	if (!d)
+		return -ENOENT;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s/dev/block/%u:%u/mq/%s/nr_tags", sysfs, major,
+			 minor, de->d_name);
+		if (read_u64(path, &v) == 0 && v > max)
+			max = v;
+	}
+	closedir(d);
+	if (!n || !max || max > UINT32_MAX)
+		return -ENOENT;
+	*queues = n;
+	*depth = (uint32_t)max;
+	return 0;
+}
+
 int rec_dev_inflight(const char *sysfs, uint32_t major, uint32_t minor, uint64_t *n)
 {
 	char path[PATH_MAX + 64];

@@ -23,6 +23,13 @@ int rec_dev_add_all(const char *sysfs, struct btape_meta *meta);
  */
 uint64_t rec_dev_max_requests(const char *sysfs, uint32_t major, uint32_t minor);
 /*
+ * Tag space of blk-mq disk major:minor: its hardware queues and the deepest tag range of a
+ * queue (driver tags, mq/N/nr_tags, or scheduler tags, queue/nr_requests). Returns 0, or
+ * -ENOENT when the disk is not blk-mq (no mq/ directory).
+ */
+int rec_dev_tag_space(const char *sysfs, uint32_t major, uint32_t minor, uint32_t *queues,
+		      uint32_t *depth);
+/*
  * Requests of disk major:minor the kernel has in flight (sysfs "inflight": reads + writes).
  * Returns 0, or -errno when the kernel does not say (-ENODATA: queue/iostats is off, so it
  * keeps no count).

@@ -53,10 +53,12 @@ t_loop() {
 	LOOP=$(losetup -f --show --direct-io=on "$f") || skip "cannot create a loop device"
 	T_LOOPS+=("$LOOP")
 	# A loop device keeps its queue settings across detach and attach: start from the
-	# defaults whatever an earlier user left (nomerges, iostats: diskstats stay 0 without it).
+	# defaults whatever an earlier user left (nomerges, iostats: diskstats stay 0 without it;
+	# the I/O scheduler).
 	local q=/sys/block/$(basename "$LOOP")/queue
 	echo 0 >"$q/nomerges" 2>/dev/null
 	echo 1 >"$q/iostats" 2>/dev/null
+	echo none >"$q/scheduler" 2>/dev/null
 }
 # t_ext4 [MKFS_OPTION...]: ext4 on $LOOP (t_loop first), mounted on a fresh directory that is
 # unmounted at exit; sets MNT. Call it directly (not in $(...)).

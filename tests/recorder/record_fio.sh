@@ -49,4 +49,30 @@ python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/b.csv" --only-pid "$FIO
 	--expect write="$(fio_total "$D/b.json" write)" --sizes 4096,16384,65536 \
 	--dev-bytes "$DEV_BYTES" || fail "trace b (-p) does not match fio"
 [ "$(rec_lost)" = "0 0 0" ] || fail "lost events: $(rec_lost)"
+
+# 3. Where requests are kept: one slot per tag, indexed by the scheduler tag under an I/O
+# scheduler (above: the driver tag), and the hash map alone (--inflight-max: what devices
+# without slots use); and the raw_tp programs. Each must give fio's exact I/O.
+sched=/sys/block/$(basename "$LOOP")/queue/scheduler
+for way in mq-deadline hash raw_tp; do
+	args=()
+	if [ "$way" = hash ] || [ "$way" = raw_tp ]; then
+		echo none >"$sched" || fail "scheduler none"
+		args=(--inflight-max 4096)
+		[ "$way" = raw_tp ] && args=(--prog-type raw_tp)
+	else
+		echo "$way" >"$sched" || skip "no $way scheduler"
+		grep -q "\[$way\]" "$sched" || fail "scheduler $way not selected"
+	fi
+	"$BIOTAPE" record "${args[@]}" -o "$D/c.btape" -d "$LOOP" -- "${FIO[@]}" \
+		--output="$D/c.json" 2>"$D/c.err" || { cat "$D/c.err"; fail "record ($way) failed"; }
+	"$BIOTAPE" dump --csv "$D/c.btape" > "$D/c.csv" || fail "dump c"
+	python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/c.csv" --comm fio \
+		--expect read="$(fio_total "$D/c.json" read)" \
+		--expect write="$(fio_total "$D/c.json" write)" --sizes 4096,16384,65536 \
+		--dev-bytes "$DEV_BYTES" || fail "trace c ($way) does not match fio"
+	[ "$(info_get "$D/c.btape" order_violations)" = 0 ] || fail "($way) out of issue order"
+	grep -q "lost 0 events" "$D/c.err" || { cat "$D/c.err"; fail "($way) lost events"; }
+done
+echo none >"$sched"
 pass "record_fio: $reads reads + $writes writes recorded exactly, attributed to fio"
