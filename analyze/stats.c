@@ -9,6 +9,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define SECTOR 512ull
 #define TL_INITIAL_INTERVAL_NS 1000000000ull
 #define HEAT_INITIAL_TSHIFT 20 /* 2^20 ns ~ 1 ms columns to start with */
@@ -180,26 +184,39 @@ static inline void autorange_add(struct autorange *r, uint64_t v, uint64_t n)
 }
 
 /*
- * In-flight completions as a sorted array (cheaper than a binary heap, measured; a binary
- * search plus memmove measured more instructions than this short backward scan).
+ * In-flight completions as a sorted array v[head..n) (cheaper than a binary heap, measured; a
+ * binary search plus memmove measured more instructions than this short backward scan).
+ * Every slot from n to cap + QHEAP_PAD - 1 holds UINT64_MAX: the expiry reads the first
+ * QHEAP_PAD slots from head at once, independent loads and no bound check.
  */
+#define QHEAP_PAD 4
+
+static void qheap_fill_max(uint64_t *v, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = from; i < to; i++)
+		v[i] = UINT64_MAX;
+}
+
 static void qheap_push(struct qheap *h, uint64_t v)
 {
 	if (h->n == h->cap) {
 		if (h->head) {
-			memmove(h->v, h->v + h->head, (h->n - h->head) * sizeof(*h->v));
-			h->n -= h->head;
+			uint32_t live = h->n - h->head;
+
+			memmove(h->v, h->v + h->head, live * sizeof(*h->v));
+			qheap_fill_max(h->v, live, h->n);
+			h->n = live;
 			h->head = 0;
 		} else {
 			uint32_t ncap = h->cap ? h->cap * 2 : 64;
 			uint64_t *nv;
 
-			/* one more for the sentinel */
 			if (ncap > STATS_QD_HEAP_MAX ||
-			    !(nv = realloc(h->v, (ncap + 1) * sizeof(*nv)))) {
+			    !(nv = realloc(h->v, (ncap + QHEAP_PAD) * sizeof(*nv)))) {
 				h->overflow = true;
 				return;
 			}
+			qheap_fill_max(nv, h->cap ? h->cap + QHEAP_PAD : 0, ncap + QHEAP_PAD);
 			h->v = nv;
 			h->cap = ncap;
 		}
@@ -211,11 +228,8 @@ static void qheap_push(struct qheap *h, uint64_t v)
 		*p = p[-1];
 		p--;
 	}
-	uint32_t j = (uint32_t)(p - h->v);
-
-	h->v[j] = v;
+	*p = v;
 	h->n++;
-	h->v[h->n] = UINT64_MAX; /* sentinel: qheap_expire needs no bound check */
 }
 
 static inline uint32_t qheap_count(const struct qheap *h)
@@ -223,30 +237,23 @@ static inline uint32_t qheap_count(const struct qheap *h)
 	return h->n - h->head;
 }
 
-/*
- * Drops the completions at or before t. v[n] is a sentinel (UINT64_MAX), so the first steps
- * need no bound check and no branch (how many go per event is random: 0, 1, 2, ...).
- */
+/* Drops the completions at or before t (sorted: those are a prefix). */
 static inline void qheap_expire(struct qheap *h, uint64_t t)
 {
-	if (!h->v || t == UINT64_MAX) {
-		while (h->head < h->n && h->v[h->head] <= t)
-			h->head++;
-	} else {
-		const uint64_t *v = h->v;
-		uint32_t i = h->head;
+	if (!h->v)
+		return;
+	const uint64_t *v = h->v + h->head;
 
-		i += v[i] <= t;
-		i += v[i] <= t;
-		i += v[i] <= t;
-		while (v[i] <= t)
-			i++;
-		h->head = i;
+	if (t == UINT64_MAX) {
+		h->head = h->n;
+		return;
 	}
-	if (h->head == h->n) {
-		h->head = h->n = 0;
-		if (h->v)
-			h->v[0] = UINT64_MAX;
+	uint32_t c = (v[0] <= t) + (v[1] <= t) + (v[2] <= t) + (v[3] <= t);
+
+	h->head += c;
+	if (c == QHEAP_PAD) {
+		while (h->v[h->head] <= t)
+			h->head++;
 	}
 }
 
@@ -314,12 +321,20 @@ int stats_sizes_sorted(const struct opstat *op, struct size_slot **out, uint32_t
  */
 #define WS_MMAP_MIN_BYTES (2u << 20)
 
+/*
+ * Slots: cap (a power of two: home slot = h & (cap - 1)) plus WS_PAD, so that the four slots
+ * from any home are in the table; probing wraps at cap + WS_PAD. A slot holds the block's
+ * hash, not its key (mix64 is a bijection and maps only 0 to 0): a rebuild needs no rehash.
+ */
+#define WS_PAD 3
+#define WS_REBUILD_RUN 256 /* slots gathered at a time when the table grows */
+
 static struct ws_slot *ws_alloc(uint64_t cap)
 {
-	size_t bytes = cap * sizeof(struct ws_slot);
+	size_t bytes = (cap + WS_PAD) * sizeof(struct ws_slot);
 
 	if (bytes < WS_MMAP_MIN_BYTES)
-		return calloc(cap, sizeof(struct ws_slot));
+		return calloc(cap + WS_PAD, sizeof(struct ws_slot));
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
@@ -330,7 +345,7 @@ static struct ws_slot *ws_alloc(uint64_t cap)
 
 static void ws_free(struct ws_slot *t, uint64_t cap)
 {
-	size_t bytes = cap * sizeof(struct ws_slot);
+	size_t bytes = (cap + WS_PAD) * sizeof(struct ws_slot);
 
 	if (!t)
 		return;
@@ -348,12 +363,17 @@ static int ws_init(struct blockset *b, uint64_t limit)
 	return b->t ? 0 : -ENOMEM;
 }
 
+static inline uint64_t ws_next(uint64_t i, uint64_t cap)
+{
+	return i + 1 < cap + WS_PAD ? i + 1 : 0;
+}
+
 static void ws_insert_slot(struct ws_slot *t, uint64_t cap, const struct ws_slot *e)
 {
-	uint64_t i = mix64(e->key) & (cap - 1);
+	uint64_t i = e->h & (cap - 1);
 
-	while (t[i].key)
-		i = (i + 1) & (cap - 1);
+	while (t[i].h)
+		i = ws_next(i, cap);
 	t[i] = *e;
 }
 
@@ -368,16 +388,17 @@ static int ws_rebuild(struct blockset *b, uint64_t ncap)
 	struct ws_slot *nt, *keep;
 	uint64_t n = 0;
 	const uint64_t drop = b->level ? ~0ull << (64 - b->level) : 0; /* hash bits that drop */
+	const uint64_t slots = b->cap + WS_PAD;
 
 	if (ncap == b->cap && b->n && (keep = malloc((b->n + 1) * sizeof(*keep)))) {
 		/* branchless: which slots survive is random (about half of the used ones) */
-		for (uint64_t i = 0; i < b->cap; i++) {
-			uint64_t key = b->t[i].key;
+		for (uint64_t i = 0; i < slots; i++) {
+			uint64_t h = b->t[i].h;
 
 			keep[n] = b->t[i];
-			n += (key != 0) & ((mix64(key) & drop) == 0);
+			n += (h != 0) & ((h & drop) == 0);
 		}
-		memset(b->t, 0, b->cap * sizeof(*b->t));
+		memset(b->t, 0, slots * sizeof(*b->t));
 		for (uint64_t i = 0; i < n; i++)
 			ws_insert_slot(b->t, b->cap, &keep[i]);
 		free(keep);
@@ -387,13 +408,20 @@ static int ws_rebuild(struct blockset *b, uint64_t ncap)
 	nt = ws_alloc(ncap);
 	if (!nt)
 		return -ENOMEM;
-	for (uint64_t i = 0; i < b->cap; i++) {
-		if (!b->t[i].key)
-			continue;
-		if (b->level && (mix64(b->t[i].key) >> (64 - b->level)))
-			continue;
-		ws_insert_slot(nt, ncap, &b->t[i]);
-		n++;
+	/* a few slots at a time: gather the used ones without a branch, then insert them */
+	for (uint64_t i = 0; i < slots; i += WS_REBUILD_RUN) {
+		struct ws_slot run[WS_REBUILD_RUN];
+		uint64_t k = 0, end = i + WS_REBUILD_RUN < slots ? i + WS_REBUILD_RUN : slots;
+
+		for (uint64_t j = i; j < end; j++) {
+			uint64_t h = b->t[j].h;
+
+			run[k] = b->t[j];
+			k += (h != 0) & ((h & drop) == 0);
+		}
+		for (uint64_t j = 0; j < k; j++)
+			ws_insert_slot(nt, ncap, &run[j]);
+		n += k;
 	}
 	ws_free(b->t, b->cap);
 	b->t = nt;
@@ -412,23 +440,22 @@ static inline void ws_prefetch_slot(const struct ws_slot *sl)
 #endif
 }
 
-static int ws_put(struct blockset *b, uint64_t key, uint64_t h, int dir)
-{
-	if (b->level && (h >> (64 - b->level)))
-		return 0;
-	uint64_t i = h & (b->cap - 1);
+/* The table is full (limit) or half full (cap): rebuild, then put h. */
+static int ws_put(struct blockset *b, uint64_t h, int dir);
 
+static int ws_put_slow(struct blockset *b, uint64_t h, int dir, uint64_t i)
+{
 	for (;;) {
 		struct ws_slot *sl = &b->t[i];
 
-		if (sl->key == key) {
-			sl->r += dir == DIR_READ; /* no branch on the (random) direction */
+		if (sl->h == h) {
+			sl->r += dir == DIR_READ;
 			sl->w += dir != DIR_READ;
 			return 0;
 		}
-		if (!sl->key)
+		if (!sl->h)
 			break;
-		i = (i + 1) & (b->cap - 1);
+		i = ws_next(i, b->cap);
 	}
 	if (b->n + 1 > b->limit) {
 		/* full: halve the sampling rate until there is room again */
@@ -441,26 +468,88 @@ static int ws_put(struct blockset *b, uint64_t key, uint64_t h, int dir)
 			if (err)
 				return err;
 		}
-		return ws_put(b, key, h, dir);
+		return ws_put(b, h, dir);
 	}
 	if ((b->n + 1) * 2 > b->cap) {
 		int err = ws_rebuild(b, b->cap * 2);
 
 		if (err)
 			return err;
-		return ws_put(b, key, h, dir);
+		return ws_put(b, h, dir);
 	}
-	b->t[i].key = key;
+	b->t[i].h = h;
 	b->t[i].r = dir == DIR_READ;
 	b->t[i].w = dir != DIR_READ;
 	b->n++;
 	return 0;
 }
 
+/* Bit k of *hit: slot t[k] holds h; of *emp: t[k] is empty (k < 4). No branch. */
+static inline void ws_match4(const struct ws_slot *t, uint64_t h, unsigned int *hit,
+			     unsigned int *emp)
+{
+#if defined(__SSE2__)
+	_Static_assert(sizeof(struct ws_slot) == 16, "one slot per SSE register");
+	const __m128i *p = (const __m128i *)t;
+	__m128i h01 = _mm_unpacklo_epi64(_mm_loadu_si128(p), _mm_loadu_si128(p + 1));
+	__m128i h23 = _mm_unpacklo_epi64(_mm_loadu_si128(p + 2), _mm_loadu_si128(p + 3));
+	__m128i want = _mm_set1_epi64x((long long)h), zero = _mm_setzero_si128();
+	/* 64-bit equality from 32-bit: both halves equal */
+#define EQ64(a, b)                                                                                 \
+	({                                                                                         \
+		__m128i c_ = _mm_cmpeq_epi32(a, b);                                                \
+		_mm_castsi128_pd(_mm_and_si128(c_, _mm_shuffle_epi32(c_, _MM_SHUFFLE(2, 3, 0, 1)))); \
+	})
+	*hit = (unsigned int)(_mm_movemask_pd(EQ64(h01, want)) |
+			      _mm_movemask_pd(EQ64(h23, want)) << 2);
+	*emp = (unsigned int)(_mm_movemask_pd(EQ64(h01, zero)) |
+			      _mm_movemask_pd(EQ64(h23, zero)) << 2);
+#undef EQ64
+#else
+	*hit = *emp = 0;
+	for (unsigned int k = 0; k < 4; k++) {
+		*hit |= (unsigned int)(t[k].h == h) << k;
+		*emp |= (unsigned int)(t[k].h == 0) << k;
+	}
+#endif
+}
+
+/*
+ * Counts an access of the block with hash h, if the sample keeps it. The four slots from its
+ * home are looked at together: the block is in the first that holds it or is empty (linear
+ * probing), and which one, and whether it is new, is random: no branch on either.
+ */
+static int ws_put(struct blockset *b, uint64_t h, int dir)
+{
+	if (b->level && (h >> (64 - b->level)))
+		return 0;
+	uint64_t i = h & (b->cap - 1);
+	struct ws_slot *t = b->t + i;
+	unsigned int hit, emp;
+
+	ws_match4(t, h, &hit, &emp);
+	unsigned int stop = hit | emp;
+
+	if (!stop)
+		return ws_put_slow(b, h, dir, ws_next(i + 3, b->cap));
+	unsigned int j = (unsigned int)__builtin_ctz(stop);
+	uint32_t isnew = (emp >> j) & 1, keepc = isnew - 1; /* all ones for a hit */
+
+	if (isnew & ((b->n + 1 > b->limit) | ((b->n + 1) * 2 > b->cap)))
+		return ws_put_slow(b, h, dir, i + j);
+	struct ws_slot *sl = t + j;
+
+	sl->h = h;
+	sl->r = (sl->r & keepc) + (dir == DIR_READ);
+	sl->w = (sl->w & keepc) + (dir != DIR_READ);
+	b->n += isnew;
+	return 0;
+}
+
 static inline int ws_add(struct blockset *b, uint64_t key, int dir)
 {
 	b->accesses++;
-	return ws_put(b, key, mix64(key), dir);
+	return ws_put(b, mix64(key), dir);
 }
 
 static void ws_finish(struct blockset *b, struct ws_result *r)
@@ -473,14 +562,13 @@ static void ws_finish(struct blockset *b, struct ws_result *r)
 	memset(r, 0, sizeof(*r));
 	if (!cnt)
 		return;
-	for (uint64_t i = 0; i < b->cap; i++) {
+	for (uint64_t i = 0; i < b->cap + WS_PAD; i++) {
 		const struct ws_slot *sl = &b->t[i];
 
-		if (!sl->key)
-			continue;
+		/* an empty slot has r = w = 0 and adds nothing (but cnt[0]): no branch */
 		nr += sl->r > 0;
 		nw += sl->w > 0;
-		nb += sl->r > 0 && sl->w > 0;
+		nb += (sl->r > 0) & (sl->w > 0);
 		uint64_t c = (uint64_t)sl->r + sl->w;
 
 		sum += c;
@@ -1077,7 +1165,17 @@ static inline void hist_add_at(struct hist *h, uint64_t v, unsigned int idx)
 	h->b[idx]++;
 }
 
-static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m)
+static inline void ws_prefetch_put(const struct blockset *b, uint64_t h)
+{
+	const struct ws_slot *sl = &b->t[h & (b->cap - 1)];
+
+	ws_prefetch_slot(sl);	  /* ws_put reads four slots from the home one: */
+	ws_prefetch_slot(sl + 3); /* they may span two cache lines */
+}
+
+/* pf[0..npf): hashes of the working-set slots the block will update (prefetched on the way). */
+static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m,
+			  const uint64_t *pf, uint32_t npf)
 {
 	uint8_t opv[ADD_BLOCK_EVENTS];
 	bool hcv[ADD_BLOCK_EVENTS];
@@ -1138,15 +1236,40 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 			o->n_errors++;
 	}
 
-	/* latency: device time into the op's and the device's histograms (one bucket index) */
+	/*
+	 * latency: device time into the op's and the device's histograms (one bucket index);
+	 * queue depth at issue in the same pass (its in-flight array is a chain of dependent
+	 * loads and stores per device: the histogram work overlaps it). The working-set slots
+	 * are prefetched along the way, one per event, not in a burst.
+	 */
 	uint64_t lat_n = 0, lat_sum = 0, last_c = s->last_complete_ns;
+	uint64_t qd_n = 0, qd_sum = 0;
 
+	k = 0;
 	for (size_t i = 0; i < m; i++) {
 		const struct btape_event *ev = &e[i];
 		struct opstat *o = &s->ops[opv[i]];
 		bool has_c = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns;
 		bool has_i = (ev->present & BTAPE_HAS_INSERT) && ev->insert_ns <= ev->issue_ns;
+		uint64_t qd = 0;
 
+		if (i < npf)
+			ws_prefetch_put(&s->ws, pf[i]);
+		if (ev->present & BTAPE_HAS_QD) {
+			qd = ev->qd;
+		} else if (has_c) {
+			struct qheap *h = &s->devs[ev->dev].inflight;
+
+			qheap_expire(h, ev->issue_ns);
+			qd = qheap_count(h) + 1;
+			qheap_push(h, ev->complete_ns);
+		} else {
+			s->qd_missing++;
+		}
+		val[k] = qd;
+		k += qd != 0;
+		qd_n += qd != 0;
+		qd_sum += qd;
 		hcv[i] = has_c;
 		if (has_c) {
 			if (!o->lat_dev && !(o->lat_dev = hist_new()))
@@ -1172,6 +1295,9 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 		}
 	}
 	s->last_complete_ns = last_c;
+	hist_add_vals(s->qd, val, k);
+	for (size_t i = m; i < npf; i++)
+		ws_prefetch_put(&s->ws, pf[i]);
 
 	/* locality: streams are (device, direction); offsets in bytes */
 	{
@@ -1205,32 +1331,6 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 			d->max_end = end > d->max_end ? end : d->max_end;
 		}
 	}
-
-	/* queue depth at issue */
-	uint64_t qd_n = 0, qd_sum = 0;
-
-	k = 0;
-	for (size_t i = 0; i < m; i++) {
-		const struct btape_event *ev = &e[i];
-		uint64_t qd = 0;
-
-		if (ev->present & BTAPE_HAS_QD) {
-			qd = ev->qd;
-		} else if (hcv[i]) {
-			struct qheap *h = &s->devs[ev->dev].inflight;
-
-			qheap_expire(h, ev->issue_ns);
-			qd = qheap_count(h) + 1;
-			qheap_push(h, ev->complete_ns);
-		} else {
-			s->qd_missing++;
-		}
-		val[k] = qd;
-		k += qd != 0;
-		qd_n += qd != 0;
-		qd_sum += qd;
-	}
-	hist_add_vals(s->qd, val, k);
 
 	/* idle periods: nothing in flight (or, without completions, no issue) */
 	{
@@ -1299,14 +1399,11 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
  */
 #define WS_PEND_MAX 1024
 
-struct ws_pend {
-	uint64_t key, h;
-	int dir;
-};
 
 int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 {
-	struct ws_pend pend[WS_PEND_MAX];
+	uint64_t pend_h[WS_PEND_MAX];
+	int8_t pend_dir[WS_PEND_MAX];
 	uint64_t keys[WS_PEND_MAX + 3];
 	int8_t kdir[WS_PEND_MAX + 3];
 	struct blockset *ws = &s->ws;
@@ -1316,7 +1413,6 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 		size_t m = n - base < ADD_BLOCK_EVENTS ? n - base : ADD_BLOCK_EVENTS;
 		const struct btape_event *e = evs + base;
 		uint64_t drop = ws->level ? ~0ull << (64 - ws->level) : 0; /* hash bits that drop */
-		const uint64_t cmask = ws->cap - 1;
 		uint32_t np = 0, nk = 0;
 		int err;
 
@@ -1344,23 +1440,24 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 			}
 			nk += (uint32_t)nb;
 		}
-		/* hash once; queue and prefetch the ones the sample keeps (branchless: the sample
-		 * drops a random 1 - 1/2^level of the blocks) */
+		/* hash once; queue the ones the sample keeps (branchless: the sample drops a
+		 * random 1 - 1/2^level of the blocks); their slots are prefetched while the
+		 * block's other statistics run */
 		for (uint32_t k = 0; k < nk; k++) {
 			uint64_t key = keys[k], h = mix64(key);
 			uint64_t keep = (h & drop) == 0;
 
-			ws_prefetch_slot(&ws->t[h & cmask & -keep]);
-			pend[np].key = key;
-			pend[np].h = h;
-			pend[np].dir = kdir[k];
+			pend_h[np] = h;
+			pend_dir[np] = kdir[k];
 			np += (uint32_t)keep;
 		}
 		if (block_fast_ok(s, e, m)) {
-			err = add_block_fast(s, e, m);
+			err = add_block_fast(s, e, m, pend_h, np);
 			if (err)
 				return err;
 		} else {
+			for (uint32_t k = 0; k < np; k++)
+				ws_prefetch_put(ws, pend_h[k]);
 			for (size_t i = 0; i < m; i++) {
 				err = add_core(s, &e[i]);
 				if (err)
@@ -1369,7 +1466,7 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 		}
 		for (uint32_t k = 0; k < np; k++) {
 			/* ws_put checks the sample again: the level may have risen since */
-			err = ws_put(ws, pend[k].key, pend[k].h, pend[k].dir);
+			err = ws_put(ws, pend_h[k], pend_dir[k]);
 			if (err)
 				return err;
 		}

@@ -126,12 +126,12 @@ struct tl_row {
 };
 
 struct ws_slot {
-	uint64_t key; /* 0: empty; else (dev << 44 | block) + 1 */
+	uint64_t h; /* 0: empty; else the block's hash, mix64((dev << 44 | block) + 1), a bijection */
 	uint32_t r, w;
 };
 
 struct blockset {
-	struct ws_slot *t;
+	struct ws_slot *t; /* cap + WS_PAD slots (linear probing wraps at cap + WS_PAD) */
 	uint64_t cap, n, limit;
 	unsigned int level; /* only blocks with hash >> (64 - level) == 0 kept (1/2^level) */
 	uint64_t accesses;  /* all block accesses seen */
