@@ -29,6 +29,7 @@ const volatile char filter_comm[BIOTAPE_COMM_LEN] = {};
 const volatile bool filter_cgroup_on = false;
 const volatile bool have_io_start = true; /* attribute at block_io_start, else at insert */
 const volatile bool have_bpf_loop = false; /* the kernel has bpf_loop (5.17+) */
+const volatile bool have_task_btf = false; /* the kernel has bpf_get_current_task_btf (5.11+) */
 /* Up to MAX_DEV_LIST recorded devices are matched by a scan of this list (no map lookup). */
 #define MAX_DEV_LIST 16
 /*
@@ -326,8 +327,12 @@ static __always_inline bool comm_eq(const char *c)
 	return true;
 }
 
-/* Submitter attribution of the current task and whether it passes the filters. */
-static __always_inline void attribute(struct biotape_rq_event *e)
+/*
+ * Submitter attribution of the current task and whether it passes the filters. BTF: the name
+ * is read straight from the task (two loads; the kernel keeps comm NUL-terminated) instead of
+ * bpf_get_current_comm's padded string copy, which showed as ~7% of the programs' time.
+ */
+static __always_inline void attribute(struct biotape_rq_event *e, const bool btf)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 pid = pt >> 32;
@@ -336,7 +341,15 @@ static __always_inline void attribute(struct biotape_rq_event *e)
 	e->pid = pid;
 	e->tid = (__u32)pt;
 	e->cgroup = bpf_get_current_cgroup_id();
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (btf && have_task_btf) {
+		struct task_struct *t = bpf_get_current_task_btf();
+		const __u64 *c = (const __u64 *)t->comm;
+
+		((__u64 *)e->comm)[0] = c[0];
+		((__u64 *)e->comm)[1] = c[1];
+	} else {
+		bpf_get_current_comm(e->comm, sizeof(e->comm));
+	}
 	e->attr |= BIOTAPE_ATTR_TASK;
 	if (pid == self_pid)
 		match = false;
@@ -519,7 +532,8 @@ static __always_inline void orphan(struct biotape_rq_event *e)
 /* ---- request layer ---- */
 
 /* A request made from a bio: the submitter is the current task. */
-static __always_inline void start_entry(struct biotape_rq_event *e, __u32 dev, __u32 idx)
+static __always_inline void start_entry(struct biotape_rq_event *e, __u32 dev, __u32 idx,
+					const bool btf)
 {
 	e->insert_ns = bpf_ktime_get_ns();
 	e->issue_ns = 0;
@@ -534,7 +548,7 @@ static __always_inline void start_entry(struct biotape_rq_event *e, __u32 dev, _
 	e->op = 0;
 	e->status = 0;
 	e->attr = BIOTAPE_ATTR_INSERT | BIOTAPE_ATTR_LIVE;
-	attribute(e);
+	attribute(e, btf);
 }
 
 static __always_inline int on_io_start(struct request *rq, const bool btf)
@@ -569,11 +583,11 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 		 * never had its completion seen.
 		 */
 		orphan(e);
-		start_entry(e, dev, idx);
+		start_entry(e, dev, idx, btf);
 	} else {
 		struct biotape_rq_event fresh = {};
 
-		start_entry(&fresh, dev, idx);
+		start_entry(&fresh, dev, idx, btf);
 		/* A full map is counted at issue, where the request is lost for good. */
 		if (bpf_map_update_elem(&inflight, &key, &fresh, BPF_NOEXIST))
 			return 0;
@@ -625,7 +639,7 @@ static __always_inline int on_rq_insert(struct request *rq, const bool btf)
 		e->attr |= BIOTAPE_ATTR_INSERT;
 	}
 	if (!have_io_start && !(e->attr & BIOTAPE_ATTR_TASK))
-		attribute(e);
+		attribute(e, btf);
 	return 0;
 }
 
@@ -792,7 +806,7 @@ static __always_inline int on_bio_queue(struct bio *bio, const bool btf)
 		e.op = BIOTAPE_RQ_OP_FLUSH;
 		e.sector = 0;
 	}
-	attribute(&e);
+	attribute(&e, btf);
 	p = bpf_map_lookup_elem(&inflight, &key);
 	if (p)
 		orphan(p); /* a reused bio whose completion we never saw (or a remapped one) */

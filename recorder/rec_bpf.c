@@ -223,6 +223,8 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	/* bpf_loop walks a completing request's bios (a plain loop only reaches the first 64). */
 	skel->rodata->have_bpf_loop =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
+	skel->rodata->have_task_btf =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_current_task_btf, NULL) == 1;
 	/* A few devices: matched by a scan of a read-only list, cheaper than a hash lookup. */
 	if (o->ndevices <= sizeof(skel->rodata->dev_list) / sizeof(skel->rodata->dev_list[0])) {
 		skel->rodata->ndev_list = o->ndevices;
