@@ -89,10 +89,12 @@ struct {
 struct rq_slot {
 	__u64 key; /* struct request * last kept here (0: never used) */
 	struct biotape_rq_event e;
+	__u8 pad[24]; /* 128 bytes: a slot is two whole cache lines (the values are page-aligned) */
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE); /* page-aligned values; user space scans it mapped */
 	__uint(max_entries, 1); /* resized by user space */
 	__type(key, __u32);
 	__type(value, struct rq_slot);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,14 +41,18 @@ struct rec_bpf {
 	uint64_t unissued;
 	uint64_t diag_retired, diag_partial, diag_unmatched, diag_issued, diag_noentry, orphaned; /* see struct biotape_counters */
 	uint64_t *scan_keys;
-	void *scan_vals; /* SCAN_BATCH values of the larger of the two in-flight maps */
+	struct biotape_rq_event *scan_vals;
+	const struct rq_slot *slots; /* the "slots" map, mapped read-only (NULL: none) */
+	size_t nslots, slots_len;
 };
 
 /* The value of the "slots" map (struct rq_slot in biotape.bpf.c). */
 struct rq_slot {
 	uint64_t key;
 	struct biotape_rq_event e;
+	uint8_t pad[24];
 };
+_Static_assert(sizeof(struct rq_slot) == 128, "struct rq_slot must match biotape.bpf.c");
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -188,6 +193,7 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 		    const char *kind, char *why, size_t whylen)
 {
 	struct biotape_bpf *skel;
+	uint32_t nslots;
 	bool have_io_start;
 	uint32_t ring_bytes = b->ring_bytes;
 	int err;
@@ -236,7 +242,8 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	bpf_map__set_inner_map_fd(skel->maps.rings, b->ring_fds[0]);
 	bpf_map__set_max_entries(skel->maps.inflight,
 				 o->inflight_max ? o->inflight_max : DEFAULT_INFLIGHT);
-	bpf_map__set_max_entries(skel->maps.slots, set_slots(skel, o));
+	nslots = set_slots(skel, o);
+	bpf_map__set_max_entries(skel->maps.slots, nslots);
 	bpf_map__set_max_entries(skel->maps.devices, o->ndevices ? o->ndevices : 1);
 	bpf_map__set_max_entries(skel->maps.devstate, o->ndevices ? o->ndevices : 1);
 
@@ -246,6 +253,20 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 			 strerror(err < 0 ? -err : err));
 		err = err < 0 ? err : -err;
 		goto cleanup;
+	}
+	if (skel->rodata->have_slots) {
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		size_t len = ((size_t)nslots * sizeof(struct rq_slot) + page - 1) / page * page;
+		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(skel->maps.slots), 0);
+
+		if (m == MAP_FAILED) {
+			err = -errno;
+			snprintf(why, whylen, "mapping the in-flight slots: %s", strerror(-err));
+			goto cleanup;
+		}
+		b->slots = m;
+		b->nslots = nslots;
+		b->slots_len = len;
 	}
 	b->skel = skel;
 	b->mode = strcmp(kind, "btf") == 0 ? "tp_btf" : "raw_tp";
@@ -285,7 +306,7 @@ int rec_bpf__open(struct rec_bpf **bp, const struct rec_bpf_opts *o, rec_bpf_eve
 	}
 	ring_bytes = b->ring_bytes = kb * 1024u;
 	b->scan_keys = calloc(SCAN_BATCH, sizeof(*b->scan_keys));
-	b->scan_vals = calloc(SCAN_BATCH, sizeof(struct rq_slot));
+	b->scan_vals = calloc(SCAN_BATCH, sizeof(*b->scan_vals));
 	b->ring_fds = calloc(b->nr_rings, sizeof(int));
 	if (!b->scan_keys || !b->scan_vals || !b->ring_fds) {
 		err = -ENOMEM;
@@ -389,12 +410,13 @@ int rec_bpf__poll(struct rec_bpf *b, int timeout_ms)
 }
 
 /*
- * Calls FN for the event of every value of map FD (values of VSIZE bytes with the event at
- * offset VOFF), read in batches of SCAN_BATCH.
+ * Calls FN for every entry of both in-flight maps: the per-tag slots (read where they are
+ * mapped) and the hash map (one batched read, SCAN_BATCH at a time).
  */
-static int scan_map(struct rec_bpf *b, int fd, size_t vsize, size_t voff,
-		    void (*fn)(const struct biotape_rq_event *e, void *ctx), void *ctx)
+static int scan_inflight(struct rec_bpf *b,
+			 void (*fn)(const struct biotape_rq_event *e, void *ctx), void *ctx)
 {
+	int fd = bpf_map__fd(b->skel->maps.inflight);
 	uint64_t in = 0, out = 0;
 	bool first = true;
 	int err;
@@ -408,25 +430,18 @@ static int scan_map(struct rec_bpf *b, int fd, size_t vsize, size_t voff,
 		if (err && errno != ENOENT)
 			return -errno;
 		for (__u32 i = 0; i < count; i++)
-			fn((const void *)((const char *)b->scan_vals + i * vsize + voff), ctx);
+			fn(&b->scan_vals[i], ctx);
 		if (err)
-			return 0; /* ENOENT: the whole map was read */
+			break; /* ENOENT: the whole map was read */
 		in = out;
 		first = false;
 	}
-}
+	for (size_t i = 0; i < b->nslots; i++) {
+		struct biotape_rq_event e = b->slots[i].e; /* one copy: the programs may write it */
 
-/* Calls FN for every entry of both in-flight maps: the hash map and the per-tag slots. */
-static int scan_inflight(struct rec_bpf *b,
-			 void (*fn)(const struct biotape_rq_event *e, void *ctx), void *ctx)
-{
-	int err = scan_map(b, bpf_map__fd(b->skel->maps.inflight),
-			   sizeof(struct biotape_rq_event), 0, fn, ctx);
-
-	if (err || !b->skel->rodata->have_slots)
-		return err;
-	return scan_map(b, bpf_map__fd(b->skel->maps.slots), sizeof(struct rq_slot),
-			offsetof(struct rq_slot, e), fn, ctx);
+		fn(&e, ctx);
+	}
+	return 0;
 }
 
 struct wm_scan {
@@ -665,6 +680,8 @@ void rec_bpf__close(struct rec_bpf *b)
 	if (!b)
 		return;
 	ring_buffer__free(b->rb);
+	if (b->slots)
+		munmap((void *)b->slots, b->slots_len);
 	biotape_bpf__destroy(b->skel);
 	if (b->ring_fds) {
 		for (uint32_t i = 0; i < b->nr_rings; i++) {
