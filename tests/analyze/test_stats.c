@@ -600,6 +600,66 @@ static void test_batch_equals_single(void **st)
 	free(e);
 }
 
+/*
+ * Queue depth computed from completions equals a brute-force count (1 + earlier requests on
+ * the device still in flight at this issue) through both paths (stats__add one by one, and
+ * stats__add_batch whose blocks take the fast path): 3 devices, bursts of identical issue
+ * times, zero device times, long tails (more than 32 in flight: the in-flight array's
+ * search window and fixed-size move are exceeded), events without completion.
+ */
+static void test_qd_matches_brute_force(void **st)
+{
+	const size_t n = 20000;
+	struct btape_event *e = calloc(n, sizeof(*e));
+	struct hist *want = calloc(1, sizeof(*want));
+	struct stats *a, *b;
+	uint64_t x = 777, t = S, missing = 0;
+
+	(void)st;
+	assert_non_null(e);
+	assert_non_null(want);
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		t += (x >> 5) % 5 == 0 ? 0 : 100 + (x >> 9) % 3000;
+		e[i] = ev_rw(t, (x & 1) ? BTAPE_OP_READ : BTAPE_OP_WRITE, (x >> 14) % 100000, 4096);
+		e[i].dev = (uint32_t)((x >> 3) % 3);
+		e[i].present = (x >> 40) % 97 == 0 ? 0 : BTAPE_HAS_COMPLETE;
+		uint64_t d = (x >> 20) % 11 == 0 ? 0 : (x >> 24) % 20000;
+
+		if ((x >> 50) % 4 == 0)
+			d += 200000 + (x >> 30) % 800000; /* long tail: many in flight */
+		e[i].complete_ns = t + d;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!(e[i].present & BTAPE_HAS_COMPLETE)) {
+			missing++;
+			continue;
+		}
+		uint64_t qd = 1;
+
+		for (size_t j = 0; j < i; j++)
+			qd += e[j].dev == e[i].dev && (e[j].present & BTAPE_HAS_COMPLETE) &&
+			      e[j].complete_ns > e[i].issue_ns;
+		hist_add(want, qd);
+	}
+	assert_true(want->max > 40 && want->min == 1);
+	assert_int_equal(stats__new(&a, NULL), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(stats__add(a, &e[i]), 0);
+	assert_int_equal(stats__finish(a), 0);
+	b = run(e, n, NULL);
+	assert_memory_equal(a->qd, want, sizeof(*want));
+	assert_memory_equal(b->qd, want, sizeof(*want));
+	assert_int_equal(a->qd_missing, missing);
+	assert_int_equal(b->qd_missing, missing);
+	stats__free(a);
+	stats__free(b);
+	free(want);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -619,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_sizes_sorted),
 		cmocka_unit_test(test_bounded_tables),
 		cmocka_unit_test(test_batch_equals_single),
+		cmocka_unit_test(test_qd_matches_brute_force),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
