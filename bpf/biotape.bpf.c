@@ -237,13 +237,22 @@ static __always_inline struct rq_slot *slot_of(struct request *rq, int idx, cons
 	return bpf_map_lookup_elem(&slots, &i);
 }
 
-/* The in-flight entry of RQ (live or retired) in its slot or the hash map, or NULL. */
-static __always_inline struct biotape_rq_event *lookup_rq(struct request *rq, const bool btf)
+/*
+ * The in-flight entry of RQ (live or retired) in its slot or the hash map, or NULL. Sets *DEV
+ * and *IDX (-1: not a recorded device, and so never in the maps: I/O of other devices costs
+ * no map lookup).
+ */
+static __always_inline struct biotape_rq_event *lookup_rq(struct request *rq, const bool btf,
+							 __u32 *dev, int *idx)
 {
 	__u64 key = (__u64)rq;
 
+	*dev = rq_dev(rq, btf);
+	*idx = dev_index(*dev);
+	if (*idx < 0)
+		return NULL;
 	if (have_slots) {
-		struct rq_slot *s = slot_of(rq, dev_index(rq_dev(rq, btf)), btf);
+		struct rq_slot *s = slot_of(rq, *idx, btf);
 
 		if (s && s->key == key)
 			return &s->e;
@@ -622,16 +631,16 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
  */
 static __always_inline int on_rq_insert(struct request *rq, const bool btf)
 {
-	struct biotape_rq_event *e = lookup_rq(rq, btf);
+	struct biotape_rq_event *e;
+	__u32 dev;
+	int idx;
 
+	e = lookup_rq(rq, btf, &dev, &idx);
+	if (idx < 0)
+		return 0;
 	if (e)
 		orphan(e);
 	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE)) {
-		__u32 dev = rq_dev(rq, btf);
-		int idx = dev_index(dev);
-
-		if (idx < 0)
-			return 0;
 		e = get_entry(e, (__u64)rq, dev, idx, false);
 		if (!e)
 			return 0;
@@ -647,19 +656,18 @@ static __always_inline int on_rq_insert(struct request *rq, const bool btf)
 
 static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 {
-	struct biotape_rq_event *e = lookup_rq(rq, btf);
+	struct biotape_rq_event *e;
 	__u64 sector;
-	__u32 i, bytes;
+	__u32 i, bytes, dev;
+	int idx;
 
+	e = lookup_rq(rq, btf, &dev, &idx);
+	if (idx < 0)
+		return 0;
 	if (e)
 		orphan(e); /* see on_rq_insert */
 	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE)) {
 		/* Not seen before issue: a flush request, or a request started before us. */
-		__u32 dev = rq_dev(rq, btf);
-		int idx = dev_index(dev);
-
-		if (idx < 0)
-			return 0;
 		e = get_entry(e, (__u64)rq, dev, idx, true);
 		if (!e)
 			return 0;
@@ -705,8 +713,11 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 
 static __always_inline int on_rq_requeue(struct request *rq, const bool btf)
 {
-	struct biotape_rq_event *e = lookup_rq(rq, btf);
+	struct biotape_rq_event *e;
+	__u32 dev;
+	int idx;
 
+	e = lookup_rq(rq, btf, &dev, &idx);
 	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE))
 		return 0;
 	unmark_issued(e);
@@ -716,8 +727,11 @@ static __always_inline int on_rq_requeue(struct request *rq, const bool btf)
 
 static __always_inline int on_rq_merge(struct request *rq, const bool btf)
 {
-	struct biotape_rq_event *e = lookup_rq(rq, btf);
+	struct biotape_rq_event *e;
+	__u32 dev;
+	int idx;
 
+	e = lookup_rq(rq, btf, &dev, &idx);
 	if (!e || !(e->attr & BIOTAPE_ATTR_LIVE))
 		return 0;
 	unmark_issued(e);
@@ -729,17 +743,19 @@ static __always_inline int on_rq_complete(struct request *rq, __u32 error, __u32
 					  const bool btf)
 {
 	struct biotape_rq_event *e;
+	__u32 dev;
+	int idx;
 
 	if (test_skip())
 		return 0;
-	e = lookup_rq(rq, btf);
+	e = lookup_rq(rq, btf, &dev, &idx);
+	if (idx < 0)
+		return 0;
 	if (!e) {
-		if (dev_index(rq_dev(rq, btf)) >= 0) {
-			struct biotape_counters *c = cnt();
+		struct biotape_counters *c = cnt();
 
-			if (c)
-				__sync_fetch_and_add(&c->noentry, 1);
-		}
+		if (c)
+			__sync_fetch_and_add(&c->noentry, 1);
 		return 0;
 	}
 	if (!(e->attr & BIOTAPE_ATTR_LIVE)) {
