@@ -197,30 +197,35 @@ static void qheap_fill_max(uint64_t *v, uint32_t from, uint32_t to)
 		v[i] = UINT64_MAX;
 }
 
-static void qheap_push(struct qheap *h, uint64_t v)
+/* Makes room for one more (compacts or grows); false when the array is at its bound. */
+static bool qheap_make_room(struct qheap *h)
 {
-	if (h->n == h->cap) {
-		if (h->head) {
-			uint32_t live = h->n - h->head;
+	if (h->head) {
+		uint32_t live = h->n - h->head;
 
-			memmove(h->v, h->v + h->head, live * sizeof(*h->v));
-			qheap_fill_max(h->v, live, h->n);
-			h->n = live;
-			h->head = 0;
-		} else {
-			uint32_t ncap = h->cap ? h->cap * 2 : 64;
-			uint64_t *nv;
-
-			if (ncap > STATS_QD_HEAP_MAX ||
-			    !(nv = realloc(h->v, (ncap + QHEAP_PAD) * sizeof(*nv)))) {
-				h->overflow = true;
-				return;
-			}
-			qheap_fill_max(nv, h->cap ? h->cap + QHEAP_PAD : 0, ncap + QHEAP_PAD);
-			h->v = nv;
-			h->cap = ncap;
-		}
+		memmove(h->v, h->v + h->head, live * sizeof(*h->v));
+		qheap_fill_max(h->v, live, h->n);
+		h->n = live;
+		h->head = 0;
+		return true;
 	}
+	uint32_t ncap = h->cap ? h->cap * 2 : 64;
+	uint64_t *nv;
+
+	if (ncap > STATS_QD_HEAP_MAX || !(nv = realloc(h->v, (ncap + QHEAP_PAD) * sizeof(*nv)))) {
+		h->overflow = true;
+		return false;
+	}
+	qheap_fill_max(nv, h->cap ? h->cap + QHEAP_PAD : 0, ncap + QHEAP_PAD);
+	h->v = nv;
+	h->cap = ncap;
+	return true;
+}
+
+static inline void qheap_push(struct qheap *h, uint64_t v)
+{
+	if (h->n == h->cap && !qheap_make_room(h))
+		return;
 	/*
 	 * From the end: a new completion usually lands among the later ones. (Measured and
 	 * not kept: a branchless binary search over 32 slots plus a fixed 16-slot move has no
@@ -833,7 +838,8 @@ static void tl_coarsen(struct stats *s)
 	s->tl_rows = (s->tl_rows + 1) / 2;
 }
 
-static void heat_add(struct devstat *d, uint64_t t, uint64_t sector)
+/* Widens the heat map's columns or rows until (t, sector) fits. */
+static void heat_rescale(struct devstat *d, uint64_t t, uint64_t sector)
 {
 	while ((t >> d->heat_tshift) >= STATS_HEAT_T) {
 		for (int l = 0; l < STATS_HEAT_L; l++) {
@@ -857,7 +863,18 @@ static void heat_add(struct devstat *d, uint64_t t, uint64_t sector)
 		d->heat_lw *= 2;
 		d->heat_lshift++;
 	}
-	d->heat[(sector >> d->heat_lshift) * STATS_HEAT_T + (t >> d->heat_tshift)]++;
+}
+
+static inline void heat_add(struct devstat *d, uint64_t t, uint64_t sector)
+{
+	uint64_t col = t >> d->heat_tshift, row = sector >> d->heat_lshift;
+
+	if (col >= STATS_HEAT_T || row >= STATS_HEAT_L) {
+		heat_rescale(d, t, sector);
+		col = t >> d->heat_tshift;
+		row = sector >> d->heat_lshift;
+	}
+	d->heat[row * STATS_HEAT_T + col]++;
 }
 
 /* Signed log2 bin of a seek distance, branchless (the sign and size are random). */
