@@ -865,7 +865,8 @@ static void heat_rescale(struct devstat *d, uint64_t t, uint64_t sector)
 	}
 }
 
-static inline void heat_add(struct devstat *d, uint64_t t, uint64_t sector)
+static inline __attribute__((always_inline)) void heat_add(struct devstat *d, uint64_t t,
+							  uint64_t sector)
 {
 	uint64_t col = t >> d->heat_tshift, row = sector >> d->heat_lshift;
 
