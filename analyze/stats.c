@@ -1477,6 +1477,7 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 			err = add_block_fast(s, e, m, pend_h, np);
 			if (err)
 				return err;
+			s->nadd_fast += m;
 		} else {
 			for (uint32_t k = 0; k < np; k++)
 				ws_prefetch_put(ws, pend_h[k]);

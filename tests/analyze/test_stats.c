@@ -660,6 +660,188 @@ static void test_qd_matches_brute_force(void **st)
 	free(e);
 }
 
+/* Every statistic of two analyses is the same (the working-set table layout aside). */
+static void assert_same_stats(const struct stats *a, const struct stats *b)
+{
+	assert_int_equal(a->nadd, b->nadd);
+	assert_int_equal(a->origin_ns, b->origin_ns);
+	assert_int_equal(a->last_issue_ns, b->last_issue_ns);
+	assert_int_equal(a->last_complete_ns, b->last_complete_ns);
+	assert_int_equal(a->present_all, b->present_all);
+	assert_int_equal(a->present_any, b->present_any);
+	assert_int_equal(a->duration_ns, b->duration_ns);
+	assert_int_equal(a->complete_windows, b->complete_windows);
+	assert_same_acc(&a->all, &b->all);
+	assert_same_hist(a->all.lat, b->all.lat);
+	assert_int_equal(a->ndevs, b->ndevs);
+	for (uint32_t i = 0; i < a->ndevs; i++) {
+		const struct devstat *x = &a->devs[i], *y = &b->devs[i];
+
+		assert_int_equal(x->used, y->used);
+		if (!x->used)
+			continue;
+		assert_same_acc(&x->acc, &y->acc);
+		assert_same_hist(x->acc.lat, y->acc.lat);
+		assert_memory_equal(x->streams, y->streams, sizeof(x->streams));
+		assert_int_equal(x->lba.shift, y->lba.shift);
+		assert_memory_equal(x->lba.bins, y->lba.bins, x->lba.nbins * sizeof(*x->lba.bins));
+		assert_int_equal(x->heat_tshift, y->heat_tshift);
+		assert_int_equal(x->heat_lshift, y->heat_lshift);
+		assert_memory_equal(x->heat, y->heat, STATS_HEAT_L * STATS_HEAT_T * sizeof(*x->heat));
+		assert_int_equal(x->min_off, y->min_off);
+		assert_int_equal(x->max_end, y->max_end);
+		assert_int_equal(x->inflight.n - x->inflight.head, y->inflight.n - y->inflight.head);
+	}
+	assert_int_equal(a->nprocs, b->nprocs);
+	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++) {
+		assert_int_equal(a->procs[i].used, b->procs[i].used);
+		if (!a->procs[i].used)
+			continue;
+		assert_int_equal(a->procs[i].pid, b->procs[i].pid);
+		assert_string_equal(a->procs[i].comm, b->procs[i].comm);
+		assert_same_acc(&a->procs[i].acc, &b->procs[i].acc);
+	}
+	assert_same_acc(&a->proc_other, &b->proc_other);
+	for (int op = 0; op < BTAPE_OP__COUNT; op++) {
+		const struct opstat *x = &a->ops[op], *y = &b->ops[op];
+
+		assert_int_equal(x->n, y->n);
+		assert_int_equal(x->bytes, y->bytes);
+		assert_int_equal(x->n_complete, y->n_complete);
+		assert_int_equal(x->n_insert, y->n_insert);
+		assert_int_equal(x->n_errors, y->n_errors);
+		assert_int_equal(x->nsizes, y->nsizes);
+		assert_int_equal(x->n_size_other, y->n_size_other);
+		assert_memory_equal(x->sizes, y->sizes,
+				    2 * STATS_SIZE_EXACT_MAX * sizeof(*x->sizes));
+		assert_memory_equal(x->size_log2, y->size_log2, sizeof(x->size_log2));
+		assert_same_hist(x->lat_dev, y->lat_dev);
+		assert_same_hist(x->lat_queue, y->lat_queue);
+		assert_same_hist(x->lat_total, y->lat_total);
+	}
+	assert_memory_equal(a->streams_all, b->streams_all, sizeof(a->streams_all));
+	assert_memory_equal(&a->wsr, &b->wsr, sizeof(a->wsr));
+	assert_int_equal(a->ws.accesses, b->ws.accesses);
+	assert_int_equal(a->ws.level, b->ws.level);
+	assert_int_equal(a->ws.n, b->ws.n);
+	assert_same_hist(a->qd, b->qd);
+	assert_int_equal(a->qd_missing, b->qd_missing);
+	assert_int_equal(a->qd_from_trace, b->qd_from_trace);
+	assert_same_hist(a->interarrival, b->interarrival);
+	assert_same_hist(a->idle, b->idle);
+	assert_int_equal(a->busy_until, b->busy_until);
+	assert_int_equal(a->idle_no_complete, b->idle_no_complete);
+	assert_int_equal(a->idle_total_ns, b->idle_total_ns);
+	assert_int_equal(a->idle_from_completions, b->idle_from_completions);
+	assert_int_equal(a->tl_interval, b->tl_interval);
+	assert_int_equal(a->tl_rows, b->tl_rows);
+	assert_memory_equal(a->tl, b->tl, a->tl_rows * sizeof(*a->tl));
+}
+
+/* Random events in issue order (the block fast path's case), by scenario. */
+enum { SC_MIXED, SC_SAME_TIME, SC_NO_COMPLETE, SC_SOME_COMPLETE, SC_QD, SC_FLUSH, SC__COUNT };
+
+static void gen_events(struct btape_event *e, size_t n, int sc, uint64_t seed)
+{
+	static const unsigned int ops[8] = {BTAPE_OP_READ,	   BTAPE_OP_READ,  BTAPE_OP_WRITE,
+					    BTAPE_OP_WRITE,	   BTAPE_OP_FLUSH, BTAPE_OP_DISCARD,
+					    BTAPE_OP_WRITE_ZEROES, 77};
+	static const char *comms[3] = {"a", "bb", "ccc"};
+	uint64_t x = seed * 2654435761u + 1, t = 5 * S;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (sc != SC_SAME_TIME || (x >> 61) == 0)
+			t += (x >> 6) % 4 == 0 ? 0 : (x >> 8) % 40000; /* ties, 1 s windows cross */
+		unsigned int op = sc == SC_FLUSH ? BTAPE_OP_FLUSH : ops[x % 8];
+		uint64_t sz = op == BTAPE_OP_FLUSH ? 0 : (x >> 20) % 9 == 0 ? 0 : 512u << ((x >> 24) % 9);
+
+		e[i] = ev_rw(t, op, (x >> 28) % 4000000, sz);
+		e[i].dev = (uint32_t)((x >> 3) % 4);
+		e[i].present = BTAPE_HAS_INSERT | BTAPE_HAS_ERROR | BTAPE_HAS_COMM |
+			       ((x >> 40) % 3 ? BTAPE_HAS_PID : 0);
+		if (sc != SC_NO_COMPLETE && (sc != SC_SOME_COMPLETE || (x >> 45) % 5))
+			e[i].present |= BTAPE_HAS_COMPLETE;
+		if (sc == SC_QD)
+			e[i].present |= BTAPE_HAS_QD;
+		e[i].complete_ns = t + (x >> 33) % 900000;
+		e[i].insert_ns = t - (x >> 50) % 7000;
+		e[i].error = (x >> 55) % 17 == 0 ? -5 : 0;
+		e[i].pid = 200 + (uint32_t)((x >> 36) % 23);
+		e[i].comm = comms[e[i].pid % 3];
+		e[i].qd = 1 + (uint32_t)((x >> 42) % 64);
+	}
+}
+
+/*
+ * The block fast path of stats__add_batch gives exactly what stats__add (one event at a
+ * time, add_core) gives, for every statistic: issue-ordered random events over 4 devices
+ * (one declared that gets I/O only later), ties, 1 s windows and timeline rows crossed inside
+ * blocks, missing pids, zero-byte and flush I/Os, and per scenario: identical timestamps, no
+ * completion, some completions missing, recorded queue depth, all flushes; batch sizes from
+ * 1 to 300 events; a small working-set limit (sampling levels rise mid-batch).
+ */
+static void test_fast_path_equals_single(void **st)
+{
+	const size_t n = 30000;
+	struct btape_event *e = calloc(n, sizeof(*e));
+
+	(void)st;
+	assert_non_null(e);
+	for (int sc = 0; sc < SC__COUNT; sc++) {
+		struct stats_opts o = {.ws_limit = 5000, .interval_ns = 20 * MS};
+		struct stats *a, *b;
+
+		gen_events(e, n, sc, (uint64_t)sc + 1);
+		assert_int_equal(stats__new(&a, &o), 0);
+		assert_int_equal(stats__new(&b, &o), 0);
+		for (uint32_t d = 0; d < 3; d++) {
+			assert_int_equal(stats__set_device(a, d, "d", 1ull << 33), 0);
+			assert_int_equal(stats__set_device(b, d, "d", 1ull << 33), 0);
+		}
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(stats__add(a, &e[i]), 0);
+		for (size_t i = 0, k = 1; i < n; i += k, k = k * 5 % 301 + 1)
+			assert_int_equal(stats__add_batch(b, e + i, i + k < n ? k : n - i), 0);
+		assert_int_equal(stats__finish(a), 0);
+		assert_int_equal(stats__finish(b), 0);
+		assert_int_equal(a->nadd_fast, 0);
+		assert_true(b->nadd_fast > n / 2); /* most blocks took the fast path */
+		if (sc != SC_FLUSH)
+			assert_true(a->ws.level > 0);
+		assert_same_stats(a, b);
+		stats__free(a);
+		stats__free(b);
+	}
+	free(e);
+}
+
+/* Edge cases through the batch path: one event; two identical events; one block of one op. */
+static void test_fast_path_edges(void **st)
+{
+	struct btape_event e[130];
+
+	(void)st;
+	for (size_t n = 1; n <= 130; n += n < 3 ? 1 : 63) {
+		struct stats *a, *b;
+
+		gen_events(e, n, SC_SAME_TIME, 9);
+		for (size_t i = 0; i < n; i++)
+			e[i].issue_ns = e[0].issue_ns; /* all at one instant */
+		assert_int_equal(stats__new(&a, NULL), 0);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(stats__add(a, &e[i]), 0);
+		assert_int_equal(stats__finish(a), 0);
+		b = run(e, n, NULL);
+		assert_same_stats(a, b);
+		assert_int_equal(b->duration_ns, 0);
+		stats__free(a);
+		stats__free(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -680,6 +862,8 @@ int main(void)
 		cmocka_unit_test(test_bounded_tables),
 		cmocka_unit_test(test_batch_equals_single),
 		cmocka_unit_test(test_qd_matches_brute_force),
+		cmocka_unit_test(test_fast_path_equals_single),
+		cmocka_unit_test(test_fast_path_edges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
