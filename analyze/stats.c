@@ -186,15 +186,15 @@ static inline void autorange_add(struct autorange *r, uint64_t v, uint64_t n)
 /*
  * In-flight completions as a sorted array v[head..n) (cheaper than a binary heap, measured; a
  * binary search plus memmove measured more instructions than this short backward scan).
- * Every slot from n to cap + QHEAP_PAD - 1 holds UINT64_MAX: the expiry reads the first four
- * slots from head at once, independent loads and no bound check.
+ * The QHEAP_PAD slots from n hold UINT64_MAX: the expiry reads the first four slots from
+ * head at once, independent loads and no bound check.
  */
 #define QHEAP_PAD 4
 
-static void qheap_fill_max(uint64_t *v, uint32_t from, uint32_t to)
+static inline void qheap_pad(uint64_t *v, uint32_t n)
 {
-	for (uint32_t i = from; i < to; i++)
-		v[i] = UINT64_MAX;
+	for (uint32_t i = 0; i < QHEAP_PAD; i++)
+		v[n + i] = UINT64_MAX;
 }
 
 /* Makes room for one more (compacts or grows); false when the array is at its bound. */
@@ -204,9 +204,9 @@ static bool qheap_make_room(struct qheap *h)
 		uint32_t live = h->n - h->head;
 
 		memmove(h->v, h->v + h->head, live * sizeof(*h->v));
-		qheap_fill_max(h->v, live, h->n);
 		h->n = live;
 		h->head = 0;
+		qheap_pad(h->v, h->n);
 		return true;
 	}
 	uint32_t ncap = h->cap ? h->cap * 2 : 64;
@@ -216,8 +216,9 @@ static bool qheap_make_room(struct qheap *h)
 		h->overflow = true;
 		return false;
 	}
-	qheap_fill_max(nv, h->cap ? h->cap + QHEAP_PAD : 0, ncap + QHEAP_PAD);
-	h->v = nv;
+	if (!h->cap)
+		qheap_pad(nv, 0);
+	h->v = nv; /* the pad past n moved along */
 	h->cap = ncap;
 	return true;
 }
@@ -239,6 +240,7 @@ static inline void qheap_push(struct qheap *h, uint64_t v)
 	}
 	*p = v;
 	h->n++;
+	h->v[h->n + QHEAP_PAD - 1] = UINT64_MAX; /* the rest of the pad was there already */
 }
 
 static inline uint32_t qheap_count(const struct qheap *h)
