@@ -1428,8 +1428,7 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 {
 	uint64_t pend_h[WS_PEND_MAX];
 	int8_t pend_dir[WS_PEND_MAX];
-	uint64_t keys[WS_PEND_MAX + 3];
-	int8_t kdir[WS_PEND_MAX + 3];
+	uint64_t keys[WS_PEND_MAX + 3]; /* block key | direction << 63 */
 	struct blockset *ws = &s->ws;
 	const uint64_t kmask = (1ull << WS_KEY_BLOCK_BITS) - 1;
 
@@ -1449,18 +1448,20 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 				continue;
 			uint64_t nb = b1 - b0 + 1, k0 = ws_key(&e[i], b0);
 
-			if (nb > WS_PEND_MAX - nk || (b0 & kmask) + nb - 1 > kmask) {
-				err = ws_event(s, &e[i]); /* long, or its block numbers wrap the key */
+			if (nb > WS_PEND_MAX - nk || (b0 & kmask) + nb - 1 > kmask || (k0 >> 63)) {
+				/* long, its block numbers wrap the key, or a huge device index */
+				err = ws_event(s, &e[i]);
 				if (err)
 					return err;
 				continue;
 			}
 			ws->accesses += nb;
+			/* the direction rides in bit 63 (keys use at most 54 bits); a separate byte
+			 * array made gcc call memset per event */
+			k0 |= (uint64_t)dir << 63;
 			for (uint64_t j = 0; j < nb; j += 4) {
-				for (unsigned int u = 0; u < 4; u++) {
+				for (unsigned int u = 0; u < 4; u++)
 					keys[nk + j + u] = k0 + j + u;
-					kdir[nk + j + u] = (int8_t)dir;
-				}
 			}
 			nk += (uint32_t)nb;
 		}
@@ -1468,11 +1469,11 @@ int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 		 * random 1 - 1/2^level of the blocks); their slots are prefetched while the
 		 * block's other statistics run */
 		for (uint32_t k = 0; k < nk; k++) {
-			uint64_t key = keys[k], h = mix64(key);
+			uint64_t key = keys[k] & ~(1ull << 63), h = mix64(key);
 			uint64_t keep = (h & drop) == 0;
 
 			pend_h[np] = h;
-			pend_dir[np] = kdir[k];
+			pend_dir[np] = (int8_t)(keys[k] >> 63);
 			np += (uint32_t)keep;
 		}
 		if (block_fast_ok(s, e, m)) {
