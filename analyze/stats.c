@@ -530,7 +530,7 @@ static inline void ws_match4(const struct ws_slot *t, uint64_t h, unsigned int *
  * home are looked at together: the block is in the first that holds it or is empty (linear
  * probing), and which one, and whether it is new, is random: no branch on either.
  */
-static int ws_put(struct blockset *b, uint64_t h, int dir)
+static inline __attribute__((always_inline)) int ws_put(struct blockset *b, uint64_t h, int dir)
 {
 	if (b->level && (h >> (64 - b->level)))
 		return 0;
