@@ -91,6 +91,7 @@ struct rq_slot {
 	struct biotape_rq_event e;
 	__u8 pad[24]; /* 128 bytes: a slot is two whole cache lines (the values are page-aligned) */
 };
+_Static_assert(sizeof(struct rq_slot) == 128, "struct rq_slot is two cache lines");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -388,6 +389,15 @@ static __always_inline bool no_task_filter(void)
 	return !filter_pid && !filter_comm_on && !filter_cgroup_on;
 }
 
+/* Counts a request given an entry of its own in the hash map (a -v diagnostic). */
+static __always_inline void count_hashed(void)
+{
+	struct biotape_counters *c = cnt();
+
+	if (c)
+		__sync_fetch_and_add(&c->hashed, 1);
+}
+
 static __always_inline void track_fail(void)
 {
 	struct biotape_counters *c = cnt();
@@ -439,6 +449,8 @@ static __always_inline struct biotape_rq_event *get_entry(struct biotape_rq_even
 			track_fail();
 		return NULL;
 	}
+	if (!err)
+		count_hashed();
 	return bpf_map_lookup_elem(&inflight, &key);
 }
 
@@ -576,12 +588,22 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 	s = slot_of(rq, idx, btf);
 	if (s && s->key == key) {
 		e = &s->e;
-	} else if (s && !(s->e.attr & BIOTAPE_ATTR_LIVE)) {
+	} else if (s) {
+		struct biotape_rq_event *h = bpf_map_lookup_elem(&inflight, &key);
+
 		/*
-		 * First use of the slot, or its tag now belongs to another request structure (a
-		 * new scheduler, say): claim it. (An entry of this pointer left in the hash map
-		 * is then only sent by the final scan.)
+		 * First use of the slot, or the tag set was reallocated (a new scheduler, a new
+		 * nr_requests) and the tag belongs to another request structure now. This
+		 * request owns the tag, and the only request that borrows tags (the flush
+		 * request) never takes a slot, so whatever holds it is stale: an entry still
+		 * marked issued never had its completion seen and is sent now, as is an entry of
+		 * this pointer in the hash map (issued before it had a slot). Then claim it.
 		 */
+		orphan(&s->e);
+		if (h) {
+			orphan(h);
+			retire(h);
+		}
 		s->key = key;
 		e = &s->e;
 	} else {
@@ -602,6 +624,7 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 		/* A full map is counted at issue, where the request is lost for good. */
 		if (bpf_map_update_elem(&inflight, &key, &fresh, BPF_NOEXIST))
 			return 0;
+		count_hashed();
 		e = bpf_map_lookup_elem(&inflight, &key);
 		if (!e)
 			return 0;

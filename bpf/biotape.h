@@ -88,6 +88,7 @@ struct biotape_counters {
 	__u64 issued;           /* requests (or bios) marked issued */
 	__u64 noentry;          /* completions of a recorded device's request never seen before */
 	__u64 orphaned; /* issued requests sent without a completion: the kernel ran no program for it */
+	__u64 hashed;   /* requests given an entry in the hash map (no slot of their own) */
 };
 
 /* Per-device state (BPF map "devstate", indexed by dev_idx). */

@@ -25,7 +25,7 @@
 #define DEFAULT_INFLIGHT 16384     /* requests in flight system-wide */
 #define WAKEUP_DIVISOR 4           /* wake the consumer at 1/4 full */
 #define SCAN_BATCH 1024
-#define MAX_SLOTS 65536            /* per-tag in-flight slots, all devices (104 B each) */
+#define MAX_SLOTS 65536            /* per-tag in-flight slots, all devices (128 B each) */
 
 struct rec_bpf {
 	struct biotape_bpf *skel;
@@ -40,6 +40,7 @@ struct rec_bpf {
 	bool detached;
 	uint64_t unissued;
 	uint64_t diag_retired, diag_partial, diag_unmatched, diag_issued, diag_noentry, orphaned; /* see struct biotape_counters */
+	uint64_t diag_hashed;
 	uint64_t *scan_keys;
 	struct biotape_rq_event *scan_vals;
 	const struct rq_slot *slots; /* the "slots" map, mapped read-only (NULL: none) */
@@ -164,17 +165,34 @@ static int ring_cb(void *ctx, void *data, size_t size)
 	return b->fn(b->ctx, data);
 }
 
+/* Whether the kernel has mmapable array maps (5.5+): a one-entry map is made and closed. */
+static bool have_mmapable_arrays(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 8, 1, &mo);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 /*
  * Lays out one in-flight slot per tag of each listed device (rodata slot_*), devices in order
- * while they fit in MAX_SLOTS. Returns the number of slots (at least 1: a map is never empty).
+ * while they fit in MAX_SLOTS. Slots are claimed at block_io_start: none without it (kernels
+ * before 6.5), nor without mmapable arrays (user space reads them mapped). Returns the number
+ * of slots (at least 1: a map is never empty).
  */
-static uint32_t set_slots(struct biotape_bpf *skel, const struct rec_bpf_opts *o)
+static uint32_t set_slots(struct biotape_bpf *skel, const struct rec_bpf_opts *o,
+			  bool have_io_start)
 {
 	uint32_t n = 0;
 
-	if (!skel->rodata->ndev_list || !o->tag_queues ||
-	    !o->tag_depth)
+	if (!have_io_start || !skel->rodata->ndev_list || !o->tag_queues || !o->tag_depth ||
+	    !have_mmapable_arrays()) {
+		bpf_map__set_map_flags(skel->maps.slots, 0);
 		return 1;
+	}
 	for (uint32_t i = 0; i < skel->rodata->ndev_list; i++) {
 		uint64_t need = (uint64_t)o->tag_queues[i] * o->tag_depth[i];
 
@@ -242,7 +260,7 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	bpf_map__set_inner_map_fd(skel->maps.rings, b->ring_fds[0]);
 	bpf_map__set_max_entries(skel->maps.inflight,
 				 o->inflight_max ? o->inflight_max : DEFAULT_INFLIGHT);
-	nslots = set_slots(skel, o);
+	nslots = set_slots(skel, o, have_io_start);
 	bpf_map__set_max_entries(skel->maps.slots, nslots);
 	bpf_map__set_max_entries(skel->maps.devices, o->ndevices ? o->ndevices : 1);
 	bpf_map__set_max_entries(skel->maps.devstate, o->ndevices ? o->ndevices : 1);
@@ -579,6 +597,7 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 	uint32_t zero = 0;
 
 	uint64_t retired = 0, partial = 0, unmatched = 0, issued = 0, noentry = 0, orphaned = 0;
+	uint64_t hashed = 0;
 
 	*emitted = *lost_ringbuf = *lost_inflight = 0;
 	b->unissued = 0;
@@ -597,6 +616,7 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 			issued += v[i].issued;
 			noentry += v[i].noentry;
 			orphaned += v[i].orphaned;
+			hashed += v[i].hashed;
 		}
 	}
 	free(v);
@@ -606,6 +626,7 @@ void rec_bpf__counters(struct rec_bpf *b, uint64_t *emitted, uint64_t *lost_ring
 	b->diag_issued = issued;
 	b->diag_noentry = noentry;
 	b->orphaned = orphaned;
+	b->diag_hashed = hashed;
 	/*
 	 * A block_bio_queue the kernel skipped (re-entry on its CPU) is a bio never tracked: lost.
 	 * A skipped completion is not: its entry stays marked issued and is sent without a
@@ -644,6 +665,8 @@ uint64_t rec_bpf__prog_stats(struct rec_bpf *b)
 		 (unsigned long long)b->diag_noentry,
 		 (unsigned long long)b->diag_retired, (unsigned long long)b->diag_partial,
 		 (unsigned long long)b->diag_unmatched);
+	cli_info(1, "record: in-flight slots %zu, entries made in the hash map %llu", b->nslots,
+		 (unsigned long long)b->diag_hashed);
 
 	bpf_object__for_each_program(p, b->skel->obj) {
 		struct bpf_prog_info info = { 0 };

@@ -168,7 +168,7 @@ int rec_dev_tag_space(const char *sysfs, uint32_t major, uint32_t minor, uint32_
 		      uint32_t *depth)
 {
 	char path[PATH_MAX + 64];
-	uint64_t nr = 0, max = 0, v;
+	uint64_t nr = 0, max = 0, v, q;
 	uint32_t n = 0;
 	struct dirent *de;
 	DIR *d;
@@ -181,9 +181,16 @@ int rec_dev_tag_space(const char *sysfs, uint32_t major, uint32_t minor, uint32_
 	if (!d)
 		return -ENOENT;
 	while ((de = readdir(d))) {
+		char *end;
+
 		if (de->d_name[0] == '.')
 			continue;
-		n++;
+		/* named by queue_num; a queue with no CPU mapped has no directory: count to the last */
+		q = strtoull(de->d_name, &end, 10);
+		if (*end || q >= UINT32_MAX)
+			continue;
+		if (q + 1 > n)
+			n = (uint32_t)q + 1;
 		snprintf(path, sizeof(path), "%s/dev/block/%u:%u/mq/%s/nr_tags", sysfs, major,
 			 minor, de->d_name);
 		if (read_u64(path, &v) == 0 && v > max)

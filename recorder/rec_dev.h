@@ -23,9 +23,9 @@ int rec_dev_add_all(const char *sysfs, struct btape_meta *meta);
  */
 uint64_t rec_dev_max_requests(const char *sysfs, uint32_t major, uint32_t minor);
 /*
- * Tag space of blk-mq disk major:minor: its hardware queues and the deepest tag range of a
- * queue (driver tags, mq/N/nr_tags, or scheduler tags, queue/nr_requests). Returns 0, or
- * -ENOENT when the disk is not blk-mq (no mq/ directory).
+ * Tag space of blk-mq disk major:minor: its hardware queues (the highest mq/N + 1) and the
+ * deepest tag range of a queue (driver tags, mq/N/nr_tags, or scheduler tags,
+ * queue/nr_requests). Returns 0, or -ENOENT when the disk is not blk-mq (no mq/ directory).
  */
 int rec_dev_tag_space(const char *sysfs, uint32_t major, uint32_t minor, uint32_t *queues,
 		      uint32_t *depth);

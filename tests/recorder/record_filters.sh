@@ -18,7 +18,7 @@ sh -c "echo \$\$ > '$CG/cgroup.procs' && exec dd if='$LOOP' of=/dev/null bs=4k c
 dd if="$LOOP" of=/dev/null bs=4k count=50 iflag=direct status=none
 rec_stop INT
 "$BIOTAPE" dump --csv "$D/cg.btape" > "$D/cg.csv"
-python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/cg.csv" --comm dd --expect read=100 ||
+python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/cg.csv" --summary "$REC_ERR" --comm dd --expect read=100 ||
 	fail "--cgroup: expected exactly the 100 reads from inside the cgroup"
 [ "$(tail -n +2 "$D/cg.csv" | wc -l)" = 100 ] || fail "--cgroup: I/O from outside recorded"
 
@@ -29,7 +29,7 @@ fio --name=other --filename="$LOOP" --rw=randread --bs=4k --direct=1 --number_io
 	--size=32M --output-format=terse >/dev/null
 rec_stop INT
 "$BIOTAPE" dump --csv "$D/comm.btape" > "$D/comm.csv"
-python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/comm.csv" --comm dd --expect read=30 \
+python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/comm.csv" --summary "$REC_ERR" --comm dd --expect read=30 \
 	--sizes 8192 || fail "--comm dd"
 [ "$(tail -n +2 "$D/comm.csv" | wc -l)" = 30 ] || fail "--comm: other processes recorded"
 

@@ -21,7 +21,7 @@ trims=$(fio_total "$D/tr.json" trim)
 [ "$syncs" -ge 40 ] || fail "fio reports only $syncs fsyncs"
 # fsync on a block device flushes the write cache: the loop device (direct I/O) advertises one,
 # so the block layer issues one REQ_OP_FLUSH request per fsync (they are serialised by psync).
-python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/t.csv" --comm fio \
+python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/t.csv" --summary "$REC_ERR" --comm fio \
 	--expect write=200 --expect-min flush="$syncs" --expect-max flush="$((syncs + 2))" \
 	--expect discard="$trims" --attributed flush --attributed discard ||
 	fail "flush/discard not captured as expected ($syncs fsyncs, $trims trims)"
