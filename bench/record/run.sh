@@ -6,6 +6,8 @@
 # device, so they return after the device check: what attaching three block tracepoint
 # programs costs before any recording work (the floor of this design).
 # Run as root: BIOTAPE=build/bin/biotape bench/record/run.sh [REPS] [RUNTIME_S]
+# BASE=/path/to/another/biotape adds a mode "base": that binary recording, in the same rotation
+# (before/after in one run).
 set -eu
 BIOTAPE=${BIOTAPE:-biotape}
 REPS=${1:-10}
@@ -40,20 +42,30 @@ run_fio() { # run_fio JOBS OUT.json
 }
 
 iops() { python3 -c 'import json,sys; print(int(sum(j["read"]["iops"] for j in json.load(open(sys.argv[1]))["jobs"])))' "$1"; }
+# CPU time of fio's own threads per I/O, ns (fio's usr_cpu + sys_cpu over its runtime): less
+# sensitive than IOPS to other work on the machine taking CPU away from fio, and it includes
+# the programs that run in fio's context (submission and issue; completions run elsewhere).
+fio_cpu_ns() { python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"]
+cpu = sum((x["usr_cpu"] + x["sys_cpu"]) / 100 * x["job_runtime"] / 1000 for x in j)
+ios = sum(x["read"]["total_ios"] for x in j)
+print(round(cpu / max(ios, 1) * 1e9))' "$1"; }
 
 for rep in $(seq "$REPS"); do
 	for jobs in 1 2; do
-		for mode in untraced biotape floor bpftrace; do
+		for mode in untraced biotape ${BASE:+base} floor bpftrace; do
 			rm -f "$W/t.btape" "$W/t.txt"
 			cpu=0 lost=- bpe=- events=-
 			case $mode in
 			untraced)
 				run_fio "$jobs" "$W/f.json"
 				;;
-			biotape | floor)
-				dev=$LOOP
+			biotape | base | floor)
+				dev=$LOOP bin=$BIOTAPE
 				[ "$mode" = floor ] && dev=$LOOP2
-				"$BIOTAPE" record -v -o "$W/t.btape" -d "$dev" 2>"$W/rec.err" &
+				[ "$mode" = base ] && bin=$BASE
+				"$bin" record -v -o "$W/t.btape" -d "$dev" 2>"$W/rec.err" &
 				pid=$!
 				until grep -q "programs attached" "$W/rec.err"; do sleep 0.1; done
 				c0=$(cpu_ticks "$pid")
@@ -84,7 +96,8 @@ for rep in $(seq "$REPS"); do
 				;;
 			esac
 			i=$(iops "$W/f.json")
-			echo "$rep $jobs $mode $i $cpu $lost $events $bpe" | tee -a "$RES"
+			echo "$rep $jobs $mode $i $cpu $lost $events $bpe $(fio_cpu_ns "$W/f.json")" |
+				tee -a "$RES"
 		done
 	done
 done
@@ -105,10 +118,12 @@ grep -E "ns/call|per recorded" "$W/rec.err" | sed 's/^biotape: record: /  /'
 python3 - "$RES" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-print("\njobs mode       IOPS(med)  ratio  runs(ratio)              lost(max)  recorder CPU%  B/event")
+print("\njobs mode       IOPS(med)  ratio  runs(ratio)              lost(max)  recorder CPU%  B/event"
+      "  fio ns/IO  ratio(fio CPU)")
 for jobs in ("1", "2"):
     base = {r[0]: float(r[3]) for r in rows if r[1] == jobs and r[2] == "untraced"}
-    for mode in ("untraced", "floor", "biotape", "bpftrace"):
+    base_cpu = {r[0]: float(r[8]) for r in rows if r[1] == jobs and r[2] == "untraced"}
+    for mode in ("untraced", "floor", "biotape", "base", "bpftrace"):
         sel = [r for r in rows if r[1] == jobs and r[2] == mode]
         if not sel:
             continue
@@ -117,6 +132,10 @@ for jobs in ("1", "2"):
         lost = max((int(r[5]) for r in sel if r[5] != "-"), default="-")
         cpu = statistics.median(float(r[4]) for r in sel)
         bpe = f"{statistics.median(float(r[7]) for r in sel):.2f}" if sel[0][7] != "-" else "-"
+        fcpu = statistics.median(float(r[8]) for r in sel)
+        # untraced fio CPU per I/O / this mode's: the IOPS ratio a CPU-bound fio would see
+        cratio = statistics.median(base_cpu[r[0]] / float(r[8]) for r in sel)
         print(f"{jobs:>4} {mode:<10} {med:>9.0f}  {statistics.median(ratios):.3f}  "
-              f"{' '.join(f'{x:.3f}' for x in ratios):<24} {lost!s:>9}  {cpu:>13}  {bpe}")
+              f"{' '.join(f'{x:.3f}' for x in ratios):<24} {lost!s:>9}  {cpu:>13}  {bpe:>7}"
+              f"  {fcpu:>9.0f}  {cratio:.3f}")
 PY
