@@ -506,15 +506,17 @@ static inline void ws_match4(const struct ws_slot *t, uint64_t h, unsigned int *
 	__m128i h23 = _mm_unpacklo_epi64(_mm_loadu_si128(p + 2), _mm_loadu_si128(p + 3));
 	__m128i want = _mm_set1_epi64x((long long)h), zero = _mm_setzero_si128();
 	/* 64-bit equality from 32-bit: both halves equal */
-#define EQ64(a, b)                                                                                 \
-	({                                                                                         \
-		__m128i c_ = _mm_cmpeq_epi32(a, b);                                                \
-		_mm_castsi128_pd(_mm_and_si128(c_, _mm_shuffle_epi32(c_, _MM_SHUFFLE(2, 3, 0, 1)))); \
+#define EQ64(a, b)                                                                          \
+	({                                                                                  \
+		__m128i c_ = _mm_cmpeq_epi32(a, b);                                         \
+		_mm_castsi128_pd(                                                           \
+			_mm_and_si128(c_, _mm_shuffle_epi32(c_, _MM_SHUFFLE(2, 3, 0, 1)))); \
 	})
-	*hit = (unsigned int)(_mm_movemask_pd(EQ64(h01, want)) |
-			      _mm_movemask_pd(EQ64(h23, want)) << 2);
-	*emp = (unsigned int)(_mm_movemask_pd(EQ64(h01, zero)) |
-			      _mm_movemask_pd(EQ64(h23, zero)) << 2);
+	int hit01 = _mm_movemask_pd(EQ64(h01, want)), hit23 = _mm_movemask_pd(EQ64(h23, want));
+	int emp01 = _mm_movemask_pd(EQ64(h01, zero)), emp23 = _mm_movemask_pd(EQ64(h23, zero));
+
+	*hit = (unsigned int)(hit01 | hit23 << 2);
+	*emp = (unsigned int)(emp01 | emp23 << 2);
 #undef EQ64
 #else
 	*hit = *emp = 0;
@@ -868,7 +870,7 @@ static void heat_rescale(struct devstat *d, uint64_t t, uint64_t sector)
 }
 
 static inline __attribute__((always_inline)) void heat_add(struct devstat *d, uint64_t t,
-							  uint64_t sector)
+							   uint64_t sector)
 {
 	uint64_t col = t >> d->heat_tshift, row = sector >> d->heat_lshift;
 
@@ -1306,7 +1308,8 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 			o->n_complete++;
 			hist_add_at(o->lat_dev, dt, idx);
 			hist_add_at(s->devs[ev->dev].acc.lat, dt, idx);
-			hist_add(o->lat_total, ev->complete_ns - (has_i ? ev->insert_ns : ev->issue_ns));
+			hist_add(o->lat_total,
+				 ev->complete_ns - (has_i ? ev->insert_ns : ev->issue_ns));
 			last_c = ev->complete_ns > last_c ? ev->complete_ns : last_c;
 			lat_n++;
 			lat_sum += dt;
@@ -1414,15 +1417,15 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 
 /*
  * Events go through in blocks of ADD_BLOCK_EVENTS: first the working-set keys of the block are
- * hashed once, the ones the sample keeps are queued and their table slots prefetched; then the
- * rest of the statistics run per event (while the prefetches land); then the queued keys go
- * into the table. The working set does not depend on the order of its updates (the sampling
- * level reached is the smallest that fits the distinct sampled blocks), so the result is the
- * same as stats__add one event at a time. An event with more blocks than the queue has room
- * for goes into the table directly.
+ * hashed once and the ones the sample keeps are queued; then the rest of the statistics run,
+ * pass by pass through add_block_fast (which prefetches the queued keys' table slots on the
+ * way) or event by event through add_core; then the queued keys go into the table. The
+ * working set does not depend on the order of its updates (the sampling level reached is the
+ * smallest that fits the distinct sampled blocks), so the result is the same as stats__add
+ * one event at a time. An event with more blocks than the queue has room for goes into the
+ * table directly.
  */
-#define WS_PEND_MAX 1024
-
+#define WS_PEND_MAX 1024 /* working-set keys queued per block */
 
 int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 {
@@ -1511,7 +1514,8 @@ int stats__finish(struct stats *s)
 	 * keeps the few I/Os whose completion it did not see, and those should not relabel the
 	 * whole analysis as gaps between issues.
 	 */
-	s->idle_from_completions = s->nadd && s->idle_no_complete * IDLE_NO_COMPLETE_MAX_DIV <= s->nadd;
+	s->idle_from_completions =
+		s->nadd && s->idle_no_complete * IDLE_NO_COMPLETE_MAX_DIV <= s->nadd;
 	if (!s->nadd) {
 		s->present_all = 0;
 		return 0;

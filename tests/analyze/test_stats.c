@@ -687,10 +687,12 @@ static void assert_same_stats(const struct stats *a, const struct stats *b)
 		assert_memory_equal(x->lba.bins, y->lba.bins, x->lba.nbins * sizeof(*x->lba.bins));
 		assert_int_equal(x->heat_tshift, y->heat_tshift);
 		assert_int_equal(x->heat_lshift, y->heat_lshift);
-		assert_memory_equal(x->heat, y->heat, STATS_HEAT_L * STATS_HEAT_T * sizeof(*x->heat));
+		assert_memory_equal(x->heat, y->heat,
+				    STATS_HEAT_L * STATS_HEAT_T * sizeof(*x->heat));
 		assert_int_equal(x->min_off, y->min_off);
 		assert_int_equal(x->max_end, y->max_end);
-		assert_int_equal(x->inflight.n - x->inflight.head, y->inflight.n - y->inflight.head);
+		assert_int_equal(x->inflight.n - x->inflight.head,
+				 y->inflight.n - y->inflight.head);
 	}
 	assert_int_equal(a->nprocs, b->nprocs);
 	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++) {
@@ -743,9 +745,9 @@ enum { SC_MIXED, SC_SAME_TIME, SC_NO_COMPLETE, SC_SOME_COMPLETE, SC_QD, SC_FLUSH
 
 static void gen_events(struct btape_event *e, size_t n, int sc, uint64_t seed)
 {
-	static const unsigned int ops[8] = {BTAPE_OP_READ,	   BTAPE_OP_READ,  BTAPE_OP_WRITE,
-					    BTAPE_OP_WRITE,	   BTAPE_OP_FLUSH, BTAPE_OP_DISCARD,
-					    BTAPE_OP_WRITE_ZEROES, 77};
+	static const unsigned int ops[8] = {
+		BTAPE_OP_READ,	BTAPE_OP_READ,	  BTAPE_OP_WRITE,	 BTAPE_OP_WRITE,
+		BTAPE_OP_FLUSH, BTAPE_OP_DISCARD, BTAPE_OP_WRITE_ZEROES, 77};
 	static const char *comms[3] = {"a", "bb", "ccc"};
 	uint64_t x = seed * 2654435761u + 1, t = 5 * S;
 
@@ -756,7 +758,9 @@ static void gen_events(struct btape_event *e, size_t n, int sc, uint64_t seed)
 		if (sc != SC_SAME_TIME || (x >> 61) == 0)
 			t += (x >> 6) % 4 == 0 ? 0 : (x >> 8) % 40000; /* ties, 1 s windows cross */
 		unsigned int op = sc == SC_FLUSH ? BTAPE_OP_FLUSH : ops[x % 8];
-		uint64_t sz = op == BTAPE_OP_FLUSH ? 0 : (x >> 20) % 9 == 0 ? 0 : 512u << ((x >> 24) % 9);
+		uint64_t sz = op == BTAPE_OP_FLUSH ? 0
+			      : (x >> 20) % 9 == 0 ? 0
+						   : 512u << ((x >> 24) % 9);
 
 		e[i] = ev_rw(t, op, (x >> 28) % 4000000, sz);
 		e[i].dev = (uint32_t)((x >> 3) % 4);
