@@ -126,7 +126,7 @@ struct tl_row {
 };
 
 struct ws_slot {
-	uint64_t h; /* 0: empty; else the block's hash, mix64((dev << 44 | block) + 1), a bijection */
+	uint64_t h; /* 0: empty; else mix64((dev << 44 | block) + 1), a bijection of the key */
 	uint32_t r, w;
 };
 
