@@ -846,6 +846,35 @@ static void test_fast_path_edges(void **st)
 	}
 }
 
+/*
+ * Device indexes beyond the table (folded into its last entry) and so large that the
+ * working-set key reaches bit 63 (the batch path then puts the event into the table directly):
+ * batch equals one by one.
+ */
+static void test_batch_huge_device_index(void **st)
+{
+	static const uint32_t devs[5] = {0, 5000, 1u << 19, 1u << 20, UINT32_MAX};
+	const size_t n = 3000;
+	struct btape_event *e = calloc(n, sizeof(*e));
+	struct stats *a, *b;
+
+	(void)st;
+	assert_non_null(e);
+	gen_events(e, n, SC_MIXED, 11);
+	for (size_t i = 0; i < n; i++)
+		e[i].dev = devs[i % 5];
+	assert_int_equal(stats__new(&a, NULL), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(stats__add(a, &e[i]), 0);
+	assert_int_equal(stats__finish(a), 0);
+	b = run(e, n, NULL);
+	assert_same_stats(a, b);
+	assert_true(a->devs[STATS_MAX_DEVICES - 1].used);
+	stats__free(a);
+	stats__free(b);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -868,6 +897,7 @@ int main(void)
 		cmocka_unit_test(test_qd_matches_brute_force),
 		cmocka_unit_test(test_fast_path_equals_single),
 		cmocka_unit_test(test_fast_path_edges),
+		cmocka_unit_test(test_batch_huge_device_index),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
