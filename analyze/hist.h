@@ -33,8 +33,8 @@ static inline unsigned int hist_index(uint64_t v)
 	return shift * HIST_SUB + (unsigned int)(v >> shift);
 }
 
-/* Adds one value. */
-static inline void hist_add(struct hist *h, uint64_t v)
+/* Adds one value whose bucket index is known (one value into several histograms). */
+static inline void hist_add_at(struct hist *h, uint64_t v, unsigned int idx)
 {
 	if (h->count == 0 || v < h->min)
 		h->min = v;
@@ -43,7 +43,13 @@ static inline void hist_add(struct hist *h, uint64_t v)
 	h->count++;
 	h->sum_lo += v;
 	h->sum_hi += h->sum_lo < v; /* carry: integer adds, no u64 -> double per value */
-	h->b[hist_index(v)]++;
+	h->b[idx]++;
+}
+
+/* Adds one value. */
+static inline void hist_add(struct hist *h, uint64_t v)
+{
+	hist_add_at(h, v, hist_index(v));
 }
 
 /* Smallest value mapping to bucket i, and the bucket's width. */

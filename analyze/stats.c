@@ -892,6 +892,24 @@ static inline unsigned int seek_bin(int64_t d)
 	return 64 + ((k ^ (unsigned int)sgn) - (unsigned int)sgn);
 }
 
+/* The I/O [off, end) in stream st: locality against the previous one (bytes), then the end. */
+static inline __attribute__((always_inline)) void stream_add(struct stream *st, uint64_t off,
+							      uint64_t end, uint64_t near)
+{
+	if (st->has_last) {
+		int64_t dist = (int64_t)(off - st->last_end);
+		uint64_t sgn = (uint64_t)(dist >> 63);
+		uint64_t ad = ((uint64_t)dist ^ sgn) - sgn; /* |dist|, no branch */
+
+		st->n++;
+		st->seq += dist == 0;
+		st->near += ad <= near;
+		st->seek[seek_bin(dist)]++;
+	}
+	st->has_last = true;
+	st->last_end = end;
+}
+
 int64_t stats_seek_bin_lo(unsigned int bin)
 {
 	if (bin == 64)
@@ -983,18 +1001,7 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 		struct stream *st = &d->streams[dir];
 		uint64_t off = ev->sector * SECTOR;
 
-		if (st->has_last) {
-			int64_t dist = (int64_t)(off - st->last_end);
-			uint64_t sgn = (uint64_t)(dist >> 63);
-			uint64_t ad = ((uint64_t)dist ^ sgn) - sgn; /* |dist|, no branch */
-
-			st->n++;
-			st->seq += dist == 0;
-			st->near += ad <= s->o.near_seq_bytes;
-			st->seek[seek_bin(dist)]++;
-		}
-		st->has_last = true;
-		st->last_end = off + ev->bytes;
+		stream_add(st, off, off + ev->bytes, s->o.near_seq_bytes);
 		autorange_add(&d->lba, ev->sector, 1);
 		heat_add(d, t, ev->sector);
 		if (off < d->min_off)
@@ -1178,18 +1185,6 @@ static void hist_add_vals(struct hist *h, const uint64_t *v, size_t n)
 	h->sum_hi = (uint64_t)(sum >> 64);
 }
 
-/* hist_add with the bucket index already known (one value into several histograms). */
-static inline void hist_add_at(struct hist *h, uint64_t v, unsigned int idx)
-{
-	if (h->count == 0 || v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-	h->count++;
-	h->sum_lo += v;
-	h->sum_hi += h->sum_lo < v;
-	h->b[idx]++;
-}
 
 static inline void ws_prefetch_put(const struct blockset *b, uint64_t h)
 {
@@ -1340,18 +1335,7 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 			struct stream *st = &d->streams[dir];
 			uint64_t off = ev->sector * SECTOR, end = off + ev->bytes;
 
-			if (st->has_last) {
-				int64_t dist = (int64_t)(off - st->last_end);
-				uint64_t sgn = (uint64_t)(dist >> 63);
-				uint64_t ad = ((uint64_t)dist ^ sgn) - sgn; /* |dist|, no branch */
-
-				st->n++;
-				st->seq += dist == 0;
-				st->near += ad <= near;
-				st->seek[seek_bin(dist)]++;
-			}
-			st->has_last = true;
-			st->last_end = end;
+			stream_add(st, off, end, near);
 			autorange_add(&d->lba, ev->sector, 1);
 			heat_add(d, ev->issue_ns - origin, ev->sector);
 			d->min_off = off < d->min_off ? off : d->min_off;
