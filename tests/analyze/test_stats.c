@@ -36,6 +36,19 @@ static struct stats *run(const struct btape_event *evs, size_t n, const struct s
 	return s;
 }
 
+/* The same events added one at a time with stats__add (the reference for the batch path). */
+static struct stats *run_one_by_one(const struct btape_event *evs, size_t n,
+				    const struct stats_opts *o)
+{
+	struct stats *s;
+
+	assert_int_equal(stats__new(&s, o), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(stats__add(s, &evs[i]), 0);
+	assert_int_equal(stats__finish(s), 0);
+	return s;
+}
+
 /* |got - want| within the histogram's stated bound */
 static void assert_hist_close(uint64_t got, uint64_t want)
 {
@@ -556,10 +569,7 @@ static void test_batch_equals_single(void **st)
 		e[i].insert_ns = e[i].issue_ns - (x >> 44) % 5000;
 		e[i].pid = 100 + (uint32_t)((x >> 50) % 40);
 	}
-	assert_int_equal(stats__new(&a, &o), 0);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(stats__add(a, &e[i]), 0);
-	assert_int_equal(stats__finish(a), 0);
+	a = run_one_by_one(e, n, &o);
 	assert_int_equal(stats__new(&b, &o), 0);
 	for (size_t i = 0, k = 1; i < n; i += k, k = k * 7 % 1500 + 1)
 		assert_int_equal(stats__add_batch(b, e + i, i + k < n ? k : n - i), 0);
@@ -645,10 +655,7 @@ static void test_qd_matches_brute_force(void **st)
 		hist_add(want, qd);
 	}
 	assert_true(want->max > 40 && want->min == 1);
-	assert_int_equal(stats__new(&a, NULL), 0);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(stats__add(a, &e[i]), 0);
-	assert_int_equal(stats__finish(a), 0);
+	a = run_one_by_one(e, n, NULL);
 	b = run(e, n, NULL);
 	assert_memory_equal(a->qd, want, sizeof(*want));
 	assert_memory_equal(b->qd, want, sizeof(*want));
@@ -834,10 +841,7 @@ static void test_fast_path_edges(void **st)
 		gen_events(e, n, SC_SAME_TIME, 9);
 		for (size_t i = 0; i < n; i++)
 			e[i].issue_ns = e[0].issue_ns; /* all at one instant */
-		assert_int_equal(stats__new(&a, NULL), 0);
-		for (size_t i = 0; i < n; i++)
-			assert_int_equal(stats__add(a, &e[i]), 0);
-		assert_int_equal(stats__finish(a), 0);
+		a = run_one_by_one(e, n, NULL);
 		b = run(e, n, NULL);
 		assert_same_stats(a, b);
 		assert_int_equal(b->duration_ns, 0);
@@ -863,10 +867,7 @@ static void test_batch_huge_device_index(void **st)
 	gen_events(e, n, SC_MIXED, 11);
 	for (size_t i = 0; i < n; i++)
 		e[i].dev = devs[i % 5];
-	assert_int_equal(stats__new(&a, NULL), 0);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(stats__add(a, &e[i]), 0);
-	assert_int_equal(stats__finish(a), 0);
+	a = run_one_by_one(e, n, NULL);
 	b = run(e, n, NULL);
 	assert_same_stats(a, b);
 	assert_true(a->devs[STATS_MAX_DEVICES - 1].used);
