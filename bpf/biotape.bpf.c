@@ -86,19 +86,14 @@ struct {
  * (the flush machinery's flush request borrows the tag of the request it serves; tags beyond
  * the sizes read from sysfs; unlisted devices) live in the "inflight" hash map as before.
  */
-struct rq_slot {
-	__u64 key; /* struct request * last kept here (0: never used) */
-	struct biotape_rq_event e;
-	__u8 pad[24]; /* 128 bytes: a slot is two whole cache lines (the values are page-aligned) */
-};
-_Static_assert(sizeof(struct rq_slot) == 128, "struct rq_slot is two cache lines");
+_Static_assert(sizeof(struct biotape_rq_slot) == 128, "a slot is two cache lines");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE); /* page-aligned values; user space scans it mapped */
 	__uint(max_entries, 1); /* resized by user space */
 	__type(key, __u32);
-	__type(value, struct rq_slot);
+	__type(value, struct biotape_rq_slot);
 } slots SEC(".maps");
 
 struct {
@@ -217,7 +212,8 @@ static __always_inline int dev_index(__u32 dev)
 }
 
 /* The slot of RQ on listed device IDX, or NULL when it has none (see "slots"). */
-static __always_inline struct rq_slot *slot_of(struct request *rq, int idx, const bool btf)
+static __always_inline struct biotape_rq_slot *slot_of(struct request *rq, int idx,
+							  const bool btf)
 {
 	struct blk_mq_hw_ctx *h;
 	__u32 q, tag, i;
@@ -253,7 +249,7 @@ static __always_inline struct biotape_rq_event *lookup_rq(struct request *rq, co
 	if (*idx < 0)
 		return NULL;
 	if (have_slots) {
-		struct rq_slot *s = slot_of(rq, *idx, btf);
+		struct biotape_rq_slot *s = slot_of(rq, *idx, btf);
 
 		if (s && s->key == key)
 			return &s->e;
@@ -580,7 +576,7 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 	int idx = dev_index(dev);
 	struct biotape_rq_event *e;
 	__u64 key = (__u64)rq;
-	struct rq_slot *s;
+	struct biotape_rq_slot *s;
 	__u32 opf;
 
 	if (idx < 0)

@@ -74,6 +74,16 @@ struct biotape_rq_event {
 	char comm[BIOTAPE_COMM_LEN];
 };
 
+/*
+ * One value of the in-flight "slots" map (biotape.bpf.c): a request's entry in the slot of its
+ * (device, hardware queue, tag); user space reads the map mapped. 128 bytes: two cache lines.
+ */
+struct biotape_rq_slot {
+	__u64 key; /* struct request * last kept here (0: never used) */
+	struct biotape_rq_event e;
+	__u8 pad[24];
+};
+
 /* Per-CPU loss counters (BPF map "counters", one entry). */
 struct biotape_counters {
 	__u64 emitted;       /* records submitted to a ring */

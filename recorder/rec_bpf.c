@@ -8,7 +8,6 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,17 +42,9 @@ struct rec_bpf {
 	uint64_t diag_hashed;
 	uint64_t *scan_keys;
 	struct biotape_rq_event *scan_vals;
-	const struct rq_slot *slots; /* the "slots" map, mapped read-only (NULL: none) */
+	const struct biotape_rq_slot *slots; /* the "slots" map, mapped read-only (NULL: none) */
 	size_t nslots, slots_len;
 };
-
-/* The value of the "slots" map (struct rq_slot in biotape.bpf.c). */
-struct rq_slot {
-	uint64_t key;
-	struct biotape_rq_event e;
-	uint8_t pad[24];
-};
-_Static_assert(sizeof(struct rq_slot) == 128, "struct rq_slot must match biotape.bpf.c");
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -274,7 +265,7 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	}
 	if (skel->rodata->have_slots) {
 		size_t page = (size_t)sysconf(_SC_PAGESIZE);
-		size_t len = ((size_t)nslots * sizeof(struct rq_slot) + page - 1) / page * page;
+		size_t len = (nslots * sizeof(struct biotape_rq_slot) + page - 1) / page * page;
 		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(skel->maps.slots), 0);
 
 		if (m == MAP_FAILED) {

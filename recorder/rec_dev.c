@@ -143,25 +143,16 @@ int rec_dev_describe(const char *sysfs, uint32_t major, uint32_t minor, struct b
 uint64_t rec_dev_max_requests(const char *sysfs, uint32_t major, uint32_t minor)
 {
 	char path[PATH_MAX + 64];
-	uint64_t nr = 0, hwq = 0;
-	struct dirent *de;
-	DIR *d;
+	uint32_t queues, depth;
+	uint64_t nr = 0;
 
+	if (rec_dev_tag_space(sysfs, major, minor, &queues, &depth) == 0)
+		return (uint64_t)queues * depth * 2;
+	/* not blk-mq (or sysfs without mq/): one queue of nr_requests */
 	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/queue/nr_requests", sysfs, major, minor);
 	if (read_u64(path, &nr) || !nr)
 		nr = 256;
-	snprintf(path, sizeof(path), "%s/dev/block/%u:%u/mq", sysfs, major, minor);
-	d = opendir(path);
-	if (d) {
-		while ((de = readdir(d))) {
-			if (de->d_name[0] != '.')
-				hwq++;
-		}
-		closedir(d);
-	}
-	if (!hwq)
-		hwq = 1;
-	return hwq * nr * 2;
+	return nr * 2;
 }
 
 int rec_dev_tag_space(const char *sysfs, uint32_t major, uint32_t minor, uint32_t *queues,

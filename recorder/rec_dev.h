@@ -18,8 +18,9 @@ int rec_dev_describe(const char *sysfs, uint32_t major, uint32_t minor, struct b
 /* Appends every whole disk in SYSFS/block to META. Returns the number added or -errno. */
 int rec_dev_add_all(const char *sysfs, struct btape_meta *meta);
 /*
- * Upper bound on the distinct request structures of disk major:minor: hardware queues x
- * nr_requests, doubled for scheduler tags (sizes the recorder's in-flight map).
+ * Upper bound on the distinct request structures of disk major:minor: twice its tag space
+ * (rec_dev_tag_space: driver and scheduler tags), or of nr_requests without blk-mq. Sizes the
+ * recorder's in-flight hash map.
  */
 uint64_t rec_dev_max_requests(const char *sysfs, uint32_t major, uint32_t minor);
 /*

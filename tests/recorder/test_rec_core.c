@@ -340,6 +340,13 @@ static int sysfs_setup(void **state)
 	put("devices/pci/sda/device/model", "QEMU HARDDISK   \n");
 	put("devices/pci/sda/sda1/dev", "8:1\n");
 	put("devices/pci/sda/sda1/partition", "1\n");
+	/* sda: blk-mq, queues 0 and 2 (queue 1 has no CPU mapped: no directory) */
+	put("devices/pci/sda/queue/nr_requests", "64\n");
+	put("devices/pci/sda/mq/0/nr_tags", "32\n");
+	put("devices/pci/sda/mq/2/nr_tags", "32\n");
+	put("devices/pci/sda/mq/2/cpu_list", "1\n");
+	/* loop3: not blk-mq here (no mq/), nr_requests 128 */
+	put("devices/virtual/block/loop3/queue/nr_requests", "128\n");
 	link_to("devices/virtual/block/loop3", "block/loop3");
 	link_to("devices/pci/sda", "block/sda");
 	link_to("devices/virtual/block/loop3", "class/block/loop3");
@@ -402,6 +409,21 @@ static void test_dev_describe(void **state)
 	assert_int_equal(rec_dev_describe(root, 1, 1, &d), -ENOENT);
 }
 
+static void test_dev_tag_space(void **state)
+{
+	uint32_t q = 0, depth = 0;
+
+	(void)state;
+	/* queues up to the highest mq/N, depth the larger of nr_requests and nr_tags */
+	assert_int_equal(rec_dev_tag_space(root, 8, 0, &q, &depth), 0);
+	assert_int_equal(q, 3);
+	assert_int_equal(depth, 64);
+	assert_int_equal(rec_dev_max_requests(root, 8, 0), 3 * 64 * 2);
+	assert_int_equal(rec_dev_tag_space(root, 7, 3, &q, &depth), -ENOENT);
+	assert_int_equal(rec_dev_max_requests(root, 7, 3), 128 * 2);
+	assert_int_equal(rec_dev_max_requests(root, 1, 1), 256 * 2); /* nothing readable */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_bad_device_index),
 		cmocka_unit_test_setup_teardown(test_dev_resolve, sysfs_setup, sysfs_teardown),
 		cmocka_unit_test_setup_teardown(test_dev_describe, sysfs_setup, sysfs_teardown),
+		cmocka_unit_test_setup_teardown(test_dev_tag_space, sysfs_setup, sysfs_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
