@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The analyzer's statistics core (see stats.h and docs/ANALYSIS.md). */
 #include "stats.h"
+#include "hot_clones.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1163,7 +1164,7 @@ static bool block_fast_ok(const struct stats *s, const struct btape_event *e, si
 }
 
 /* hist_add of n values, the header (count, min, max, sum) kept in registers. */
-static void hist_add_vals(struct hist *h, const uint64_t *v, size_t n)
+HOT_CLONES static void hist_add_vals(struct hist *h, const uint64_t *v, size_t n)
 {
 	if (!n)
 		return;
@@ -1194,9 +1195,14 @@ static inline void ws_prefetch_put(const struct blockset *b, uint64_t h)
 	ws_prefetch_slot(sl + 3); /* they may span two cache lines */
 }
 
-/* pf[0..npf): hashes of the working-set slots the block will update (prefetched on the way). */
-static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m,
-			  const uint64_t *pf, uint32_t npf)
+/*
+ * FULL: every event of the block has insert <= issue <= complete and no queue depth or error
+ * field (the usual recording): the per-event presence tests fold away.
+ */
+static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
+								const struct btape_event *e,
+								size_t m, const uint64_t *pf,
+								uint32_t npf, const bool full)
 {
 	uint8_t opv[ADD_BLOCK_EVENTS];
 	bool hcv[ADD_BLOCK_EVENTS];
@@ -1206,13 +1212,26 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 	size_t k;
 
 	/* op, presence */
+	uint32_t ops = 0;
+
 	for (size_t i = 0; i < m; i++) {
 		opv[i] = e[i].op < BTAPE_OP__COUNT ? e[i].op : BTAPE_OP_OTHER;
+		ops |= 1u << opv[i];
 		pall &= e[i].present;
 		pany |= e[i].present;
 	}
 	s->present_all &= pall;
 	s->present_any |= pany;
+	if (full) { /* every event has all three latencies: their histograms, once per block */
+		for (uint32_t om = ops; om; om &= om - 1) {
+			struct opstat *o = &s->ops[__builtin_ctz(om)];
+
+			if ((!o->lat_dev && !(o->lat_dev = hist_new())) ||
+			    (!o->lat_total && !(o->lat_total = hist_new())) ||
+			    (!o->lat_queue && !(o->lat_queue = hist_new())))
+				return -ENOMEM;
+		}
+	}
 
 	/* inter-arrival: issue times do not decrease, the previous one is the last added */
 	{
@@ -1253,7 +1272,7 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 		o->bytes += b;
 		size_add(o, b);
 		o->size_log2[b ? 64 - __builtin_clzll(b) : 0]++;
-		if ((e[i].present & BTAPE_HAS_ERROR) && e[i].error)
+		if (!full && (e[i].present & BTAPE_HAS_ERROR) && e[i].error)
 			o->n_errors++;
 	}
 
@@ -1270,13 +1289,15 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 	for (size_t i = 0; i < m; i++) {
 		const struct btape_event *ev = &e[i];
 		struct opstat *o = &s->ops[opv[i]];
-		bool has_c = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns;
-		bool has_i = (ev->present & BTAPE_HAS_INSERT) && ev->insert_ns <= ev->issue_ns;
+		bool has_c = full || ((ev->present & BTAPE_HAS_COMPLETE) &&
+				      ev->complete_ns >= ev->issue_ns);
+		bool has_i = full ||
+			     ((ev->present & BTAPE_HAS_INSERT) && ev->insert_ns <= ev->issue_ns);
 		uint64_t qd = 0;
 
 		if (i < npf)
 			ws_prefetch_put(&s->ws, pf[i]);
-		if (ev->present & BTAPE_HAS_QD) {
+		if (!full && (ev->present & BTAPE_HAS_QD)) {
 			qd = ev->qd;
 		} else if (has_c) {
 			struct qheap *h = &s->devs[ev->dev].inflight;
@@ -1293,9 +1314,8 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 		qd_sum += qd;
 		hcv[i] = has_c;
 		if (has_c) {
-			if (!o->lat_dev && !(o->lat_dev = hist_new()))
-				return -ENOMEM;
-			if (!o->lat_total && !(o->lat_total = hist_new()))
+			if (!full && ((!o->lat_dev && !(o->lat_dev = hist_new())) ||
+				      (!o->lat_total && !(o->lat_total = hist_new()))))
 				return -ENOMEM;
 			uint64_t dt = ev->complete_ns - ev->issue_ns;
 			unsigned int idx = hist_index(dt);
@@ -1310,7 +1330,7 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 			lat_sum += dt;
 		}
 		if (has_i) {
-			if (!o->lat_queue && !(o->lat_queue = hist_new()))
+			if (!full && !o->lat_queue && !(o->lat_queue = hist_new()))
 				return -ENOMEM;
 			o->n_insert++;
 			hist_add(o->lat_queue, ev->issue_ns - ev->insert_ns);
@@ -1351,7 +1371,7 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 		for (size_t i = 0; i < m; i++) {
 			uint64_t issue = e[i].issue_ns;
 
-			nc += !hcv[i];
+			nc += !full && !hcv[i];
 			if (issue > busy) {
 				uint64_t gap = issue - busy;
 
@@ -1360,7 +1380,7 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 					s->idle_total_ns += gap;
 				}
 			}
-			uint64_t end = hcv[i] ? e[i].complete_ns : issue;
+			uint64_t end = full || hcv[i] ? e[i].complete_ns : issue;
 
 			busy = end > busy ? end : busy;
 		}
@@ -1399,6 +1419,24 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
 	return 0;
 }
 
+/* pf[0..npf): hashes of the working-set slots the block will update (prefetched on the way). */
+HOT_CLONES static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m,
+				     const uint64_t *pf, uint32_t npf)
+{
+	const uint32_t want = BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT;
+	const uint32_t unwanted = BTAPE_HAS_QD | BTAPE_HAS_ERROR;
+	bool full = true;
+
+	for (size_t i = 0; i < m; i++)
+		full &= (e[i].present & (want | unwanted)) == want &&
+			e[i].insert_ns <= e[i].issue_ns && e[i].complete_ns >= e[i].issue_ns;
+	if (full) {
+		s->nadd_full += m;
+		return add_block_body(s, e, m, pf, npf, true);
+	}
+	return add_block_body(s, e, m, pf, npf, false);
+}
+
 /*
  * Events go through in blocks of ADD_BLOCK_EVENTS: first the working-set keys of the block are
  * hashed once and the ones the sample keeps are queued; then the rest of the statistics run,
@@ -1411,7 +1449,7 @@ static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m
  */
 #define WS_PEND_MAX 1024 /* working-set keys queued per block */
 
-int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
+HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 {
 	uint64_t pend_h[WS_PEND_MAX];
 	int8_t pend_dir[WS_PEND_MAX];

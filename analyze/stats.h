@@ -182,6 +182,7 @@ struct stats {
 	uint64_t tl_lat_pending, tl_qd_pending; /* integer sums not yet added to row tl_cur */
 	uint64_t nadd;				/* events added */
 	uint64_t nadd_fast;			/* of which through the block fast path */
+	uint64_t nadd_full;			/* of which in blocks with every latency */
 	struct procstat *pcache[16];		/* direct-mapped by pid: last process slots */
 	uint64_t duration_ns;			/* last issue - first issue */
 	uint64_t complete_windows;		/* whole 1 s windows within the duration */

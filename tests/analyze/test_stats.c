@@ -748,7 +748,16 @@ static void assert_same_stats(const struct stats *a, const struct stats *b)
 }
 
 /* Random events in issue order (the block fast path's case), by scenario. */
-enum { SC_MIXED, SC_SAME_TIME, SC_NO_COMPLETE, SC_SOME_COMPLETE, SC_QD, SC_FLUSH, SC__COUNT };
+enum {
+	SC_MIXED,
+	SC_SAME_TIME,
+	SC_NO_COMPLETE,
+	SC_SOME_COMPLETE,
+	SC_QD,
+	SC_FLUSH,
+	SC_FULL, /* every latency, no error or queue-depth field: the fast path's FULL blocks */
+	SC__COUNT
+};
 
 static void gen_events(struct btape_event *e, size_t n, int sc, uint64_t seed)
 {
@@ -777,6 +786,8 @@ static void gen_events(struct btape_event *e, size_t n, int sc, uint64_t seed)
 			e[i].present |= BTAPE_HAS_COMPLETE;
 		if (sc == SC_QD)
 			e[i].present |= BTAPE_HAS_QD;
+		if (sc == SC_FULL)
+			e[i].present = (e[i].present & ~BTAPE_HAS_ERROR) | BTAPE_HAS_COMPLETE;
 		e[i].complete_ns = t + (x >> 33) % 900000;
 		e[i].insert_ns = t - (x >> 50) % 7000;
 		e[i].error = (x >> 55) % 17 == 0 ? -5 : 0;
@@ -820,6 +831,10 @@ static void test_fast_path_equals_single(void **st)
 		assert_int_equal(stats__finish(b), 0);
 		assert_int_equal(a->nadd_fast, 0);
 		assert_true(b->nadd_fast > n / 2); /* most blocks took the fast path */
+		if (sc == SC_FULL)
+			assert_true(b->nadd_full > n / 2);
+		else
+			assert_int_equal(b->nadd_full, 0); /* an error field: never FULL */
 		if (sc != SC_FLUSH)
 			assert_true(a->ws.level > 0);
 		assert_same_stats(a, b);

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * HOT_CLONES before a hot function: gcc compiles it twice, for x86-64-v3 (AVX2, BMI2, LZCNT)
+ * and for the baseline, and the loader picks one for the CPU (an ifunc, as zstd does with its
+ * BMI2 paths). Integer code only: the results are the same either way (floating-point
+ * contraction is off for these files, see analyze/CMakeLists.txt). Empty elsewhere.
+ */
+#ifndef BIOTAPE_ANALYZE_HOT_CLONES_H
+#define BIOTAPE_ANALYZE_HOT_CLONES_H
+
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
+	!defined(BIOTAPE_NO_CLONES)
+#define HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define HOT_CLONES
+#endif
+
+#endif
