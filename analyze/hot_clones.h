@@ -2,8 +2,9 @@
 /*
  * HOT_CLONES before a hot function: gcc compiles it twice, for x86-64-v3 (AVX2, BMI2, LZCNT)
  * and for the baseline, and the loader picks one for the CPU (an ifunc, as zstd does with its
- * BMI2 paths). Integer code only: the results are the same either way (floating-point
- * contraction is off for these files, see analyze/CMakeLists.txt). Empty elsewhere.
+ * BMI2 paths). The results are the same either way: the code is integer, and floating-point
+ * contraction (FMA) is off for the files that use this (analyze/CMakeLists.txt). Empty
+ * elsewhere.
  */
 #ifndef BIOTAPE_ANALYZE_HOT_CLONES_H
 #define BIOTAPE_ANALYZE_HOT_CLONES_H
