@@ -1138,16 +1138,20 @@ int stats__add(struct stats *s, const struct btape_event *ev)
  * device that is already set up, and all of them fall into the current 1 s window and timeline
  * row. Then add_core's per-event work comes out the same done pass by pass (each statistic
  * sees the events in the same order), with the state of each pass in registers. Any other
- * block goes through add_core one event at a time.
+ * block goes through add_core one event at a time. *full says whether the block is FULL (see
+ * add_block_body).
  */
 #define ADD_BLOCK_EVENTS 64
 
-static bool block_fast_ok(const struct stats *s, const struct btape_event *e, size_t m)
+static bool block_fast_ok(const struct stats *s, const struct btape_event *e, size_t m,
+			  bool *full)
 {
 	if (!s->nadd || !m)
 		return false;
+	const uint32_t want = BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT;
+	const uint32_t unwanted = BTAPE_HAS_QD | BTAPE_HAS_ERROR;
 	uint64_t prev = s->last_issue_ns;
-	bool ok = true;
+	bool ok = true, f = true;
 
 	for (size_t i = 0; i < m; i++) {
 		uint32_t dev = e[i].dev;
@@ -1155,7 +1159,10 @@ static bool block_fast_ok(const struct stats *s, const struct btape_event *e, si
 		ok &= e[i].issue_ns >= prev;
 		prev = e[i].issue_ns;
 		ok &= dev < STATS_MAX_DEVICES && s->devs[dev].used;
+		f &= (e[i].present & (want | unwanted)) == want &&
+		     e[i].insert_ns <= e[i].issue_ns && e[i].complete_ns >= e[i].issue_ns;
 	}
+	*full = f;
 	if (!ok)
 		return false;
 	uint64_t t0 = e[0].issue_ns - s->origin_ns, t1 = e[m - 1].issue_ns - s->origin_ns;
@@ -1421,15 +1428,8 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 
 /* pf[0..npf): hashes of the working-set slots the block will update (prefetched on the way). */
 HOT_CLONES static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m,
-				     const uint64_t *pf, uint32_t npf)
+				     const uint64_t *pf, uint32_t npf, bool full)
 {
-	const uint32_t want = BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT;
-	const uint32_t unwanted = BTAPE_HAS_QD | BTAPE_HAS_ERROR;
-	bool full = true;
-
-	for (size_t i = 0; i < m; i++)
-		full &= (e[i].present & (want | unwanted)) == want &&
-			e[i].insert_ns <= e[i].issue_ns && e[i].complete_ns >= e[i].issue_ns;
 	if (full) {
 		s->nadd_full += m;
 		return add_block_body(s, e, m, pf, npf, true);
@@ -1501,8 +1501,10 @@ HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, 
 			pend_dir[np] = (int8_t)(keys[k] >> 63);
 			np += (uint32_t)keep;
 		}
-		if (block_fast_ok(s, e, m)) {
-			err = add_block_fast(s, e, m, pend_h, np);
+		bool full;
+
+		if (block_fast_ok(s, e, m, &full)) {
+			err = add_block_fast(s, e, m, pend_h, np, full);
 			if (err)
 				return err;
 			s->nadd_fast += m;
