@@ -88,7 +88,11 @@ struct autorange {
 	uint64_t *bins;
 };
 
-/* Completion times of the requests in flight on a device, sorted: v[head..n). */
+/*
+ * Completion times of the requests in flight on a device, sorted: v[head..n); the allocation
+ * starts a few slots before v (stats.c). overflow: a request was counted but not kept, with
+ * STATS_QD_HEAP_MAX in flight.
+ */
 struct qheap {
 	uint64_t *v;
 	uint32_t head, n, cap;

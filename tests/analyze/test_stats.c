@@ -667,6 +667,161 @@ static void test_qd_matches_brute_force(void **st)
 	free(e);
 }
 
+/*
+ * The queue depth rule of the in-flight array, by a plain model: per device an unsorted list;
+ * an event with a usable completion first drops the completions at or before its issue, then
+ * counts the rest (+1), then joins (not when STATS_QD_HEAP_MAX are in flight: dropped).
+ * Unlike the brute force above this also holds when issue times go backwards.
+ */
+static void qd_model(const struct btape_event *e, size_t n, struct hist *want, uint64_t *missing)
+{
+	uint64_t *fl[3];
+	size_t cnt[3] = {0}, cap = 1u << 12;
+
+	for (int d = 0; d < 3; d++) {
+		fl[d] = malloc(cap * sizeof(*fl[d]));
+		assert_non_null(fl[d]);
+	}
+	*missing = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *f = fl[e[i].dev];
+		size_t *c = &cnt[e[i].dev], k = 0;
+
+		if (!(e[i].present & BTAPE_HAS_COMPLETE) || e[i].complete_ns < e[i].issue_ns) {
+			(*missing)++;
+			continue;
+		}
+		for (size_t j = 0; j < *c; j++)
+			if (f[j] > e[i].issue_ns)
+				f[k++] = f[j];
+		*c = k;
+		hist_add(want, k + 1);
+		assert_true(k < cap);
+		f[(*c)++] = e[i].complete_ns;
+	}
+	for (int d = 0; d < 3; d++)
+		free(fl[d]);
+}
+
+enum { QW_DEEP, QW_DESCENDING, QW_TIES, QW_ZERO_TIME, QW_BACKWARDS, QW__COUNT };
+
+/*
+ * Queue depth through both paths equals the model, where the in-flight array's insertion
+ * window (the top 8 slots) is not enough or meets its edges: hundreds in flight with random
+ * device times (insertion points far below the window), the array growing past 1024 slots,
+ * completions in descending order (every insertion at the bottom), bursts of identical
+ * issue and completion times, completion == issue with a deep queue, and issue times that go
+ * backwards (expired slots then hold completions later than new ones).
+ */
+static void test_qd_window_edges(void **st)
+{
+	const size_t n = 24000;
+	struct btape_event *e = calloc(n, sizeof(*e));
+
+	(void)st;
+	assert_non_null(e);
+	for (int sc = 0; sc < QW__COUNT; sc++) {
+		struct hist *want = calloc(1, sizeof(*want));
+		struct stats *a, *b;
+		uint64_t x = 4242 + (uint64_t)sc, t = S, missing;
+
+		assert_non_null(want);
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			uint64_t d = (x >> 24) % 300000;
+
+			if (sc == QW_TIES) {
+				t += (x >> 5) % 8 == 0 ? 1000 + (x >> 9) % 5000 : 0;
+				d = (x >> 24) % 4 == 0 ? 0 : 20000 * (1 + (x >> 26) % 3);
+			} else {
+				t += 50 + (x >> 9) % 150;
+			}
+			if (sc == QW_DESCENDING)
+				d = 1200000 - (i % 1200) * 1000; /* restarts from the top */
+			if (sc == QW_ZERO_TIME && (x >> 30) % 3 == 0)
+				d = 0;
+			e[i] = ev_rw(t, BTAPE_OP_READ, (x >> 14) % 100000, 4096);
+			if (sc == QW_BACKWARDS && (x >> 40) % 5 == 0)
+				e[i].issue_ns = t - (x >> 42) % 400000;
+			e[i].dev = (uint32_t)((x >> 3) % 3);
+			e[i].present = (x >> 50) % 61 == 0 ? 0 : BTAPE_HAS_COMPLETE;
+			e[i].complete_ns = e[i].issue_ns + d;
+			if ((x >> 56) % 97 == 0)
+				e[i].complete_ns = e[i].issue_ns - 1; /* unusable */
+		}
+		qd_model(e, n, want, &missing);
+		assert_true(want->max > (sc == QW_TIES ? 40u : 300u));
+		a = run_one_by_one(e, n, NULL);
+		b = run(e, n, NULL);
+		assert_memory_equal(a->qd, want, sizeof(*want));
+		assert_memory_equal(b->qd, want, sizeof(*want));
+		assert_int_equal(a->qd_missing, missing);
+		assert_int_equal(b->qd_missing, missing);
+		stats__free(a);
+		stats__free(b);
+		free(want);
+	}
+	free(e);
+}
+
+/*
+ * At STATS_QD_HEAP_MAX requests in flight on a device a new one is counted but not kept
+ * (the in-flight array does not grow further): later events do not see it. Once some
+ * complete, the array compacts and keeps new ones again.
+ */
+static void test_qd_bound(void **st)
+{
+	const size_t extra = 10, n = STATS_QD_HEAP_MAX + extra + 2, chunk = 4096;
+	const uint64_t far = 1000 * S;
+	struct btape_event *e = calloc(chunk, sizeof(*e));
+	struct hist *want = calloc(1, sizeof(*want));
+	struct stats *a, *b;
+
+	(void)st;
+	assert_non_null(e);
+	assert_non_null(want);
+	assert_int_equal(stats__new(&a, NULL), 0);
+	assert_int_equal(stats__new(&b, NULL), 0);
+	for (size_t i0 = 0; i0 < n; i0 += chunk) {
+		size_t m = n - i0 < chunk ? n - i0 : chunk;
+
+		for (size_t k = 0; k < m; k++) {
+			size_t i = i0 + k;
+
+			e[k] = ev_rw(S + i, BTAPE_OP_WRITE, i * 8, 4096);
+			e[k].present = BTAPE_HAS_COMPLETE;
+			e[k].complete_ns = far + i;
+			if (i == n - 2) { /* after the first 5 completions */
+				e[k].issue_ns = far + 4;
+				e[k].complete_ns = far + 2 * S;
+			} else if (i == n - 1) {
+				e[k].issue_ns = far + 5;
+				e[k].complete_ns = far + 2 * S;
+			}
+			assert_int_equal(stats__add(a, &e[k]), 0);
+		}
+		assert_int_equal(stats__add_batch(b, e, m), 0);
+	}
+	assert_int_equal(stats__finish(a), 0);
+	assert_int_equal(stats__finish(b), 0);
+	for (size_t i = 0; i < STATS_QD_HEAP_MAX; i++)
+		hist_add(want, i + 1);
+	for (size_t i = 0; i < extra; i++)
+		hist_add(want, STATS_QD_HEAP_MAX + 1); /* counted, not kept */
+	hist_add(want, STATS_QD_HEAP_MAX - 5 + 1); /* 5 completed; the dropped ones do not count */
+	hist_add(want, STATS_QD_HEAP_MAX - 5 + 1); /* 1 more completed, the one before was kept */
+	assert_true(a->devs[0].inflight.overflow);
+	assert_true(b->devs[0].inflight.overflow);
+	assert_memory_equal(a->qd, want, sizeof(*want));
+	assert_memory_equal(b->qd, want, sizeof(*want));
+	stats__free(a);
+	stats__free(b);
+	free(want);
+	free(e);
+}
+
 /* Every statistic of two analyses is the same (the working-set table layout aside). */
 static void assert_same_stats(const struct stats *a, const struct stats *b)
 {
@@ -911,6 +1066,8 @@ int main(void)
 		cmocka_unit_test(test_bounded_tables),
 		cmocka_unit_test(test_batch_equals_single),
 		cmocka_unit_test(test_qd_matches_brute_force),
+		cmocka_unit_test(test_qd_window_edges),
+		cmocka_unit_test(test_qd_bound),
 		cmocka_unit_test(test_fast_path_equals_single),
 		cmocka_unit_test(test_fast_path_edges),
 		cmocka_unit_test(test_batch_huge_device_index),
