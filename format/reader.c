@@ -581,6 +581,14 @@ BTAPE_API int btape_reader__next(struct btape_reader *r, struct btape_event *ev)
 	return 1;
 }
 
+BTAPE_API int btape_reader__skip_fields(struct btape_reader *r, uint32_t has_mask)
+{
+	if (!r || (has_mask & ~(uint32_t)BTAPE_HAS__ALL))
+		return -EINVAL;
+	r->dec.skip = has_mask;
+	return 0;
+}
+
 BTAPE_API int btape_reader__next_batch(struct btape_reader *r, const struct btape_event **evs)
 {
 	int n;
