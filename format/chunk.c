@@ -821,6 +821,8 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 		}
 		if (pass == 0) {
 			struct col *pc = &p->cols[C_PRESENT];
+			/* width 0 is one value, except for deltas (one step) */
+			bool const_pres = pc->width == 0 && pc->kind != COL_DELTA;
 
 			if (!pc->have) {
 				what = "chunk lacks column present";
@@ -832,7 +834,7 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 				uint32_t cnt = n - i < DEC_SLICE ? (uint32_t)(n - i) : DEC_SLICE;
 
 				col_take(pc, p->tmp, cnt);
-				if (pc->width == 0 && pc->kind != COL_DELTA) {
+				if (const_pres) {
 					/* constant presence: the same bits in every event */
 					if (p->tmp[0] > UINT32_MAX) {
 						what = "bad presence bits";
@@ -860,7 +862,7 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 					}
 				}
 			}
-			if (pc->width != 0)
+			if (!const_pres)
 				for (int c = C_COMPLETE; c < C__COUNT; c++)
 					counts[c] = bitcounts[__builtin_ctz(col_bit[c])];
 			/* decoding starts over: the same values again, whatever the kind */
@@ -947,17 +949,17 @@ static int range_err(char *err, size_t errlen, int c)
  * cursor moves past the slice's values without reading them, and the field reads 0 (stored
  * again only when the buffer does not hold 0 there already).
  */
-#define SKIP(FIELD, ZERO)                                                     \
-	do {                                                                  \
-		struct dec_cache *dc = &d->cache[c];                          \
-		cl->j += have;                                                \
-		if (dc->buf == ev && dc->val == 0 && dc->cnt >= cnt)          \
-			break;                                                \
-		for (uint32_t k = 0; k < cnt; k++)                            \
-			ev[k].FIELD = (ZERO);                                 \
-		dc->buf = ev;                                                 \
-		dc->val = 0;                                                  \
-		dc->cnt = cnt;                                                \
+#define SKIP(FIELD, ZERO)                                            \
+	do {                                                         \
+		struct dec_cache *dc = &d->cache[c];                 \
+		cl->j += have;                                       \
+		if (dc->buf == ev && dc->val == 0 && dc->cnt >= cnt) \
+			break;                                       \
+		for (uint32_t k = 0; k < cnt; k++)                   \
+			ev[k].FIELD = (ZERO);                        \
+		dc->buf = ev;                                        \
+		dc->val = 0;                                         \
+		dc->cnt = cnt;                                       \
 	} while (0)
 
 static void skip_field(struct chunk_dec *d, int c, struct col *cl, struct btape_event *ev,
