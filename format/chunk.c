@@ -1027,15 +1027,13 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 		cnt = DEC_SLICE;
 	have = cnt;
 
+	c = C_PRESENT;
 	cl = &p->cols[C_PRESENT];
 	if (cl->width == 0 && cl->kind == COL_RAW) {
-		const uint32_t v = (uint32_t)cl->base & BTAPE_HAS__ALL;
-
-		cl->j += cnt;
-		for (uint32_t k = 0; k < cnt; k++)
-			ev[k].present = v;
+		ASSIGN_CONST(present, (uint32_t)v & BTAPE_HAS__ALL);
 	} else {
 		col_take(cl, tmp, cnt);
+		d->cache[c].buf = NULL;
 		for (uint32_t k = 0; k < cnt; k++)
 			ev[k].present = (uint32_t)tmp[k] & BTAPE_HAS__ALL;
 	}
@@ -1168,12 +1166,26 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			ASSIGN(tid, (uint32_t)v);
 			break;
 		case C_COMM:
+			d->cache[c].buf = NULL;
+			if (have == cnt && d->ncomms) {
+				/* the range check in the same pass; a bad index reads entry 0 */
+				const uint64_t nc = d->ncomms;
+				uint64_t bad = 0;
+
+				for (uint32_t k = 0; k < cnt; k++) {
+					const uint64_t x = tmp[k];
+
+					bad |= x >= nc;
+					ev[k].comm = d->comms[x < nc ? x : 0];
+				}
+				if (!bad)
+					break;
+			}
 			if (check_range(tmp, have, d->ncomms ? d->ncomms - 1 : 0, err, errlen, c) ||
 			    (have && !d->ncomms)) {
 				snprintf(err, errlen, "column comm: index out of range");
 				return -EBADMSG;
 			}
-			d->cache[c].buf = NULL;
 			if (have == cnt) {
 				for (uint32_t k = 0; k < cnt; k++)
 					ev[k].comm = d->comms[tmp[k]];

@@ -24,6 +24,9 @@
 #define CHUNK_EVENTS 700 /* not a multiple of the decoder's slice */
 #define NSEG 5
 
+/* Process names of the last decode_chunk (its events point there). */
+static struct btape_intern *hand_it;
+
 static const char *const comms[] = {"fio", "postgres", "kworker/u8:3", "jbd2/vda1-8"};
 
 /*
@@ -152,6 +155,7 @@ static int teardown(void **state)
 {
 	struct trace *tr = *state;
 
+	btape_intern_free(hand_it);
 	tu_cleanup_dir(tr->dir);
 	free(tr->evs);
 	free(tr);
@@ -306,6 +310,8 @@ static void pack_col(msgpack_packer *pk, const char *name, unsigned int kind, un
 
 #define HAND_N 600 /* more than one decode slice */
 
+static uint64_t hand_comm[HAND_N]; /* comm column values (the chunk names one process) */
+
 static const char *const opt_names[] = {"complete", "insert", "flags",	"error", "pid",
 					"tid",	    "comm",   "cgroup", "cpu",	 "qd"};
 
@@ -351,6 +357,8 @@ static void make_chunk(msgpack_sbuffer *sb, const uint32_t *pres, unsigned int p
 	for (int b = 0; b < 10; b++) {
 		if (b == 3)
 			pack_col(&pk, opt_names[b], err_kind, err_width, 0, 0, errv, m[b]);
+		else if (b == 6)
+			pack_col(&pk, opt_names[b], COL_RAW, 1, 0, 0, hand_comm, m[b]);
 		else
 			pack_col(&pk, opt_names[b], COL_RAW, 1, 0, 0, zero, m[b]);
 	}
@@ -382,7 +390,8 @@ static int decode_chunk(const msgpack_sbuffer *sb, uint32_t skip, struct btape_e
 	else
 		assert_int_equal(got, HAND_N);
 	btape_chunk_dec_free(&d);
-	btape_intern_free(it);
+	btape_intern_free(hand_it);
+	hand_it = it;
 	return ret;
 }
 
@@ -463,12 +472,50 @@ static void test_error_range(void **state)
 	}
 }
 
+/* A comm index past the chunk's table is an error wherever it is, unless comm is skipped. */
+static void test_comm_range(void **state)
+{
+	static uint32_t pres[HAND_N];
+	static uint64_t pv[HAND_N];
+	static struct btape_event evs[HAND_N];
+	msgpack_sbuffer sb;
+
+	(void)state;
+	for (int all = 0; all < 2; all++) {
+		for (uint32_t bad = 0; bad < HAND_N; bad += 299) {
+			uint32_t j = 0;
+
+			for (uint32_t k = 0; k < HAND_N; k++) {
+				pres[k] = all || k % 2 ? BTAPE_HAS_COMM : 0;
+				pv[k] = pres[k];
+				if (pres[k])
+					hand_comm[j++] = k == bad || k == bad + 1;
+			}
+			make_chunk(&sb, pres, COL_RAW, 1, 0, 0, pv, COL_RAW, 1, 0);
+			assert_int_equal(decode_chunk(&sb, 0, evs), -EBADMSG);
+			assert_int_equal(decode_chunk(&sb, BTAPE_HAS_COMM, evs), 0);
+			msgpack_sbuffer_destroy(&sb);
+		}
+	}
+	memset(hand_comm, 0, sizeof(hand_comm));
+	for (uint32_t k = 0; k < HAND_N; k++)
+		pres[k] = BTAPE_HAS_COMM;
+	for (uint32_t k = 0; k < HAND_N; k++)
+		pv[k] = pres[k];
+	make_chunk(&sb, pres, COL_RAW, 1, 0, 0, pv, COL_RAW, 1, 0);
+	assert_int_equal(decode_chunk(&sb, 0, evs), 0);
+	for (uint32_t k = 0; k < HAND_N; k++)
+		assert_string_equal(evs[k].comm, "fio");
+	msgpack_sbuffer_destroy(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_delta_presence), cmocka_unit_test(test_error_range),
-		cmocka_unit_test(test_masks),	       cmocka_unit_test(test_mask_changes),
-		cmocka_unit_test(test_seek_verify),    cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_comm_range),     cmocka_unit_test(test_masks),
+		cmocka_unit_test(test_mask_changes),   cmocka_unit_test(test_seek_verify),
+		cmocka_unit_test(test_bad_args),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
