@@ -9,6 +9,8 @@
 #include <string.h>
 
 #define BUF_EVENTS 1024
+/* Fields the analyzer never reads (only their presence bits): not decoded. */
+#define AN_UNUSED_FIELDS (BTAPE_HAS_TID | BTAPE_HAS_CPU | BTAPE_HAS_CGROUP | BTAPE_HAS_FLAGS)
 
 struct src {
 	struct btape_reader *r;
@@ -145,6 +147,10 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 			path_msg(msg, msglen, paths[k], emsg ? emsg : strerror(-err));
 			goto cleanup;
 		}
+		/* no consumer (stats, profile, compare, renderers) reads these values */
+		err = btape_reader__skip_fields(sr->r, AN_UNUSED_FIELDS);
+		if (err)
+			goto cleanup;
 		const struct btape_meta *m = btape_reader__meta(sr->r);
 
 		if (k == 0 && m) {

@@ -277,6 +277,12 @@ int btape_reader__next(struct btape_reader *r, struct btape_event *ev);
  * valid until the next call). Returns the number of events, 0 at the end, or -errno.
  */
 int btape_reader__next_batch(struct btape_reader *r, const struct btape_event **evs);
+/*
+ * Stops decoding the fields of has_mask (BTAPE_HAS_* bits) from the next decoded batch on:
+ * they read as 0 (comm NULL), their present bits still say what the file holds, and their
+ * values are not range-checked. 0 turns decoding back on. Returns 0 or -EINVAL.
+ */
+int btape_reader__skip_fields(struct btape_reader *r, uint32_t has_mask);
 /* Positions at the first event with issue_ns >= ns (index-assisted). */
 int btape_reader__seek(struct btape_reader *r, uint64_t ns);
 /* Verifies every frame's checksum and decodability from the start; position unchanged. */

@@ -206,6 +206,7 @@ struct dec_cache {
 
 struct chunk_dec {
 	struct dec_cache cache[16]; /* per column; kept across chunks */
+	uint32_t skip;		    /* BTAPE_HAS_* fields not decoded (read as 0); kept */
 	uint32_t n;		    /* events in the chunk */
 	uint32_t pos;		    /* events already decoded */
 	uint64_t issue_min, issue_max;

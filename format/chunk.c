@@ -518,6 +518,7 @@ struct col {
 	uint64_t base, origin, prev;
 	const uint8_t *planes;
 	uint32_t m, j; /* values, next value */
+	uint32_t pj;   /* COL_DELTA: prev is the running value before value pj (pj < j: skipped) */
 };
 
 #ifndef DEC_SLICE
@@ -555,6 +556,7 @@ static int parse_col(struct col *c, const uint8_t *p, size_t len, uint32_t m)
 	c->planes = p + off;
 	c->m = m;
 	c->j = 0;
+	c->pj = 0;
 	c->prev = c->origin;
 	c->have = true;
 	return 0;
@@ -581,6 +583,26 @@ void btape_chunk_dec_free(struct chunk_dec *d)
 	d->ncomms = d->comms_cap = 0;
 }
 
+/*
+ * A COL_DELTA column whose values pj..j were skipped (not decoded) while its field was not
+ * wanted: brings prev up to value j, so that decoding can resume there. Rare (the skip mask
+ * changed in the middle of a chunk), so one generic loop.
+ */
+static void col_catch_up(struct col *c)
+{
+	uint64_t prev = c->prev;
+
+	for (uint32_t j = c->pj; j < c->j; j++) {
+		uint64_t v = 0;
+
+		for (unsigned int b = 0; b < c->width; b++)
+			v |= (uint64_t)c->planes[j + (size_t)b * c->m] << (8 * b);
+		prev += (uint64_t)zz_dec((v << c->shift) + c->base);
+	}
+	c->prev = prev;
+	c->pj = c->j;
+}
+
 /* Reads cnt values of column c into dst (after shift/base, before the kind's transform). */
 #define PL(b) ((uint64_t)p[k + (size_t)(b)*m] << (8 * (b)))
 static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt)
@@ -590,6 +612,8 @@ static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt)
 	const uint64_t base = c->base;
 	const size_t m = c->m;
 
+	if (c->kind == COL_DELTA && c->pj != c->j)
+		col_catch_up(c);
 	switch (c->width) {
 	case 0:
 		for (uint32_t k = 0; k < cnt; k++)
@@ -643,17 +667,16 @@ static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt)
 			dst[k] = prev;
 		}
 		c->prev = prev;
+		c->pj = c->j;
 	}
 }
 #undef PL
 
-/* Largest value column c can produce before its transform (for skipping range checks). */
-static bool col_fits(const struct col *c, uint64_t max)
+/* Whether every value of column c is <= max before its kind's transform. */
+static bool col_span_fits(const struct col *c, uint64_t max)
 {
 	uint64_t span;
 
-	if (c->kind != COL_RAW)
-		return max == UINT64_MAX;
 	if (c->width >= 8)
 		span = UINT64_MAX;
 	else
@@ -662,6 +685,25 @@ static bool col_fits(const struct col *c, uint64_t max)
 		return max == UINT64_MAX;
 	span <<= c->shift;
 	return c->base <= max && span <= max - c->base;
+}
+
+/* Whether every decoded value of column c is <= max (for skipping range checks). */
+static bool col_fits(const struct col *c, uint64_t max)
+{
+	if (c->kind != COL_RAW)
+		return max == UINT64_MAX;
+	return col_span_fits(c, max);
+}
+
+/*
+ * Whether every value of the error column fits an int32: raw values up to INT32_MAX, or
+ * zigzag codes up to UINT32_MAX (they decode to INT32_MIN..INT32_MAX).
+ */
+static bool col_fits_error(const struct col *c)
+{
+	if (c->kind == COL_ZIGZAG)
+		return col_span_fits(c, UINT32_MAX);
+	return c->kind == COL_RAW && col_span_fits(c, INT32_MAX);
 }
 
 int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
@@ -779,6 +821,8 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 		}
 		if (pass == 0) {
 			struct col *pc = &p->cols[C_PRESENT];
+			/* width 0 is one value, except for deltas (one step) */
+			bool const_pres = pc->width == 0 && pc->kind != COL_DELTA;
 
 			if (!pc->have) {
 				what = "chunk lacks column present";
@@ -790,7 +834,7 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 				uint32_t cnt = n - i < DEC_SLICE ? (uint32_t)(n - i) : DEC_SLICE;
 
 				col_take(pc, p->tmp, cnt);
-				if (pc->width == 0) {
+				if (const_pres) {
 					/* constant presence: the same bits in every event */
 					if (p->tmp[0] > UINT32_MAX) {
 						what = "bad presence bits";
@@ -818,10 +862,12 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 					}
 				}
 			}
-			if (pc->width != 0)
+			if (!const_pres)
 				for (int c = C_COMPLETE; c < C__COUNT; c++)
 					counts[c] = bitcounts[__builtin_ctz(col_bit[c])];
-			pc->j = 0;
+			/* decoding starts over: the same values again, whatever the kind */
+			pc->j = pc->pj = 0;
+			pc->prev = pc->origin;
 		}
 	}
 	for (int c = 0; c < C__COUNT; c++) {
@@ -833,6 +879,7 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 	}
 	for (int c = 0; c < C__COUNT; c++)
 		p->fits[c] = p->cols[c].have && col_fits(&p->cols[c], col_max[c]);
+	p->fits[C_ERROR] = p->cols[C_ERROR].have && col_fits_error(&p->cols[C_ERROR]);
 	if (!n)
 		p->all_have = p->any_have = 0;
 	pred_reset(&p->pt);
@@ -897,6 +944,61 @@ static int range_err(char *err, size_t errlen, int c)
 		}                                                                 \
 	} while (0)
 
+/*
+ * A field the caller does not want (d->skip), or no event of the slice has: the column's
+ * cursor moves past the slice's values without reading them, and the field reads 0 (stored
+ * again only when the buffer does not hold 0 there already).
+ */
+#define SKIP(FIELD, ZERO)                                            \
+	do {                                                         \
+		struct dec_cache *dc = &d->cache[c];                 \
+		cl->j += have;                                       \
+		if (dc->buf == ev && dc->val == 0 && dc->cnt >= cnt) \
+			break;                                       \
+		for (uint32_t k = 0; k < cnt; k++)                   \
+			ev[k].FIELD = (ZERO);                        \
+		dc->buf = ev;                                        \
+		dc->val = 0;                                         \
+		dc->cnt = cnt;                                       \
+	} while (0)
+
+static void skip_field(struct chunk_dec *d, int c, struct col *cl, struct btape_event *ev,
+		       uint32_t cnt, uint32_t have)
+{
+	switch (c) {
+	case C_COMPLETE:
+		SKIP(complete_ns, 0);
+		break;
+	case C_INSERT:
+		SKIP(insert_ns, 0);
+		break;
+	case C_FLAGS:
+		SKIP(flags, 0);
+		break;
+	case C_ERROR:
+		SKIP(error, 0);
+		break;
+	case C_PID:
+		SKIP(pid, 0);
+		break;
+	case C_TID:
+		SKIP(tid, 0);
+		break;
+	case C_COMM:
+		SKIP(comm, NULL);
+		break;
+	case C_CGROUP:
+		SKIP(cgroup, 0);
+		break;
+	case C_CPU:
+		SKIP(cpu, 0);
+		break;
+	default:
+		SKIP(qd, 0);
+		break;
+	}
+}
+
 static int check_range(const uint64_t *tmp, uint32_t n, uint64_t max, char *err, size_t errlen,
 		       int c)
 {
@@ -925,15 +1027,13 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 		cnt = DEC_SLICE;
 	have = cnt;
 
+	c = C_PRESENT;
 	cl = &p->cols[C_PRESENT];
 	if (cl->width == 0 && cl->kind == COL_RAW) {
-		const uint32_t v = (uint32_t)cl->base & BTAPE_HAS__ALL;
-
-		cl->j += cnt;
-		for (uint32_t k = 0; k < cnt; k++)
-			ev[k].present = v;
+		ASSIGN_CONST(present, (uint32_t)v & BTAPE_HAS__ALL);
 	} else {
 		col_take(cl, tmp, cnt);
+		d->cache[c].buf = NULL;
 		for (uint32_t k = 0; k < cnt; k++)
 			ev[k].present = (uint32_t)tmp[k] & BTAPE_HAS__ALL;
 	}
@@ -992,6 +1092,11 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			for (uint32_t k = 0; k < cnt; k++)
 				have += !!(ev[k].present & bit);
 		}
+		if (!have || (d->skip & bit)) {
+			/* absent from the slice, or not wanted: 0 without a pass over the events */
+			skip_field(d, c, cl, ev, cnt, have);
+			continue;
+		}
 		if (cl->width == 0 && cl->kind == COL_RAW && c != C_COMM && c != C_ERROR &&
 		    c != C_COMPLETE && c != C_INSERT && p->fits[c]) {
 			switch (c) {
@@ -1021,6 +1126,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 				snprintf(err, errlen, "column comm: index out of range");
 				return -EBADMSG;
 			}
+			d->cache[c].buf = NULL;
 			cl->j += cnt;
 			for (uint32_t k = 0; k < cnt; k++)
 				ev[k].comm = d->comms[cl->base];
@@ -1044,7 +1150,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			ASSIGN(flags, (uint32_t)v);
 			break;
 		case C_ERROR:
-			for (uint32_t k = 0; k < have; k++)
+			for (uint32_t k = 0; k < have && !p->fits[c]; k++)
 				if ((int64_t)tmp[k] < INT32_MIN || (int64_t)tmp[k] > INT32_MAX)
 					return range_err(err, errlen, c);
 			ASSIGN(error, (int32_t)(int64_t)v);
@@ -1060,6 +1166,21 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			ASSIGN(tid, (uint32_t)v);
 			break;
 		case C_COMM:
+			d->cache[c].buf = NULL;
+			if (have == cnt && d->ncomms) {
+				/* the range check in the same pass; a bad index reads entry 0 */
+				const uint64_t nc = d->ncomms;
+				uint64_t bad = 0;
+
+				for (uint32_t k = 0; k < cnt; k++) {
+					const uint64_t x = tmp[k];
+
+					bad |= x >= nc;
+					ev[k].comm = d->comms[x < nc ? x : 0];
+				}
+				if (!bad)
+					break;
+			}
 			if (check_range(tmp, have, d->ncomms ? d->ncomms - 1 : 0, err, errlen, c) ||
 			    (have && !d->ncomms)) {
 				snprintf(err, errlen, "column comm: index out of range");

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Decode floor for the analyzer benchmark: read every batch of a trace, touch each event. */
+/*
+ * Decode floor for the analyzer benchmark: read every batch of a trace, touch each event.
+ * An optional BTAPE_HAS_* mask (0x1a4: the fields analyze skips) is passed to
+ * btape_reader__skip_fields; without it every field is decoded.
+ */
 #include "btape.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int main(int argc, char **argv)
 {
@@ -12,8 +17,9 @@ int main(int argc, char **argv)
 	uint64_t n = 0, sum = 0;
 	int k;
 
-	if (argc != 2 || btape_reader__open(&r, argv[1], &msg)) {
-		fprintf(stderr, "usage: read_floor FILE (%s)\n", msg ? msg : "");
+	if (argc < 2 || argc > 3 || btape_reader__open(&r, argv[1], &msg) ||
+	    btape_reader__skip_fields(r, argc == 3 ? (uint32_t)strtoul(argv[2], NULL, 0) : 0)) {
+		fprintf(stderr, "usage: read_floor FILE [SKIP_MASK] (%s)\n", msg ? msg : "");
 		return 2;
 	}
 	while ((k = btape_reader__next_batch(r, &evs)) > 0) {
