@@ -941,16 +941,9 @@ static inline unsigned int seek_bin(int64_t d)
 	return 64 + ((k ^ (unsigned int)sgn) - (unsigned int)sgn);
 }
 
-/*
- * The I/O [off, end) in stream st: locality against the previous one (bytes), then the end.
- * The seek count goes to lane LANE (0: seek itself): most seeks of a stream fall into a few
- * bins, and counting them all in one array makes each increment wait for the previous one
- * to the same counter (perf: the costliest line of the block pass); lanes by event position
- * spread them. stats__finish adds the lanes into seek.
- */
+/* The I/O [off, end) in stream st: locality against the previous one (bytes), then the end. */
 static inline __attribute__((always_inline)) void stream_add(struct stream *st, uint64_t off,
-							      uint64_t end, uint64_t near,
-							      unsigned int lane)
+							      uint64_t end, uint64_t near)
 {
 	if (st->has_last) {
 		int64_t dist = (int64_t)(off - st->last_end);
@@ -960,7 +953,7 @@ static inline __attribute__((always_inline)) void stream_add(struct stream *st, 
 		st->n++;
 		st->seq += dist == 0;
 		st->near += ad <= near;
-		(lane ? st->seek_lane[lane - 1] : st->seek)[seek_bin(dist)]++;
+		st->seek[seek_bin(dist)]++;
 	}
 	st->has_last = true;
 	st->last_end = end;
@@ -1057,7 +1050,7 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 		struct stream *st = &d->streams[dir];
 		uint64_t off = ev->sector * SECTOR;
 
-		stream_add(st, off, off + ev->bytes, s->o.near_seq_bytes, 0);
+		stream_add(st, off, off + ev->bytes, s->o.near_seq_bytes);
 		autorange_add(&d->lba, ev->sector, 1);
 		heat_add(d, t, ev->sector);
 		if (off < d->min_off)
@@ -1417,7 +1410,7 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 			struct stream *st = &d->streams[dir];
 			uint64_t off = ev->sector * SECTOR, end = off + ev->bytes;
 
-			stream_add(st, off, end, near, i % STATS_SEEK_LANES);
+			stream_add(st, off, end, near);
 			autorange_add(&d->lba, ev->sector, 1);
 			heat_add(d, ev->issue_ns - origin, ev->sector);
 			d->min_off = off < d->min_off ? off : d->min_off;
@@ -1613,11 +1606,6 @@ int stats__finish(struct stats *s)
 		for (int k = 0; k < DIR__COUNT; k++) {
 			struct stream *a = &s->streams_all[k], *b = &d->streams[k];
 
-			for (int l = 0; l < STATS_SEEK_LANES - 1; l++) {
-				for (int j = 0; j < STATS_SEEK_BINS; j++)
-					b->seek[j] += b->seek_lane[l][j];
-				memset(b->seek_lane[l], 0, sizeof(b->seek_lane[l]));
-			}
 			a->n += b->n;
 			a->seq += b->seq;
 			a->near += b->near;

@@ -24,7 +24,6 @@
 #define STATS_HEAT_T 96			     /* heat map: time columns (auto-ranging) */
 #define STATS_HEAT_L 48			     /* heat map: LBA rows (auto-ranging) */
 #define STATS_SEEK_BINS 129		     /* signed log2 seek distance: 64 = 0 */
-#define STATS_SEEK_LANES 4		     /* seek counts kept in 4 copies while adding */
 #define STATS_SIZE_LOG2_BINS 65		     /* bin k: sizes in [2^(k-1), 2^k); bin 0: size 0 */
 #define STATS_WS_BLOCK 4096ull		     /* working-set block size */
 #define STATS_WS_LIMIT_DEFAULT (1u << 20)    /* blocks tracked exactly before sampling starts */
@@ -80,8 +79,6 @@ struct stream {
 	bool has_last;
 	uint64_t n, seq, near; /* n: I/Os with a predecessor in the stream */
 	uint64_t seek[STATS_SEEK_BINS];
-	/* more lanes of seek, added into it by stats__finish (see stream_add) */
-	uint64_t seek_lane[STATS_SEEK_LANES - 1][STATS_SEEK_BINS];
 };
 
 struct autorange {
