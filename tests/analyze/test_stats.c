@@ -610,6 +610,20 @@ static void test_batch_equals_single(void **st)
 	free(e);
 }
 
+/* Queue depths one event at a time and through the batch path both equal want. */
+static void assert_qd_both_ways(const struct btape_event *e, size_t n, const struct hist *want,
+				uint64_t missing)
+{
+	struct stats *a = run_one_by_one(e, n, NULL), *b = run(e, n, NULL);
+
+	assert_memory_equal(a->qd, want, sizeof(*want));
+	assert_memory_equal(b->qd, want, sizeof(*want));
+	assert_int_equal(a->qd_missing, missing);
+	assert_int_equal(b->qd_missing, missing);
+	stats__free(a);
+	stats__free(b);
+}
+
 /*
  * Queue depth computed from completions equals a brute-force count (1 + earlier requests on
  * the device still in flight at this issue) through both paths (stats__add one by one, and
@@ -622,7 +636,6 @@ static void test_qd_matches_brute_force(void **st)
 	const size_t n = 20000;
 	struct btape_event *e = calloc(n, sizeof(*e));
 	struct hist *want = calloc(1, sizeof(*want));
-	struct stats *a, *b;
 	uint64_t x = 777, t = S, missing = 0;
 
 	(void)st;
@@ -655,14 +668,7 @@ static void test_qd_matches_brute_force(void **st)
 		hist_add(want, qd);
 	}
 	assert_true(want->max > 40 && want->min == 1);
-	a = run_one_by_one(e, n, NULL);
-	b = run(e, n, NULL);
-	assert_memory_equal(a->qd, want, sizeof(*want));
-	assert_memory_equal(b->qd, want, sizeof(*want));
-	assert_int_equal(a->qd_missing, missing);
-	assert_int_equal(b->qd_missing, missing);
-	stats__free(a);
-	stats__free(b);
+	assert_qd_both_ways(e, n, want, missing);
 	free(want);
 	free(e);
 }
@@ -722,7 +728,6 @@ static void test_qd_window_edges(void **st)
 	assert_non_null(e);
 	for (int sc = 0; sc < QW__COUNT; sc++) {
 		struct hist *want = calloc(1, sizeof(*want));
-		struct stats *a, *b;
 		uint64_t x = 4242 + (uint64_t)sc, t = S, missing;
 
 		assert_non_null(want);
@@ -753,14 +758,7 @@ static void test_qd_window_edges(void **st)
 		}
 		qd_model(e, n, want, &missing);
 		assert_true(want->max > (sc == QW_TIES ? 40u : 300u));
-		a = run_one_by_one(e, n, NULL);
-		b = run(e, n, NULL);
-		assert_memory_equal(a->qd, want, sizeof(*want));
-		assert_memory_equal(b->qd, want, sizeof(*want));
-		assert_int_equal(a->qd_missing, missing);
-		assert_int_equal(b->qd_missing, missing);
-		stats__free(a);
-		stats__free(b);
+		assert_qd_both_ways(e, n, want, missing);
 		free(want);
 	}
 	free(e);
