@@ -1,6 +1,7 @@
 #!/bin/bash
 # record -> replay -> record: a fio job recorded on loop A, replayed with --write on loop B
-# while B is recorded. The two traces must hold the same I/Os (op, offset, size, order), and
+# while B is recorded. The two traces must hold the same I/Os (op, offset, size, order: see
+# below for the kernel's own reordering), and
 # the replay's issue times must follow the original's within the error the replay reported.
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root losetup fio python3
@@ -48,12 +49,26 @@ print(f"skipped {lead} probe reads at the start of B")
 assert len(a) == len(b), f"A has {len(a)} I/Os, B {len(b)}"
 ka = [x[1:] for x in a]
 kb = [x[1:] for x in b]
-if ka != kb:
-    i = next(i for i in range(len(ka)) if ka[i] != kb[i])
-    raise SystemExit(f"first difference at I/O #{i}: A {ka[i]} B {kb[i]}")
-assert [x[1:] for x in res] == ka, "the result trace does not hold the same I/Os"
+# The replayer submits in the trace's order (its own result trace says so, exactly), but the
+# kernel may reorder I/Os that were submitted together: a late replay submits every I/O that
+# is due at once, and io_uring can hand one of them to a worker. Allow that: the same I/Os,
+# each at most 8 places from its place in A, at most 1% of them moved.
+assert [x[1:] for x in res] == ka, "the result trace does not hold the same I/Os in order"
+where = {}
+for i, k in enumerate(ka):
+    where.setdefault(k, []).append(i)
+match = [None] * len(a)  # match[i]: index in B of A's i-th I/O
+for ib, k in enumerate(kb):
+    if not where.get(k):
+        raise SystemExit(f"B's I/O #{ib} {k} is not in A (or is there fewer times)")
+    match[where[k].pop(0)] = ib
+moved = [abs(match[i] - i) for i in range(len(a)) if match[i] != i]
+if moved:
+    print(f"{len(moved)} I/Os reordered in B, by at most {max(moved)} places")
+    assert max(moved) <= 8 and len(moved) <= len(a) // 100, \
+        f"{len(moved)} I/Os out of A's order, by up to {max(moved)} places"
 # issue times relative to the first I/O; a constant offset (submission path) cancels out
-d = sorted((b[i][0] - b[0][0]) - (a[i][0] - a[0][0]) for i in range(len(a)))
+d = sorted((b[match[i]][0] - b[0][0]) - (a[i][0] - a[0][0]) for i in range(len(a)))
 med = d[len(d) // 2]
 dev = sorted(abs(x - med) for x in d)
 p50, p99, mx = dev[len(dev) // 2], dev[int(len(dev) * 0.99)], dev[-1]
