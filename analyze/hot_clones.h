@@ -9,8 +9,11 @@
 #ifndef BIOTAPE_ANALYZE_HOT_CLONES_H
 #define BIOTAPE_ANALYZE_HOT_CLONES_H
 
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
-	!defined(BIOTAPE_NO_CLONES)
+#include <limits.h> /* glibc: defines __GLIBC__ */
+
+/* target_clones needs an ifunc (glibc) and, for "arch=x86-64-v3", gcc 11 or later */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__GNUC__) && \
+	!defined(__clang__) && __GNUC__ >= 11 && !defined(BIOTAPE_NO_CLONES)
 #define HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define HOT_CLONES

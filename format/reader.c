@@ -207,7 +207,8 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 		/*
 		 * Reading, the crc32c of the compressed payload (checked above) already proves
 		 * the frame intact: zstd's XXH64 of the output costs 1 instruction a byte for
-		 * nothing. __verify and the summary scan use their own buffers and check both.
+		 * nothing. __verify, the summary scan and a seekable file's footer use their own
+		 * buffers and check both; a stream's footer comes through here (crc32c only).
 		 * An older libzstd refuses the parameter and checks: harmless.
 		 */
 		if (fb == &r->fb)
