@@ -6,7 +6,10 @@
 # events/s of wall time, peak RSS, and the ratios. Not run by the test suite.
 #   usage: bench/analyze/run.sh [BUILD_DIR]   env: RUNS (3), SIZES ("10000000 50000000"),
 #          DIR (/dev/shm), KEEP=1 keeps the traces, BASE=/path/to/other/biotape also measures
-#          that binary (tool "base", alternated with the others: before/after in one run)
+#          that binary (tool "base", alternated with the others: before/after in one run),
+#          COUNT=N also counts instructions and mispredicted branches per event of analyze
+#          (and base) on an N-event trace with valgrind's cachegrind: figures that do not
+#          move with the host's speed (a 1 M trace takes about 15 s per binary)
 set -u
 BUILD=${1:-build}
 BIN=$BUILD/bin
@@ -59,3 +62,24 @@ for N in $SIZES; do
 			"$(echo "$(cpu base) / $(cpu an)" | bc -l)"
 	fi
 done
+
+# count BINARY TRACE N: "instructions/event mispredicts/event" from cachegrind
+count() {
+	valgrind --tool=cachegrind --branch-sim=yes --cache-sim=no --cachegrind-out-file=/dev/null \
+		"$1" analyze "$2" 2>&1 >/dev/null | awk -v n="$3" '
+		/I +refs:/ { gsub(",", "", $4); ir = $4 }
+		/Mispredicts:/ { gsub(",", "", $3); bm = $3 }
+		END { if (ir == "" || bm == "") exit 1; printf "%.1f %.3f", ir / n, bm / n }'
+}
+if [ -n "${COUNT:-}" ]; then
+	command -v valgrind >/dev/null || { echo "COUNT needs valgrind" >&2; exit 1; }
+	F=$DIR/biotape-bench-an.count.$COUNT.btape
+	[ -s "$F" ] || "$BIN/analyze_gen_trace" "$COUNT" "$F" 1 || exit 1
+	printf '%-10s %-8s %14s %16s\n' events tool "instr/event" "mispredicts/event"
+	for t in an ${BASE:+base}; do
+		[ "$t" = an ] && b=$BIN/biotape || b=$BASE
+		c=$(count "$b" "$F" "$COUNT") || { echo "cachegrind of $b failed" >&2; exit 1; }
+		printf '%-10s %-8s %14s %16s\n' "$COUNT" "$t" ${c% *} ${c#* }
+	done
+	[ "${KEEP:-0}" = 1 ] || rm -f "$F"
+fi
