@@ -24,6 +24,7 @@
 
 #include "btape.h"
 #include "btape_internal.h"
+#include "test_util.h"
 
 #define NCOLS 16
 #define MAX_EVENTS 1400
@@ -47,10 +48,7 @@ static uint64_t rs = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
+	return tu_rand(&rs);
 }
 
 /* One column as written: codec, byte planes, and the values the decoder must produce. */
