@@ -583,37 +583,34 @@ void btape_chunk_dec_free(struct chunk_dec *d)
 	d->ncomms = d->comms_cap = 0;
 }
 
+static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt);
+
 /*
  * A COL_DELTA column whose values pj..j were skipped (not decoded) while its field was not
- * wanted: brings prev up to value j, so that decoding can resume there. Rare (the skip mask
- * changed in the middle of a chunk), so one generic loop.
+ * wanted: decodes them into scratch (DEC_SLICE values) and drops them, so that prev is the
+ * running value before value j and decoding can resume there. Rare (the skip mask changed
+ * in the middle of a chunk).
  */
-static void col_catch_up(struct col *c)
+static void col_catch_up(struct col *c, uint64_t *scratch)
 {
-	uint64_t prev = c->prev;
+	uint32_t end = c->j;
 
-	for (uint32_t j = c->pj; j < c->j; j++) {
-		uint64_t v = 0;
-
-		for (unsigned int b = 0; b < c->width; b++)
-			v |= (uint64_t)c->planes[j + (size_t)b * c->m] << (8 * b);
-		prev += (uint64_t)zz_dec((v << c->shift) + c->base);
-	}
-	c->prev = prev;
-	c->pj = c->j;
+	c->j = c->pj; /* then col_take does not come back here */
+	while (c->j < end)
+		col_take(c, scratch, end - c->j < DEC_SLICE ? end - c->j : DEC_SLICE);
 }
 
 /* Reads cnt values of column c into dst (after shift/base, before the kind's transform). */
 #define PL(b) ((uint64_t)p[k + (size_t)(b)*m] << (8 * (b)))
 static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt)
 {
+	if (c->kind == COL_DELTA && c->pj != c->j)
+		col_catch_up(c, dst); /* dst is DEC_SLICE values long and written next */
 	const uint8_t *restrict p = c->planes + c->j;
 	const unsigned int sh = c->shift;
 	const uint64_t base = c->base;
 	const size_t m = c->m;
 
-	if (c->kind == COL_DELTA && c->pj != c->j)
-		col_catch_up(c);
 	switch (c->width) {
 	case 0:
 		for (uint32_t k = 0; k < cnt; k++)
