@@ -1497,9 +1497,35 @@ HOT_CLONES static int add_block_fast(struct stats *s, const struct btape_event *
  */
 #define WS_PEND_MAX 1024 /* working-set keys queued per block */
 
+typedef uint64_t u64x4 __attribute__((vector_size(32), aligned(8)));
+
+/*
+ * h[k] = mix64(key[k] without bit 63) for k < n rounded up to 4 (both arrays have room): the
+ * same hash as mix64, four lanes at a time (AVX2 in the x86-64-v3 clone, which has no 64-bit
+ * multiply of its own: gcc builds it from 32-bit ones; still 2.4x fewer instructions than the
+ * scalar loop).
+ */
+static inline __attribute__((always_inline)) void mix64_keys(uint64_t *restrict h,
+							     const uint64_t *restrict key,
+							     uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k += 4) {
+		u64x4 x;
+
+		memcpy(&x, key + k, sizeof(x));
+		x &= ~(1ull << 63);
+		x ^= x >> 30;
+		x *= 0xbf58476d1ce4e5b9ull;
+		x ^= x >> 27;
+		x *= 0x94d049bb133111ebull;
+		x ^= x >> 31;
+		memcpy(h + k, &x, sizeof(x));
+	}
+}
+
 HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 {
-	uint64_t pend_h[WS_PEND_MAX];
+	uint64_t pend_h[WS_PEND_MAX + 3]; /* + 3: mix64_keys works in fours */
 	int8_t pend_dir[WS_PEND_MAX];
 	uint64_t keys[WS_PEND_MAX + 3]; /* block key | direction << 63 */
 	struct blockset *ws = &s->ws;
@@ -1538,16 +1564,17 @@ HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, 
 			}
 			nk += (uint32_t)nb;
 		}
-		/* hash once; queue the ones the sample keeps (branchless: the sample drops a
-		 * random 1 - 1/2^level of the blocks); their slots are prefetched while the
-		 * block's other statistics run */
+		/* hash once, four keys at a time; queue the ones the sample keeps (branchless:
+		 * the sample drops a random 1 - 1/2^level of the blocks); their slots are
+		 * prefetched while the block's other statistics run */
+		keys[nk] = keys[nk + 1] = keys[nk + 2] = 0; /* the last four's lanes past nk */
+		mix64_keys(pend_h, keys, nk);
 		for (uint32_t k = 0; k < nk; k++) {
-			uint64_t key = keys[k] & ~(1ull << 63), h = mix64(key);
-			uint64_t keep = (h & drop) == 0;
+			uint64_t h = pend_h[k];
 
-			pend_h[np] = h;
+			pend_h[np] = h; /* np <= k: this slot was hashed already */
 			pend_dir[np] = (int8_t)(keys[k] >> 63);
-			np += (uint32_t)keep;
+			np += (uint32_t)((h & drop) == 0);
 		}
 		bool full;
 
