@@ -63,6 +63,12 @@ void hist_merge(struct hist *dst, const struct hist *src);
 uint64_t hist_quantile(const struct hist *h, double q);
 /* Fraction of values <= v (bucket resolution); 0 when empty. */
 double hist_cdf_at(const struct hist *h, uint64_t v);
+/* Values added; 0 for NULL (a histogram not allocated: no values). */
+static inline uint64_t hist_count(const struct hist *h)
+{
+	return h ? h->count : 0;
+}
+
 /* Mean, 0 when empty. */
 double hist_mean(const struct hist *h);
 

@@ -86,7 +86,7 @@ static void section_latency(FILE *fp, const struct stats *s, const unsigned int 
 		uint64_t no_c = 0;
 
 		for (int i = 0; i < nops; i++)
-			no_c += s->ops[ops[i]].n - s->ops[ops[i]].n_complete;
+			no_c += s->ops[ops[i]].n - hist_count(s->ops[ops[i]].lat_dev);
 		if (no_c)
 			fprintf(fp, "  %" PRIu64 " event%s without a completion time (not in these "
 				"latencies)\n", no_c, no_c == 1 ? "" : "s");

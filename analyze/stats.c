@@ -1031,7 +1031,6 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 			return -ENOMEM;
 		if (!o->lat_total && !(o->lat_total = hist_new()))
 			return -ENOMEM;
-		o->n_complete++;
 		hist_add(o->lat_dev, devtime);
 		hist_add(o->lat_total, ev->complete_ns - (has_i ? ev->insert_ns : ev->issue_ns));
 		hist_add(d->acc.lat, devtime);
@@ -1041,7 +1040,6 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	if (has_i) {
 		if (!o->lat_queue && !(o->lat_queue = hist_new()))
 			return -ENOMEM;
-		o->n_insert++;
 		hist_add(o->lat_queue, ev->issue_ns - ev->insert_ns);
 	}
 
@@ -1300,16 +1298,15 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 	}
 	s->nadd += m;
 
-	/* accumulators: overall (always in the current window), device, process */
+	/*
+	 * accumulators: device, process; the overall one (always in the current window) counts
+	 * what the per-op pass below counts, so it takes the op counts' growth over the block
+	 */
 	{
 		struct acc *a = &s->all;
 
 		if (win != a->win || !a->win_open)
 			acc_roll(a, win);
-		for (size_t i = 0; i < m; i++) {
-			a->n_op[opv[i]]++;
-			a->bytes_op[opv[i]] += e[i].bytes;
-		}
 		for (size_t i = 0; i < m; i++)
 			acc_add(&s->devs[e[i].dev].acc, win, opv[i], e[i].bytes);
 		if (pany & BTAPE_HAS_PID)
@@ -1318,7 +1315,15 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 					acc_add(get_proc(s, &e[i]), win, opv[i], e[i].bytes);
 	}
 
-	/* per op: counts, sizes, errors */
+	/* per op: counts, sizes, errors; the op totals before, for the overall and the timeline */
+	uint64_t op_n0[BTAPE_OP__COUNT], op_b0[BTAPE_OP__COUNT];
+
+	for (uint32_t om = ops; om; om &= om - 1) {
+		unsigned int op = (unsigned int)__builtin_ctz(om);
+
+		op_n0[op] = s->ops[op].n;
+		op_b0[op] = s->ops[op].bytes;
+	}
 	for (size_t i = 0; i < m; i++) {
 		struct opstat *o = &s->ops[opv[i]];
 		uint64_t b = e[i].bytes;
@@ -1329,6 +1334,22 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 		o->size_log2[b ? 64 - __builtin_clzll(b) : 0]++;
 		if (!full && (e[i].present & BTAPE_HAS_ERROR) && e[i].error)
 			o->n_errors++;
+	}
+	uint64_t blk_n_dir[DIR__COUNT] = {0}, blk_bytes_dir[DIR__COUNT] = {0}, blk_n_other = 0;
+
+	for (uint32_t om = ops; om; om &= om - 1) {
+		unsigned int op = (unsigned int)__builtin_ctz(om);
+		uint64_t dn = s->ops[op].n - op_n0[op], db = s->ops[op].bytes - op_b0[op];
+		int dir = DIR_OF[op];
+
+		s->all.n_op[op] += dn;
+		s->all.bytes_op[op] += db;
+		if (dir >= 0) {
+			blk_n_dir[dir] += dn;
+			blk_bytes_dir[dir] += db;
+		} else {
+			blk_n_other += dn;
+		}
 	}
 
 	/*
@@ -1375,7 +1396,6 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 			uint64_t dt = ev->complete_ns - ev->issue_ns;
 			unsigned int idx = hist_index(dt);
 
-			o->n_complete++;
 			hist_add_at(o->lat_dev, dt, idx);
 			hist_add_at(s->devs[ev->dev].acc.lat, dt, idx);
 			hist_add(o->lat_total,
@@ -1387,7 +1407,6 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 		if (has_i) {
 			if (!full && !o->lat_queue && !(o->lat_queue = hist_new()))
 				return -ENOMEM;
-			o->n_insert++;
 			hist_add(o->lat_queue, ev->issue_ns - ev->insert_ns);
 		}
 	}
@@ -1446,23 +1465,12 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 	/* timeline: every event of the block is in the current row */
 	{
 		struct tl_row *r = &s->tl[s->tl_cur];
-		uint64_t n_dir[DIR__COUNT] = {0}, bytes_dir[DIR__COUNT] = {0}, n_other = 0;
 
-		for (size_t i = 0; i < m; i++) {
-			int dir = DIR_OF[opv[i]];
-
-			if (dir >= 0) {
-				n_dir[dir]++;
-				bytes_dir[dir] += e[i].bytes;
-			} else {
-				n_other++;
-			}
-		}
 		for (int d = 0; d < DIR__COUNT; d++) {
-			r->n_dir[d] += n_dir[d];
-			r->bytes_dir[d] += bytes_dir[d];
+			r->n_dir[d] += blk_n_dir[d];
+			r->bytes_dir[d] += blk_bytes_dir[d];
 		}
-		r->n_other += n_other;
+		r->n_other += blk_n_other;
 		r->lat_n += lat_n;
 		s->tl_lat_pending += lat_sum;
 		r->qd_n += qd_n;

@@ -64,7 +64,7 @@ struct size_slot {
 
 struct opstat {
 	uint64_t n, bytes;
-	uint64_t n_complete, n_insert, n_errors;
+	uint64_t n_errors; /* events with latencies: lat_dev->count, lat_queue->count */
 	struct size_slot *sizes; /* open addressing, 2 * STATS_SIZE_EXACT_MAX slots */
 	uint32_t nsizes;
 	uint64_t n_size_other; /* events whose size did not fit the exact table */

@@ -366,7 +366,7 @@ static void test_qd_and_idle_from_completions(void **st)
 	assert_true(s->idle_from_completions);
 	assert_int_equal(s->idle->count, 1);
 	assert_int_equal(s->idle_total_ns, 10 * MS - 12000);
-	assert_int_equal(s->ops[BTAPE_OP_READ].n_complete, 4);
+	assert_int_equal(s->ops[BTAPE_OP_READ].lat_dev->count, 4);
 	assert_int_equal(s->ops[BTAPE_OP_READ].lat_dev->max, 10000);
 	assert_int_equal(s->ops[BTAPE_OP_READ].lat_dev->min, 500);
 	assert_null(s->ops[BTAPE_OP_READ].lat_queue); /* no insert times: absent */
@@ -869,8 +869,6 @@ static void assert_same_stats(const struct stats *a, const struct stats *b)
 
 		assert_int_equal(x->n, y->n);
 		assert_int_equal(x->bytes, y->bytes);
-		assert_int_equal(x->n_complete, y->n_complete);
-		assert_int_equal(x->n_insert, y->n_insert);
 		assert_int_equal(x->n_errors, y->n_errors);
 		assert_int_equal(x->nsizes, y->nsizes);
 		assert_int_equal(x->n_size_other, y->n_size_other);
