@@ -931,6 +931,8 @@ static inline __attribute__((always_inline)) void heat_add(struct devstat *d, ui
 	d->heat[row * STATS_HEAT_T + col]++;
 }
 
+#define SEEK_BIN_ZERO 64 /* the bin of distance 0, and of no other: a stream's seq count */
+
 /* Signed log2 bin of a seek distance, branchless (the sign and size are random). */
 static inline unsigned int seek_bin(int64_t d)
 {
@@ -938,7 +940,7 @@ static inline unsigned int seek_bin(int64_t d)
 	uint64_t a = ((uint64_t)d ^ sgn) - sgn;
 	unsigned int k = (a != 0) * (64 - (unsigned int)__builtin_clzll(a | 1)); /* 0..64 */
 
-	return 64 + ((k ^ (unsigned int)sgn) - (unsigned int)sgn);
+	return SEEK_BIN_ZERO + ((k ^ (unsigned int)sgn) - (unsigned int)sgn);
 }
 
 /* The I/O [off, end) in stream st: locality against the previous one (bytes), then the end. */
@@ -950,9 +952,7 @@ static inline __attribute__((always_inline)) void stream_add(struct stream *st, 
 		uint64_t sgn = (uint64_t)(dist >> 63);
 		uint64_t ad = ((uint64_t)dist ^ sgn) - sgn; /* |dist|, no branch */
 
-		st->n++;
-		st->seq += dist == 0;
-		st->near += ad <= near;
+		st->near += ad <= near; /* n and seq come from the bins (stats__finish) */
 		st->seek[seek_bin(dist)]++;
 	}
 	st->has_last = true;
@@ -1641,6 +1641,10 @@ int stats__finish(struct stats *s)
 		for (int k = 0; k < DIR__COUNT; k++) {
 			struct stream *a = &s->streams_all[k], *b = &d->streams[k];
 
+			b->n = 0;
+			for (int j = 0; j < STATS_SEEK_BINS; j++)
+				b->n += b->seek[j];
+			b->seq = b->seek[SEEK_BIN_ZERO];
 			a->n += b->n;
 			a->seq += b->seq;
 			a->near += b->near;

@@ -77,7 +77,7 @@ struct opstat {
 struct stream {
 	uint64_t last_end; /* byte offset where the previous I/O ended */
 	bool has_last;
-	uint64_t n, seq, near; /* n: I/Os with a predecessor in the stream */
+	uint64_t n, seq, near; /* n: I/Os with a predecessor in the stream; n, seq: after finish */
 	uint64_t seek[STATS_SEEK_BINS];
 };
 
