@@ -1566,9 +1566,13 @@ HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, 
 			/* the direction rides in bit 63 (keys use at most 54 bits); a separate byte
 			 * array made gcc call memset per event */
 			k0 |= (uint64_t)dir << 63;
-			for (uint64_t j = 0; j < nb; j += 4) {
-				for (unsigned int u = 0; u < 4; u++)
-					keys[nk + j + u] = k0 + j + u;
+			/* four keys whatever nb (the room is there); more only for a long I/O */
+			u64x4 kv = k0 + (u64x4){0, 1, 2, 3};
+
+			memcpy(keys + nk, &kv, sizeof(kv));
+			for (uint64_t j = 4; j < nb; j += 4) {
+				kv += 4;
+				memcpy(keys + nk + j, &kv, sizeof(kv));
 			}
 			nk += (uint32_t)nb;
 		}
