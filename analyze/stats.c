@@ -1254,8 +1254,9 @@ static inline void ws_prefetch_put(const struct blockset *b, uint64_t h)
  */
 static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 								const struct btape_event *e,
-								size_t m, const uint64_t *pf,
-								uint32_t npf, const bool full)
+								size_t m, const uint64_t *hash,
+								const uint16_t *pf, uint32_t npf,
+								const bool full)
 {
 	uint8_t opv[ADD_BLOCK_EVENTS];
 	bool hcv[ADD_BLOCK_EVENTS];
@@ -1372,7 +1373,7 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 		uint64_t qd = 0;
 
 		if (i < npf)
-			ws_prefetch_put(&s->ws, pf[i]);
+			ws_prefetch_put(&s->ws, hash[pf[i]]);
 		if (!full && (ev->present & BTAPE_HAS_QD)) {
 			qd = ev->qd;
 		} else if (has_c) {
@@ -1413,7 +1414,7 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 	s->last_complete_ns = last_c;
 	hist_add_vals(s->qd, val, k);
 	for (size_t i = m; i < npf; i++)
-		ws_prefetch_put(&s->ws, pf[i]);
+		ws_prefetch_put(&s->ws, hash[pf[i]]);
 
 	/* locality: streams are (device, direction); offsets in bytes */
 	{
@@ -1482,15 +1483,19 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 	return 0;
 }
 
-/* pf[0..npf): hashes of the working-set slots the block will update (prefetched on the way). */
+/*
+ * hash[pf[0..npf)]: hashes of the working-set slots the block will update (prefetched on the
+ * way).
+ */
 HOT_CLONES static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m,
-				     const uint64_t *pf, uint32_t npf, bool full)
+				     const uint64_t *hash, const uint16_t *pf, uint32_t npf,
+				     bool full)
 {
 	if (full) {
 		s->nadd_full += m;
-		return add_block_body(s, e, m, pf, npf, true);
+		return add_block_body(s, e, m, hash, pf, npf, true);
 	}
-	return add_block_body(s, e, m, pf, npf, false);
+	return add_block_body(s, e, m, hash, pf, npf, false);
 }
 
 /*
@@ -1533,9 +1538,10 @@ static inline __attribute__((always_inline)) void mix64_keys(uint64_t *restrict 
 
 HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n)
 {
-	uint64_t pend_h[WS_PEND_MAX + 3]; /* + 3: mix64_keys works in fours */
-	int8_t pend_dir[WS_PEND_MAX];
 	uint64_t keys[WS_PEND_MAX + 3]; /* block key | direction << 63 */
+	uint64_t hash[WS_PEND_MAX + 3]; /* + 3: mix64_keys works in fours */
+	uint16_t pend[WS_PEND_MAX];	/* the keys the sample keeps */
+	_Static_assert(WS_PEND_MAX <= UINT16_MAX + 1, "key index");
 	struct blockset *ws = &s->ws;
 	const uint64_t kmask = (1ull << WS_KEY_BLOCK_BITS) - 1;
 
@@ -1576,28 +1582,25 @@ HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, 
 			}
 			nk += (uint32_t)nb;
 		}
-		/* hash once, four keys at a time; queue the ones the sample keeps (branchless:
-		 * the sample drops a random 1 - 1/2^level of the blocks); their slots are
-		 * prefetched while the block's other statistics run */
+		/* hash once, four keys at a time; queue the index of each key the sample keeps
+		 * (branchless: the sample drops a random 1 - 1/2^level of the blocks); their
+		 * slots are prefetched while the block's other statistics run */
 		keys[nk] = keys[nk + 1] = keys[nk + 2] = 0; /* the last four's lanes past nk */
-		mix64_keys(pend_h, keys, nk);
+		mix64_keys(hash, keys, nk);
 		for (uint32_t k = 0; k < nk; k++) {
-			uint64_t h = pend_h[k];
-
-			pend_h[np] = h; /* np <= k: this slot was hashed already */
-			pend_dir[np] = (int8_t)(keys[k] >> 63);
-			np += (uint32_t)((h & drop) == 0);
+			pend[np] = (uint16_t)k;
+			np += (uint32_t)((hash[k] & drop) == 0);
 		}
 		bool full;
 
 		if (block_fast_ok(s, e, m, &full)) {
-			err = add_block_fast(s, e, m, pend_h, np, full);
+			err = add_block_fast(s, e, m, hash, pend, np, full);
 			if (err)
 				return err;
 			s->nadd_fast += m;
 		} else {
 			for (uint32_t k = 0; k < np; k++)
-				ws_prefetch_put(ws, pend_h[k]);
+				ws_prefetch_put(ws, hash[pend[k]]);
 			for (size_t i = 0; i < m; i++) {
 				err = add_core(s, &e[i]);
 				if (err)
@@ -1606,7 +1609,9 @@ HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, 
 		}
 		for (uint32_t k = 0; k < np; k++) {
 			/* ws_put checks the sample again: the level may have risen since */
-			err = ws_put(ws, pend_h[k], pend_dir[k]);
+			uint32_t i = pend[k];
+
+			err = ws_put(ws, hash[i], (int)(keys[i] >> 63));
 			if (err)
 				return err;
 		}
