@@ -298,12 +298,16 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 				limit = srcs[k].evs[srcs[k].i].issue_ns;
 		while (sr->i < sr->n) {
 			if (fast && sr->ident) {
-				/* a run that needs no change: straight from the reader's batch */
+				/*
+				 * a run that needs no change: straight from the reader's batch;
+				 * from <= issue <= limit and issue < to as one unsigned compare
+				 */
+				uint64_t end = limit < to_abs ? limit + 1 : to_abs;
+				uint64_t span = end > from_abs ? end - from_abs : 0;
 				int j = sr->i;
 
-				while (j < sr->n && sr->evs[j].issue_ns <= limit &&
-				       sr->evs[j].issue_ns >= from_abs &&
-				       sr->evs[j].issue_ns < to_abs && sr->evs[j].dev < sr->nmap)
+				while (j < sr->n && sr->evs[j].issue_ns - from_abs < span &&
+				       sr->evs[j].dev < sr->nmap)
 					j++;
 				if (j > sr->i) {
 					if (nb) {
