@@ -317,6 +317,16 @@ static inline void qheap_expire(struct qheap *h, uint64_t t)
 	}
 }
 
+/* Bits needed for b (0 for 0): the log2 size bin. */
+static inline unsigned int size_bin(uint64_t b)
+{
+	return b ? 64 - (unsigned int)__builtin_clzll(b) : 0;
+}
+
+/*
+ * Counts one I/O of this size: in the exact table, or, when it is full, straight into the
+ * log2 bins (the exact table's sizes go there at finish: size_log2 is complete after it).
+ */
 static inline void size_add(struct opstat *o, uint64_t size)
 {
 	const uint32_t mask = 2 * STATS_SIZE_EXACT_MAX - 1;
@@ -332,6 +342,7 @@ static inline void size_add(struct opstat *o, uint64_t size)
 		if (!sl->n) {
 			if (o->nsizes >= STATS_SIZE_EXACT_MAX) {
 				o->n_size_other++;
+				o->size_log2[size_bin(size)]++;
 				return;
 			}
 			sl->size = size;
@@ -1018,7 +1029,6 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	o->n++;
 	o->bytes += ev->bytes;
 	size_add(o, ev->bytes);
-	o->size_log2[ev->bytes ? 64 - __builtin_clzll(ev->bytes) : 0]++;
 	if ((ev->present & BTAPE_HAS_ERROR) && ev->error)
 		o->n_errors++;
 
@@ -1332,7 +1342,6 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 		o->n++;
 		o->bytes += b;
 		size_add(o, b);
-		o->size_log2[b ? 64 - __builtin_clzll(b) : 0]++;
 		if (!full && (e[i].present & BTAPE_HAS_ERROR) && e[i].error)
 			o->n_errors++;
 	}
@@ -1664,6 +1673,13 @@ int stats__finish(struct stats *s)
 	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++)
 		if (s->procs[i].used)
 			acc_finish(&s->procs[i].acc, s->complete_windows);
+	for (int op = 0; op < BTAPE_OP__COUNT; op++) {
+		struct opstat *o = &s->ops[op];
+
+		for (uint32_t i = 0; i < 2 * STATS_SIZE_EXACT_MAX; i++)
+			if (o->sizes[i].n)
+				o->size_log2[size_bin(o->sizes[i].size)] += o->sizes[i].n;
+	}
 	ws_finish(&s->ws, &s->wsr);
 	s->qd_from_trace = (s->present_all & BTAPE_HAS_QD) != 0;
 	return 0;

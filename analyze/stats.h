@@ -68,7 +68,7 @@ struct opstat {
 	struct size_slot *sizes; /* open addressing, 2 * STATS_SIZE_EXACT_MAX slots */
 	uint32_t nsizes;
 	uint64_t n_size_other; /* events whose size did not fit the exact table */
-	uint64_t size_log2[STATS_SIZE_LOG2_BINS];
+	uint64_t size_log2[STATS_SIZE_LOG2_BINS]; /* complete after stats__finish */
 	struct hist *lat_dev;	/* complete - issue */
 	struct hist *lat_queue; /* issue - insert */
 	struct hist *lat_total; /* complete - insert (or - issue without insert) */

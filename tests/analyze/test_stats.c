@@ -486,6 +486,18 @@ static void test_bounded_tables(void **st)
 	assert_int_equal(s->proc_other_n_procs, 100);
 	assert_int_equal(s->ops[BTAPE_OP_READ].nsizes, STATS_SIZE_EXACT_MAX);
 	assert_int_equal(s->ops[BTAPE_OP_READ].n_size_other, n - STATS_SIZE_EXACT_MAX);
+	/* the log2 bins hold every size, those in the exact table and those beyond it */
+	uint64_t bins[STATS_SIZE_LOG2_BINS] = {0};
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t b = 512 * (uint64_t)(i + 1);
+		unsigned int w = 0;
+
+		while (b >> w)
+			w++;
+		bins[w]++;
+	}
+	assert_memory_equal(s->ops[BTAPE_OP_READ].size_log2, bins, sizeof(bins));
 	assert_int_equal(s->devs[3].acc.n + s->devs[STATS_MAX_DEVICES - 1].acc.n, n);
 	assert_int_equal(s->devs[STATS_MAX_DEVICES - 1].acc.n, n / 2);
 	assert_int_equal(s->all.n, n);
