@@ -15,6 +15,14 @@
 #include "btape_internal.h"
 #include "mp_internal.h"
 
+/* x86-64-v3 clones of the hot decode loops (as analyze/hot_clones.h): the same integer results */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__GNUC__) && \
+	!defined(__clang__) && __GNUC__ >= 11 && !defined(BIOTAPE_NO_CLONES)
+#define HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define HOT_CLONES
+#endif
+
 enum col_id {
 	C_PRESENT,
 	C_ISSUE,
@@ -602,62 +610,56 @@ static void col_catch_up(struct col *c, uint64_t *scratch)
 /*
  * Runs STMT for cnt values of column c from value c->j on, with k the value's number in the
  * run and x its value after shift and base (before the kind's transform); then moves c->j on.
- * The one place that knows the byte-plane layout.
+ * The one place that knows the byte-plane layout. COL_EACH4 is for columns of width 4 at
+ * most (the caller checks): less code for the fields that hold 32 bits.
  */
 #define PL(b) ((uint64_t)p_[k + (size_t)(b)*m_] << (8 * (b)))
-#define COL_EACH_W(EXPR, STMT)                                      \
-	for (uint32_t k = 0; k < cnt_; k++) \
-	{                                                           \
-		const uint64_t x = (EXPR);                          \
-		STMT;                                               \
-	}
-#define COL_EACH(c, cnt, STMT)                                                                    \
-	do {                                                                                      \
-		struct col *const c_ = (c);                                                       \
-		const uint32_t cnt_ = (cnt);                                                      \
-		const uint8_t *restrict p_ = c_->planes + c_->j;                                  \
-		const unsigned int sh_ = c_->shift;                                               \
-		const uint64_t base_ = c_->base;                                                  \
-		const size_t m_ = c_->m;                                                          \
-		switch (c_->width) {                                                              \
-		case 0:                                                                           \
-			COL_EACH_W(base_, STMT);                                                  \
-			break;                                                                    \
-		case 1:                                                                           \
-			COL_EACH_W((PL(0) << sh_) + base_, STMT);                                 \
-			break;                                                                    \
-		case 2:                                                                           \
-			COL_EACH_W(((PL(0) | PL(1)) << sh_) + base_, STMT);                       \
-			break;                                                                    \
-		case 3:                                                                           \
-			COL_EACH_W(((PL(0) | PL(1) | PL(2)) << sh_) + base_, STMT);               \
-			break;                                                                    \
-		case 4:                                                                           \
-			COL_EACH_W(((PL(0) | PL(1) | PL(2) | PL(3)) << sh_) + base_, STMT);       \
-			break;                                                                    \
-		case 5:                                                                           \
-			COL_EACH_W(((PL(0) | PL(1) | PL(2) | PL(3) | PL(4)) << sh_) + base_,      \
-				   STMT);                                                         \
-			break;                                                                    \
-		case 6:                                                                           \
-			COL_EACH_W(((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5)) << sh_) +     \
-					   base_,                                                 \
-				   STMT);                                                         \
-			break;                                                                    \
-		case 7:                                                                           \
-			COL_EACH_W(((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6))       \
-				    << sh_) + base_,                                              \
-				   STMT);                                                         \
-			break;                                                                    \
-		default:                                                                          \
-			COL_EACH_W(((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6) |      \
-				     PL(7))                                                       \
-				    << sh_) + base_,                                              \
-				   STMT);                                                         \
-			break;                                                                    \
-		}                                                                                 \
-		c_->j += cnt_;                                                                    \
+#define COL_EACH_W(W, EXPR, STMT)                           \
+	case W:                                             \
+		for (uint32_t k = 0; k < cnt_; k++) {       \
+			const uint64_t x = (EXPR);          \
+			STMT;                               \
+		}                                           \
+		break
+#define COL_EACH_UPTO(WIDE, c, cnt, STMT)                                                    \
+	do {                                                                                 \
+		struct col *const c_ = (c);                                                  \
+		const uint32_t cnt_ = (cnt);                                                 \
+		const uint8_t *restrict p_ = c_->planes + c_->j;                             \
+		const unsigned int sh_ = c_->shift;                                          \
+		const uint64_t base_ = c_->base;                                             \
+		const size_t m_ = c_->m;                                                     \
+		switch (c_->width) {                                                         \
+			COL_EACH_W(0, base_, STMT);                                          \
+			COL_EACH_W(1, (PL(0) << sh_) + base_, STMT);                         \
+			COL_EACH_W(2, ((PL(0) | PL(1)) << sh_) + base_, STMT);               \
+			COL_EACH_W(3, ((PL(0) | PL(1) | PL(2)) << sh_) + base_, STMT);       \
+			COL_EACH_W(4, ((PL(0) | PL(1) | PL(2) | PL(3)) << sh_) + base_, STMT); \
+		default:                                                                     \
+			if (!(WIDE))                                                         \
+				break;                                                       \
+			switch (c_->width) {                                                 \
+				COL_EACH_W(5, ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4)) << sh_) + base_, \
+					   STMT);                                            \
+				COL_EACH_W(6,                                                \
+					   ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5)) << sh_) + \
+						   base_,                                    \
+					   STMT);                                            \
+				COL_EACH_W(7,                                                \
+					   ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6)) \
+					    << sh_) + base_,                                 \
+					   STMT);                                            \
+				COL_EACH_W(8,                                                \
+					   ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6) | \
+					     PL(7))                                          \
+					    << sh_) + base_,                                 \
+					   STMT);                                            \
+			}                                                                    \
+		}                                                                            \
+		c_->j += cnt_;                                                               \
 	} while (0)
+#define COL_EACH(c, cnt, STMT) COL_EACH_UPTO(1, c, cnt, STMT)
+#define COL_EACH4(c, cnt, STMT) COL_EACH_UPTO(0, c, cnt, STMT)
 
 /* Reads cnt values of column c into dst (after shift/base, before the kind's transform). */
 static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt)
@@ -693,6 +695,7 @@ static const size_t col_off[C__COUNT] = {
 	[C_BYTES] = offsetof(struct btape_event, bytes),
 	[C_SECTOR] = offsetof(struct btape_event, sector),
 	[C_COMPLETE] = offsetof(struct btape_event, complete_ns),
+	[C_INSERT] = offsetof(struct btape_event, insert_ns),
 	[C_FLAGS] = offsetof(struct btape_event, flags),
 	[C_PID] = offsetof(struct btape_event, pid),
 	[C_TID] = offsetof(struct btape_event, tid),
@@ -702,19 +705,19 @@ static const size_t col_off[C__COUNT] = {
 };
 
 /* COL_RAW into a uint64_t field at byte offset off. */
-static void take_u64(struct col *c, struct btape_event *ev, size_t off, uint32_t cnt)
+HOT_CLONES static void take_u64(struct col *c, struct btape_event *restrict ev, size_t off, uint32_t cnt)
 {
 	COL_EACH(c, cnt, EV_U64(ev, k, off) = x);
 }
 
-/* COL_RAW into a uint32_t field at byte offset off (the values fit). */
-static void take_u32(struct col *c, struct btape_event *ev, size_t off, uint32_t cnt)
+/* COL_RAW into a uint32_t field at byte offset off (the values fit, width <= 4). */
+HOT_CLONES static void take_u32(struct col *c, struct btape_event *restrict ev, size_t off, uint32_t cnt)
 {
-	COL_EACH(c, cnt, EV_U32(ev, k, off) = (uint32_t)x);
+	COL_EACH4(c, cnt, EV_U32(ev, k, off) = (uint32_t)x);
 }
 
 /* COL_DELTA into a uint64_t field at byte offset off; scratch holds DEC_SLICE values. */
-static void take_delta(struct col *c, struct btape_event *ev, size_t off, uint32_t cnt,
+HOT_CLONES static void take_delta(struct col *c, struct btape_event *restrict ev, size_t off, uint32_t cnt,
 		       uint64_t *restrict scratch)
 {
 	uint64_t prev;
@@ -730,6 +733,16 @@ static void take_delta(struct col *c, struct btape_event *ev, size_t off, uint32
 	}
 	c->prev = prev;
 	c->pj = c->j;
+}
+
+/*
+ * COL_ZIGZAG offsets from issue_ns into a uint64_t field at byte offset off: issue + v, or
+ * issue - v when neg is all ones ((v ^ neg) - neg is -v then).
+ */
+HOT_CLONES static void take_issue_rel(struct col *c, struct btape_event *restrict ev, size_t off,
+				      uint32_t cnt, uint64_t neg)
+{
+	COL_EACH(c, cnt, EV_U64(ev, k, off) = ev[k].issue_ns + (((uint64_t)zz_dec(x) ^ neg) - neg));
 }
 
 /*
@@ -750,12 +763,14 @@ static bool comm_bytes_fit(const struct col *c, uint32_t cnt, uint64_t nc)
  * Decodes column c of the slice straight into the events when that path applies (see above):
  * 1, or 0 when the caller decodes through scratch, or -EBADMSG (a bad comm index).
  */
-static int take_direct(struct chunk_dec *d, int c, struct btape_event *ev, uint32_t cnt,
+HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape_event *restrict ev, uint32_t cnt,
 		       char *err, size_t errlen)
 {
 	struct dec_priv *p = d->priv;
 	struct col *cl = &p->cols[c];
 
+	if (cl->width > 4 && col_max[c] <= UINT32_MAX)
+		return 0; /* cannot fit, or unusual (presence, comm): less code for the rest */
 	d->cache[c].buf = NULL; /* before the first store: an error can follow */
 	if (cl->kind == COL_DELTA) {
 		if (c != C_ISSUE && c != C_COMPLETE)
@@ -764,15 +779,15 @@ static int take_direct(struct chunk_dec *d, int c, struct btape_event *ev, uint3
 	} else if (cl->kind == COL_ZIGZAG) {
 		switch (c) {
 		case C_COMPLETE:
-			COL_EACH(cl, cnt, ev[k].complete_ns = ev[k].issue_ns + (uint64_t)zz_dec(x));
+			take_issue_rel(cl, ev, col_off[c], cnt, 0);
 			break;
 		case C_INSERT:
-			COL_EACH(cl, cnt, ev[k].insert_ns = ev[k].issue_ns - (uint64_t)zz_dec(x));
+			take_issue_rel(cl, ev, col_off[c], cnt, UINT64_MAX);
 			break;
 		case C_ERROR:
 			if (!p->fits[c])
 				return 0;
-			COL_EACH(cl, cnt, ev[k].error = (int32_t)zz_dec(x));
+			COL_EACH4(cl, cnt, ev[k].error = (int32_t)zz_dec(x)); /* fits: width <= 4 */
 			break;
 		default:
 			return 0;
@@ -780,7 +795,7 @@ static int take_direct(struct chunk_dec *d, int c, struct btape_event *ev, uint3
 	} else if (cl->kind == COL_RAW) {
 		switch (c) {
 		case C_PRESENT:
-			COL_EACH(cl, cnt, ev[k].present = (uint32_t)x & BTAPE_HAS__ALL);
+			COL_EACH4(cl, cnt, ev[k].present = (uint32_t)x & BTAPE_HAS__ALL);
 			break;
 		case C_BYTES:
 		case C_SECTOR:
@@ -800,7 +815,7 @@ static int take_direct(struct chunk_dec *d, int c, struct btape_event *ev, uint3
 		case C_OP:
 			if (!p->fits[c])
 				return 0;
-			COL_EACH(cl, cnt, ev[k].op = (uint8_t)x);
+			COL_EACH4(cl, cnt, ev[k].op = (uint8_t)x);
 			break;
 		case C_COMM: {
 			const char *const *comms = d->comms;
@@ -823,7 +838,7 @@ static int take_direct(struct chunk_dec *d, int c, struct btape_event *ev, uint3
 				cl->j += cnt;
 				break;
 			}
-			COL_EACH(cl, cnt, bad |= x >= nc; ev[k].comm = comms[x < nc ? x : 0]);
+			COL_EACH4(cl, cnt, bad |= x >= nc; ev[k].comm = comms[x < nc ? x : 0]);
 			if (bad) {
 				snprintf(err, errlen, "column comm: index out of range");
 				return -EBADMSG;
