@@ -614,49 +614,55 @@ static void col_catch_up(struct col *c, uint64_t *scratch)
  * most (the caller checks): less code for the fields that hold 32 bits.
  */
 #define PL(b) ((uint64_t)p_[k + (size_t)(b)*m_] << (8 * (b)))
-#define COL_EACH_W(W, EXPR, STMT)                           \
-	case W:                                             \
-		for (uint32_t k = 0; k < cnt_; k++) {       \
-			const uint64_t x = (EXPR);          \
-			STMT;                               \
-		}                                           \
+#define COL_EACH_W(W, EXPR, STMT)                     \
+	case W:                                       \
+		for (uint32_t k = 0; k < cnt_; k++) { \
+			const uint64_t x = (EXPR);    \
+			STMT;                         \
+		}                                     \
 		break
-#define COL_EACH_UPTO(WIDE, c, cnt, STMT)                                                    \
-	do {                                                                                 \
-		struct col *const c_ = (c);                                                  \
-		const uint32_t cnt_ = (cnt);                                                 \
-		const uint8_t *restrict p_ = c_->planes + c_->j;                             \
-		const unsigned int sh_ = c_->shift;                                          \
-		const uint64_t base_ = c_->base;                                             \
-		const size_t m_ = c_->m;                                                     \
-		switch (c_->width) {                                                         \
-			COL_EACH_W(0, base_, STMT);                                          \
-			COL_EACH_W(1, (PL(0) << sh_) + base_, STMT);                         \
-			COL_EACH_W(2, ((PL(0) | PL(1)) << sh_) + base_, STMT);               \
-			COL_EACH_W(3, ((PL(0) | PL(1) | PL(2)) << sh_) + base_, STMT);       \
-			COL_EACH_W(4, ((PL(0) | PL(1) | PL(2) | PL(3)) << sh_) + base_, STMT); \
-		default:                                                                     \
-			if (!(WIDE))                                                         \
-				break;                                                       \
-			switch (c_->width) {                                                 \
-				COL_EACH_W(5, ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4)) << sh_) + base_, \
-					   STMT);                                            \
-				COL_EACH_W(6,                                                \
-					   ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5)) << sh_) + \
-						   base_,                                    \
-					   STMT);                                            \
-				COL_EACH_W(7,                                                \
-					   ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6)) \
-					    << sh_) + base_,                                 \
-					   STMT);                                            \
-				COL_EACH_W(8,                                                \
-					   ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6) | \
-					     PL(7))                                          \
-					    << sh_) + base_,                                 \
-					   STMT);                                            \
-			}                                                                    \
-		}                                                                            \
-		c_->j += cnt_;                                                               \
+#define COL_EACH_UPTO(WIDE, c, cnt, STMT)                                                          \
+	do {                                                                                       \
+		struct col *const c_ = (c);                                                        \
+		const uint32_t cnt_ = (cnt);                                                       \
+		const uint8_t *restrict p_ = c_->planes + c_->j;                                   \
+		const unsigned int sh_ = c_->shift;                                                \
+		const uint64_t base_ = c_->base;                                                   \
+		const size_t m_ = c_->m;                                                           \
+		switch (c_->width) {                                                               \
+			COL_EACH_W(0, base_, STMT);                                                \
+			COL_EACH_W(1, (PL(0) << sh_) + base_, STMT);                               \
+			COL_EACH_W(2, ((PL(0) | PL(1)) << sh_) + base_, STMT);                     \
+			COL_EACH_W(3, ((PL(0) | PL(1) | PL(2)) << sh_) + base_, STMT);             \
+			COL_EACH_W(4, ((PL(0) | PL(1) | PL(2) | PL(3)) << sh_) + base_, STMT);     \
+		default:                                                                           \
+			if (!(WIDE))                                                               \
+				break;                                                             \
+			switch (c_->width) {                                                       \
+				COL_EACH_W(5,                                                      \
+					   ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4)) << sh_) +      \
+						   base_,                                          \
+					   STMT);                                                  \
+				COL_EACH_W(                                                        \
+					6,                                                         \
+					((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5)) << sh_) + \
+						base_,                                             \
+					STMT);                                                     \
+				COL_EACH_W(                                                        \
+					7,                                                         \
+					((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6))   \
+					 << sh_) +                                                 \
+						base_,                                             \
+					STMT);                                                     \
+				COL_EACH_W(8,                                                      \
+					   ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) |       \
+					     PL(6) | PL(7))                                        \
+					    << sh_) +                                              \
+						   base_,                                          \
+					   STMT);                                                  \
+			}                                                                          \
+		}                                                                                  \
+		c_->j += cnt_;                                                                     \
 	} while (0)
 #define COL_EACH(c, cnt, STMT) COL_EACH_UPTO(1, c, cnt, STMT)
 #define COL_EACH4(c, cnt, STMT) COL_EACH_UPTO(0, c, cnt, STMT)
@@ -705,20 +711,22 @@ static const size_t col_off[C__COUNT] = {
 };
 
 /* COL_RAW into a uint64_t field at byte offset off. */
-HOT_CLONES static void take_u64(struct col *c, struct btape_event *restrict ev, size_t off, uint32_t cnt)
+HOT_CLONES static void take_u64(struct col *c, struct btape_event *restrict ev, size_t off,
+				uint32_t cnt)
 {
 	COL_EACH(c, cnt, EV_U64(ev, k, off) = x);
 }
 
 /* COL_RAW into a uint32_t field at byte offset off (the values fit, width <= 4). */
-HOT_CLONES static void take_u32(struct col *c, struct btape_event *restrict ev, size_t off, uint32_t cnt)
+HOT_CLONES static void take_u32(struct col *c, struct btape_event *restrict ev, size_t off,
+				uint32_t cnt)
 {
 	COL_EACH4(c, cnt, EV_U32(ev, k, off) = (uint32_t)x);
 }
 
 /* COL_DELTA into a uint64_t field at byte offset off; scratch holds DEC_SLICE values. */
-HOT_CLONES static void take_delta(struct col *c, struct btape_event *restrict ev, size_t off, uint32_t cnt,
-		       uint64_t *restrict scratch)
+HOT_CLONES static void take_delta(struct col *c, struct btape_event *restrict ev, size_t off,
+				  uint32_t cnt, uint64_t *restrict scratch)
 {
 	uint64_t prev;
 
@@ -763,8 +771,8 @@ static bool comm_bytes_fit(const struct col *c, uint32_t cnt, uint64_t nc)
  * Decodes column c of the slice straight into the events when that path applies (see above):
  * 1, or 0 when the caller decodes through scratch, or -EBADMSG (a bad comm index).
  */
-HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape_event *restrict ev, uint32_t cnt,
-		       char *err, size_t errlen)
+HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape_event *restrict ev,
+				  uint32_t cnt, char *err, size_t errlen)
 {
 	struct dec_priv *p = d->priv;
 	struct col *cl = &p->cols[c];
