@@ -1018,8 +1018,17 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 				what = "chunk lacks column present";
 				goto cleanup;
 			}
+			struct {
+				uint32_t hist[BTAPE_HAS__ALL + 1]; /* events per word */
+				uint16_t seen[BTAPE_HAS__ALL + 1]; /* the distinct words */
+			} pres;
+			uint64_t words_or = 0;
+			uint32_t nseen = 0;
+
 			p->all_have = BTAPE_HAS__ALL;
 			p->any_have = 0;
+			if (!const_pres)
+				memset(pres.hist, 0, sizeof(pres.hist));
 			for (uint32_t i = 0; i < n; i += DEC_SLICE) {
 				uint32_t cnt = n - i < DEC_SLICE ? (uint32_t)(n - i) : DEC_SLICE;
 
@@ -1036,21 +1045,27 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 					p->any_have = p->all_have;
 					break;
 				}
+				/* a histogram of the words: far fewer distinct words than events */
 				for (uint32_t k = 0; k < cnt; k++) {
-					uint64_t v = p->tmp[k];
+					const uint64_t v = p->tmp[k];
+					const uint32_t h = (uint32_t)v & BTAPE_HAS__ALL;
 
-					if (v > UINT32_MAX) {
-						what = "bad presence bits";
-						goto cleanup;
-					}
-					p->all_have &= (uint32_t)v;
-					p->any_have |= (uint32_t)v;
-					v &= BTAPE_HAS__ALL;
-					while (v) {
-						bitcounts[__builtin_ctzll(v)]++;
-						v &= v - 1;
-					}
+					words_or |= v;
+					if (!pres.hist[h]++)
+						pres.seen[nseen++] = (uint16_t)h;
 				}
+				if (words_or > UINT32_MAX) {
+					what = "bad presence bits";
+					goto cleanup;
+				}
+			}
+			for (uint32_t i = 0; i < nseen; i++) {
+				const uint32_t h = pres.seen[i];
+
+				p->all_have &= h;
+				p->any_have |= h;
+				for (uint32_t v = h; v; v &= v - 1)
+					bitcounts[__builtin_ctz(v)] += pres.hist[h];
 			}
 			if (!const_pres)
 				for (int c = C_COMPLETE; c < C__COUNT; c++)
