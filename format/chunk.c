@@ -767,9 +767,15 @@ static bool comm_bytes_fit(const struct col *c, uint32_t cnt, uint64_t nc)
 	return c->shift < 56 && c->base < nc && ((uint64_t)mx << c->shift) < nc - c->base;
 }
 
+static int range_err(char *err, size_t errlen, int c)
+{
+	snprintf(err, errlen, "column %s: value out of range", col_names[c]);
+	return -EBADMSG;
+}
+
 /*
  * Decodes column c of the slice straight into the events when that path applies (see above):
- * 1, or 0 when the caller decodes through scratch, or -EBADMSG (a bad comm index).
+ * 1, or 0 when the caller decodes through scratch, or -EBADMSG (a bad op or comm value).
  */
 HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape_event *restrict ev,
 				  uint32_t cnt, char *err, size_t errlen)
@@ -820,11 +826,15 @@ HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape_event
 				return 0;
 			take_u32(cl, ev, col_off[c], cnt);
 			break;
-		case C_OP:
-			if (!p->fits[c])
-				return 0;
-			COL_EACH4(cl, cnt, ev[k].op = (uint8_t)x);
+		case C_OP: {
+			/* the range check in the same pass (the writer's base 1 does not "fit") */
+			uint64_t words_or = 0;
+
+			COL_EACH4(cl, cnt, words_or |= x; ev[k].op = (uint8_t)x);
+			if (words_or > UINT8_MAX)
+				return range_err(err, errlen, c);
 			break;
+		}
 		case C_COMM: {
 			const char *const *comms = d->comms;
 			const uint64_t nc = d->ncomms;
@@ -1099,12 +1109,6 @@ fail:
 	return ret;
 }
 
-static int range_err(char *err, size_t errlen, int c)
-{
-	snprintf(err, errlen, "column %s: value out of range", col_names[c]);
-	return -EBADMSG;
-}
-
 /*
  * Assigns column values to a field of every event of the slice holding the column's presence
  * bit (all of them for a required column); absent fields get 0. EXPR uses v.
@@ -1220,7 +1224,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 	struct col *cl;
 	uint64_t *tmp;
 	uint32_t cnt, have, bit = 0;
-	int c;
+	int c, ret;
 
 	if (!p || d->pos >= d->n)
 		return 0;
@@ -1261,7 +1265,9 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 	cl = &p->cols[C_OP];
 	if (cl->width == 0 && cl->kind == COL_RAW && p->fits[C_OP]) {
 		ASSIGN_CONST(op, (uint8_t)v);
-	} else if (!take_direct(d, c, ev, cnt, err, errlen)) {
+	} else if ((ret = take_direct(d, c, ev, cnt, err, errlen)) < 0) {
+		return ret;
+	} else if (!ret) {
 		col_take(cl, tmp, cnt);
 		if (!p->fits[C_OP] && check_range(tmp, cnt, UINT8_MAX, err, errlen, C_OP))
 			return -EBADMSG;
@@ -1342,8 +1348,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			continue;
 		}
 		if (have == cnt) {
-			int ret = take_direct(d, c, ev, cnt, err, errlen);
-
+			ret = take_direct(d, c, ev, cnt, err, errlen);
 			if (ret < 0)
 				return ret;
 			if (ret)
