@@ -186,13 +186,11 @@ static int pred_grow(struct pred_tab *t)
 	return 0;
 }
 
-/* Slot of dev (inserted with pred = origin when new), or -ENOMEM. */
-static int64_t pred_slot(struct pred_tab *t, uint32_t dev, uint64_t origin)
+/* pred_slot() for a device other than the last one. */
+static int64_t pred_find(struct pred_tab *t, uint32_t dev, uint64_t origin)
 {
 	uint32_t j;
 
-	if (t->have_last && t->last_dev == dev)
-		return t->last_slot;
 	if ((t->n + 1) * 2 > t->cap && pred_grow(t))
 		return -ENOMEM;
 	for (j = (dev * 2654435761u) & (t->cap - 1); t->used[j]; j = (j + 1) & (t->cap - 1))
@@ -207,6 +205,14 @@ found:
 	t->last_dev = dev;
 	t->last_slot = j;
 	return j;
+}
+
+/* Slot of dev (inserted with pred = origin when new), or -ENOMEM. Inline: the same device. */
+static inline int64_t pred_slot(struct pred_tab *t, uint32_t dev, uint64_t origin)
+{
+	if (t->have_last && t->last_dev == dev)
+		return t->last_slot;
+	return pred_find(t, dev, origin);
 }
 
 /* ---------------------------------------------------------------------------------------- */
