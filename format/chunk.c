@@ -805,9 +805,9 @@ HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape_event
 			take_issue_rel(cl, ev, col_off[c], cnt, UINT64_MAX);
 			break;
 		case C_ERROR:
-			if (!p->fits[c])
+			if (!p->fits[c] || cl->width > 4) /* fits implies width <= 4 */
 				return 0;
-			COL_EACH4(cl, cnt, ev[k].error = (int32_t)zz_dec(x)); /* fits: width <= 4 */
+			COL_EACH4(cl, cnt, ev[k].error = (int32_t)zz_dec(x));
 			break;
 		default:
 			return 0;
