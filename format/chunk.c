@@ -15,6 +15,14 @@
 #include "btape_internal.h"
 #include "mp_internal.h"
 
+/* x86-64-v3 clones of the hot decode loops (as analyze/hot_clones.h): the same integer results */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__GNUC__) && \
+	!defined(__clang__) && __GNUC__ >= 11 && !defined(BIOTAPE_NO_CLONES)
+#define HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define HOT_CLONES
+#endif
+
 enum col_id {
 	C_PRESENT,
 	C_ISSUE,
@@ -178,13 +186,11 @@ static int pred_grow(struct pred_tab *t)
 	return 0;
 }
 
-/* Slot of dev (inserted with pred = origin when new), or -ENOMEM. */
-static int64_t pred_slot(struct pred_tab *t, uint32_t dev, uint64_t origin)
+/* pred_slot() for a device other than the last one. */
+static int64_t pred_find(struct pred_tab *t, uint32_t dev, uint64_t origin)
 {
 	uint32_t j;
 
-	if (t->have_last && t->last_dev == dev)
-		return t->last_slot;
 	if ((t->n + 1) * 2 > t->cap && pred_grow(t))
 		return -ENOMEM;
 	for (j = (dev * 2654435761u) & (t->cap - 1); t->used[j]; j = (j + 1) & (t->cap - 1))
@@ -199,6 +205,14 @@ found:
 	t->last_dev = dev;
 	t->last_slot = j;
 	return j;
+}
+
+/* Slot of dev (inserted with pred = origin when new), or -ENOMEM. Inline: the same device. */
+static inline int64_t pred_slot(struct pred_tab *t, uint32_t dev, uint64_t origin)
+{
+	if (t->have_last && t->last_dev == dev)
+		return t->last_slot;
+	return pred_find(t, dev, origin);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -531,7 +545,6 @@ struct dec_priv {
 	uint32_t all_have, any_have; /* presence bits set in every / some event */
 	struct pred_tab pt;
 	uint64_t tmp[DEC_SLICE];
-	uint64_t issue[DEC_SLICE]; /* this slice's issue times, for latencies */
 };
 
 static int parse_col(struct col *c, const uint8_t *p, size_t len, uint32_t m)
@@ -600,59 +613,72 @@ static void col_catch_up(struct col *c, uint64_t *scratch)
 		col_take(c, scratch, end - c->j < DEC_SLICE ? end - c->j : DEC_SLICE);
 }
 
+/*
+ * Runs STMT for cnt values of column c from value c->j on, with k the value's number in the
+ * run and x its value after shift and base (before the kind's transform); then moves c->j on.
+ * The one place that knows the byte-plane layout. COL_EACH4 is for columns of width 4 at
+ * most (the caller checks): less code for the fields that hold 32 bits.
+ */
+#define PL(b) ((uint64_t)p_[k + (size_t)(b)*m_] << (8 * (b)))
+#define COL_EACH_W(W, EXPR, STMT)                     \
+	case W:                                       \
+		for (uint32_t k = 0; k < cnt_; k++) { \
+			const uint64_t x = (EXPR);    \
+			STMT;                         \
+		}                                     \
+		break
+#define COL_EACH_UPTO(WIDE, c, cnt, STMT)                                                          \
+	do {                                                                                       \
+		struct col *const c_ = (c);                                                        \
+		const uint32_t cnt_ = (cnt);                                                       \
+		const uint8_t *restrict p_ = c_->planes + c_->j;                                   \
+		const unsigned int sh_ = c_->shift;                                                \
+		const uint64_t base_ = c_->base;                                                   \
+		const size_t m_ = c_->m;                                                           \
+		switch (c_->width) {                                                               \
+			COL_EACH_W(0, base_, STMT);                                                \
+			COL_EACH_W(1, (PL(0) << sh_) + base_, STMT);                               \
+			COL_EACH_W(2, ((PL(0) | PL(1)) << sh_) + base_, STMT);                     \
+			COL_EACH_W(3, ((PL(0) | PL(1) | PL(2)) << sh_) + base_, STMT);             \
+			COL_EACH_W(4, ((PL(0) | PL(1) | PL(2) | PL(3)) << sh_) + base_, STMT);     \
+		default:                                                                           \
+			if (!(WIDE))                                                               \
+				break;                                                             \
+			switch (c_->width) {                                                       \
+				COL_EACH_W(5,                                                      \
+					   ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4)) << sh_) +      \
+						   base_,                                          \
+					   STMT);                                                  \
+				COL_EACH_W(                                                        \
+					6,                                                         \
+					((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5)) << sh_) + \
+						base_,                                             \
+					STMT);                                                     \
+				COL_EACH_W(                                                        \
+					7,                                                         \
+					((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6))   \
+					 << sh_) +                                                 \
+						base_,                                             \
+					STMT);                                                     \
+				COL_EACH_W(8,                                                      \
+					   ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) |       \
+					     PL(6) | PL(7))                                        \
+					    << sh_) +                                              \
+						   base_,                                          \
+					   STMT);                                                  \
+			}                                                                          \
+		}                                                                                  \
+		c_->j += cnt_;                                                                     \
+	} while (0)
+#define COL_EACH(c, cnt, STMT) COL_EACH_UPTO(1, c, cnt, STMT)
+#define COL_EACH4(c, cnt, STMT) COL_EACH_UPTO(0, c, cnt, STMT)
+
 /* Reads cnt values of column c into dst (after shift/base, before the kind's transform). */
-#define PL(b) ((uint64_t)p[k + (size_t)(b)*m] << (8 * (b)))
 static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt)
 {
 	if (c->kind == COL_DELTA && c->pj != c->j)
 		col_catch_up(c, dst); /* dst is DEC_SLICE values long and written next */
-	const uint8_t *restrict p = c->planes + c->j;
-	const unsigned int sh = c->shift;
-	const uint64_t base = c->base;
-	const size_t m = c->m;
-
-	switch (c->width) {
-	case 0:
-		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = base;
-		break;
-	case 1:
-		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = (PL(0) << sh) + base;
-		break;
-	case 2:
-		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = ((PL(0) | PL(1)) << sh) + base;
-		break;
-	case 3:
-		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = ((PL(0) | PL(1) | PL(2)) << sh) + base;
-		break;
-	case 4:
-		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = ((PL(0) | PL(1) | PL(2) | PL(3)) << sh) + base;
-		break;
-	case 5:
-		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4)) << sh) + base;
-		break;
-	case 6:
-		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5)) << sh) + base;
-		break;
-	case 7:
-		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6)) << sh) +
-				 base;
-		break;
-	default:
-		for (uint32_t k = 0; k < cnt; k++)
-			dst[k] = ((PL(0) | PL(1) | PL(2) | PL(3) | PL(4) | PL(5) | PL(6) | PL(7))
-				  << sh) +
-				 base;
-		break;
-	}
-	c->j += cnt;
+	COL_EACH(c, cnt, dst[k] = x);
 	if (c->kind == COL_ZIGZAG) {
 		for (uint32_t k = 0; k < cnt; k++)
 			dst[k] = (uint64_t)zz_dec(dst[k]);
@@ -667,7 +693,190 @@ static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt)
 		c->pj = c->j;
 	}
 }
-#undef PL
+
+/*
+ * Decoding straight into the events, for a column every event of the slice has, coded the way
+ * the writer codes it, with no range check needed: ev[k] gets value k (no scratch array).
+ */
+#define EV_U64(ev, k, off) (*(uint64_t *)((char *)&(ev)[k] + (off)))
+#define EV_U32(ev, k, off) (*(uint32_t *)((char *)&(ev)[k] + (off)))
+
+static const size_t col_off[C__COUNT] = {
+	[C_ISSUE] = offsetof(struct btape_event, issue_ns),
+	[C_DEV] = offsetof(struct btape_event, dev),
+	[C_BYTES] = offsetof(struct btape_event, bytes),
+	[C_SECTOR] = offsetof(struct btape_event, sector),
+	[C_COMPLETE] = offsetof(struct btape_event, complete_ns),
+	[C_INSERT] = offsetof(struct btape_event, insert_ns),
+	[C_FLAGS] = offsetof(struct btape_event, flags),
+	[C_PID] = offsetof(struct btape_event, pid),
+	[C_TID] = offsetof(struct btape_event, tid),
+	[C_CGROUP] = offsetof(struct btape_event, cgroup),
+	[C_CPU] = offsetof(struct btape_event, cpu),
+	[C_QD] = offsetof(struct btape_event, qd),
+};
+
+/* COL_RAW into a uint64_t field at byte offset off. */
+HOT_CLONES static void take_u64(struct col *c, struct btape_event *restrict ev, size_t off,
+				uint32_t cnt)
+{
+	COL_EACH(c, cnt, EV_U64(ev, k, off) = x);
+}
+
+/* COL_RAW into a uint32_t field at byte offset off (the values fit, width <= 4). */
+HOT_CLONES static void take_u32(struct col *c, struct btape_event *restrict ev, size_t off,
+				uint32_t cnt)
+{
+	COL_EACH4(c, cnt, EV_U32(ev, k, off) = (uint32_t)x);
+}
+
+/* COL_DELTA into a uint64_t field at byte offset off; scratch holds DEC_SLICE values. */
+HOT_CLONES static void take_delta(struct col *c, struct btape_event *restrict ev, size_t off,
+				  uint32_t cnt, uint64_t *restrict scratch)
+{
+	uint64_t prev;
+
+	if (c->pj != c->j)
+		col_catch_up(c, scratch);
+	/* two passes: the unpacking vectorizes, the running sum cannot */
+	COL_EACH(c, cnt, scratch[k] = (uint64_t)zz_dec(x));
+	prev = c->prev;
+	for (uint32_t k = 0; k < cnt; k++) {
+		prev += scratch[k];
+		EV_U64(ev, k, off) = prev;
+	}
+	c->prev = prev;
+	c->pj = c->j;
+}
+
+/*
+ * COL_ZIGZAG offsets from issue_ns into a uint64_t field at byte offset off: issue + v, or
+ * issue - v when neg is all ones ((v ^ neg) - neg is -v then).
+ */
+HOT_CLONES static void take_issue_rel(struct col *c, struct btape_event *restrict ev, size_t off,
+				      uint32_t cnt, uint64_t neg)
+{
+	COL_EACH(c, cnt, EV_U64(ev, k, off) = ev[k].issue_ns + (((uint64_t)zz_dec(x) ^ neg) - neg));
+}
+
+/*
+ * Whether the next cnt values of a one-byte raw column are all below nc (valid comm indexes):
+ * the largest byte of the slice, shifted and based, is (no overflow on the way).
+ */
+static bool comm_bytes_fit(const struct col *c, uint32_t cnt, uint64_t nc)
+{
+	const uint8_t *b = c->planes + c->j;
+	uint8_t mx = 0;
+
+	for (uint32_t k = 0; k < cnt; k++)
+		mx = b[k] > mx ? b[k] : mx;
+	return c->shift < 56 && c->base < nc && ((uint64_t)mx << c->shift) < nc - c->base;
+}
+
+static int range_err(char *err, size_t errlen, int c)
+{
+	snprintf(err, errlen, "column %s: value out of range", col_names[c]);
+	return -EBADMSG;
+}
+
+/*
+ * Decodes column c of the slice straight into the events when that path applies (see above):
+ * 1, or 0 when the caller decodes through scratch, or -EBADMSG (a bad op or comm value).
+ */
+HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape_event *restrict ev,
+				  uint32_t cnt, char *err, size_t errlen)
+{
+	struct dec_priv *p = d->priv;
+	struct col *cl = &p->cols[c];
+
+	if (cl->width > 4 && col_max[c] <= UINT32_MAX)
+		return 0; /* cannot fit, or unusual (presence, comm): less code for the rest */
+	d->cache[c].buf = NULL; /* before the first store: an error can follow */
+	if (cl->kind == COL_DELTA) {
+		if (c != C_ISSUE && c != C_COMPLETE)
+			return 0;
+		take_delta(cl, ev, col_off[c], cnt, p->tmp);
+	} else if (cl->kind == COL_ZIGZAG) {
+		switch (c) {
+		case C_COMPLETE:
+			take_issue_rel(cl, ev, col_off[c], cnt, 0);
+			break;
+		case C_INSERT:
+			take_issue_rel(cl, ev, col_off[c], cnt, UINT64_MAX);
+			break;
+		case C_ERROR:
+			if (!p->fits[c] || cl->width > 4) /* fits implies width <= 4 */
+				return 0;
+			COL_EACH4(cl, cnt, ev[k].error = (int32_t)zz_dec(x));
+			break;
+		default:
+			return 0;
+		}
+	} else if (cl->kind == COL_RAW) {
+		switch (c) {
+		case C_PRESENT:
+			COL_EACH4(cl, cnt, ev[k].present = (uint32_t)x & BTAPE_HAS__ALL);
+			break;
+		case C_BYTES:
+		case C_SECTOR:
+		case C_CGROUP:
+			take_u64(cl, ev, col_off[c], cnt);
+			break;
+		case C_DEV:
+		case C_FLAGS:
+		case C_PID:
+		case C_TID:
+		case C_CPU:
+		case C_QD:
+			if (!p->fits[c])
+				return 0;
+			take_u32(cl, ev, col_off[c], cnt);
+			break;
+		case C_OP: {
+			/* the range check in the same pass (the writer's base 1 does not "fit") */
+			uint64_t words_or = 0;
+
+			COL_EACH4(cl, cnt, words_or |= x; ev[k].op = (uint8_t)x);
+			if (words_or > UINT8_MAX)
+				return range_err(err, errlen, c);
+			break;
+		}
+		case C_COMM: {
+			const char *const *comms = d->comms;
+			const uint64_t nc = d->ncomms;
+			uint64_t bad = 0;
+
+			if (!nc)
+				return 0;
+			if (cl->width == 1 && comm_bytes_fit(cl, cnt, nc)) {
+				const uint8_t *b = cl->planes + cl->j;
+				const char *const *cb = comms + cl->base;
+				const unsigned int sh = cl->shift;
+
+				if (!sh) /* the usual case: a loop without the shift */
+					for (uint32_t k = 0; k < cnt; k++)
+						ev[k].comm = cb[b[k]];
+				else
+					for (uint32_t k = 0; k < cnt; k++)
+						ev[k].comm = cb[(size_t)b[k] << sh];
+				cl->j += cnt;
+				break;
+			}
+			COL_EACH4(cl, cnt, bad |= x >= nc; ev[k].comm = comms[x < nc ? x : 0]);
+			if (bad) {
+				snprintf(err, errlen, "column comm: index out of range");
+				return -EBADMSG;
+			}
+			break;
+		}
+		default:
+			return 0;
+		}
+	} else {
+		return 0;
+	}
+	return 1;
+}
 
 /* Whether every value of column c is <= max before its kind's transform. */
 static bool col_span_fits(const struct col *c, uint64_t max)
@@ -825,8 +1034,17 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 				what = "chunk lacks column present";
 				goto cleanup;
 			}
+			struct {
+				uint32_t hist[BTAPE_HAS__ALL + 1]; /* events per word */
+				uint16_t seen[BTAPE_HAS__ALL + 1]; /* the distinct words */
+			} pres;
+			uint64_t words_or = 0;
+			uint32_t nseen = 0;
+
 			p->all_have = BTAPE_HAS__ALL;
 			p->any_have = 0;
+			if (!const_pres)
+				memset(pres.hist, 0, sizeof(pres.hist));
 			for (uint32_t i = 0; i < n; i += DEC_SLICE) {
 				uint32_t cnt = n - i < DEC_SLICE ? (uint32_t)(n - i) : DEC_SLICE;
 
@@ -843,21 +1061,27 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 					p->any_have = p->all_have;
 					break;
 				}
+				/* a histogram of the words: far fewer distinct words than events */
 				for (uint32_t k = 0; k < cnt; k++) {
-					uint64_t v = p->tmp[k];
+					const uint64_t v = p->tmp[k];
+					const uint32_t h = (uint32_t)v & BTAPE_HAS__ALL;
 
-					if (v > UINT32_MAX) {
-						what = "bad presence bits";
-						goto cleanup;
-					}
-					p->all_have &= (uint32_t)v;
-					p->any_have |= (uint32_t)v;
-					v &= BTAPE_HAS__ALL;
-					while (v) {
-						bitcounts[__builtin_ctzll(v)]++;
-						v &= v - 1;
-					}
+					words_or |= v;
+					if (!pres.hist[h]++)
+						pres.seen[nseen++] = (uint16_t)h;
 				}
+				if (words_or > UINT32_MAX) {
+					what = "bad presence bits";
+					goto cleanup;
+				}
+			}
+			for (uint32_t i = 0; i < nseen; i++) {
+				const uint32_t h = pres.seen[i];
+
+				p->all_have &= h;
+				p->any_have |= h;
+				for (uint32_t v = h; v; v &= v - 1)
+					bitcounts[__builtin_ctz(v)] += pres.hist[h];
 			}
 			if (!const_pres)
 				for (int c = C_COMPLETE; c < C__COUNT; c++)
@@ -889,12 +1113,6 @@ fail:
 	dec_free_priv(d);
 	d->n = 0;
 	return ret;
-}
-
-static int range_err(char *err, size_t errlen, int c)
-{
-	snprintf(err, errlen, "column %s: value out of range", col_names[c]);
-	return -EBADMSG;
 }
 
 /*
@@ -1012,7 +1230,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 	struct col *cl;
 	uint64_t *tmp;
 	uint32_t cnt, have, bit = 0;
-	int c;
+	int c, ret;
 
 	if (!p || d->pos >= d->n)
 		return 0;
@@ -1028,20 +1246,22 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 	cl = &p->cols[C_PRESENT];
 	if (cl->width == 0 && cl->kind == COL_RAW) {
 		ASSIGN_CONST(present, (uint32_t)v & BTAPE_HAS__ALL);
-	} else {
+	} else if (!take_direct(d, c, ev, cnt, err, errlen)) {
 		col_take(cl, tmp, cnt);
 		d->cache[c].buf = NULL;
 		for (uint32_t k = 0; k < cnt; k++)
 			ev[k].present = (uint32_t)tmp[k] & BTAPE_HAS__ALL;
 	}
-	col_take(&p->cols[C_ISSUE], p->issue, cnt);
-	for (uint32_t k = 0; k < cnt; k++)
-		ev[k].issue_ns = p->issue[k];
+	if (!take_direct(d, C_ISSUE, ev, cnt, err, errlen)) {
+		col_take(&p->cols[C_ISSUE], tmp, cnt);
+		for (uint32_t k = 0; k < cnt; k++)
+			ev[k].issue_ns = tmp[k];
+	}
 	c = C_DEV;
 	cl = &p->cols[C_DEV];
 	if (cl->width == 0 && cl->kind == COL_RAW && p->fits[C_DEV]) {
 		ASSIGN_CONST(dev, (uint32_t)v);
-	} else {
+	} else if (!take_direct(d, c, ev, cnt, err, errlen)) {
 		col_take(cl, tmp, cnt);
 		if (!p->fits[C_DEV] && check_range(tmp, cnt, UINT32_MAX, err, errlen, C_DEV))
 			return -EBADMSG;
@@ -1051,7 +1271,9 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 	cl = &p->cols[C_OP];
 	if (cl->width == 0 && cl->kind == COL_RAW && p->fits[C_OP]) {
 		ASSIGN_CONST(op, (uint8_t)v);
-	} else {
+	} else if ((ret = take_direct(d, c, ev, cnt, err, errlen)) < 0) {
+		return ret;
+	} else if (!ret) {
 		col_take(cl, tmp, cnt);
 		if (!p->fits[C_OP] && check_range(tmp, cnt, UINT8_MAX, err, errlen, C_OP))
 			return -EBADMSG;
@@ -1061,23 +1283,25 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 	cl = &p->cols[C_BYTES];
 	if (cl->width == 0 && cl->kind == COL_RAW) {
 		ASSIGN_CONST(bytes, v);
-	} else {
+	} else if (!take_direct(d, c, ev, cnt, err, errlen)) {
 		col_take(cl, tmp, cnt);
 		ASSIGN(bytes, v);
 	}
 	c = C_SECTOR;
-	col_take(&p->cols[C_SECTOR], tmp, cnt);
-	if (p->cols[C_SECTOR].kind == COL_SECTOR_PRED) {
-		for (uint32_t k = 0; k < cnt; k++) {
-			int64_t s = pred_slot(&p->pt, ev[k].dev, p->cols[C_SECTOR].origin);
+	if (!take_direct(d, c, ev, cnt, err, errlen)) {
+		col_take(&p->cols[C_SECTOR], tmp, cnt);
+		if (p->cols[C_SECTOR].kind == COL_SECTOR_PRED) {
+			for (uint32_t k = 0; k < cnt; k++) {
+				int64_t s = pred_slot(&p->pt, ev[k].dev, p->cols[C_SECTOR].origin);
 
-			if (s < 0)
-				return (int)s;
-			ev[k].sector = p->pt.pred[s] + (uint64_t)zz_dec(tmp[k]);
-			p->pt.pred[s] = ev[k].sector + (ev[k].bytes >> 9);
+				if (s < 0)
+					return (int)s;
+				ev[k].sector = p->pt.pred[s] + (uint64_t)zz_dec(tmp[k]);
+				p->pt.pred[s] = ev[k].sector + (ev[k].bytes >> 9);
+			}
+		} else {
+			ASSIGN(sector, v);
 		}
-	} else {
-		ASSIGN(sector, v);
 	}
 	for (c = C_COMPLETE; c < C__COUNT; c++) {
 		cl = &p->cols[c];
@@ -1129,6 +1353,13 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 				ev[k].comm = d->comms[cl->base];
 			continue;
 		}
+		if (have == cnt) {
+			ret = take_direct(d, c, ev, cnt, err, errlen);
+			if (ret < 0)
+				return ret;
+			if (ret)
+				continue;
+		}
 		if (have)
 			col_take(cl, tmp, have);
 		switch (c) {
@@ -1136,10 +1367,10 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			if (cl->kind == COL_DELTA)
 				ASSIGN(complete_ns, v);
 			else
-				ASSIGN(complete_ns, p->issue[k] + v);
+				ASSIGN(complete_ns, ev[k].issue_ns + v);
 			break;
 		case C_INSERT:
-			ASSIGN(insert_ns, p->issue[k] - v);
+			ASSIGN(insert_ns, ev[k].issue_ns - v);
 			break;
 		case C_FLAGS:
 			if (!p->fits[c] && check_range(tmp, have, UINT32_MAX, err, errlen, c))

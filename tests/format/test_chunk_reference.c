@@ -129,7 +129,7 @@ static void gen_col(int c, uint32_t m, int wild)
 		r->kind = rnd() % 2 ? COL_RAW : COL_DELTA;
 		r->width = (unsigned int)(rnd() % 2);
 		r->base = rnd() % ncomms;
-		r->shift = 0;
+		r->shift = rnd() % 4 == 0; /* even indexes: the decoder's shifted one-byte path */
 		r->origin = 0;
 		if (r->kind == COL_DELTA)
 			r->width = 0, r->base = 0;
@@ -140,7 +140,7 @@ static void gen_col(int c, uint32_t m, int wild)
 
 		raw[j] = r->width >= 8 ? v : v & ((1ull << (8 * r->width)) - 1);
 		if (!wild && c == P_COMM && r->width)
-			raw[j] = rnd() % ncomms;
+			raw[j] = (rnd() % ncomms) >> r->shift;
 	}
 	set_values(r, raw);
 	free(raw);
@@ -162,7 +162,7 @@ static void gen_presence(uint32_t n)
 	col_alloc(p, n);
 	for (uint32_t j = 0; j < n; j++)
 		raw[j] = style == 0   ? 0
-			 : style == 1 ? rnd() & BTAPE_HAS__ALL
+			 : style == 1 ? rnd() & 0xffff /* bits beyond BTAPE_HAS__ALL: dropped */
 			 : style == 2 ? cst ^ ((j / 300) % 2 ? BTAPE_HAS__ALL : 0)
 				      : (j < n / 2 ? cst : 0);
 	set_values(p, raw);
