@@ -326,6 +326,7 @@ int render_json_body(struct jw *j, const struct report *r)
 	else
 		jw_null(j, "basis");
 	j_hist(j, "depth", s->qd, "ios");
+	jw_u64(j, "untracked_ios", s->qd_untracked);
 	j_hist_buckets(j, "histogram", s->qd);
 	jw_end_obj(j);
 	jw_obj(j, "interarrival");

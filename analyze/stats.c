@@ -216,10 +216,8 @@ static bool qheap_make_room(struct qheap *h)
 
 	if (ncap > STATS_QD_HEAP_MAX ||
 	    !(nv = realloc(h->v ? h->v - QHEAP_WIN : NULL,
-			   (QHEAP_WIN + ncap + QHEAP_PAD) * sizeof(*nv)))) {
-		h->overflow = true;
+			   (QHEAP_WIN + ncap + QHEAP_PAD) * sizeof(*nv))))
 		return false;
-	}
 	nv += QHEAP_WIN;
 	if (!h->cap) {
 		memset(nv - QHEAP_WIN, 0, QHEAP_WIN * sizeof(*nv));
@@ -239,8 +237,10 @@ static void qheap_free(struct qheap *h)
 
 static inline void qheap_push(struct qheap *h, uint64_t v)
 {
-	if (h->n == h->cap && !qheap_make_room(h))
+	if (h->n == h->cap && !qheap_make_room(h)) {
+		h->untracked++;
 		return;
+	}
 	uint64_t *p = h->v + h->n;
 
 	/*
@@ -1656,6 +1656,7 @@ int stats__finish(struct stats *s)
 		if (!d->used)
 			continue;
 		acc_finish(&d->acc, s->complete_windows);
+		s->qd_untracked += d->inflight.untracked;
 		for (int k = 0; k < DIR__COUNT; k++) {
 			struct stream *a = &s->streams_all[k], *b = &d->streams[k];
 

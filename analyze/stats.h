@@ -90,13 +90,13 @@ struct autorange {
 
 /*
  * Completion times of the requests in flight on a device, sorted: v[head..n); the allocation
- * starts a few slots before v (stats.c). overflow: a request was counted but not kept, with
- * STATS_QD_HEAP_MAX in flight.
+ * starts a few slots before v (stats.c). untracked: requests counted at their issue but not
+ * kept in flight (STATS_QD_HEAP_MAX in flight, or no memory), so later depths are too low.
  */
 struct qheap {
 	uint64_t *v;
 	uint32_t head, n, cap;
-	bool overflow;
+	uint64_t untracked;
 };
 
 struct devstat {
@@ -173,6 +173,7 @@ struct stats {
 	struct hist *qd;     /* queue depth at issue */
 	bool qd_from_trace;  /* false: computed from issue/completion times */
 	uint64_t qd_missing; /* events with no way to know the depth */
+	uint64_t qd_untracked; /* computed depth: requests not kept in flight (struct qheap) */
 	struct hist *interarrival;
 	struct hist *idle;   /* idle period lengths (>= idle_min_ns) */
 	uint64_t busy_until; /* last completion (or issue) seen */

@@ -164,6 +164,31 @@ static void test_full(void **st)
 	all_renderers(3, m);
 }
 
+/* Requests the computed depth could not keep in flight are said, not hidden. */
+static void test_qd_untracked(void **st)
+{
+	struct stats *s = make(3);
+	struct an_info in = {0};
+	char *t, *j;
+
+	(void)st;
+	t = render(render_text, s, &in);
+	j = render(render_json, s, &in);
+	assert_null(strstr(t, "not tracked in flight"));
+	assert_non_null(strstr(j, "\"untracked_ios\":0"));
+	free(t);
+	free(j);
+	s->qd_untracked = 7;
+	t = render(render_text, s, &in);
+	j = render(render_json, s, &in);
+	if (!strstr(t, "7 requests were not tracked in flight"))
+		fail_msg("text lacks the untracked requests:\n%s", t);
+	assert_non_null(strstr(j, "\"untracked_ios\":7"));
+	free(t);
+	free(j);
+	stats__free(s);
+}
+
 static void test_profile_job(void **st)
 {
 	struct stats *s = make(3);
@@ -204,6 +229,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_empty),	    cmocka_unit_test(test_one),
 		cmocka_unit_test(test_flushes),	    cmocka_unit_test(test_full),
+		cmocka_unit_test(test_qd_untracked),
 		cmocka_unit_test(test_profile_job), cmocka_unit_test(test_round_percent),
 	};
 
