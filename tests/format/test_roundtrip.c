@@ -35,7 +35,7 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 	struct btape_summary s;
 	struct btape_event ev;
 	const char *msg = NULL;
-	uint64_t bytes_read = 0, count[BTAPE_OP__COUNT] = {0};
+	uint64_t bytes[BTAPE_OP__COUNT] = {0}, count[BTAPE_OP__COUNT] = {0};
 	struct btape_event *sorted = malloc(sizeof(*sorted) * (n ? n : 1));
 	size_t i;
 
@@ -97,7 +97,7 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 				tu_event_cmp(&ev, &sorted[i]));
 			fail();
 		}
-		bytes_read += ev.bytes;
+		bytes[ev.op] += ev.bytes;
 		count[ev.op]++;
 	}
 	assert_int_equal(btape_reader__next(r, &ev), 0);
@@ -105,8 +105,10 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 	assert_true(s.has_footer);
 	assert_false(s.recovered);
 	assert_int_equal(s.events, n);
-	for (int op = 0; op < BTAPE_OP__COUNT; op++)
+	for (int op = 0; op < BTAPE_OP__COUNT; op++) {
 		assert_int_equal(s.count_by_op[op], count[op]);
+		assert_int_equal(s.bytes_by_op[op], bytes[op]);
+	}
 	if (n) {
 		assert_int_equal(s.first_issue_ns, sorted[0].issue_ns);
 		assert_int_equal(s.last_issue_ns, sorted[n - 1].issue_ns);
