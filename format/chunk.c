@@ -13,15 +13,8 @@
 #include <msgpack.h>
 
 #include "btape_internal.h"
+#include "hot_clones.h" /* x86-64-v3 clones of the hot decode loops */
 #include "mp_internal.h"
-
-/* x86-64-v3 clones of the hot decode loops (as analyze/hot_clones.h): the same integer results */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__GNUC__) && \
-	!defined(__clang__) && __GNUC__ >= 11 && !defined(BIOTAPE_NO_CLONES)
-#define HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define HOT_CLONES
-#endif
 
 enum col_id {
 	C_PRESENT,

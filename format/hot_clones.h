@@ -2,12 +2,12 @@
 /*
  * HOT_CLONES before a hot function: gcc compiles it twice, for x86-64-v3 (AVX2, BMI2, LZCNT)
  * and for the baseline, and the loader picks one for the CPU (an ifunc, as zstd does with its
- * BMI2 paths). The results are the same either way: the code is integer, and floating-point
- * contraction (FMA) is off for the files that use this (analyze/CMakeLists.txt). Empty
- * elsewhere.
+ * BMI2 paths). The results are the same either way: the decoder (format/chunk.c) is integer
+ * code, and the analyzer's statistics (analyze/stats.c) are built without floating-point
+ * contraction (FMA; analyze/CMakeLists.txt). Empty elsewhere. Internal to biotape's modules.
  */
-#ifndef BIOTAPE_ANALYZE_HOT_CLONES_H
-#define BIOTAPE_ANALYZE_HOT_CLONES_H
+#ifndef BIOTAPE_HOT_CLONES_H
+#define BIOTAPE_HOT_CLONES_H
 
 #include <limits.h> /* glibc: defines __GLIBC__ */
 
