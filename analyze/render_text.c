@@ -261,9 +261,11 @@ static void section_depth(FILE *fp, const struct stats *s)
 		fprintf(fp, " %10s\n  %-19s", "mean", "depth");
 		print_quants(fp, s->qd, false);
 		if (s->qd_untracked)
-			fprintf(fp, "  %" PRIu64 " request%s not tracked in flight (over %u at once on a "
-				"device): the depths after them are too low\n", s->qd_untracked,
-				s->qd_untracked == 1 ? " was" : "s were", STATS_QD_HEAP_MAX);
+			fprintf(fp,
+				"  %" PRIu64 " request%s not tracked in flight (over %u at once on "
+				"a device, or no memory): the depths after them are too low\n",
+				s->qd_untracked, s->qd_untracked == 1 ? " was" : "s were",
+				STATS_QD_HEAP_MAX);
 	}
 	fprintf(fp, "\nInter-arrival times (consecutive issues, all devices)\n");
 	if (!s->interarrival->count) {

@@ -972,11 +972,11 @@ static inline __attribute__((always_inline)) void stream_add(struct stream *st, 
 
 int64_t stats_seek_bin_lo(unsigned int bin)
 {
-	if (bin == 64)
+	if (bin == SEEK_BIN_ZERO)
 		return 0;
-	if (bin > 64)
+	if (bin > SEEK_BIN_ZERO)
 		return (int64_t)(1ull << (bin - 65 < 63 ? bin - 65 : 62));
-	unsigned int k = 64 - bin;
+	unsigned int k = SEEK_BIN_ZERO - bin;
 
 	return -(int64_t)(1ull << (k - 1 < 62 ? k - 1 : 62));
 }
