@@ -39,13 +39,23 @@ int stats_dir_of(unsigned int op)
 	return op < BTAPE_OP__COUNT ? DIR_OF[op] : -1;
 }
 
+/*
+ * The steps of mix64 on x, a uint64_t or a vector of them (GCC vector types take the same
+ * operators lane by lane): one definition for the scalar hash and the four-lane one, which
+ * must agree because the working-set table stores these hashes.
+ */
+#define MIX64_STEPS(x)                      \
+	do {                                \
+		(x) ^= (x) >> 30;           \
+		(x) *= 0xbf58476d1ce4e5b9ull; \
+		(x) ^= (x) >> 27;           \
+		(x) *= 0x94d049bb133111ebull; \
+		(x) ^= (x) >> 31;           \
+	} while (0)
+
 static inline uint64_t mix64(uint64_t x)
 {
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
+	MIX64_STEPS(x);
 	return x;
 }
 
@@ -1522,10 +1532,9 @@ HOT_CLONES static int add_block_fast(struct stats *s, const struct btape_event *
 typedef uint64_t u64x4 __attribute__((vector_size(32), aligned(8)));
 
 /*
- * h[k] = mix64(key[k] without bit 63) for k < n rounded up to 4 (both arrays have room): the
- * same hash as mix64, four lanes at a time (AVX2 in the x86-64-v3 clone, which has no 64-bit
- * multiply of its own: gcc builds it from 32-bit ones; still 2.4x fewer instructions than the
- * scalar loop).
+ * h[k] = mix64(key[k] without bit 63) for k < n rounded up to 4 (both arrays have room), four
+ * lanes at a time (AVX2 in the x86-64-v3 clone, which has no 64-bit multiply of its own: gcc
+ * builds it from 32-bit ones; still about half the instructions of the scalar loop).
  */
 static inline __attribute__((always_inline)) void mix64_keys(uint64_t *restrict h,
 							     const uint64_t *restrict key,
@@ -1536,11 +1545,7 @@ static inline __attribute__((always_inline)) void mix64_keys(uint64_t *restrict 
 
 		memcpy(&x, key + k, sizeof(x));
 		x &= ~(1ull << 63);
-		x ^= x >> 30;
-		x *= 0xbf58476d1ce4e5b9ull;
-		x ^= x >> 27;
-		x *= 0x94d049bb133111ebull;
-		x ^= x >> 31;
+		MIX64_STEPS(x);
 		memcpy(h + k, &x, sizeof(x));
 	}
 }

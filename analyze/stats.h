@@ -64,12 +64,12 @@ struct size_slot {
 
 struct opstat {
 	uint64_t n, bytes;
-	uint64_t n_errors; /* events with latencies: lat_dev->count, lat_queue->count */
+	uint64_t n_errors;
 	struct size_slot *sizes; /* open addressing, 2 * STATS_SIZE_EXACT_MAX slots */
 	uint32_t nsizes;
 	uint64_t n_size_other; /* events whose size did not fit the exact table */
 	uint64_t size_log2[STATS_SIZE_LOG2_BINS]; /* complete after stats__finish */
-	struct hist *lat_dev;	/* complete - issue */
+	struct hist *lat_dev;	/* complete - issue (its count: events with a completion) */
 	struct hist *lat_queue; /* issue - insert */
 	struct hist *lat_total; /* complete - insert (or - issue without insert) */
 };
