@@ -666,24 +666,42 @@ static void col_catch_up(struct col *c, uint64_t *scratch)
 #define COL_EACH(c, cnt, STMT) COL_EACH_UPTO(1, c, cnt, STMT)
 #define COL_EACH4(c, cnt, STMT) COL_EACH_UPTO(0, c, cnt, STMT)
 
-/* Reads cnt values of column c into dst (after shift/base, before the kind's transform). */
+/*
+ * The delta rule: runs STMT for the next cnt values of COL_DELTA column c, with k the value's
+ * number and v its value (the running sum of the zigzag deltas), after catching up on values
+ * skipped before; scratch holds DEC_SLICE values and is overwritten. Two passes: the unpacking
+ * vectorizes, the running sum cannot.
+ */
+#define COL_DELTA_EACH(c, cnt, scratch, STMT)                                 \
+	do {                                                                  \
+		struct col *const cd_ = (c);                                  \
+		uint64_t *const sd_ = (scratch);                              \
+		const uint32_t nd_ = (cnt);                                   \
+		uint64_t prev_;                                               \
+                                                                              \
+		if (cd_->pj != cd_->j)                                        \
+			col_catch_up(cd_, sd_);                               \
+		COL_EACH(cd_, nd_, sd_[k] = (uint64_t)zz_dec(x));             \
+		prev_ = cd_->prev;                                            \
+		for (uint32_t k = 0; k < nd_; k++) {                          \
+			const uint64_t v = (prev_ += sd_[k]);                 \
+			STMT;                                                 \
+		}                                                             \
+		cd_->prev = prev_;                                            \
+		cd_->pj = cd_->j;                                             \
+	} while (0)
+
+/* Reads cnt values of column c into dst (after shift/base and the kind's transform). */
 static void col_take(struct col *c, uint64_t *restrict dst, uint32_t cnt)
 {
-	if (c->kind == COL_DELTA && c->pj != c->j)
-		col_catch_up(c, dst); /* dst is DEC_SLICE values long and written next */
+	if (c->kind == COL_DELTA) {
+		COL_DELTA_EACH(c, cnt, dst, dst[k] = v); /* dst is DEC_SLICE values long */
+		return;
+	}
 	COL_EACH(c, cnt, dst[k] = x);
 	if (c->kind == COL_ZIGZAG) {
 		for (uint32_t k = 0; k < cnt; k++)
 			dst[k] = (uint64_t)zz_dec(dst[k]);
-	} else if (c->kind == COL_DELTA) {
-		uint64_t prev = c->prev;
-
-		for (uint32_t k = 0; k < cnt; k++) {
-			prev += (uint64_t)zz_dec(dst[k]);
-			dst[k] = prev;
-		}
-		c->prev = prev;
-		c->pj = c->j;
 	}
 }
 
@@ -727,19 +745,7 @@ HOT_CLONES static void take_u32(struct col *c, struct btape_event *restrict ev, 
 HOT_CLONES static void take_delta(struct col *c, struct btape_event *restrict ev, size_t off,
 				  uint32_t cnt, uint64_t *restrict scratch)
 {
-	uint64_t prev;
-
-	if (c->pj != c->j)
-		col_catch_up(c, scratch);
-	/* two passes: the unpacking vectorizes, the running sum cannot */
-	COL_EACH(c, cnt, scratch[k] = (uint64_t)zz_dec(x));
-	prev = c->prev;
-	for (uint32_t k = 0; k < cnt; k++) {
-		prev += scratch[k];
-		EV_U64(ev, k, off) = prev;
-	}
-	c->prev = prev;
-	c->pj = c->j;
+	COL_DELTA_EACH(c, cnt, scratch, EV_U64(ev, k, off) = v);
 }
 
 /*
