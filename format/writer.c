@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libbiotape: the streaming writer. Events enter a reorder buffer (a min-heap on issue_ns,
- * ties in arrival order); the watermark promise or the buffer's size limit releases them in
- * issue order into the current chunk; a chunk is encoded, compressed and written as one frame
- * as soon as it is full or old (flush interval). See docs/FORMAT.md "Writer".
+ * libbiotape: the streaming writer. Events enter a reorder buffer (sorted by issue_ns when
+ * something is released, ties in arrival order); the watermark promise or the buffer's size
+ * limit releases them in issue order into the current chunk; a chunk is encoded, compressed
+ * and written as one frame as soon as it is full or old (flush interval). See docs/FORMAT.md "Writer".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,14 +30,14 @@
 
 enum wmode { W_TMP, W_DIRECT, W_FD };
 
-/* A held event lives in a slot of the pool; the heap orders small keys pointing at slots. */
+/* A held event lives in a slot of the pool; the pending list holds its key and slot. */
 struct held {
 	struct btape_event ev;
 	uint32_t comm_id;
 };
 
 struct hkey {
-	uint64_t key, seq;
+	uint64_t key; /* issue_ns */
 	uint32_t slot;
 };
 
@@ -52,12 +52,14 @@ struct btape_writer {
 	bool fsync_chunks;
 	bool writeback_chunks;
 
-	struct hkey *heap;
-	size_t nheap, heap_cap;
+	/* the reorder buffer: held events (pool) and their keys (pend, arrival order after the
+	 * sorted survivors of the last release; pend_tmp: the radix sort's other half) */
+	struct hkey *pend, *pend_tmp;
+	size_t npend, pend_cap;
+	uint64_t pend_min; /* smallest pending key (UINT64_MAX: none) */
 	struct held *pool;
 	uint32_t *free_slots;
-	size_t nfree, pool_cap;
-	uint64_t seq;
+	size_t nfree;
 	uint64_t watermark;
 	uint64_t high; /* largest issue_ns released so far */
 	bool released_any;
@@ -264,52 +266,88 @@ static int emit(struct btape_writer *w, const struct held *h)
 	return 0;
 }
 
-static inline bool key_less(const struct hkey *a, const struct hkey *b)
+/* Sorts pending keys of up to this many by insertion (stable), more with the radix sort. */
+#define PEND_INSERTION_MAX 64
+#define RADIX_BITS_MAX 11 /* digit size for large lists; 8 bits below RADIX_SMALL keys */
+#define RADIX_SMALL 4096
+
+/*
+ * Sorts the pending keys by issue time, stably: equal keys keep their order in the list, which
+ * is arrival order (new keys are appended after the sorted survivors of earlier releases). An
+ * LSD radix sort on the keys' offsets from the smallest, 11 bits a pass (8 for short lists),
+ * as many passes as the range needs (three up to 8.6 s), and passes in which every key has the
+ * same digit skipped: completion order is close to issue order but not close enough for an
+ * insertion sort.
+ */
+static void pend_sort(struct btape_writer *w)
 {
-	return a->key < b->key || (a->key == b->key && a->seq < b->seq);
-}
+	struct hkey *a = w->pend, *b = w->pend_tmp;
+	const size_t n = w->npend;
+	const uint64_t lo = w->pend_min;
+	uint64_t span = 0;
 
-/* Removes the smallest key; its slot is returned to the free list by the caller. */
-static struct hkey heap_pop(struct btape_writer *w)
-{
-	struct hkey *h = w->heap, top = h[0], last;
-	size_t n, i = 0;
+	if (n <= PEND_INSERTION_MAX) {
+		for (size_t i = 1; i < n; i++) {
+			struct hkey k = a[i];
+			size_t j = i;
 
-	n = --w->nheap;
-	if (!n)
-		return top;
-	last = h[n];
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && key_less(&h[c + 1], &h[c]))
-			c++;
-		if (!key_less(&h[c], &last))
-			break;
-		h[i] = h[c];
-		i = c;
+			for (; j && a[j - 1].key > k.key; j--)
+				a[j] = a[j - 1];
+			a[j] = k;
+		}
+		return;
 	}
-	h[i] = last;
-	return top;
+	for (size_t i = 0; i < n; i++)
+		span |= a[i].key - lo;
+	const unsigned int bits = n < RADIX_SMALL ? 8 : RADIX_BITS_MAX;
+	const uint32_t nb = 1u << bits, mask = nb - 1;
+
+	for (unsigned int shift = 0; shift < 64 && (span >> shift); shift += bits) {
+		uint32_t cnt[1u << RADIX_BITS_MAX], sum = 0;
+		bool one = false;
+
+		memset(cnt, 0, nb * sizeof(cnt[0]));
+		for (size_t i = 0; i < n; i++)
+			cnt[((a[i].key - lo) >> shift) & mask]++;
+		for (uint32_t d = 0; d < nb; d++) {
+			uint32_t c = cnt[d];
+
+			one |= c == n;
+			cnt[d] = sum;
+			sum += c;
+		}
+		if (one)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			b[cnt[((a[i].key - lo) >> shift) & mask]++] = a[i];
+		struct hkey *t = a;
+
+		a = b;
+		b = t;
+	}
+	w->pend = a;
+	w->pend_tmp = b;
 }
 
-/* Stores x in a pool slot and its key in the heap. */
-static int heap_push(struct btape_writer *w, const struct held *x, uint64_t key)
+/* Stores x in a pool slot and its key at the end of the pending list. */
+static int pend_push(struct btape_writer *w, const struct held *x, uint64_t key)
 {
-	struct hkey k;
-	size_t i;
-
-	if (w->nheap == w->heap_cap) {
-		size_t cap = w->heap_cap ? w->heap_cap * 2 : 1024;
-		struct hkey *h = realloc(w->heap, sizeof(*h) * cap);
+	if (w->npend == w->pend_cap) {
+		size_t cap = w->pend_cap ? w->pend_cap * 2 : 1024;
 		struct held *pool;
+		struct hkey *p;
 		uint32_t *fs;
 
-		if (!h)
+		if (cap > UINT32_MAX)
+			return fail(w, -ENOMEM, "%s: reorder buffer full", wname(w));
+		p = realloc(w->pend, sizeof(*p) * cap);
+		if (!p)
 			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
-		w->heap = h;
+		w->pend = p;
+		p = realloc(w->pend_tmp, sizeof(*p) * cap);
+		if (!p)
+			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
+		w->pend_tmp = p;
 		pool = realloc(w->pool, sizeof(*pool) * cap);
 		if (!pool)
 			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
@@ -318,41 +356,47 @@ static int heap_push(struct btape_writer *w, const struct held *x, uint64_t key)
 		if (!fs)
 			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
 		w->free_slots = fs;
-		for (size_t s = w->heap_cap; s < cap; s++)
-			fs[w->nfree++] = (uint32_t)(cap - 1 - (s - w->heap_cap));
-		w->heap_cap = cap;
+		for (size_t s = w->pend_cap; s < cap; s++)
+			fs[w->nfree++] = (uint32_t)(cap - 1 - (s - w->pend_cap));
+		w->pend_cap = cap;
 	}
-	k.key = key;
-	k.seq = w->seq++;
-	k.slot = w->free_slots[--w->nfree];
-	w->pool[k.slot] = *x;
-	i = w->nheap++;
-	while (i) {
-		size_t p = (i - 1) / 2;
+	uint32_t slot = w->free_slots[--w->nfree];
 
-		if (!key_less(&k, &w->heap[p]))
-			break;
-		w->heap[i] = w->heap[p];
-		i = p;
-	}
-	w->heap[i] = k;
+	w->pool[slot] = *x;
+	w->pend[w->npend++] = (struct hkey){.key = key, .slot = slot};
+	if (key < w->pend_min)
+		w->pend_min = key;
 	return 0;
 }
 
-/* Releases what the watermark and the size limit allow; all == true releases everything. */
+/*
+ * Releases what the watermark and the size limit allow, in issue order; all == true releases
+ * everything. Over the size limit, the oldest go until 1/16 of the limit is free again, so
+ * that a stalled watermark costs one sort per limit/16 events, not one per event.
+ */
 static int release(struct btape_writer *w, bool all)
 {
-	int err;
+	size_t n = w->npend, i = 0, keep;
+	int err = 0;
 
-	while (w->nheap && (all || w->heap[0].key < w->watermark || w->nheap > w->reorder_max)) {
-		struct hkey k = heap_pop(w);
+	if (!n || (!all && w->pend_min >= w->watermark && n <= w->reorder_max))
+		return 0;
+	pend_sort(w);
+	keep = all ? 0 : n > w->reorder_max ? w->reorder_max - w->reorder_max / 16 : n;
+	for (; i < n && (w->pend[i].key < w->watermark || n - i > keep); i++) {
+		uint32_t slot = w->pend[i].slot;
 
-		w->free_slots[w->nfree++] = k.slot;
-		err = emit(w, &w->pool[k.slot]);
-		if (err)
-			return err;
+		w->free_slots[w->nfree++] = slot;
+		err = emit(w, &w->pool[slot]);
+		if (err) {
+			i++;
+			break;
+		}
 	}
-	return 0;
+	memmove(w->pend, w->pend + i, (n - i) * sizeof(*w->pend));
+	w->npend = n - i;
+	w->pend_min = w->npend ? w->pend[0].key : UINT64_MAX;
+	return err;
 }
 
 static int check_interval(struct btape_writer *w)
@@ -416,11 +460,18 @@ BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event
 	}
 	if (ev->issue_ns < w->watermark || (w->released_any && ev->issue_ns < w->high))
 		w->sum.order_violations++;
-	err = heap_push(w, &h, ev->issue_ns);
-	if (err)
-		return err;
-	w->added++;
-	err = release(w, false);
+	if (ev->issue_ns < w->watermark) {
+		/* every held event is at or past the watermark: this one is the oldest */
+		w->added++;
+		err = emit(w, &h);
+	} else {
+		err = pend_push(w, &h, ev->issue_ns);
+		if (err)
+			return err;
+		w->added++;
+		if (w->npend > w->reorder_max)
+			err = release(w, false);
+	}
 	if (err)
 		return err;
 	if (w->nc && ++w->adds_since_check >= CLOCK_CHECK_EVERY_ADDS)
@@ -494,7 +545,8 @@ static void writer_free(struct btape_writer *w)
 		return;
 	free(w->path);
 	free(w->tmp);
-	free(w->heap);
+	free(w->pend);
+	free(w->pend_tmp);
 	free(w->pool);
 	free(w->free_slots);
 	btape_chunk_cols_free(&w->cc);
@@ -552,6 +604,7 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 	w->flush_interval_ns =
 		o.flush_interval_ns ? o.flush_interval_ns : DEFAULT_FLUSH_INTERVAL_NS;
 	w->reorder_max = o.reorder_max_events ? o.reorder_max_events : DEFAULT_REORDER_MAX_EVENTS;
+	w->pend_min = UINT64_MAX;
 	w->fsync_chunks = o.fsync;
 	w->writeback_chunks = o.writeback;
 	w->comms = malloc(sizeof(*w->comms) * w->chunk_events);

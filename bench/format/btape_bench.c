@@ -4,7 +4,11 @@
  * order, watermark from the in-flight set, as a recorder does), reads them back with a full
  * decode of every field, and breaks the file size down per column.
  *
- *   btape_bench write PATTERN N FILE   -> writer CPU time (generation excluded), bytes/event
+ *   btape_bench write PATTERN N FILE [WM_NS]
+ *                                      -> writer CPU time (generation excluded), bytes/event;
+ *                                         WM_NS: advance the watermark once per WM_NS of trace
+ *                                         time, as biotape record does (100 ms), instead of
+ *                                         every 64 issues
  *   btape_bench read FILE              -> read_s, events_per_s, checksum of every field
  *   btape_bench cols FILE              -> compressed bytes per event of each column (alone)
  *
@@ -161,13 +165,14 @@ static int deliver(struct btape_writer *w, const struct btape_event *e, uint64_t
 	return 0;
 }
 
-static int do_write(const char *pattern, uint64_t n, const char *path)
+static int do_write(const char *pattern, uint64_t n, const char *path, uint64_t wm_every_ns)
 {
 	struct cfg c = {0};
 	struct btape_writer *w;
 	struct btape_meta meta = {0};
 	struct btape_device dev = {0};
 	uint64_t next_issue[64], seq_sector = 2048, last_complete = 0, t0, t1, c0, issued = 0;
+	uint64_t next_wm = 0;
 	uint32_t cpu = 0;
 	int err;
 
@@ -219,7 +224,11 @@ static int do_write(const char *pattern, uint64_t n, const char *path)
 			for (size_t k = 0; k < nheap; k++)
 				if (heap[k].issue_ns < wm)
 					wm = heap[k].issue_ns;
-			err = deliver(w, &e, wm != UINT64_MAX && (issued & 63) == 0 ? wm : 0);
+			bool adv = wm_every_ns ? t != UINT64_MAX && t >= next_wm : (issued & 63) == 0;
+
+			if (adv && wm != UINT64_MAX && wm_every_ns)
+				next_wm = t + wm_every_ns;
+			err = deliver(w, &e, wm != UINT64_MAX && adv ? wm : 0);
 			if (err)
 				goto fail;
 		}
@@ -443,13 +452,14 @@ static int do_cols(const char *path)
 
 int main(int argc, char **argv)
 {
-	if (argc == 5 && !strcmp(argv[1], "write"))
-		return do_write(argv[2], strtoull(argv[3], NULL, 0), argv[4]);
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "write"))
+		return do_write(argv[2], strtoull(argv[3], NULL, 0), argv[4],
+				argc == 6 ? strtoull(argv[5], NULL, 0) : 0);
 	if (argc == 3 && !strcmp(argv[1], "read"))
 		return do_read(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "cols"))
 		return do_cols(argv[2]);
-	fprintf(stderr, "usage: btape_bench write rand4k|seq128k|seq128k-jitter|oltp N FILE\n"
+	fprintf(stderr, "usage: btape_bench write rand4k|seq128k|seq128k-jitter|oltp N FILE [WM_NS]\n"
 			"       btape_bench read FILE | cols FILE\n");
 	return 2;
 }

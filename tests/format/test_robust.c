@@ -600,6 +600,121 @@ static int count_files(const char *dir)
 	return n;
 }
 
+/*
+ * The reorder buffer against a model (a stable sort of the held events at every release):
+ * random adds and watermark advances, keys drawn from narrow and very wide ranges (every radix
+ * pass count), many equal keys (ties must stay in arrival order across releases), lists short
+ * and long (both digit sizes), and a small size limit that is exceeded again and again. The
+ * file must hold exactly the model's sequence (each event's sector is its arrival number).
+ */
+struct model_ev {
+	uint64_t key, id;
+};
+
+struct model {
+	struct model_ev *pend;
+	size_t n;
+	uint64_t *out;
+	size_t nout;
+	uint64_t wm, max;
+};
+
+static void model_release(struct model *m, bool all)
+{
+	size_t keep, i = 0;
+
+	/* insertion sort on (key, position): stable and obviously right */
+	for (size_t a = 1; a < m->n; a++) {
+		struct model_ev x = m->pend[a];
+		size_t b = a;
+
+		while (b && m->pend[b - 1].key > x.key) {
+			m->pend[b] = m->pend[b - 1];
+			b--;
+		}
+		m->pend[b] = x;
+	}
+	keep = all ? 0 : m->n > m->max ? m->max - m->max / 16 : m->n;
+	while (i < m->n && (m->pend[i].key < m->wm || m->n - i > keep))
+		m->out[m->nout++] = m->pend[i++].id;
+	memmove(m->pend, m->pend + i, (m->n - i) * sizeof(*m->pend));
+	m->n -= i;
+}
+
+static void model_run(uint64_t seed, uint64_t nev, uint64_t max, unsigned int span_bits)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "model.btape", 0);
+	struct btape_writer_opts o = {.sz = sizeof(o), .reorder_max_events = max};
+	struct model m = {.pend = malloc(nev * sizeof(*m.pend)), .out = malloc(nev * 8), .max = max};
+	struct btape_writer *w;
+	struct btape_reader *r;
+	struct btape_event ev, e = {0};
+	uint64_t base = 1000000, n = 0;
+	const char *msg;
+
+	assert_non_null(m.pend);
+	assert_non_null(m.out);
+	assert_int_equal(btape_writer__open(&w, p, NULL, &o), 0);
+	for (uint64_t id = 0; id < nev; id++) {
+		uint64_t x = tu_rand(&seed), k;
+
+		if (x % 5 == 0) /* a tie with a recent key */
+			k = base + (tu_rand(&seed) % 8) * 1000;
+		else
+			k = base + (span_bits < 64 ? tu_rand(&seed) & ((1ull << span_bits) - 1)
+						  : tu_rand(&seed) >> 2);
+		e.issue_ns = k;
+		e.sector = id;
+		assert_int_equal(btape_writer__add(w, &e), 0);
+		if (k < m.wm) {
+			m.out[m.nout++] = id;
+		} else {
+			m.pend[m.n++] = (struct model_ev){k, id};
+			if (m.n > m.max)
+				model_release(&m, false);
+		}
+		if (x % 97 == 0) { /* advance into the held range, sometimes past all of it */
+			uint64_t t = base + (tu_rand(&seed) % 4 ? tu_rand(&seed) % 6000 : 1ull << 62);
+
+			assert_int_equal(btape_writer__advance(w, t), 0);
+			if (t > m.wm)
+				m.wm = t;
+			model_release(&m, false);
+			if (x % 3 == 0 && span_bits < 40)
+				base += 5000; /* time moves on */
+		}
+	}
+	model_release(&m, true);
+	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(m.nout, nev);
+
+	assert_int_equal(btape_reader__open(&r, p, &msg), 0);
+	while (btape_reader__next(r, &ev) == 1) {
+		assert_true(n < nev);
+		if (ev.sector != m.out[n])
+			fail_msg("event %" PRIu64 ": sector %" PRIu64 ", model %" PRIu64, n,
+				 ev.sector, m.out[n]);
+		n++;
+	}
+	assert_int_equal(n, nev);
+	btape_reader__close(r);
+	free(m.pend);
+	free(m.out);
+	tu_cleanup_dir(dir);
+}
+
+static void test_reorder_model(void **state)
+{
+	(void)state;
+	model_run(1, 3000, 1u << 20, 12);   /* short lists: insertion sort and 8-bit digits */
+	model_run(2, 40000, 1u << 20, 20);  /* 11-bit digits, two passes */
+	model_run(3, 40000, 1u << 20, 64);  /* keys over 2^62: six passes */
+	model_run(4, 20000, 100, 30);       /* the size limit, hit again and again */
+	model_run(5, 20000, 5000, 24);      /* the limit above the radix threshold */
+	model_run(6, 2000, 1, 16);          /* a limit of one event */
+}
+
 static void test_tmp_rename_abort(void **state)
 {
 	char *dir = tu_tmpdir();
@@ -843,6 +958,7 @@ int main(void)
 		cmocka_unit_test(test_seek),
 		cmocka_unit_test(test_reorder_watermark),
 		cmocka_unit_test(test_order_violations),
+		cmocka_unit_test(test_reorder_model),
 		cmocka_unit_test(test_tmp_rename_abort),
 		cmocka_unit_test(test_direct_sigkill),
 		cmocka_unit_test(test_pipe_and_fd),
