@@ -70,6 +70,7 @@ struct btape_writer {
 	uint32_t adds_since_check;
 
 	struct btape_intern *it;
+	uint32_t last_comm_id; /* the last event's name (UINT32_MAX: none yet) */
 	uint32_t *stamp, *local, stamp_cap, gen;
 	const char **comms;
 	uint32_t *comm_len;
@@ -431,7 +432,16 @@ BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event
 	if (!(ev->present & BTAPE_HAS_INSERT))
 		h.ev.insert_ns = 0;
 	if (ev->present & BTAPE_HAS_COMM) {
-		int64_t id = btape_intern_get(w->it, ev->comm, strlen(ev->comm));
+		size_t len = strlen(ev->comm);
+		int64_t id;
+
+		/* a recording's names repeat: check the last one before hashing */
+		if (w->last_comm_id != UINT32_MAX &&
+		    len == btape_intern_len(w->it, w->last_comm_id) &&
+		    !memcmp(ev->comm, btape_intern_str(w->it, w->last_comm_id), len))
+			id = w->last_comm_id;
+		else
+			id = btape_intern_get(w->it, ev->comm, len);
 
 		if (id < 0) {
 			snprintf(w->errmsg, sizeof(w->errmsg), "%s: process name: %s", wname(w),
@@ -455,7 +465,7 @@ BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event
 			memset(w->stamp + w->stamp_cap, 0, sizeof(*st) * (cap - w->stamp_cap));
 			w->stamp_cap = cap;
 		}
-		h.comm_id = (uint32_t)id;
+		h.comm_id = w->last_comm_id = (uint32_t)id;
 		h.ev.comm = btape_intern_str(w->it, (uint32_t)id);
 	}
 	if (ev->issue_ns < w->watermark || (w->released_any && ev->issue_ns < w->high))
@@ -605,6 +615,7 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 		o.flush_interval_ns ? o.flush_interval_ns : DEFAULT_FLUSH_INTERVAL_NS;
 	w->reorder_max = o.reorder_max_events ? o.reorder_max_events : DEFAULT_REORDER_MAX_EVENTS;
 	w->pend_min = UINT64_MAX;
+	w->last_comm_id = UINT32_MAX;
 	w->fsync_chunks = o.fsync;
 	w->writeback_chunks = o.writeback;
 	w->comms = malloc(sizeof(*w->comms) * w->chunk_events);
