@@ -30,7 +30,7 @@
 
 enum wmode { W_TMP, W_DIRECT, W_FD };
 
-/* A held event lives in a slot of the pool; the pending list holds its key and slot. */
+/* A held event, in the reorder buffer's arrival-order array; its key is in the pending list. */
 struct held {
 	struct btape_event ev;
 	uint32_t comm_id;
@@ -38,7 +38,7 @@ struct held {
 
 struct hkey {
 	uint64_t key; /* issue_ns */
-	uint32_t slot;
+	uint32_t idx; /* in buf */
 };
 
 struct btape_writer {
@@ -52,14 +52,13 @@ struct btape_writer {
 	bool fsync_chunks;
 	bool writeback_chunks;
 
-	/* the reorder buffer: held events (pool) and their keys (pend, arrival order after the
-	 * sorted survivors of the last release; pend_tmp: the radix sort's other half) */
+	/* the reorder buffer: held events in arrival order (buf), their keys (pend; sorted at a
+	 * release, pend_tmp is the radix sort's other half), released flags (gone) */
+	struct held *buf;
 	struct hkey *pend, *pend_tmp;
+	uint8_t *gone;
 	size_t npend, pend_cap;
 	uint64_t pend_min; /* smallest pending key (UINT64_MAX: none) */
-	struct held *pool;
-	uint32_t *free_slots;
-	size_t nfree;
 	uint64_t watermark;
 	uint64_t high; /* largest issue_ns released so far */
 	bool released_any;
@@ -274,7 +273,7 @@ static int emit(struct btape_writer *w, const struct held *h)
 
 /*
  * Sorts the pending keys by issue time, stably: equal keys keep their order in the list, which
- * is arrival order (new keys are appended after the sorted survivors of earlier releases). An
+ * is arrival order (buf keeps it, and the keys are rebuilt from buf after a release). An
  * LSD radix sort on the keys' offsets from the smallest, 11 bits a pass (8 for short lists),
  * as many passes as the range needs (three up to 8.6 s), and passes in which every key has the
  * same digit skipped: completion order is close to issue order but not close enough for an
@@ -330,14 +329,14 @@ static void pend_sort(struct btape_writer *w)
 	w->pend_tmp = b;
 }
 
-/* Stores x in a pool slot and its key at the end of the pending list. */
+/* Appends x to the held events and its key to the pending list. */
 static int pend_push(struct btape_writer *w, const struct held *x, uint64_t key)
 {
 	if (w->npend == w->pend_cap) {
 		size_t cap = w->pend_cap ? w->pend_cap * 2 : 1024;
-		struct held *pool;
+		struct held *buf;
 		struct hkey *p;
-		uint32_t *fs;
+		uint8_t *g;
 
 		if (cap > UINT32_MAX)
 			return fail(w, -ENOMEM, "%s: reorder buffer full", wname(w));
@@ -349,22 +348,20 @@ static int pend_push(struct btape_writer *w, const struct held *x, uint64_t key)
 		if (!p)
 			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
 		w->pend_tmp = p;
-		pool = realloc(w->pool, sizeof(*pool) * cap);
-		if (!pool)
+		buf = realloc(w->buf, sizeof(*buf) * cap);
+		if (!buf)
 			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
-		w->pool = pool;
-		fs = realloc(w->free_slots, sizeof(*fs) * cap);
-		if (!fs)
+		w->buf = buf;
+		g = realloc(w->gone, cap);
+		if (!g)
 			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
-		w->free_slots = fs;
-		for (size_t s = w->pend_cap; s < cap; s++)
-			fs[w->nfree++] = (uint32_t)(cap - 1 - (s - w->pend_cap));
+		memset(g + w->pend_cap, 0, cap - w->pend_cap);
+		w->gone = g;
 		w->pend_cap = cap;
 	}
-	uint32_t slot = w->free_slots[--w->nfree];
-
-	w->pool[slot] = *x;
-	w->pend[w->npend++] = (struct hkey){.key = key, .slot = slot};
+	w->buf[w->npend] = *x;
+	w->pend[w->npend] = (struct hkey){.key = key, .idx = (uint32_t)w->npend};
+	w->npend++;
 	if (key < w->pend_min)
 		w->pend_min = key;
 	return 0;
@@ -372,31 +369,45 @@ static int pend_push(struct btape_writer *w, const struct held *x, uint64_t key)
 
 /*
  * Releases what the watermark and the size limit allow, in issue order; all == true releases
- * everything. Over the size limit, the oldest go until 1/16 of the limit is free again, so
- * that a stalled watermark costs one sort per limit/16 events, not one per event.
+ * everything. Over the size limit, the oldest go until a quarter of it is free again, so that
+ * a stalled watermark costs one sort per limit/4 events, not one per event. The events held
+ * on move to the front of buf, still in arrival order; arrival is close to issue order, so
+ * both the appends and the reads in issue order run through buf nearly sequentially.
  */
 static int release(struct btape_writer *w, bool all)
 {
-	size_t n = w->npend, i = 0, keep;
+	size_t n = w->npend, i = 0, j = 0, keep;
+	uint64_t lo = UINT64_MAX;
 	int err = 0;
 
 	if (!n || (!all && w->pend_min >= w->watermark && n <= w->reorder_max))
 		return 0;
 	pend_sort(w);
-	keep = all ? 0 : n > w->reorder_max ? w->reorder_max - w->reorder_max / 16 : n;
+	keep = all ? 0 : n > w->reorder_max ? w->reorder_max - w->reorder_max / 4 : n;
 	for (; i < n && (w->pend[i].key < w->watermark || n - i > keep); i++) {
-		uint32_t slot = w->pend[i].slot;
-
-		w->free_slots[w->nfree++] = slot;
-		err = emit(w, &w->pool[slot]);
+		err = emit(w, &w->buf[w->pend[i].idx]);
 		if (err) {
 			i++;
 			break;
 		}
 	}
-	memmove(w->pend, w->pend + i, (n - i) * sizeof(*w->pend));
-	w->npend = n - i;
-	w->pend_min = w->npend ? w->pend[0].key : UINT64_MAX;
+	if (i < n) {
+		for (size_t k = 0; k < i; k++)
+			w->gone[w->pend[k].idx] = 1;
+		for (size_t k = 0; k < n; k++) {
+			if (w->gone[k]) {
+				w->gone[k] = 0;
+				continue;
+			}
+			if (j != k)
+				w->buf[j] = w->buf[k];
+			w->pend[j] = (struct hkey){.key = w->buf[j].ev.issue_ns, .idx = (uint32_t)j};
+			lo = w->pend[j].key < lo ? w->pend[j].key : lo;
+			j++;
+		}
+	}
+	w->npend = j;
+	w->pend_min = lo;
 	return err;
 }
 
@@ -555,10 +566,10 @@ static void writer_free(struct btape_writer *w)
 		return;
 	free(w->path);
 	free(w->tmp);
+	free(w->buf);
 	free(w->pend);
 	free(w->pend_tmp);
-	free(w->pool);
-	free(w->free_slots);
+	free(w->gone);
 	btape_chunk_cols_free(&w->cc);
 	free(w->stamp);
 	free(w->local);

@@ -634,7 +634,7 @@ static void model_release(struct model *m, bool all)
 		}
 		m->pend[b] = x;
 	}
-	keep = all ? 0 : m->n > m->max ? m->max - m->max / 16 : m->n;
+	keep = all ? 0 : m->n > m->max ? m->max - m->max / 4 : m->n;
 	while (i < m->n && (m->pend[i].key < m->wm || m->n - i > keep))
 		m->out[m->nout++] = m->pend[i++].id;
 	memmove(m->pend, m->pend + i, (m->n - i) * sizeof(*m->pend));
