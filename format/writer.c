@@ -3,7 +3,8 @@
  * libbiotape: the streaming writer. Events enter a reorder buffer (sorted by issue_ns when
  * something is released, ties in arrival order); the watermark promise or the buffer's size
  * limit releases them in issue order into the current chunk; a chunk is encoded, compressed
- * and written as one frame as soon as it is full or old (flush interval). See docs/FORMAT.md "Writer".
+ * and written as one frame as soon as it is full or old (flush interval). See docs/FORMAT.md
+ * "Writer".
  */
 #include <errno.h>
 #include <fcntl.h>
