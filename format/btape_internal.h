@@ -170,6 +170,9 @@ int btape_chunk_cols_init(struct chunk_cols *cc, uint32_t cap);
 void btape_chunk_cols_free(struct chunk_cols *cc);
 /* Appends an event (n < cap); comm_id goes to the comm column when the event has a comm. */
 void btape_chunk_cols_add(struct chunk_cols *cc, const struct btape_event *e, uint32_t comm_id);
+/* Appends n events (n + added so far <= cap), column by column; comm_id[i] as above. */
+void btape_chunk_cols_add_n(struct chunk_cols *cc, const struct btape_event *const *ev,
+			    const uint32_t *comm_id, uint32_t n);
 /* Encodes (and consumes: the arrays are transformed, then n reset) the pending chunk. */
 int btape_chunk_encode_cols(struct chunk_enc *ce, struct chunk_cols *cc, const char *const *comms,
 			    const uint32_t *comm_len, uint32_t ncomms, struct bbuf *out,

@@ -358,39 +358,70 @@ void btape_chunk_cols_free(struct chunk_cols *cc)
 	memset(cc, 0, sizeof(*cc));
 }
 
+/*
+ * Column by column, so that one array is written at a time: adding an event at a time writes
+ * up to 16 arrays at once, more streams than a core has line fill buffers (the per-event add
+ * was a fifth of the recorder's CPU). A column the whole batch has is a plain copy loop.
+ */
+#define COL_PUT(dst, m, bit, expr)                                                         \
+	do {                                                                               \
+		if (pall & (bit)) {                                                        \
+			for (uint32_t i = 0; i < n; i++)                                   \
+				(dst)[(m) + i] = (expr);                                   \
+			(m) += n;                                                          \
+		} else if (pany & (bit)) {                                                 \
+			for (uint32_t i = 0; i < n; i++)                                   \
+				if (pv[i] & (bit))                                         \
+					(dst)[(m)++] = (expr);                             \
+		}                                                                          \
+	} while (0)
+#define COL_ADD(col, bit, expr) COL_PUT(cc->v[col], cc->m[col], bit, expr)
+
+void btape_chunk_cols_add_n(struct chunk_cols *cc, const struct btape_event *const *ev,
+			    const uint32_t *comm_id, uint32_t n)
+{
+	uint64_t *pv = cc->v[C_PRESENT] + cc->n;
+	uint32_t pall = BTAPE_HAS__ALL, pany = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t p = ev[i]->present & BTAPE_HAS__ALL;
+
+		pv[i] = p;
+		pall &= p;
+		pany |= p;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		cc->v[C_ISSUE][cc->n + i] = ev[i]->issue_ns;
+	for (uint32_t i = 0; i < n; i++)
+		cc->v[C_DEV][cc->n + i] = ev[i]->dev;
+	for (uint32_t i = 0; i < n; i++)
+		cc->v[C_OP][cc->n + i] = ev[i]->op;
+	for (uint32_t i = 0; i < n; i++)
+		cc->v[C_BYTES][cc->n + i] = ev[i]->bytes;
+	for (uint32_t i = 0; i < n; i++)
+		cc->v[C_SECTOR][cc->n + i] = ev[i]->sector;
+	{
+		uint32_t mc = cc->m[C_COMPLETE]; /* the absolute times, at the column's indexes */
+
+		COL_PUT(cc->complete_abs, mc, BTAPE_HAS_COMPLETE, ev[i]->complete_ns);
+	}
+	COL_ADD(C_COMPLETE, BTAPE_HAS_COMPLETE,
+		zz_enc((int64_t)(ev[i]->complete_ns - ev[i]->issue_ns)));
+	COL_ADD(C_INSERT, BTAPE_HAS_INSERT, zz_enc((int64_t)(ev[i]->issue_ns - ev[i]->insert_ns)));
+	COL_ADD(C_FLAGS, BTAPE_HAS_FLAGS, ev[i]->flags);
+	COL_ADD(C_ERROR, BTAPE_HAS_ERROR, zz_enc(ev[i]->error));
+	COL_ADD(C_PID, BTAPE_HAS_PID, ev[i]->pid);
+	COL_ADD(C_TID, BTAPE_HAS_TID, ev[i]->tid);
+	COL_ADD(C_COMM, BTAPE_HAS_COMM, comm_id[i]);
+	COL_ADD(C_CGROUP, BTAPE_HAS_CGROUP, ev[i]->cgroup);
+	COL_ADD(C_CPU, BTAPE_HAS_CPU, ev[i]->cpu);
+	COL_ADD(C_QD, BTAPE_HAS_QD, ev[i]->qd);
+	cc->n += n;
+}
+
 void btape_chunk_cols_add(struct chunk_cols *cc, const struct btape_event *e, uint32_t comm_id)
 {
-	uint32_t p = e->present & BTAPE_HAS__ALL, i = cc->n++;
-
-	cc->v[C_PRESENT][i] = p;
-	cc->v[C_ISSUE][i] = e->issue_ns;
-	cc->v[C_DEV][i] = e->dev;
-	cc->v[C_OP][i] = e->op;
-	cc->v[C_BYTES][i] = e->bytes;
-	cc->v[C_SECTOR][i] = e->sector;
-	if (p & BTAPE_HAS_COMPLETE) {
-		cc->complete_abs[cc->m[C_COMPLETE]] = e->complete_ns;
-		cc->v[C_COMPLETE][cc->m[C_COMPLETE]++] =
-			zz_enc((int64_t)(e->complete_ns - e->issue_ns));
-	}
-	if (p & BTAPE_HAS_INSERT)
-		cc->v[C_INSERT][cc->m[C_INSERT]++] = zz_enc((int64_t)(e->issue_ns - e->insert_ns));
-	if (p & BTAPE_HAS_FLAGS)
-		cc->v[C_FLAGS][cc->m[C_FLAGS]++] = e->flags;
-	if (p & BTAPE_HAS_ERROR)
-		cc->v[C_ERROR][cc->m[C_ERROR]++] = zz_enc(e->error);
-	if (p & BTAPE_HAS_PID)
-		cc->v[C_PID][cc->m[C_PID]++] = e->pid;
-	if (p & BTAPE_HAS_TID)
-		cc->v[C_TID][cc->m[C_TID]++] = e->tid;
-	if (p & BTAPE_HAS_COMM)
-		cc->v[C_COMM][cc->m[C_COMM]++] = comm_id;
-	if (p & BTAPE_HAS_CGROUP)
-		cc->v[C_CGROUP][cc->m[C_CGROUP]++] = e->cgroup;
-	if (p & BTAPE_HAS_CPU)
-		cc->v[C_CPU][cc->m[C_CPU]++] = e->cpu;
-	if (p & BTAPE_HAS_QD)
-		cc->v[C_QD][cc->m[C_QD]++] = e->qd;
+	btape_chunk_cols_add_n(cc, &e, &comm_id, 1);
 }
 
 int btape_chunk_encode_cols(struct chunk_enc *ce, struct chunk_cols *cc, const char *const *comms,

@@ -28,6 +28,7 @@
 #define DEFAULT_REORDER_MAX_EVENTS (4u << 20)
 #define WRITER_COMM_MAX_BYTES (256u << 20)
 #define CLOCK_CHECK_EVERY_ADDS 256
+#define EMIT_BLOCK 256 /* released events put into the columns together */
 
 enum wmode { W_TMP, W_DIRECT, W_FD };
 
@@ -65,6 +66,9 @@ struct btape_writer {
 	bool released_any;
 
 	struct chunk_cols cc; /* the pending chunk, column-major */
+	/* released events on their way into cc (pointers into buf, or the event being added) */
+	const struct btape_event *blk_ev[EMIT_BLOCK];
+	uint32_t blk_comm[EMIT_BLOCK], nblk;
 	uint32_t nc;
 	uint64_t chunk_t0;
 	uint32_t adds_since_check;
@@ -190,6 +194,13 @@ static int write_frame(struct btape_writer *w, unsigned int type, const struct b
 	return write_all(w, env, sizeof(env), w->comp.p, out.pos);
 }
 
+/* The released events not yet in the chunk's columns go in (before anything moves them). */
+static void cols_flush(struct btape_writer *w)
+{
+	btape_chunk_cols_add_n(&w->cc, w->blk_ev, w->blk_comm, w->nblk);
+	w->nblk = 0;
+}
+
 static int flush_chunk(struct btape_writer *w)
 {
 	uint64_t off = w->off, tmin = UINT64_MAX, tmax = 0;
@@ -200,6 +211,7 @@ static int flush_chunk(struct btape_writer *w)
 
 	if (!w->nc)
 		return 0;
+	cols_flush(w);
 	if (++w->gen == 0) {
 		memset(w->stamp, 0, sizeof(*w->stamp) * w->stamp_cap);
 		w->gen = 1;
@@ -248,7 +260,8 @@ static int emit(struct btape_writer *w, const struct held *h)
 
 	if (!w->nc)
 		w->chunk_t0 = mono_ns();
-	btape_chunk_cols_add(&w->cc, e, h->comm_id);
+	w->blk_ev[w->nblk] = e;
+	w->blk_comm[w->nblk++] = h->comm_id;
 	w->nc++;
 	if (!s->events || e->issue_ns < s->first_issue_ns)
 		s->first_issue_ns = e->issue_ns;
@@ -262,6 +275,8 @@ static int emit(struct btape_writer *w, const struct held *h)
 	if (!w->released_any || e->issue_ns > w->high)
 		w->high = e->issue_ns;
 	w->released_any = true;
+	if (w->nblk == EMIT_BLOCK)
+		cols_flush(w);
 	if (w->nc >= w->chunk_events)
 		return flush_chunk(w);
 	return 0;
@@ -392,6 +407,7 @@ static int release(struct btape_writer *w, bool all)
 			break;
 		}
 	}
+	cols_flush(w);
 	if (i < n) {
 		for (size_t k = 0; k < i; k++)
 			w->gone[w->pend[k].idx] = 1;
@@ -486,6 +502,7 @@ BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event
 		/* every held event is at or past the watermark: this one is the oldest */
 		w->added++;
 		err = emit(w, &h);
+		cols_flush(w);
 	} else {
 		err = pend_push(w, &h, ev->issue_ns);
 		if (err)
