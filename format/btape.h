@@ -219,9 +219,10 @@ int btape_writer__open_fd(struct btape_writer **wp, int fd, const struct btape_m
 int btape_writer__add(struct btape_writer *w, const struct btape_event *ev);
 /*
  * Promise: no event added from now on has issue_ns < watermark_ns. Events issued before the
- * watermark become final and are written in issue order. Without calls to __advance, the
- * writer holds at most reorder_max_events and writes the oldest when full. An event that
- * breaks the promise is still written (never dropped) and counted in order_violations.
+ * watermark become final and are written in issue order (in batches: see docs/FORMAT.md,
+ * "Writer semantics"). The writer holds at most reorder_max_events (at most 2^31); past that
+ * it writes the oldest quarter. An event that breaks the promise is still written (never
+ * dropped) and counted in order_violations.
  */
 int btape_writer__advance(struct btape_writer *w, uint64_t watermark_ns);
 /* Writes every held event now (as if the watermark were +inf) and makes it durable. */

@@ -96,9 +96,10 @@ static unsigned int bitlen(uint64_t v)
 /*
  * Spread of a candidate coding of a column: mean absolute deviation of the values (signed when
  * zigzag coded). For similar shapes, entropy grows with log2 of the spread, so the candidate
- * with the smaller spread compresses better. Measured on at most about SPREAD_SAMPLES values
- * spaced evenly (the same ones for both candidates): a choice between codings whose spreads
- * differ by less than the sampling error hardly changes the size.
+ * with the smaller spread compresses better. Measured on evenly spaced values, SPREAD_SAMPLES
+ * to 1.5 SPREAD_SAMPLES of them (the same ones for both candidates; all of them up to twice
+ * SPREAD_SAMPLES): a choice between codings whose spreads differ by less than the sampling
+ * error hardly changes the size.
  */
 #define SPREAD_SAMPLES 4096
 

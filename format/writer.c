@@ -26,6 +26,7 @@
 #define DEFAULT_CHUNK_EVENTS 65536
 #define DEFAULT_FLUSH_INTERVAL_NS 1000000000ull
 #define DEFAULT_REORDER_MAX_EVENTS (4u << 20)
+#define REORDER_MAX_LIMIT (1ull << 31)
 #define WRITER_COMM_MAX_BYTES (256u << 20)
 #define CLOCK_CHECK_EVERY_ADDS 256
 #define EMIT_BLOCK 256 /* released events put into the columns together */
@@ -60,7 +61,8 @@ struct btape_writer {
 	struct hkey *pend, *pend_tmp;
 	uint8_t *gone;
 	size_t npend, pend_cap;
-	uint64_t pend_min; /* smallest pending key (UINT64_MAX: none) */
+	uint64_t pend_min, pend_max; /* smallest and largest pending key (none: MAX, 0) */
+	uint64_t release_wm;	     /* the watermark of the last release */
 	uint64_t watermark;
 	uint64_t high; /* largest issue_ns released so far */
 	bool released_any;
@@ -354,8 +356,9 @@ static int pend_push(struct btape_writer *w, const struct held *x, uint64_t key)
 		struct hkey *p;
 		uint8_t *g;
 
-		if (cap > UINT32_MAX)
-			return fail(w, -ENOMEM, "%s: reorder buffer full", wname(w));
+		if (cap > w->reorder_max + 1)
+			cap = w->reorder_max + 1; /* the add past the limit releases */
+
 		p = realloc(w->pend, sizeof(*p) * cap);
 		if (!p)
 			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
@@ -380,7 +383,26 @@ static int pend_push(struct btape_writer *w, const struct held *x, uint64_t key)
 	w->npend++;
 	if (key < w->pend_min)
 		w->pend_min = key;
+	if (key > w->pend_max)
+		w->pend_max = key;
 	return 0;
+}
+
+/*
+ * Whether a release is worth its cost now. A release sorts and compacts everything held, so
+ * it waits until the watermark has moved by a quarter of the distance to the newest held
+ * event since the last release (about a quarter of what is held, at a steady rate) or has
+ * passed every held event. A caller that advances often with a long window (the importer:
+ * every 256 events, windows of seconds) then pays a few sorts per event held, not one per
+ * advance. A recorder's watermark moves far more than that between its advances.
+ */
+static bool release_due(const struct btape_writer *w)
+{
+	uint64_t wm = w->watermark;
+
+	if (w->pend_min >= wm)
+		return false;
+	return w->pend_max < wm || wm - w->release_wm >= (w->pend_max - wm) / 4;
 }
 
 /*
@@ -393,11 +415,12 @@ static int pend_push(struct btape_writer *w, const struct held *x, uint64_t key)
 static int release(struct btape_writer *w, bool all)
 {
 	size_t n = w->npend, i = 0, j = 0, keep;
-	uint64_t lo = UINT64_MAX;
+	uint64_t lo = UINT64_MAX, hi = 0;
 	int err = 0;
 
-	if (!n || (!all && w->pend_min >= w->watermark && n <= w->reorder_max))
+	if (!n || (!all && n <= w->reorder_max && !release_due(w)))
 		return 0;
+	w->release_wm = w->watermark;
 	pend_sort(w);
 	keep = all ? 0 : n > w->reorder_max ? w->reorder_max - w->reorder_max / 4 : n;
 	for (; i < n && (w->pend[i].key < w->watermark || n - i > keep); i++) {
@@ -420,11 +443,13 @@ static int release(struct btape_writer *w, bool all)
 				w->buf[j] = w->buf[k];
 			w->pend[j] = (struct hkey){.key = w->buf[j].ev.issue_ns, .idx = (uint32_t)j};
 			lo = w->pend[j].key < lo ? w->pend[j].key : lo;
+			hi = w->pend[j].key > hi ? w->pend[j].key : hi;
 			j++;
 		}
 	}
 	w->npend = j;
 	w->pend_min = lo;
+	w->pend_max = hi;
 	return err;
 }
 
@@ -498,7 +523,7 @@ BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event
 	}
 	if (ev->issue_ns < w->watermark || (w->released_any && ev->issue_ns < w->high))
 		w->sum.order_violations++;
-	if (ev->issue_ns < w->watermark) {
+	if (ev->issue_ns < w->watermark && w->pend_min >= w->watermark) {
 		/* every held event is at or past the watermark: this one is the oldest */
 		w->added++;
 		err = emit(w, &h);
@@ -643,6 +668,8 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 	w->flush_interval_ns =
 		o.flush_interval_ns ? o.flush_interval_ns : DEFAULT_FLUSH_INTERVAL_NS;
 	w->reorder_max = o.reorder_max_events ? o.reorder_max_events : DEFAULT_REORDER_MAX_EVENTS;
+	if (w->reorder_max > REORDER_MAX_LIMIT)
+		w->reorder_max = REORDER_MAX_LIMIT; /* held events are indexed with 32 bits */
 	w->pend_min = UINT64_MAX;
 	w->last_comm_id = UINT32_MAX;
 	w->fsync_chunks = o.fsync;

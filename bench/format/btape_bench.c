@@ -9,6 +9,11 @@
  *                                         WM_NS: advance the watermark once per WM_NS of trace
  *                                         time, as biotape record does (100 ms), instead of
  *                                         every 64 issues
+ *   btape_bench reorder N IOPS WINDOW_NS EVERY FILE
+ *                                      -> writer CPU per event for an importer-like input:
+ *                                         issue times up to WINDOW_NS late, at IOPS, the
+ *                                         watermark advanced every EVERY events to the newest
+ *                                         issue time minus WINDOW_NS (as biotape convert does)
  *   btape_bench read FILE              -> read_s, events_per_s, checksum of every field
  *   btape_bench cols FILE              -> compressed bytes per event of each column (alone)
  *
@@ -332,6 +337,42 @@ fail:
 	return 1;
 }
 
+static int do_reorder(uint64_t n, uint64_t iops, uint64_t win, uint64_t every, const char *path)
+{
+	struct btape_writer *w;
+	struct btape_meta meta = {0};
+	struct btape_device dev = {0};
+	uint64_t gap = 1000000000ull / (iops ? iops : 1), newest = 0, c0;
+	int err;
+
+	snprintf(dev.name, sizeof(dev.name), "nvme0n1");
+	btape_meta__add_device(&meta, &dev);
+	c0 = cpu_ns();
+	err = btape_writer__open(&w, path, &meta, NULL);
+	for (uint64_t i = 0; i < n && !err; i++) {
+		struct btape_event e = {0};
+
+		e.issue_ns = 10000000000ull + i * gap - rnd() % (win ? win : 1);
+		e.bytes = 4096;
+		e.sector = (rnd() % (1ull << 28)) * 8;
+		newest = e.issue_ns > newest ? e.issue_ns : newest;
+		err = btape_writer__add(w, &e);
+		if (!err && every && i % every == 0 && newest > win)
+			err = btape_writer__advance(w, newest - win);
+	}
+	if (!err)
+		err = btape_writer__close(w);
+	btape_meta__free(&meta);
+	if (err) {
+		fprintf(stderr, "reorder: %s\n", strerror(-err));
+		return 1;
+	}
+	printf("events=%" PRIu64 " iops=%" PRIu64 " window_ns=%" PRIu64 " every=%" PRIu64
+	       " writer_ns_per_event=%.0f\n", n, iops, win, every,
+	       (double)(cpu_ns() - c0) / (double)n);
+	return 0;
+}
+
 static int do_read(const char *path)
 {
 	struct btape_reader *r;
@@ -455,11 +496,15 @@ int main(int argc, char **argv)
 	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "write"))
 		return do_write(argv[2], strtoull(argv[3], NULL, 0), argv[4],
 				argc == 6 ? strtoull(argv[5], NULL, 0) : 0);
+	if (argc == 7 && !strcmp(argv[1], "reorder"))
+		return do_reorder(strtoull(argv[2], NULL, 0), strtoull(argv[3], NULL, 0),
+				  strtoull(argv[4], NULL, 0), strtoull(argv[5], NULL, 0), argv[6]);
 	if (argc == 3 && !strcmp(argv[1], "read"))
 		return do_read(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "cols"))
 		return do_cols(argv[2]);
 	fprintf(stderr, "usage: btape_bench write rand4k|seq128k|seq128k-jitter|oltp N FILE [WM_NS]\n"
+			"       btape_bench reorder N IOPS WINDOW_NS EVERY FILE\n"
 			"       btape_bench read FILE | cols FILE\n");
 	return 2;
 }

@@ -601,11 +601,13 @@ static int count_files(const char *dir)
 }
 
 /*
- * The reorder buffer against a model (a stable sort of the held events at every release):
- * random adds and watermark advances, keys drawn from narrow and very wide ranges (every radix
- * pass count), many equal keys (ties must stay in arrival order across releases), lists short
- * and long (both digit sizes), and a small size limit that is exceeded again and again. The
- * file must hold exactly the model's sequence (each event's sector is its arrival number).
+ * The reorder buffer against a model (a stable sort of the held events at every release, with
+ * the writer's rules for when a release is due and how much the size limit releases): random
+ * adds, watermark advances (into the held range, to exactly a held key, past all of it) and
+ * flushes, keys from narrow and very wide ranges, many equal keys, lists short and long, small
+ * limits hit again and again, small chunks (flushed in the middle of a release), and events
+ * with random fields. The file must hold exactly the model's sequence, every field intact
+ * (each event's sector is its arrival number).
  */
 struct model_ev {
 	uint64_t key, id;
@@ -614,105 +616,196 @@ struct model_ev {
 struct model {
 	struct model_ev *pend;
 	size_t n;
+	uint64_t lo, hi; /* smallest and largest held key */
 	uint64_t *out;
 	size_t nout;
-	uint64_t wm, max;
+	uint64_t wm, rel_wm, max;
+	size_t most_held, limit_releases;
 };
+
+/* (key, arrival): ids are arrival numbers, so this order is the stable one */
+static int model_by_key(const void *a, const void *b)
+{
+	const struct model_ev *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int model_by_id(const void *a, const void *b)
+{
+	const struct model_ev *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
 
 static void model_release(struct model *m, bool all)
 {
 	size_t keep, i = 0;
 
-	/* insertion sort on (key, position): stable and obviously right */
-	for (size_t a = 1; a < m->n; a++) {
-		struct model_ev x = m->pend[a];
-		size_t b = a;
-
-		while (b && m->pend[b - 1].key > x.key) {
-			m->pend[b] = m->pend[b - 1];
-			b--;
-		}
-		m->pend[b] = x;
-	}
+	if (!m->n)
+		return;
+	if (!all && m->n <= m->max &&
+	    (m->lo >= m->wm || (m->hi >= m->wm && m->wm - m->rel_wm < (m->hi - m->wm) / 4)))
+		return;
+	m->rel_wm = m->wm;
+	qsort(m->pend, m->n, sizeof(*m->pend), model_by_key);
 	keep = all ? 0 : m->n > m->max ? m->max - m->max / 4 : m->n;
+	m->limit_releases += !all && m->n > m->max;
 	while (i < m->n && (m->pend[i].key < m->wm || m->n - i > keep))
 		m->out[m->nout++] = m->pend[i++].id;
 	memmove(m->pend, m->pend + i, (m->n - i) * sizeof(*m->pend));
 	m->n -= i;
+	/* the writer keeps the rest in arrival order */
+	qsort(m->pend, m->n, sizeof(*m->pend), model_by_id);
+	m->lo = UINT64_MAX;
+	m->hi = 0;
+	for (size_t a = 0; a < m->n; a++) {
+		m->lo = m->pend[a].key < m->lo ? m->pend[a].key : m->lo;
+		m->hi = m->pend[a].key > m->hi ? m->pend[a].key : m->hi;
+	}
 }
 
-static void model_run(uint64_t seed, uint64_t nev, uint64_t max, unsigned int span_bits)
+struct model_cfg {
+	uint64_t seed, nev, max;
+	unsigned int span_bits;
+	uint32_t chunk_events;
+	uint32_t advance_every; /* events between advances, about (0: never) */
+	size_t want_held;     /* at least this many held at once (0: no check) */
+	bool want_limit;      /* the size limit must release */
+};
+
+static void model_run(const struct model_cfg *c)
 {
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "model.btape", 0);
-	struct btape_writer_opts o = {.sz = sizeof(o), .reorder_max_events = max};
-	struct model m = {.pend = malloc(nev * sizeof(*m.pend)), .out = malloc(nev * 8), .max = max};
+	struct btape_writer_opts o = {.sz = sizeof(o), .reorder_max_events = c->max,
+				      .chunk_events = c->chunk_events};
+	struct model m = {.pend = malloc(c->nev * sizeof(*m.pend)), .out = malloc(c->nev * 8),
+			  .max = c->max, .lo = UINT64_MAX};
+	struct btape_event *orig = malloc(c->nev * sizeof(*orig));
 	struct btape_writer *w;
 	struct btape_reader *r;
-	struct btape_event ev, e = {0};
-	uint64_t base = 1000000, n = 0;
+	struct btape_meta meta;
+	struct btape_event ev;
+	uint64_t seed = c->seed, base = 1000000, n = 0;
 	const char *msg;
 
 	assert_non_null(m.pend);
 	assert_non_null(m.out);
-	assert_int_equal(btape_writer__open(&w, p, NULL, &o), 0);
-	for (uint64_t id = 0; id < nev; id++) {
+	assert_non_null(orig);
+	tu_meta(&meta, 4);
+	assert_int_equal(btape_writer__open(&w, p, &meta, &o), 0);
+	for (uint64_t id = 0; id < c->nev; id++) {
 		uint64_t x = tu_rand(&seed), k;
 
-		if (x % 5 == 0) /* a tie with a recent key */
-			k = base + (tu_rand(&seed) % 8) * 1000;
+		if (x % 11 == 0 && m.wm)
+			k = m.wm; /* exactly the watermark: held, not late */
+		else if (x % 5 == 0)
+			k = base + (tu_rand(&seed) % 8) * 1000; /* a tie with a recent key */
 		else
-			k = base + (span_bits < 64 ? tu_rand(&seed) & ((1ull << span_bits) - 1)
-						  : tu_rand(&seed) >> 2);
-		e.issue_ns = k;
-		e.sector = id;
-		assert_int_equal(btape_writer__add(w, &e), 0);
-		if (k < m.wm) {
+			k = base + (tu_rand(&seed) & ((1ull << c->span_bits) - 1));
+		tu_random_event(&seed, &orig[id], k, x % 3 == 0);
+		orig[id].sector = id;
+		assert_int_equal(btape_writer__add(w, &orig[id]), 0);
+		if (k < m.wm && m.lo >= m.wm) {
 			m.out[m.nout++] = id;
 		} else {
 			m.pend[m.n++] = (struct model_ev){k, id};
+			m.lo = k < m.lo ? k : m.lo;
+			m.hi = k > m.hi ? k : m.hi;
+			if (m.n > m.most_held)
+				m.most_held = m.n;
 			if (m.n > m.max)
 				model_release(&m, false);
 		}
-		if (x % 97 == 0) { /* advance into the held range, sometimes past all of it */
-			uint64_t t = base + (tu_rand(&seed) % 4 ? tu_rand(&seed) % 6000 : 1ull << 62);
+		if (c->advance_every && tu_rand(&seed) % c->advance_every == 0) {
+			uint64_t t;
 
+			if (x % 4 == 0 && m.n)
+				t = m.hi + 1; /* past everything held */
+			else if (x % 4 == 1 && m.n)
+				t = m.pend[tu_rand(&seed) % m.n].key; /* exactly a held key */
+			else
+				t = base + tu_rand(&seed) % ((1ull << c->span_bits) + 8000);
 			assert_int_equal(btape_writer__advance(w, t), 0);
 			if (t > m.wm)
 				m.wm = t;
 			model_release(&m, false);
-			if (x % 3 == 0 && span_bits < 40)
-				base += 5000; /* time moves on */
+			if (x % 3 == 0 && base < m.wm)
+				base = m.wm; /* time moves on */
+		}
+		if (tu_rand(&seed) % 20000 == 0) {
+			assert_int_equal(btape_writer__flush(w), 0);
+			model_release(&m, true);
 		}
 	}
 	model_release(&m, true);
 	assert_int_equal(btape_writer__close(w), 0);
-	assert_int_equal(m.nout, nev);
+	assert_int_equal(m.nout, c->nev);
+	if (m.most_held < c->want_held)
+		fail_msg("run %" PRIu64 ": at most %zu events held, it needs %zu", c->seed,
+			 m.most_held, c->want_held);
+	if (c->want_limit && !m.limit_releases)
+		fail_msg("run %" PRIu64 ": the size limit never released", c->seed);
 
 	assert_int_equal(btape_reader__open(&r, p, &msg), 0);
 	while (btape_reader__next(r, &ev) == 1) {
-		assert_true(n < nev);
+		assert_true(n < c->nev);
 		if (ev.sector != m.out[n])
 			fail_msg("event %" PRIu64 ": sector %" PRIu64 ", model %" PRIu64, n,
 				 ev.sector, m.out[n]);
+		if (tu_event_cmp(&ev, &orig[m.out[n]]))
+			fail_msg("event %" PRIu64 " (sector %" PRIu64 "): fields differ", n,
+				 ev.sector);
 		n++;
 	}
-	assert_int_equal(n, nev);
+	assert_int_equal(n, c->nev);
 	btape_reader__close(r);
+	btape_meta__free(&meta);
 	free(m.pend);
 	free(m.out);
+	free(orig);
 	tu_cleanup_dir(dir);
 }
 
 static void test_reorder_model(void **state)
 {
+	static const struct model_cfg runs[] = {
+		/* short lists: insertion sort and 8-bit digits */
+		{.seed = 1, .nev = 3000, .max = 1u << 20, .span_bits = 12, .advance_every = 97},
+		/* 11-bit digits, two and three passes */
+		{.seed = 2, .nev = 40000, .max = 1u << 20, .span_bits = 20, .advance_every = 6000,
+		 .want_held = 4096},
+		{.seed = 3, .nev = 40000, .max = 1u << 20, .span_bits = 30, .advance_every = 6000,
+		 .want_held = 4096},
+		/* keys 2^56 apart: six passes */
+		{.seed = 4, .nev = 20000, .max = 1u << 20, .span_bits = 56, .advance_every = 6000,
+		 .want_held = 4096},
+		/* the size limit, hit again and again, below and above the radix threshold */
+		{.seed = 5, .nev = 20000, .max = 100, .span_bits = 30, .advance_every = 400,
+		 .want_limit = true},
+		{.seed = 6, .nev = 30000, .max = 5000, .span_bits = 40, .advance_every = 20000,
+		 .want_held = 5001, .want_limit = true},
+		/* limits of one to four events */
+		{.seed = 7, .nev = 2000, .max = 1, .span_bits = 16, .advance_every = 97, .want_limit = true},
+		{.seed = 8, .nev = 2000, .max = 2, .span_bits = 16, .advance_every = 97, .want_limit = true},
+		{.seed = 9, .nev = 2000, .max = 3, .span_bits = 16, .advance_every = 97, .want_limit = true},
+		{.seed = 10, .nev = 2000, .max = 4, .span_bits = 16, .advance_every = 97, .want_limit = true},
+		/* no watermark at all: only the limit and the flushes release */
+		{.seed = 11, .nev = 20000, .max = 6000, .span_bits = 24, .want_held = 6001,
+		 .want_limit = true},
+		/* small chunks: a chunk is written in the middle of a release */
+		{.seed = 12, .nev = 20000, .max = 1u << 20, .span_bits = 20, .chunk_events = 7,
+		 .advance_every = 97},
+		{.seed = 13, .nev = 20000, .max = 3000, .span_bits = 20, .chunk_events = 257,
+		 .advance_every = 5000, .want_limit = true},
+	};
+
 	(void)state;
-	model_run(1, 3000, 1u << 20, 12);   /* short lists: insertion sort and 8-bit digits */
-	model_run(2, 40000, 1u << 20, 20);  /* 11-bit digits, two passes */
-	model_run(3, 40000, 1u << 20, 64);  /* keys over 2^62: six passes */
-	model_run(4, 20000, 100, 30);       /* the size limit, hit again and again */
-	model_run(5, 20000, 5000, 24);      /* the limit above the radix threshold */
-	model_run(6, 2000, 1, 16);          /* a limit of one event */
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+		model_run(&runs[i]);
 }
 
 static void test_tmp_rename_abort(void **state)
