@@ -347,35 +347,31 @@ static void pend_sort(struct btape_writer *w)
 	w->pend_tmp = b;
 }
 
-/* Appends x to the held events and its key to the pending list. */
-static int pend_push(struct btape_writer *w, const struct held *x, uint64_t key)
+/* Resizes *pp to n elements of size sz; false (and *pp untouched) without memory. */
+static bool grow(void *pp, size_t n, size_t sz)
 {
+	void *p = realloc(*(void **)pp, n * sz);
+
+	if (p)
+		*(void **)pp = p;
+	return p != NULL;
+}
+
+/* Appends x to the held events and its issue time to the pending keys. */
+static int pend_push(struct btape_writer *w, const struct held *x)
+{
+	const uint64_t key = x->ev.issue_ns;
+
 	if (w->npend == w->pend_cap) {
 		size_t cap = w->pend_cap ? w->pend_cap * 2 : 1024;
-		struct held *buf;
-		struct hkey *p;
-		uint8_t *g;
 
 		if (cap > w->reorder_max + 1)
 			cap = w->reorder_max + 1; /* the add past the limit releases */
-
-		p = realloc(w->pend, sizeof(*p) * cap);
-		if (!p)
+		if (!grow(&w->pend, cap, sizeof(*w->pend)) ||
+		    !grow(&w->pend_tmp, cap, sizeof(*w->pend_tmp)) ||
+		    !grow(&w->buf, cap, sizeof(*w->buf)) || !grow(&w->gone, cap, 1))
 			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
-		w->pend = p;
-		p = realloc(w->pend_tmp, sizeof(*p) * cap);
-		if (!p)
-			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
-		w->pend_tmp = p;
-		buf = realloc(w->buf, sizeof(*buf) * cap);
-		if (!buf)
-			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
-		w->buf = buf;
-		g = realloc(w->gone, cap);
-		if (!g)
-			return fail(w, -ENOMEM, "%s: out of memory (reorder buffer)", wname(w));
-		memset(g + w->pend_cap, 0, cap - w->pend_cap);
-		w->gone = g;
+		memset(w->gone + w->pend_cap, 0, cap - w->pend_cap);
 		w->pend_cap = cap;
 	}
 	w->buf[w->npend] = *x;
@@ -529,7 +525,7 @@ BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event
 		err = emit(w, &h);
 		cols_flush(w);
 	} else {
-		err = pend_push(w, &h, ev->issue_ns);
+		err = pend_push(w, &h);
 		if (err)
 			return err;
 		w->added++;
