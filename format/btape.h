@@ -227,6 +227,14 @@ int btape_writer__add(struct btape_writer *w, const struct btape_event *ev);
 int btape_writer__advance(struct btape_writer *w, uint64_t watermark_ns);
 /* Writes every held event now (as if the watermark were +inf) and makes it durable. */
 int btape_writer__flush(struct btape_writer *w);
+/*
+ * FN(CTX, EV) is called for every event as it is released, in the order the file holds them
+ * (issue order, but for late events: see __advance), before it is written: it may fill in
+ * fields that depend on the events issued before it (the recorder's queue depth at issue).
+ * NULL removes it. Set it before the first __add.
+ */
+void btape_writer__set_release_hook(struct btape_writer *w,
+				    void (*fn)(void *ctx, struct btape_event *ev), void *ctx);
 /* Loss accounting for the footer (adds to the running counts). */
 void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t inflight,
 			    uint64_t writer);

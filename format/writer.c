@@ -75,6 +75,9 @@ struct btape_writer {
 	uint64_t chunk_t0;
 	uint32_t adds_since_check;
 
+	void (*release_fn)(void *ctx, struct btape_event *ev);
+	void *release_ctx;
+
 	struct btape_intern *it;
 	uint32_t last_comm_id; /* the last event's name (UINT32_MAX: none yet) */
 	uint32_t *stamp, *local, stamp_cap, gen;
@@ -255,11 +258,13 @@ static int flush_chunk(struct btape_writer *w)
 	return 0;
 }
 
-static int emit(struct btape_writer *w, const struct held *h)
+static int emit(struct btape_writer *w, struct held *h)
 {
 	const struct btape_event *e = &h->ev;
 	struct btape_summary *s = &w->sum;
 
+	if (w->release_fn)
+		w->release_fn(w->release_ctx, &h->ev);
 	if (!w->nc)
 		w->chunk_t0 = mono_ns();
 	w->blk_ev[w->nblk] = e;
@@ -348,6 +353,13 @@ static void pend_sort(struct btape_writer *w)
 }
 
 /* Resizes *pp to n elements of size sz; false (and *pp untouched) without memory. */
+void btape_writer__set_release_hook(struct btape_writer *w,
+				    void (*fn)(void *ctx, struct btape_event *ev), void *ctx)
+{
+	w->release_fn = fn;
+	w->release_ctx = ctx;
+}
+
 static bool grow(void *pp, size_t n, size_t sz)
 {
 	void *p = realloc(*(void **)pp, n * sz);
