@@ -30,6 +30,13 @@ const volatile bool filter_cgroup_on = false;
 const volatile bool have_io_start = true; /* attribute at block_io_start, else at insert */
 const volatile bool have_bpf_loop = false; /* the kernel has bpf_loop (5.17+) */
 const volatile bool have_task_btf = false; /* the kernel has bpf_get_current_task_btf (5.11+) */
+/*
+ * Count the queue depth here (a per-device atomic counter, written at issue and completion:
+ * its cache line moves between the issuing and the completing CPU on every I/O). Without a
+ * task filter user space derives the same count from the recorded times instead
+ * (recorder/rec_qd.c), and this is off.
+ */
+const volatile bool kernel_qd = true;
 /* Up to MAX_DEV_LIST recorded devices are matched by a scan of this list (no map lookup). */
 #define MAX_DEV_LIST 16
 /*
@@ -461,6 +468,8 @@ static __always_inline void mark_issued(struct biotape_rq_event *e, __u32 idx)
 	c = cnt();
 	if (c)
 		c->issued++;
+	if (!kernel_qd)
+		return;
 	ds = bpf_map_lookup_elem(&devstate, &idx);
 	if (ds)
 		e->qd = __sync_fetch_and_add(&ds->inflight, 1) + 1;
@@ -474,6 +483,8 @@ static __always_inline void unmark_issued(struct biotape_rq_event *e)
 	if (!(e->attr & BIOTAPE_ATTR_ISSUED))
 		return;
 	e->attr &= ~BIOTAPE_ATTR_ISSUED;
+	if (!kernel_qd)
+		return;
 	ds = bpf_map_lookup_elem(&devstate, &idx);
 	if (ds)
 		__sync_fetch_and_add(&ds->inflight, -1);

@@ -5,6 +5,7 @@
 #include "btape.h"
 #include "rec_core.h"
 #include "rec_dev.h"
+#include "rec_qd.h"
 #ifdef BIOTAPE_HAVE_BPF
 #include "rec_bpf.h"
 #endif
@@ -589,6 +590,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_bpf_opts bo = { 0 };
 	struct rec_bpf *bpf = NULL;
 	struct rec_core *core = NULL;
+	struct rec_qd *qd = NULL;
 	struct rec_core_opts co = { 0 };
 	struct rec_sink sink;
 	struct rec_run run = { 0 };
@@ -673,6 +675,20 @@ int cmd_record(int argc, char **argv)
 		cli_err("record: cannot write '%s': %s", o.out,
 			w ? btape_writer__errmsg(w) : strerror(-err));
 		goto cleanup;
+	}
+
+	/*
+	 * Queue depth: derived from the recorded times as events are written, unless a task
+	 * filter leaves some of a device's requests out of the trace (rec_qd.h).
+	 */
+	bo.user_qd = !o.pid && !o.comm && cgroup_fd < 0;
+	if (bo.user_qd) {
+		err = rec_qd__new(&qd);
+		if (err) {
+			cli_err("record: out of memory");
+			goto fail_output;
+		}
+		btape_writer__set_release_hook(w, rec_qd__fill, qd);
 	}
 
 	run.max_events = o.max_events;
@@ -901,6 +917,7 @@ cleanup:
 	rec_core__free(core);
 	if (w)
 		btape_writer__abort(w);
+	rec_qd__free(qd);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	free(kdevs);

@@ -228,6 +228,7 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	}
 	skel->rodata->filter_cgroup_on = o->cgroup_fd >= 0;
 	skel->rodata->have_io_start = have_io_start;
+	skel->rodata->kernel_qd = !o->user_qd;
 	{
 		/* Fault injection for the tests: see test_skip_complete in biotape.bpf.c. */
 		const char *t = getenv("BIOTAPE_TEST_SKIP_COMPLETE");

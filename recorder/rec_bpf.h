@@ -28,6 +28,7 @@ struct rec_bpf_opts {
 	int cgroup_fd;           /* -1: any; else an open cgroup v2 directory */
 	uint32_t self_pid;       /* never recorded */
 	bool raw_tp_only;        /* skip tp_btf (tests of the fallback) */
+	bool user_qd;            /* queue depth derived in user space (rec_qd.h): no counter */
 };
 
 /* Called for every record consumed from a ring; a non-zero return stops the current poll. */

@@ -19,6 +19,11 @@ p.add_argument("--wall-ns", type=int, help="latencies must be below this")
 p.add_argument("--seq-min", type=float, help="share of reads/writes that continue the previous one")
 p.add_argument("--attributed", action="append", default=[], help="OP: every event of OP has --comm")
 p.add_argument("--no-insert-ok", action="store_true")
+p.add_argument("--qd-max", type=int, help="no queue depth above this (the job's iodepth)")
+p.add_argument("--qd-exact", action="store_true",
+               help="every queue depth is the count of the device's requests issued before it "
+               "and not yet completed, plus one, as computed here from the trace's own times "
+               "(the recorder derives it so without a task filter)")
 p.add_argument("--summary", help="the recorder's stderr: events without a completion time are "
                "allowed when, and only as many as, its summary says (a kernel can skip a "
                "program; recorder/README.md)")
@@ -117,6 +122,29 @@ for op in a.attributed:
     bad = [r for r in rows if r["op"] == op and r["pid"] not in comm_pids]
     if bad:
         errors.append(f"{len(bad)} {op} events not attributed to {a.comm}: {bad[0]}")
+if a.qd_max is not None:
+    over = [r for r in rows if r["qd"] and int(r["qd"]) > a.qd_max]
+    if over:
+        errors.append(f"{len(over)} events with a queue depth above {a.qd_max}: {over[0]}")
+if a.qd_exact:
+    in_flight = {}  # device -> completion times of the requests issued so far
+    wrong = 0
+    for r in rows:  # the file's order: issue order
+        issue = int(r["issue_ns"])
+        done = [c for c in in_flight.get(r["dev"], []) if c > issue]
+        want = len(done) + 1
+        if r["complete_ns"] and int(r["complete_ns"]) > issue:
+            done.append(int(r["complete_ns"]))
+        in_flight[r["dev"]] = done
+        if not r["qd"] or int(r["qd"]) != want:
+            if not wrong:
+                errors.append(f"queue depth {r['qd']}, expected {want}: {r}")
+            wrong += 1
+    if wrong:
+        errors.append(f"{wrong} events with another queue depth")
+    depths = [int(r["qd"]) for r in rows if r["qd"]]
+    if depths:
+        print(f"queue depth: max {max(depths)}, mean {sum(depths) / len(depths):.2f}")
 if a.seq_min is not None:
     share = seq / total_rw if total_rw else 0
     if share < a.seq_min:

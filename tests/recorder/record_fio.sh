@@ -25,7 +25,8 @@ writes=$(fio_total "$D/a.json" write)
 "$BIOTAPE" dump --csv "$D/a.btape" > "$D/a.csv" || fail "dump"
 python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/a.csv" --summary "$D/a.err" --comm fio \
 	--expect read="$reads" --expect write="$writes" --sizes 4096,16384,65536 \
-	--dev-bytes "$DEV_BYTES" --wall-ns "$wall" || fail "trace a does not match fio"
+	--dev-bytes "$DEV_BYTES" --wall-ns "$wall" --qd-max 16 --qd-exact ||
+	fail "trace a does not match fio"
 # fio ran with --thread: one process did every I/O.
 npids=$(awk -F, 'NR > 1 && $12 == "fio" { print $10 }' "$D/a.csv" | sort -u | wc -l)
 [ "$npids" -eq 1 ] || fail "fio's I/O attributed to $npids pids"
@@ -48,7 +49,7 @@ python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/b.csv" --summary "$REC_
 	--only-pid "$FIO_PID" \
 	--pid "$FIO_PID" --expect read="$(fio_total "$D/b.json" read)" \
 	--expect write="$(fio_total "$D/b.json" write)" --sizes 4096,16384,65536 \
-	--dev-bytes "$DEV_BYTES" || fail "trace b (-p) does not match fio"
+	--dev-bytes "$DEV_BYTES" --qd-max 16 || fail "trace b (-p) does not match fio"
 [ "$(rec_lost)" = "0 0 0" ] || fail "lost events: $(rec_lost)"
 
 # 3. Where requests are kept: one slot per tag, indexed by the driver tag without an I/O
@@ -82,7 +83,8 @@ for way in none mq-deadline hash raw_tp; do
 		--comm fio \
 		--expect read="$(fio_total "$D/c.json" read)" \
 		--expect write="$(fio_total "$D/c.json" write)" --sizes 4096,16384,65536 \
-		--dev-bytes "$DEV_BYTES" || fail "trace c ($way) does not match fio"
+		--dev-bytes "$DEV_BYTES" --qd-max 16 --qd-exact ||
+		fail "trace c ($way) does not match fio"
 	[ "$(info_get "$D/c.btape" order_violations)" = 0 ] || fail "($way) out of issue order"
 	grep -q "lost 0 events" "$D/c.err" || { cat "$D/c.err"; fail "($way) lost events"; }
 done
