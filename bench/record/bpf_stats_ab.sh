@@ -7,17 +7,9 @@
 set -eu
 ROUNDS=$1
 shift
-W=$(mktemp -d /dev/shm/biotape-bench-ab.XXXXXX)
-LOOP=
-cleanup() {
-	sysctl -qw kernel.bpf_stats_enabled=0
-	[ -n "$LOOP" ] && losetup -d "$LOOP"
-	rm -rf "$W"
-}
-trap cleanup EXIT
-truncate -s 1G "$W/disk.img"
-LOOP=$(losetup -f --show --direct-io=on "$W/disk.img")
-dd if=/dev/zero of="$LOOP" bs=1M count=1024 oflag=direct status=none
+bench_on_exit() { sysctl -qw kernel.bpf_stats_enabled=0; }
+. "$(dirname "$0")/lib.sh"
+bench_setup biotape-bench-ab
 : >"$W/rows"
 sysctl -qw kernel.bpf_stats_enabled=1
 for r in $(seq "$ROUNDS"); do

@@ -10,19 +10,8 @@ set -eu
 BIOTAPE=${BIOTAPE:-biotape}
 REPS=${1:-4}
 RUNTIME=${2:-4}
-W=$(mktemp -d /dev/shm/biotape-cpu.XXXXXX)
-LOOP= LOOP2=
-cleanup() {
-	[ -n "$LOOP" ] && losetup -d "$LOOP"
-	[ -n "$LOOP2" ] && losetup -d "$LOOP2"
-	rm -rf "$W"
-}
-trap cleanup EXIT
-truncate -s 1G "$W/disk.img"
-LOOP=$(losetup -f --show --direct-io=on "$W/disk.img")
-truncate -s 16M "$W/idle.img"
-LOOP2=$(losetup -f --show --direct-io=on "$W/idle.img")
-dd if=/dev/zero of="$LOOP" bs=1M count=1024 oflag=direct status=none
+. "$(dirname "$0")/lib.sh"
+bench_setup biotape-cpu idle
 HZ=$(getconf CLK_TCK)
 busy_idle() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 

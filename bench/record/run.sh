@@ -13,22 +13,10 @@ BIOTAPE=${BIOTAPE:-biotape}
 REPS=${1:-10}
 RUNTIME=${2:-2}
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=$(mktemp -d /dev/shm/biotape-bench.XXXXXX)
-LOOP= LOOP2=
-cleanup() {
-	[ -n "$LOOP" ] && losetup -d "$LOOP"
-	[ -n "$LOOP2" ] && losetup -d "$LOOP2"
-	rm -rf "$W"
-}
-trap cleanup EXIT
 # bpftrace's tracepoint probes need tracefs.
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
-truncate -s 1G "$W/disk.img"
-LOOP=$(losetup -f --show --direct-io=on "$W/disk.img")
-truncate -s 16M "$W/idle.img"
-LOOP2=$(losetup -f --show --direct-io=on "$W/idle.img")
-# Fill the backing file so reads are real tmpfs reads, not holes.
-dd if=/dev/zero of="$LOOP" bs=1M count=1024 oflag=direct status=none
+. "$HERE/lib.sh"
+bench_setup biotape-bench idle
 TICK=$(getconf CLK_TCK)
 RES="$W/results.txt"
 : > "$RES"
