@@ -352,14 +352,15 @@ static void pend_sort(struct btape_writer *w)
 	w->pend_tmp = b;
 }
 
-/* Resizes *pp to n elements of size sz; false (and *pp untouched) without memory. */
-void btape_writer__set_release_hook(struct btape_writer *w,
-				    void (*fn)(void *ctx, struct btape_event *ev), void *ctx)
+BTAPE_API void btape_writer__set_release_hook(struct btape_writer *w,
+					      void (*fn)(void *ctx, struct btape_event *ev),
+					      void *ctx)
 {
 	w->release_fn = fn;
 	w->release_ctx = ctx;
 }
 
+/* Resizes *pp to n elements of size sz; false (and *pp untouched) without memory. */
 static bool grow(void *pp, size_t n, size_t sz)
 {
 	void *p = realloc(*(void **)pp, n * sz);

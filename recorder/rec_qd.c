@@ -72,8 +72,12 @@ static int heap_push(struct qd_heap *h, uint64_t x)
 	return 0;
 }
 
+#define QD_MAX_DEV (1u << 20) /* beyond any device table */
+
 static struct qd_heap *dev_heap(struct rec_qd *q, uint32_t dev)
 {
+	if (dev >= QD_MAX_DEV)
+		return NULL;
 	if (dev >= q->ndev) {
 		uint32_t n = dev + 1 > 2 * q->ndev ? dev + 1 : 2 * q->ndev;
 		struct qd_heap *d = realloc(q->dev, sizeof(*d) * n);
@@ -92,7 +96,7 @@ void rec_qd__fill(void *ctx, struct btape_event *ev)
 {
 	struct qd_heap *h = dev_heap(ctx, ev->dev);
 
-	if (!h) { /* out of memory: the event goes without a queue depth */
+	if (!h) { /* out of memory (or no such device): the event goes without a queue depth */
 		ev->present &= ~BTAPE_HAS_QD;
 		return;
 	}

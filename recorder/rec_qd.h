@@ -19,8 +19,10 @@ int rec_qd__new(struct rec_qd **qp);
 void rec_qd__free(struct rec_qd *q);
 /*
  * The writer's release hook (btape_writer__set_release_hook; CTX is the rec_qd): sets EV's qd
- * and BTAPE_HAS_QD. Events must come in issue order per device; a late one is counted
- * against the requests still in flight at the latest issue seen.
+ * and BTAPE_HAS_QD (cleared for a device index past any table, or without memory). Events
+ * must come in issue order per device. A late one (written after later-issued ones) gets
+ * 1 + what its device had in flight at the device's latest issue, and the events released
+ * before it never counted it.
  */
 void rec_qd__fill(void *ctx, struct btape_event *ev);
 

@@ -34,6 +34,14 @@ echo "requests: $nrq events, $rqw bytes written; bios: $nbio events, $biow bytes
 [ "$rqw" -gt 1000000 ] || fail "only $rqw bytes written at the request layer"
 [ "$nbio" -gt $((2 * nrq)) ] || fail "bios were not merged ($nbio bios, $nrq requests): test is void"
 [ "$biow" = "$rqw" ] || fail "bio layer recorded $biow bytes of writes, the request layer $rqw"
+# No task filter: the queue depth is derived from the recorded times, for requests and bios.
+for l in rq bio; do
+	err=$RQ_ERR
+	[ "$l" = bio ] && err=$BIO_ERR
+	"$BIOTAPE" dump --csv "$D/$l.btape" > "$D/$l.csv" || fail "dump $l"
+	python3 "$BIOTAPE_SRC/tests/recorder/check_trace.py" "$D/$l.csv" --summary "$err" \
+		--no-insert-ok --qd-exact || fail "$l layer: queue depth"
+done
 REC_ERR=$BIO_ERR
 [ "$(rec_lost)" = "0 0 0" ] || fail "bio layer lost events: $(rec_lost)"
 pass "record_bio_merged: $nbio bios = $nrq requests = $rqw bytes"

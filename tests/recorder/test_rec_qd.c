@@ -83,6 +83,18 @@ static void test_ties_and_devices(void **state)
 	run(e, want, 7);
 }
 
+static void test_bad_device(void **state)
+{
+	(void)state;
+	struct rec_qd *q;
+	struct btape_event e = ev(UINT32_MAX, 10, 20);
+
+	assert_int_equal(rec_qd__new(&q), 0);
+	rec_qd__fill(q, &e);
+	assert_false(e.present & BTAPE_HAS_QD); /* no depth rather than a wild index */
+	rec_qd__free(q);
+}
+
 /* Brute force: 1 + earlier events of the device (in order) still in flight at the issue. */
 static uint32_t model(const struct btape_event *e, size_t i)
 {
@@ -170,17 +182,38 @@ static void test_writer_hook(void **state)
 		if (i % 64 == 63)
 			assert_int_equal(btape_writer__advance(w, e[i].issue_ns - 100), 0);
 	}
+	/*
+	 * A late event, after everything was released: written at once (the writer's direct
+	 * path), still through the hook. It counts what its device had in flight at the
+	 * device's latest issue (rec_qd.h): an approximation, pinned here.
+	 */
+	struct btape_event late = ev(0, 1500, 1600);
+	uint64_t last0 = 0;
+	uint32_t late_want = 1;
+
+	late.qd = 999;
+	assert_int_equal(btape_writer__advance(w, UINT64_MAX), 0);
+	assert_int_equal(btape_writer__add(w, &late), 0);
+	for (size_t j = 0; j < N; j++)
+		last0 = e[j].dev == 0 ? e[j].issue_ns : last0;
+	for (size_t j = 0; j < N; j++)
+		late_want += e[j].dev == 0 && e[j].complete_ns > last0;
 	assert_int_equal(btape_writer__close(w), 0);
 	assert_int_equal(btape_reader__open(&r, path, NULL), 0);
 	while (btape_reader__next(r, &got) == 1) {
-		assert_true(n < N);
-		assert_int_equal(got.issue_ns, e[n].issue_ns);
+		assert_true(n <= N);
 		assert_true(got.present & BTAPE_HAS_QD);
-		if (got.qd != model(e, n))
-			fail_msg("event %zu: qd %u, want %u", n, got.qd, model(e, n));
+		if (n == N) { /* the late one, last in the file */
+			assert_int_equal(got.issue_ns, late.issue_ns);
+			assert_int_equal(got.qd, late_want);
+		} else {
+			assert_int_equal(got.issue_ns, e[n].issue_ns);
+			if (got.qd != model(e, n))
+				fail_msg("event %zu: qd %u, want %u", n, got.qd, model(e, n));
+		}
 		n++;
 	}
-	assert_int_equal(n, N);
+	assert_int_equal(n, N + 1);
 	btape_reader__close(r);
 	rec_qd__free(q);
 	btape_meta__free(&meta);
@@ -191,9 +224,8 @@ static void test_writer_hook(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_known_depths),
-		cmocka_unit_test(test_ties_and_devices),
-		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_known_depths), cmocka_unit_test(test_ties_and_devices),
+		cmocka_unit_test(test_bad_device),   cmocka_unit_test(test_model),
 		cmocka_unit_test(test_writer_hook),
 	};
 
