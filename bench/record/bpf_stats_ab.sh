@@ -15,13 +15,14 @@ sysctl -qw kernel.bpf_stats_enabled=1
 for r in $(seq "$ROUNDS"); do
 	for b in "$@"; do
 		"$b" record -v -o "$W/t.btape" -d "$LOOP" 2>"$W/rec.err" &
-		pid=$!
-		until grep -q "programs attached" "$W/rec.err"; do sleep 0.1; done
+		pid=$! BENCH_PID=$!
+		bench_wait "$pid" "$W/rec.err"
 		fio --name=rr --filename="$LOOP" --rw=randread --bs=4k --iodepth=32 \
 			--ioengine=io_uring --direct=1 --norandommap --time_based --runtime=2 \
 			--size=1G --output-format=json --output="$W/f.json" >/dev/null
 		kill -INT "$pid"
 		wait "$pid"
+		BENCH_PID=
 		sed 's/^biotape: record: //' "$W/rec.err" |
 			awk -v b="$b" '/ns\/call/ { print b, $1, $2 }' >>"$W/rows"
 		python3 -c 'import json,sys; print(sys.argv[2], "IOPS", int(json.load(open(sys.argv[1]))["jobs"][0]["read"]["iops"]))' \

@@ -5,6 +5,7 @@
 # steal) over the fio run divided by its I/Os, and the idle share. On a machine whose CPUs the
 # workload keeps busy, the IOPS ratio of a tracer is about untraced CPU per I/O / (that + the
 # tracer's CPU per I/O): the budget a tracer has (docs/BENCHMARKS.md, recorder run 7).
+# The /proc/stat window also covers fio's start and exit, the same in every mode.
 # Run as root: BIOTAPE=build/bin/biotape bench/record/cpu_per_io.sh [REPS] [RUNTIME_S]
 set -eu
 BIOTAPE=${BIOTAPE:-biotape}
@@ -24,11 +25,8 @@ for rep in $(seq "$REPS"); do
 				dev=$LOOP
 				[ "$mode" = floor ] && dev=$LOOP2
 				"$BIOTAPE" record -v -o "$W/t.btape" -d "$dev" 2>"$W/rec.err" &
-				pid=$!
-				until grep -q "programs attached" "$W/rec.err"; do
-					kill -0 "$pid" 2>/dev/null || { cat "$W/rec.err"; exit 1; }
-					sleep 0.1
-				done
+				pid=$! BENCH_PID=$!
+				bench_wait "$pid" "$W/rec.err"
 			fi
 			read -r b0 i0 < <(busy_idle)
 			fio --name=rr --filename="$LOOP" --rw=randread --bs=4k --iodepth=32 \
@@ -39,6 +37,7 @@ for rep in $(seq "$REPS"); do
 			if [ -n "$pid" ]; then
 				kill -INT "$pid"
 				wait "$pid"
+				BENCH_PID=
 			fi
 			rm -f "$W/t.btape"
 			python3 - "$W/f.json" "$rep" "$jobs" "$mode" "$((b1 - b0))" "$((i1 - i0))" \

@@ -1,9 +1,15 @@
 # Shared setup of the recorder benchmarks (sourced): $W, a temporary directory in /dev/shm;
 # $LOOP, a loop device with direct I/O over a 1 GiB file there, filled so reads are real tmpfs
-# reads; with "idle", $LOOP2 over a 16 MiB file that no benchmark touches. All of it is removed
-# on exit, after the caller's bench_on_exit if it defines one.
+# reads; with "idle", $LOOP2 over a 16 MiB file that no benchmark touches. On exit the
+# caller's bench_on_exit runs (if it defines one), a tracer still running as $BENCH_PID is
+# stopped, and the devices and files are removed, each step whatever the others did.
 bench_cleanup() {
+	set +e
 	if declare -F bench_on_exit >/dev/null; then bench_on_exit; fi
+	if [ -n "${BENCH_PID:-}" ]; then
+		kill -INT "$BENCH_PID" 2>/dev/null
+		wait "$BENCH_PID" 2>/dev/null
+	fi
 	[ -n "${LOOP:-}" ] && losetup -d "$LOOP"
 	[ -n "${LOOP2:-}" ] && losetup -d "$LOOP2"
 	rm -rf "$W"
@@ -11,7 +17,7 @@ bench_cleanup() {
 
 bench_setup() { # bench_setup NAME [idle]
 	W=$(mktemp -d "/dev/shm/$1.XXXXXX")
-	LOOP= LOOP2=
+	LOOP= LOOP2= BENCH_PID=
 	trap bench_cleanup EXIT
 	truncate -s 1G "$W/disk.img"
 	LOOP=$(losetup -f --show --direct-io=on "$W/disk.img")
@@ -20,4 +26,19 @@ bench_setup() { # bench_setup NAME [idle]
 		LOOP2=$(losetup -f --show --direct-io=on "$W/idle.img")
 	fi
 	dd if=/dev/zero of="$LOOP" bs=1M count=1024 oflag=direct status=none
+}
+
+# bench_wait PID FILE... : until one of FILE says PATTERN ($BENCH_READY, default "programs
+# attached"); fails with the tracer's messages if it exits first.
+bench_wait() {
+	local pid=$1
+	shift
+	until grep -q "${BENCH_READY:-programs attached}" "$@" 2>/dev/null; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			cat "$@" >&2
+			echo "the tracer exited before it was ready" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
 }

@@ -54,13 +54,14 @@ for rep in $(seq "$REPS"); do
 				[ "$mode" = floor ] && dev=$LOOP2
 				[ "$mode" = base ] && bin=$BASE
 				"$bin" record -v -o "$W/t.btape" -d "$dev" 2>"$W/rec.err" &
-				pid=$!
-				until grep -q "programs attached" "$W/rec.err"; do sleep 0.1; done
+				pid=$! BENCH_PID=$!
+				bench_wait "$pid" "$W/rec.err"
 				c0=$(cpu_ticks "$pid")
 				run_fio "$jobs" "$W/f.json"
 				c1=$(cpu_ticks "$pid")
 				kill -INT "$pid"
 				wait "$pid"
+				BENCH_PID=
 				cpu=$(python3 -c "print(round(($c1 - $c0) * 100 / $TICK / $RUNTIME, 1))")
 				events=$(sed -n 's/.*recorded \([0-9]*\) events.*/\1/p' "$W/rec.err")
 				lost=$(sed -n 's/.*lost \([0-9]*\) events.*/\1/p' "$W/rec.err")
@@ -69,14 +70,15 @@ for rep in $(seq "$REPS"); do
 				;;
 			bpftrace)
 				bpftrace -B full "$HERE/biosnoop.bt" >"$W/t.txt" 2>"$W/bt.err" &
-				pid=$!
-				until grep -q "Attaching" "$W/bt.err" "$W/t.txt" 2>/dev/null; do sleep 0.1; done
+				pid=$! BENCH_PID=$!
+				BENCH_READY=Attaching bench_wait "$pid" "$W/bt.err" "$W/t.txt"
 				sleep 0.5
 				c0=$(cpu_ticks "$pid")
 				run_fio "$jobs" "$W/f.json"
 				c1=$(cpu_ticks "$pid")
 				kill -INT "$pid"
 				wait "$pid" || true
+				BENCH_PID=
 				cpu=$(python3 -c "print(round(($c1 - $c0) * 100 / $TICK / $RUNTIME, 1))")
 				events=$(grep -vc "^Attaching\|^$\|^Lost" "$W/t.txt" || true)
 				lost=$(sed -n 's/.*Lost \([0-9]*\) events.*/\1/p' "$W/bt.err" "$W/t.txt" | awk '{ s += $1 } END { print s + 0 }')
@@ -92,13 +94,15 @@ done
 
 # In-kernel cost per I/O of the recorder's programs (kernel.bpf_stats_enabled, one extra run;
 # the recorder prints per-program times with -v).
+bench_on_exit() { sysctl -qw kernel.bpf_stats_enabled=0; }
 sysctl -qw kernel.bpf_stats_enabled=1
 "$BIOTAPE" record -v -o "$W/s.btape" -d "$LOOP" 2>"$W/rec.err" &
-pid=$!
-until grep -q "programs attached" "$W/rec.err"; do sleep 0.1; done
+pid=$! BENCH_PID=$!
+bench_wait "$pid" "$W/rec.err"
 run_fio 1 "$W/f.json"
 kill -INT "$pid"
 wait "$pid"
+BENCH_PID=
 sysctl -qw kernel.bpf_stats_enabled=0
 echo "BPF cost (bpf_stats, 1 job, $(iops "$W/f.json") IOPS):"
 grep -E "ns/call|per recorded" "$W/rec.err" | sed 's/^biotape: record: /  /'
