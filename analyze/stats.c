@@ -194,139 +194,6 @@ static inline void autorange_add(struct autorange *r, uint64_t v, uint64_t n)
 	r->bins[v >> r->shift] += n;
 }
 
-/*
- * In-flight completions as a sorted array v[head..n) (cheaper than a binary heap, measured);
- * v[0..head) are expired. The QHEAP_PAD slots from n hold UINT64_MAX: the expiry reads the
- * first four slots from head at once, independent loads and no bound check. QHEAP_WIN slots
- * before v[0] (the allocation starts there) let the insertion window read below v[0].
- */
-#define QHEAP_PAD 4
-#define QHEAP_WIN 8
-
-static inline void qheap_pad(uint64_t *v, uint32_t n)
-{
-	for (uint32_t i = 0; i < QHEAP_PAD; i++)
-		v[n + i] = UINT64_MAX;
-}
-
-/* Makes room for one more (compacts or grows); false when the array is at its bound. */
-static bool qheap_make_room(struct qheap *h)
-{
-	if (h->head) {
-		uint32_t live = h->n - h->head;
-
-		memmove(h->v, h->v + h->head, live * sizeof(*h->v));
-		h->n = live;
-		h->head = 0;
-		qheap_pad(h->v, h->n);
-		return true;
-	}
-	uint32_t ncap = h->cap ? h->cap * 2 : 64;
-	uint64_t *nv;
-
-	if (ncap > STATS_QD_HEAP_MAX ||
-	    !(nv = realloc(h->v ? h->v - QHEAP_WIN : NULL,
-			   (QHEAP_WIN + ncap + QHEAP_PAD) * sizeof(*nv))))
-		return false;
-	nv += QHEAP_WIN;
-	if (!h->cap) {
-		memset(nv - QHEAP_WIN, 0, QHEAP_WIN * sizeof(*nv));
-		qheap_pad(nv, 0);
-	}
-	h->v = nv; /* the slots before v[0] and the pad past n moved along */
-	h->cap = ncap;
-	return true;
-}
-
-static void qheap_free(struct qheap *h)
-{
-	if (h->v)
-		free(h->v - QHEAP_WIN);
-	h->v = NULL;
-}
-
-static inline void qheap_push(struct qheap *h, uint64_t v)
-{
-	if (h->n == h->cap && !qheap_make_room(h)) {
-		h->untracked++;
-		return;
-	}
-	uint64_t *p = h->v + h->n;
-
-	/*
-	 * The insertion point is random on real traces (random device times): a scan from the
-	 * end mispredicts its exit about once per push (42% of all mispredicts, measured).
-	 * Instead each slot j of an 8-slot window takes max(p[j-1], min(p[j], v)) (p sorted:
-	 * the old p[j] below the insertion point, v at it, p[j-1] above), top down so that
-	 * each step reads old values: per slot a load, a compare, two cmovs and a store, no
-	 * branch, and the loads are of the 8-byte slots the previous push stored (forwarded).
-	 * When the insertion point is below the window (13% of pushes on the bench trace), the
-	 * window moves up whole and the next 8 slots down are tried. Slots below head are
-	 * expired and may hold anything (issue times can go backwards): a 0 under head makes
-	 * the step at head right and the steps below it write only expired slots; the scan is
-	 * kept for a window that would cross head while the slot under it is later than v.
-	 * Measured and not kept: a branchless binary search plus a fixed 16-slot move
-	 * (dependent loads, 2.5x the time of the scan); a 16-slot window (twice the
-	 * instructions, slower in a micro-benchmark); AVX2 windows (8 slots: no faster; 16:
-	 * slower, their unaligned loads straddle the previous push's stores).
-	 */
-	uint64_t *lo = h->v + h->head;
-
-	lo[-1] = 0;
-	while (__builtin_expect(p[-QHEAP_WIN] > v, 0)) {
-		if (p - QHEAP_WIN < lo) { /* only when issue times went backwards */
-			while (p > lo && p[-1] > v) {
-				*p = p[-1];
-				p--;
-			}
-			*p = v;
-			goto done;
-		}
-#pragma GCC unroll 8
-		for (int j = 0; j > -QHEAP_WIN; j--) /* the whole window moves up */
-			p[j] = p[j - 1];
-		p -= QHEAP_WIN; /* p[0] now is larger than v, as the pad was */
-	}
-	uint64_t m = v; /* min(p[j], v), first for j = 0: p[0] is larger than v */
-
-#pragma GCC unroll 8
-	for (int j = 0; j > -QHEAP_WIN; j--) {
-		uint64_t b = p[j - 1];
-		bool above = b > v; /* one compare for both selects */
-
-		p[j] = above ? b : m;
-		m = above ? v : b;
-	}
-done:
-	h->n++;
-	h->v[h->n + QHEAP_PAD - 1] = UINT64_MAX; /* the rest of the pad was there already */
-}
-
-static inline uint32_t qheap_count(const struct qheap *h)
-{
-	return h->n - h->head;
-}
-
-/* Drops the completions at or before t (sorted: those are a prefix). */
-static inline void qheap_expire(struct qheap *h, uint64_t t)
-{
-	if (!h->v)
-		return;
-	const uint64_t *v = h->v + h->head;
-
-	if (t == UINT64_MAX) {
-		h->head = h->n;
-		return;
-	}
-	uint32_t c = (v[0] <= t) + (v[1] <= t) + (v[2] <= t) + (v[3] <= t);
-
-	h->head += c;
-	if (c == 4) {
-		while (h->v[h->head] <= t)
-			h->head++;
-	}
-}
-
 /* Bits needed for b (0 for 0): the log2 size bin. */
 static inline unsigned int size_bin(uint64_t b)
 {
@@ -759,7 +626,7 @@ static void dev_free(struct devstat *d)
 	free(d->acc.lat);
 	free(d->lba.bins);
 	free(d->heat);
-	qheap_free(&d->inflight);
+	inflight_free(&d->inflight);
 }
 
 void stats__free(struct stats *s)
@@ -1083,11 +950,11 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	if (ev->present & BTAPE_HAS_QD) {
 		qd = ev->qd;
 	} else if (has_c) {
-		struct qheap *h = &d->inflight;
+		struct btape_inflight *h = &d->inflight;
 
-		qheap_expire(h, ev->issue_ns);
-		qd = qheap_count(h) + 1;
-		qheap_push(h, ev->complete_ns);
+		inflight_expire(h, ev->issue_ns);
+		qd = inflight_count(h) + 1;
+		inflight_push(h, ev->complete_ns);
 	} else {
 		s->qd_missing++;
 	}
@@ -1396,11 +1263,11 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 		if (!full && (ev->present & BTAPE_HAS_QD)) {
 			qd = ev->qd;
 		} else if (has_c) {
-			struct qheap *h = &s->devs[ev->dev].inflight;
+			struct btape_inflight *h = &s->devs[ev->dev].inflight;
 
-			qheap_expire(h, ev->issue_ns);
-			qd = qheap_count(h) + 1;
-			qheap_push(h, ev->complete_ns);
+			inflight_expire(h, ev->issue_ns);
+			qd = inflight_count(h) + 1;
+			inflight_push(h, ev->complete_ns);
 		} else {
 			s->qd_missing++;
 		}

@@ -11,6 +11,7 @@
 
 #include "btape.h"
 #include "hist.h"
+#include "inflight.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,7 +28,7 @@
 #define STATS_SIZE_LOG2_BINS 65		     /* bin k: sizes in [2^(k-1), 2^k); bin 0: size 0 */
 #define STATS_WS_BLOCK 4096ull		     /* working-set block size */
 #define STATS_WS_LIMIT_DEFAULT (1u << 20)    /* blocks tracked exactly before sampling starts */
-#define STATS_QD_HEAP_MAX (1u << 20)	     /* in-flight completions tracked per device */
+#define STATS_QD_HEAP_MAX BTAPE_INFLIGHT_MAX /* in-flight completions tracked per device */
 #define STATS_NEAR_SEQ_DEFAULT (128u * 1024) /* near-sequential window, bytes */
 #define STATS_IDLE_MIN_DEFAULT_NS 1000000ull /* idle periods shorter than this are not counted */
 
@@ -88,17 +89,6 @@ struct autorange {
 	uint64_t *bins;
 };
 
-/*
- * Completion times of the requests in flight on a device, sorted: v[head..n); the allocation
- * starts a few slots before v (stats.c). untracked: requests counted at their issue but not
- * kept in flight (STATS_QD_HEAP_MAX in flight, or no memory), so later depths are too low.
- */
-struct qheap {
-	uint64_t *v;
-	uint32_t head, n, cap;
-	uint64_t untracked;
-};
-
 struct devstat {
 	char name[BTAPE_NAME_MAX];
 	uint64_t size_bytes;
@@ -110,7 +100,7 @@ struct devstat {
 	unsigned int heat_tshift, heat_lshift;
 	uint32_t *heat;		   /* [STATS_HEAT_L][STATS_HEAT_T] */
 	uint64_t min_off, max_end; /* byte range touched by reads/writes */
-	struct qheap inflight;
+	struct btape_inflight inflight;
 };
 
 struct procstat {
@@ -173,7 +163,7 @@ struct stats {
 	struct hist *qd;     /* queue depth at issue */
 	bool qd_from_trace;  /* false: computed from issue/completion times */
 	uint64_t qd_missing; /* events with no way to know the depth */
-	uint64_t qd_untracked; /* computed depth: requests not kept in flight (struct qheap) */
+	uint64_t qd_untracked; /* computed depth: requests not kept in flight (struct btape_inflight) */
 	struct hist *interarrival;
 	struct hist *idle;   /* idle period lengths (>= idle_min_ns) */
 	uint64_t busy_until; /* last completion (or issue) seen */
