@@ -241,6 +241,9 @@ void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t i
 /* Bytes written to the file so far, and events accepted so far. */
 uint64_t btape_writer__bytes(const struct btape_writer *w);
 uint64_t btape_writer__events(const struct btape_writer *w);
+/* Events added so far with an issue time before one already promised or written (the
+ * footer's order_violations): they are in the file out of issue order. */
+uint64_t btape_writer__order_violations(const struct btape_writer *w);
 /* Flushes, writes the footer, fsyncs, renames into place. The writer is freed either way. */
 int btape_writer__close(struct btape_writer *w);
 /* Discards: removes the temporary file (nothing at PATH is touched). NULL-safe. */

@@ -605,6 +605,11 @@ BTAPE_API uint64_t btape_writer__events(const struct btape_writer *w)
 	return w ? w->added : 0;
 }
 
+BTAPE_API uint64_t btape_writer__order_violations(const struct btape_writer *w)
+{
+	return w ? w->sum.order_violations : 0;
+}
+
 BTAPE_API const char *btape_writer__errmsg(const struct btape_writer *w)
 {
 	if (!w)

@@ -599,7 +599,7 @@ int cmd_record(int argc, char **argv)
 	uint32_t *kdevs = NULL, *tag_queues = NULL, *tag_depth = NULL;
 	char why[512], missing[64];
 	uint64_t start, now, next_wm, next_status, last_n = 0, last_t, emitted, lost_rb, lost_if;
-	uint64_t open_at_exit = 0;
+	uint64_t open_at_exit = 0, late = 0;
 	int cgroup_fd = -1, ret = BTAPE_EXIT_FAIL, err, child_status = 0;
 	pid_t child = -1;
 	bool tty = isatty(STDERR_FILENO), disk_err = false, child_done = false;
@@ -840,6 +840,7 @@ int cmd_record(int argc, char **argv)
 		 " accepted by the writer, %" PRIu64 " malformed", emitted, st.pushed, st.written,
 		 st.bad_records);
 	btape_writer__add_lost(w, lost_rb, lost_if, st.dropped_writer);
+	late = btape_writer__order_violations(w);
 	err = btape_writer__close(w);
 	w = NULL;
 	if (st.sink_err) {
@@ -876,6 +877,12 @@ int cmd_record(int argc, char **argv)
 			"biotape: lost %" PRIu64 " events (ring buffer full %" PRIu64
 			", in-flight map full %" PRIu64 ", writer queue full %" PRIu64 ")\n",
 			lost, lost_rb, lost_if, st.dropped_writer);
+		if (late)
+			fprintf(stderr,
+				"biotape: %" PRIu64 " event%s written out of issue order (in flight "
+				"past the reorder window: 30 s or 4 M held events)%s\n",
+				late, late == 1 ? " was" : "s were",
+				bo.user_qd ? ": the queue depths around them are approximate" : "");
 		{
 			uint64_t nc = rec_bpf__orphaned(bpf) + open_at_exit;
 

@@ -557,7 +557,9 @@ static void test_order_violations(void **state)
 	assert_int_equal(btape_writer__add(w, &e), 0);
 	assert_int_equal(btape_writer__advance(w, 1000), 0); /* 100 is final */
 	e.issue_ns = 50;				     /* breaks the promise */
+	assert_int_equal(btape_writer__order_violations(w), 0);
 	assert_int_equal(btape_writer__add(w, &e), 0);
+	assert_int_equal(btape_writer__order_violations(w), 1);
 	/* size limit: 4 held, the 5th add releases the oldest (2000) */
 	for (uint64_t t = 2000; t <= 6000; t += 1000) {
 		e.issue_ns = t;
@@ -568,6 +570,7 @@ static void test_order_violations(void **state)
 	e.issue_ns = 3500; /* still held: fine */
 	assert_int_equal(btape_writer__add(w, &e), 0);
 	assert_int_equal(btape_writer__events(w), 9);
+	assert_int_equal(btape_writer__order_violations(w), 2);
 	assert_int_equal(btape_writer__close(w), 0);
 
 	assert_int_equal(btape_reader__open(&r, p, &m), 0);
