@@ -1076,14 +1076,22 @@ int stats__add(struct stats *s, const struct btape_event *ev)
  */
 #define ADD_BLOCK_EVENTS 64
 
+/*
+ * What every event of a block has: FULL, all three latencies and no error (the presence
+ * tests fold to constants) with the queue depth computed from the completions;
+ * FULL_QD, the same with a recorded queue depth (biotape record's traces); SOME, anything
+ * else (tested per event).
+ */
+enum block_kind { BLOCK_SOME, BLOCK_FULL, BLOCK_FULL_QD };
+
 static bool block_fast_ok(const struct stats *s, const struct btape_event *e, size_t m,
-			  bool *full)
+			  enum block_kind *kind)
 {
 	if (!s->nadd || !m)
 		return false;
 	const uint32_t want = BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT;
-	const uint32_t unwanted = BTAPE_HAS_QD | BTAPE_HAS_ERROR;
 	uint64_t prev = s->last_issue_ns;
+	uint32_t qd_all = BTAPE_HAS_QD, qd_any = 0;
 	bool ok = true, f = true;
 
 	for (size_t i = 0; i < m; i++) {
@@ -1092,10 +1100,14 @@ static bool block_fast_ok(const struct stats *s, const struct btape_event *e, si
 		ok &= e[i].issue_ns >= prev;
 		prev = e[i].issue_ns;
 		ok &= dev < STATS_MAX_DEVICES && s->devs[dev].used;
-		f &= (e[i].present & (want | unwanted)) == want &&
-		     e[i].insert_ns <= e[i].issue_ns && e[i].complete_ns >= e[i].issue_ns;
+		f &= (e[i].present & want) == want && e[i].insert_ns <= e[i].issue_ns &&
+		     e[i].complete_ns >= e[i].issue_ns &&
+		     (!(e[i].present & BTAPE_HAS_ERROR) || !e[i].error);
+		qd_all &= e[i].present;
+		qd_any |= e[i].present;
 	}
-	*full = f;
+	qd_any &= BTAPE_HAS_QD;
+	*kind = !f ? BLOCK_SOME : qd_all ? BLOCK_FULL_QD : !qd_any ? BLOCK_FULL : BLOCK_SOME;
 	if (!ok)
 		return false;
 	uint64_t t0 = e[0].issue_ns - s->origin_ns, t1 = e[m - 1].issue_ns - s->origin_ns;
@@ -1143,8 +1155,9 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 								const struct btape_event *e,
 								size_t m, const uint64_t *hash,
 								const uint16_t *pf, uint32_t npf,
-								const bool full)
+								const enum block_kind kind)
 {
+	const bool full = kind != BLOCK_SOME, rec_qd = kind == BLOCK_FULL_QD;
 	uint8_t opv[ADD_BLOCK_EVENTS];
 	bool hcv[ADD_BLOCK_EVENTS];
 	uint64_t val[ADD_BLOCK_EVENTS];
@@ -1260,7 +1273,7 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 
 		if (i < npf)
 			ws_prefetch_put(&s->ws, hash[pf[i]]);
-		if (!full && (ev->present & BTAPE_HAS_QD)) {
+		if (full ? rec_qd : (ev->present & BTAPE_HAS_QD) != 0) {
 			qd = ev->qd;
 		} else if (has_c) {
 			struct btape_inflight *h = &s->devs[ev->dev].inflight;
@@ -1375,13 +1388,14 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
  */
 HOT_CLONES static int add_block_fast(struct stats *s, const struct btape_event *e, size_t m,
 				     const uint64_t *hash, const uint16_t *pf, uint32_t npf,
-				     bool full)
+				     enum block_kind kind)
 {
-	if (full) {
-		s->nadd_full += m;
-		return add_block_body(s, e, m, hash, pf, npf, true);
-	}
-	return add_block_body(s, e, m, hash, pf, npf, false);
+	if (kind == BLOCK_SOME)
+		return add_block_body(s, e, m, hash, pf, npf, BLOCK_SOME);
+	s->nadd_full += m;
+	if (kind == BLOCK_FULL_QD)
+		return add_block_body(s, e, m, hash, pf, npf, BLOCK_FULL_QD);
+	return add_block_body(s, e, m, hash, pf, npf, BLOCK_FULL);
 }
 
 /*
@@ -1472,10 +1486,10 @@ HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, 
 			pend[np] = (uint16_t)k;
 			np += (uint32_t)((hash[k] & drop) == 0);
 		}
-		bool full;
+		enum block_kind kind;
 
-		if (block_fast_ok(s, e, m, &full)) {
-			err = add_block_fast(s, e, m, hash, pend, np, full);
+		if (block_fast_ok(s, e, m, &kind)) {
+			err = add_block_fast(s, e, m, hash, pend, np, kind);
 			if (err)
 				return err;
 			s->nadd_fast += m;
