@@ -13,6 +13,13 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+/* an AVX2 probe of the working-set table, picked at run time (ws_put_queued_avx2) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(BIOTAPE_NO_CLONES)
+#define WS_AVX2 1
+#include <immintrin.h>
+#else
+#define WS_AVX2 0
+#endif
 
 #define SECTOR 512ull
 #define TL_INITIAL_INTERVAL_NS 1000000000ull
@@ -467,17 +474,15 @@ static inline void ws_match4(const struct ws_slot *t, uint64_t h, unsigned int *
 /*
  * Counts an access of the block with hash h, if the sample keeps it. The four slots from its
  * home are looked at together: the block is in the first that holds it or is empty (linear
- * probing), and which one, and whether it is new, is random: no branch on either.
+ * probing), and which one, and whether it is new, is random: no branch on either. ws_put
+ * finds them with ws_match4, ws_put_masks takes them from there.
  */
-static inline __attribute__((always_inline)) int ws_put(struct blockset *b, uint64_t h, int dir)
+static inline __attribute__((always_inline)) int ws_put_masks(struct blockset *b, uint64_t h,
+							       int dir, uint64_t i,
+							       unsigned int hit,
+							       unsigned int emp)
 {
-	if (b->level && (h >> (64 - b->level)))
-		return 0;
-	uint64_t i = h & (b->cap - 1);
 	struct ws_slot *t = b->t + i;
-	unsigned int hit, emp;
-
-	ws_match4(t, h, &hit, &emp);
 	unsigned int stop = hit | emp;
 
 	if (!stop)
@@ -495,6 +500,60 @@ static inline __attribute__((always_inline)) int ws_put(struct blockset *b, uint
 	b->n += isnew;
 	return 0;
 }
+
+static inline __attribute__((always_inline)) int ws_put(struct blockset *b, uint64_t h, int dir)
+{
+	if (b->level && (h >> (64 - b->level)))
+		return 0;
+	uint64_t i = h & (b->cap - 1);
+	unsigned int hit, emp;
+
+	ws_match4(b->t + i, h, &hit, &emp);
+	return ws_put_masks(b, h, dir, i, hit, emp);
+}
+
+#if WS_AVX2
+/* ws_match4 with the four hashes in one AVX2 register: one compare for the hits, one for the
+ * empty slots (SSE2 needs two each, and two more to make 64-bit equality from 32-bit). */
+__attribute__((target("avx2"))) static inline void ws_match4_avx2(const struct ws_slot *t,
+								  uint64_t h, unsigned int *hit,
+								  unsigned int *emp)
+{
+	__m256i s01 = _mm256_loadu_si256((const __m256i *)t);	  /* h0 c0 h1 c1 */
+	__m256i s23 = _mm256_loadu_si256((const __m256i *)t + 1); /* h2 c2 h3 c3 */
+	__m256i hs = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(s01, s23),
+					      _MM_SHUFFLE(3, 1, 2, 0)); /* h0 h1 h2 h3 */
+
+	*hit = (unsigned int)_mm256_movemask_pd(
+		_mm256_castsi256_pd(_mm256_cmpeq_epi64(hs, _mm256_set1_epi64x((long long)h))));
+	*emp = (unsigned int)_mm256_movemask_pd(
+		_mm256_castsi256_pd(_mm256_cmpeq_epi64(hs, _mm256_setzero_si256())));
+}
+
+/*
+ * The queued puts of a block (stats__add_batch), probing with AVX2: a function of its own for
+ * x86-64-v3, called when the CPU has AVX2 (stats.ws_avx2) from either clone of the caller.
+ */
+__attribute__((target("arch=x86-64-v3"), noinline)) static int
+ws_put_queued_avx2(struct blockset *b, const uint64_t *hash, const uint64_t *keys,
+		   const uint16_t *pend, uint32_t np)
+{
+	for (uint32_t k = 0; k < np; k++) {
+		/* the sample is tested again: the level may have risen since the key was queued */
+		uint64_t h = hash[pend[k]], i = h & (b->cap - 1);
+		unsigned int hit, emp;
+
+		if (b->level && (h >> (64 - b->level)))
+			continue;
+		ws_match4_avx2(b->t + i, h, &hit, &emp);
+		int err = ws_put_masks(b, h, (int)(keys[pend[k]] >> 63), i, hit, emp);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+#endif
 
 static inline int ws_add(struct blockset *b, uint64_t key, int dir)
 {
@@ -596,6 +655,9 @@ int stats__new(struct stats **sp, const struct stats_opts *opts)
 		s->o.ws_limit = STATS_WS_LIMIT_DEFAULT;
 	s->tl_interval = s->o.interval_ns;
 	s->present_all = ~0u;
+#if WS_AVX2
+	s->ws_avx2 = __builtin_cpu_supports("avx2");
+#endif
 	s->devs = calloc(STATS_MAX_DEVICES, sizeof(*s->devs));
 	s->procs = calloc(2 * STATS_MAX_PROCS, sizeof(*s->procs));
 	s->tl = calloc(STATS_TL_MAX_ROWS, sizeof(*s->tl));
@@ -1502,6 +1564,14 @@ HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, 
 					return err;
 			}
 		}
+#if WS_AVX2
+		if (s->ws_avx2) {
+			err = ws_put_queued_avx2(ws, hash, keys, pend, np);
+			if (err)
+				return err;
+			continue;
+		}
+#endif
 		for (uint32_t k = 0; k < np; k++) {
 			/* ws_put checks the sample again: the level may have risen since */
 			uint32_t i = pend[k];

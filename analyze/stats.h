@@ -178,6 +178,7 @@ struct stats {
 	uint64_t nadd;				/* events added */
 	uint64_t nadd_fast;			/* of which through the block fast path */
 	uint64_t nadd_full;			/* of which in blocks with every latency */
+	bool ws_avx2; /* the working-set probe uses AVX2 (the CPU has it; tests clear it) */
 	struct procstat *pcache[16];		/* direct-mapped by pid: last process slots */
 	uint64_t duration_ns;			/* last issue - first issue */
 	uint64_t complete_windows;		/* whole 1 s windows within the duration */
