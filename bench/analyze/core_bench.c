@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 
 	if (!e || stats__new(&s, &o))
 		return 1;
-	double t0 = cpu_s();
+	double core = 0; /* CPU s in stats__add_batch: the generation is left out */
 
 	for (int r = 0; r < rounds; r++) {
 		for (size_t i = 0; i < n; i++) {
@@ -67,10 +67,6 @@ int main(int argc, char **argv)
 
 		if (stats__add_batch(s, e, n))
 			return 1;
-		t0 -= cpu_s() - a; /* generation time excluded below */
-		t0 += cpu_s() - a;
-		static double core;
-
 		core += cpu_s() - a;
 		if (r == rounds - 1)
 			printf("%.1f ns/event in the core (%d x %zu events)\n",
