@@ -314,6 +314,7 @@ static int ws_init(struct blockset *b, uint64_t limit)
 {
 	b->limit = limit;
 	b->cap = WS_INITIAL_CAP;
+	b->room = limit < b->cap / 2 ? limit : b->cap / 2;
 	b->t = ws_alloc(b->cap);
 	return b->t ? 0 : -ENOMEM;
 }
@@ -381,6 +382,7 @@ static int ws_rebuild(struct blockset *b, uint64_t ncap)
 	ws_free(b->t, b->cap);
 	b->t = nt;
 	b->cap = ncap;
+	b->room = b->limit < ncap / 2 ? b->limit : ncap / 2;
 	b->n = n;
 	return 0;
 }
@@ -490,7 +492,7 @@ static inline __attribute__((always_inline)) int ws_put_masks(struct blockset *b
 	unsigned int j = (unsigned int)__builtin_ctz(stop);
 	uint32_t isnew = (emp >> j) & 1, keepc = isnew - 1; /* all ones for a hit */
 
-	if (isnew & ((b->n + 1 > b->limit) | ((b->n + 1) * 2 > b->cap)))
+	if (isnew & (b->n >= b->room)) /* n + 1 > limit, or more than half the slots used */
 		return ws_put_slow(b, h, dir, i + j);
 	struct ws_slot *sl = t + j;
 

@@ -127,6 +127,7 @@ struct ws_slot {
 struct blockset {
 	struct ws_slot *t; /* cap + WS_PAD slots (linear probing wraps at cap + WS_PAD) */
 	uint64_t cap, n, limit;
+	uint64_t room; /* min(limit, cap / 2): a new block when n reaches it rebuilds first */
 	unsigned int level; /* only blocks with hash >> (64 - level) == 0 kept (1/2^level) */
 	uint64_t accesses;  /* all block accesses seen */
 };

@@ -313,6 +313,50 @@ static void test_working_set_estimate(void **st)
 }
 
 /*
+ * The working-set table never holds more than ws_limit blocks nor more than half its slots,
+ * after every add, one at a time or in batches (batches of 64 distinct blocks, single-block
+ * and 64 KiB I/Os), while it grows and while the sampling level rises.
+ */
+static void test_working_set_bounds(void **st)
+{
+	const size_t n = 64 * 1000; /* whole batches */
+	struct btape_event *e = calloc(n, sizeof(*e));
+
+	(void)st;
+	assert_non_null(e);
+	for (size_t i = 0; i < n; i++)
+		e[i] = ev_rw(i, i % 3 ? BTAPE_OP_READ : BTAPE_OP_WRITE, i * 7919 % 1000003 * 128,
+			     i % 5 ? 4096 : 65536);
+	for (int batch = 0; batch < 2; batch++) {
+		for (uint64_t limit = 3000; limit <= 9000; limit += 3000) {
+			struct stats_opts o = {.ws_limit = limit};
+			struct stats *s;
+			uint64_t cap0;
+
+			assert_int_equal(stats__new(&s, &o), 0);
+			assert_int_equal(stats__set_device(s, 0, "d", 1ull << 40), 0);
+			cap0 = s->ws.cap;
+			for (size_t i = 0; i < n; i += batch ? 64 : 1) {
+				if (batch)
+					assert_int_equal(stats__add_batch(s, e + i, 64), 0);
+				else
+					assert_int_equal(stats__add(s, &e[i]), 0);
+				if (s->ws.n > limit || 2 * s->ws.n > s->ws.cap)
+					fail_msg("limit %llu: %llu blocks in %llu slots after %zu",
+						 (unsigned long long)limit,
+						 (unsigned long long)s->ws.n,
+						 (unsigned long long)s->ws.cap, i);
+			}
+			assert_true(s->ws.cap > cap0);	 /* it grew */
+			assert_true(s->ws.level > 0);	 /* and sampled */
+			assert_true(s->ws.n > limit / 4); /* a level drops about half */
+			stats__free(s);
+		}
+	}
+	free(e);
+}
+
+/*
  * A few events without a completion time (a recorder keeps the I/Os whose completion it did
  * not see) leave idle periods measured from completions; many turn them into issue gaps.
  */
@@ -1074,6 +1118,7 @@ int main(void)
 		cmocka_unit_test(test_sequential_and_seek),
 		cmocka_unit_test(test_working_set_skew),
 		cmocka_unit_test(test_working_set_estimate),
+		cmocka_unit_test(test_working_set_bounds),
 		cmocka_unit_test(test_qd_and_idle_from_completions),
 		cmocka_unit_test(test_idle_basis_with_missing_completions),
 		cmocka_unit_test(test_devices_and_procs),
