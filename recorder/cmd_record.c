@@ -66,6 +66,7 @@ struct rec_opts {
 	uint32_t ring_kb;
 	uint32_t inflight_max;
 	uint32_t queue_batches;
+	uint64_t reorder_events; /* test knob: the writer's reorder limit (0: its default) */
 	bool raw_tp_only;
 	uint32_t pause_ms; /* test knob: a consumer that sleeps this long between drains */
 	char **cmd;
@@ -106,7 +107,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 {
 	enum { OPT_CGROUP = 256, OPT_COMM, OPT_DURATION, OPT_MAX_EVENTS, OPT_MAX_SIZE, OPT_LAYER,
 	       OPT_RING_KB, OPT_INFLIGHT_MAX, OPT_QUEUE_BATCHES, OPT_PROG_TYPE,
-	       OPT_PAUSE_MS };
+	       OPT_PAUSE_MS, OPT_REORDER_EVENTS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "device", required_argument, NULL, 'd' },
@@ -125,6 +126,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "queue-batches", required_argument, NULL, OPT_QUEUE_BATCHES },
 		{ "prog-type", required_argument, NULL, OPT_PROG_TYPE },
 		{ "consumer-pause-ms", required_argument, NULL, OPT_PAUSE_MS },
+		{ "reorder-events", required_argument, NULL, OPT_REORDER_EVENTS },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -211,6 +213,13 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 				return -EINVAL;
 			}
 			o->queue_batches = (uint32_t)v;
+			break;
+		case OPT_REORDER_EVENTS:
+			if (cli_parse_u64(optarg, &v) || v < 1 || v > (1u << 31)) {
+				cli_err("record: --reorder-events '%s': 1 to 2147483648", optarg);
+				return -EINVAL;
+			}
+			o->reorder_events = v;
 			break;
 		case OPT_PAUSE_MS:
 			if (cli_parse_u64(optarg, &v) || v > 10000) {
@@ -670,6 +679,7 @@ int cmd_record(int argc, char **argv)
 	 * disk (the default records every disk).
 	 */
 	wopts.writeback = true;
+	wopts.reorder_max_events = o.reorder_events;
 	err = btape_writer__open_direct(&w, o.out, &meta, &wopts);
 	if (err) {
 		cli_err("record: cannot write '%s': %s", o.out,
@@ -880,7 +890,8 @@ int cmd_record(int argc, char **argv)
 		if (late)
 			fprintf(stderr,
 				"biotape: %" PRIu64 " event%s written out of issue order (in flight "
-				"past the reorder window: 30 s or 4 M held events)%s\n",
+				"past the reorder window: 30 s, or more events than the writer "
+				"holds)%s\n",
 				late, late == 1 ? " was" : "s were",
 				bo.user_qd ? ": the queue depths around them are approximate" : "");
 		{
