@@ -13,7 +13,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-/* an AVX2 probe of the working-set table, picked at run time (ws_put_queued_avx2) */
+/* an AVX2 probe of the working-set table, picked at run time (ws_put_queued_avx2): gcc and
+ * clang on x86-64 (target("avx2") is gcc 4.9 and clang 3.8 on) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(BIOTAPE_NO_CLONES)
 #define WS_AVX2 1
 #include <immintrin.h>
@@ -533,10 +534,11 @@ __attribute__((target("avx2"))) static inline void ws_match4_avx2(const struct w
 }
 
 /*
- * The queued puts of a block (stats__add_batch), probing with AVX2: a function of its own for
- * x86-64-v3, called when the CPU has AVX2 (stats.ws_avx2) from either clone of the caller.
+ * The queued puts of a block (stats__add_batch), probing with AVX2: a function of its own
+ * built for AVX2 and nothing more (not x86-64-v3, whose BMI2 a CPU can lack while it has
+ * AVX2), called when the CPU has it (stats.ws_avx2) from either clone of the caller.
  */
-__attribute__((target("arch=x86-64-v3"), noinline)) static int
+__attribute__((target("avx2"), noinline)) static int
 ws_put_queued_avx2(struct blockset *b, const uint64_t *hash, const uint64_t *keys,
 		   const uint16_t *pend, uint32_t np)
 {

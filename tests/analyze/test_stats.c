@@ -314,11 +314,13 @@ static void test_working_set_estimate(void **st)
 
 /*
  * The working-set table never holds more than ws_limit blocks nor more than half its slots,
- * after every add, one at a time or in batches (batches of 64 distinct blocks, single-block
- * and 64 KiB I/Os), while it grows and while the sampling level rises.
+ * after every add: one event at a time through stats__add, batches of one event, and batches
+ * of 64 (single-block and 64 KiB I/Os), with limits below the first table's half (the limit
+ * binds) and above it (the table grows, then the sampling level rises).
  */
 static void test_working_set_bounds(void **st)
 {
+	static const uint64_t limits[] = {16, 1000, 3000, 9000};
 	const size_t n = 64 * 1000; /* whole batches */
 	struct btape_event *e = calloc(n, sizeof(*e));
 
@@ -327,29 +329,32 @@ static void test_working_set_bounds(void **st)
 	for (size_t i = 0; i < n; i++)
 		e[i] = ev_rw(i, i % 3 ? BTAPE_OP_READ : BTAPE_OP_WRITE, i * 7919 % 1000003 * 128,
 			     i % 5 ? 4096 : 65536);
-	for (int batch = 0; batch < 2; batch++) {
-		for (uint64_t limit = 3000; limit <= 9000; limit += 3000) {
-			struct stats_opts o = {.ws_limit = limit};
+	for (int mode = 0; mode < 3; mode++) {
+		for (size_t l = 0; l < sizeof(limits) / sizeof(limits[0]); l++) {
+			struct stats_opts o = {.ws_limit = limits[l]};
+			const size_t step = mode == 2 ? 64 : 1;
 			struct stats *s;
 			uint64_t cap0;
 
 			assert_int_equal(stats__new(&s, &o), 0);
 			assert_int_equal(stats__set_device(s, 0, "d", 1ull << 40), 0);
 			cap0 = s->ws.cap;
-			for (size_t i = 0; i < n; i += batch ? 64 : 1) {
-				if (batch)
-					assert_int_equal(stats__add_batch(s, e + i, 64), 0);
+			for (size_t i = 0; i < n; i += step) {
+				if (mode)
+					assert_int_equal(stats__add_batch(s, e + i, step), 0);
 				else
 					assert_int_equal(stats__add(s, &e[i]), 0);
-				if (s->ws.n > limit || 2 * s->ws.n > s->ws.cap)
-					fail_msg("limit %llu: %llu blocks in %llu slots after %zu",
-						 (unsigned long long)limit,
+				if (s->ws.n > limits[l] || 2 * s->ws.n > s->ws.cap)
+					fail_msg("limit %llu, mode %d: %llu blocks in %llu slots "
+						 "after %zu",
+						 (unsigned long long)limits[l], mode,
 						 (unsigned long long)s->ws.n,
 						 (unsigned long long)s->ws.cap, i);
 			}
-			assert_true(s->ws.cap > cap0);	 /* it grew */
-			assert_true(s->ws.level > 0);	 /* and sampled */
-			assert_true(s->ws.n > limit / 4); /* a level drops about half */
+			if (limits[l] > cap0 / 2)
+				assert_true(s->ws.cap > cap0); /* it grew */
+			assert_true(s->ws.level > 0);		/* and sampled */
+			assert_true(s->ws.n > limits[l] / 4);	/* a level drops about half */
 			stats__free(s);
 		}
 	}
@@ -966,6 +971,7 @@ enum {
 	SC_FLUSH,
 	SC_FULL, /* every latency, no error or queue-depth field: the fast path's FULL blocks */
 	SC_FULL_QD, /* a recorded queue depth, an error field of 0 (biotape record's traces) */
+	SC_FULL_SOME_QD, /* the same with the queue depth on about half the events */
 	SC__COUNT
 };
 
@@ -994,13 +1000,13 @@ static void gen_events(struct btape_event *e, size_t n, int sc, uint64_t seed)
 			       ((x >> 40) % 3 ? BTAPE_HAS_PID : 0);
 		if (sc != SC_NO_COMPLETE && (sc != SC_SOME_COMPLETE || (x >> 45) % 5))
 			e[i].present |= BTAPE_HAS_COMPLETE;
-		if (sc == SC_QD || sc == SC_FULL_QD)
+		if (sc == SC_QD || sc == SC_FULL_QD || (sc == SC_FULL_SOME_QD && (x >> 58) % 2))
 			e[i].present |= BTAPE_HAS_QD;
 		if (sc == SC_FULL)
 			e[i].present = (e[i].present & ~BTAPE_HAS_ERROR) | BTAPE_HAS_COMPLETE;
 		e[i].complete_ns = t + (x >> 33) % 900000;
 		e[i].insert_ns = t - (x >> 50) % 7000;
-		e[i].error = sc != SC_FULL_QD && (x >> 55) % 17 == 0 ? -5 : 0;
+		e[i].error = sc != SC_FULL_QD && sc != SC_FULL_SOME_QD && (x >> 55) % 17 == 0 ? -5 : 0;
 		e[i].pid = 200 + (uint32_t)((x >> 36) % 23);
 		e[i].comm = comms[e[i].pid % 3];
 		e[i].qd = 1 + (uint32_t)((x >> 42) % 64);
@@ -1012,8 +1018,11 @@ static void gen_events(struct btape_event *e, size_t n, int sc, uint64_t seed)
  * time, add_core) gives, for every statistic: issue-ordered random events over 4 devices
  * (one declared that gets I/O only later), ties, 1 s windows and timeline rows crossed inside
  * blocks, missing pids, zero-byte and flush I/Os, and per scenario: identical timestamps, no
- * completion, some completions missing, recorded queue depth, all flushes; batch sizes from
- * 1 to 300 events; a small working-set limit (sampling levels rise mid-batch).
+ * completion, some completions missing, recorded queue depth, all flushes, every latency
+ * (FULL blocks), every latency with a recorded queue depth and errors of 0 (FULL_QD), the
+ * same with the depth on some events only (never FULL_QD); batch sizes from 1 to 300
+ * events; a small working-set limit (sampling levels rise mid-batch). Each scenario runs
+ * twice: with the AVX2 probe of the working set (where the CPU has it) and with SSE2.
  */
 static void test_fast_path_equals_single(void **st)
 {
@@ -1032,6 +1041,8 @@ static void test_fast_path_equals_single(void **st)
 		assert_int_equal(stats__new(&b, &o), 0);
 		if (run % 2) /* the SSE2 probe of the working set where AVX2 would be used */
 			b->ws_avx2 = false;
+		else if (!b->ws_avx2 && run == 0)
+			print_message("no AVX2 here: its working-set probe is not tested\n");
 		for (uint32_t d = 0; d < 3; d++) {
 			assert_int_equal(stats__set_device(a, d, "d", 1ull << 33), 0);
 			assert_int_equal(stats__set_device(b, d, "d", 1ull << 33), 0);
@@ -1048,7 +1059,8 @@ static void test_fast_path_equals_single(void **st)
 			assert_true(b->nadd_full > n / 2);
 		else if (sc == SC_NO_COMPLETE)
 			assert_int_equal(b->nadd_full, 0);
-		else /* only the blocks without an error (-5 in one event of 17) */
+		else /* only the blocks without an error (-5 in one event of 17), or with the
+		      * queue depth on all events or none */
 			assert_true(b->nadd_full < n / 2);
 		if (sc != SC_FLUSH)
 			assert_true(a->ws.level > 0);
