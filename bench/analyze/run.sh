@@ -10,8 +10,8 @@
 #          COUNT=N also counts instructions and mispredicted branches per event of analyze
 #          (and base) on an N-event trace with valgrind's cachegrind: figures that do not
 #          move with the host's speed (a 1 M trace takes about 15 s per binary),
-#          TRACES="FILE..." also measures these traces, after the generated ones (for
-#          example a real recording from bench/analyze/record_real.sh)
+#          TRACES="FILE..." also measures these traces (paths without spaces), after the
+#          generated ones (for example a real recording from bench/analyze/record_real.sh)
 set -u
 BUILD=${1:-build}
 BIN=$BUILD/bin
@@ -38,9 +38,9 @@ col() { awk -v c="$2" '{ print $c }' "$TMP/$1" | median; }
 cpu() { awk '{ print $2 + $3 }' "$TMP/$1" | median; }
 
 printf '%-10s %-8s %10s %10s %12s %12s %10s\n' events tool "cpu s" "wall s" "Mev/cpu-s" "Mev/wall-s" "RSS MiB"
-for F in $SIZES ${TRACES:-}; do
-	if [[ $F =~ ^[0-9]+$ ]]; then
-		N=$F
+for F in $(printf 'gen:%s ' $SIZES) ${TRACES:-}; do
+	if [[ $F == gen:* ]]; then
+		N=${F#gen:}
 		F=$DIR/biotape-bench-an.$N.btape
 		[ -s "$F" ] || "$BIN/analyze_gen_trace" "$N" "$F" 1 || exit 1
 	else
