@@ -311,11 +311,17 @@ static void ws_free(struct ws_slot *t, uint64_t cap)
 		munmap(t, bytes);
 }
 
+/* The table's size, and the count at which a new block first rebuilds: the limit, or half. */
+static void ws_set_cap(struct blockset *b, uint64_t cap)
+{
+	b->cap = cap;
+	b->room = b->limit < cap / 2 ? b->limit : cap / 2;
+}
+
 static int ws_init(struct blockset *b, uint64_t limit)
 {
 	b->limit = limit;
-	b->cap = WS_INITIAL_CAP;
-	b->room = limit < b->cap / 2 ? limit : b->cap / 2;
+	ws_set_cap(b, WS_INITIAL_CAP);
 	b->t = ws_alloc(b->cap);
 	return b->t ? 0 : -ENOMEM;
 }
@@ -382,8 +388,7 @@ static int ws_rebuild(struct blockset *b, uint64_t ncap)
 	}
 	ws_free(b->t, b->cap);
 	b->t = nt;
-	b->cap = ncap;
-	b->room = b->limit < ncap / 2 ? b->limit : ncap / 2;
+	ws_set_cap(b, ncap);
 	b->n = n;
 	return 0;
 }
