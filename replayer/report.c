@@ -3,6 +3,7 @@
 
 #include "btape.h"
 #include "cli.h"
+#include "html.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -307,22 +308,6 @@ void rp_report_sweep_json(FILE *fp, const struct rp_run_info *info, const struct
 		fprintf(fp, "%d}\n", knee);
 }
 
-static void html_esc(FILE *fp, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", fp);
-		else if (*s == '>')
-			fputs("&gt;", fp);
-		else if (*s == '&')
-			fputs("&amp;", fp);
-		else if (*s == '"')
-			fputs("&quot;", fp);
-		else
-			fputc(*s, fp);
-	}
-}
-
 void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct rp_step *steps,
 			  unsigned int n)
 {
@@ -342,11 +327,11 @@ void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct
 		"sweep</title>\n<style>body{font-family:sans-serif;margin:2em}"
 		"table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
 		"text-align:right}</style></head><body>\n<h1>Replay sweep: IOPS versus latency</h1>\n<p>");
-	html_esc(fp, info->trace);
+	html_escape(fp, info->trace);
 	fprintf(fp, " &rarr; ");
 	for (unsigned int i = 0; i < info->ntargets; i++) {
 		fprintf(fp, "%s", i ? ", " : "");
-		html_esc(fp, info->targets[i]);
+		html_escape(fp, info->targets[i]);
 	}
 	fprintf(fp, " (engine %s, timing %s, iodepth %u per copy, layout %s)</p>\n", info->engine,
 		info->timing, info->iodepth, info->layout);
