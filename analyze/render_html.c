@@ -5,6 +5,7 @@
  */
 #include "render.h"
 #include "cli.h"
+#include "html.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -23,32 +24,10 @@
 static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
 				     "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
 
-static void esc(FILE *fp, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", fp);
-			break;
-		case '>':
-			fputs("&gt;", fp);
-			break;
-		case '&':
-			fputs("&amp;", fp);
-			break;
-		case '"':
-			fputs("&quot;", fp);
-			break;
-		default:
-			fputc(*s, fp);
-		}
-	}
-}
-
 static void head(FILE *fp, const char *title)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", fp);
-	esc(fp, title);
+	html_escape(fp, title);
 	fputs("</title>\n<style>\n"
 	      "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1500px}\n"
 	      "h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ccc}\n"
@@ -67,9 +46,9 @@ static void svg_begin(FILE *fp, const char *name, const char *title)
 		"<svg class=\"chart\" data-chart=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
 		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n<title>",
 		name, W, H, W, H);
-	esc(fp, title);
+	html_escape(fp, title);
 	fprintf(fp, "</title>\n<text x=\"%d\" y=\"16\" font-weight=\"bold\">", ML);
-	esc(fp, title);
+	html_escape(fp, title);
 	fputs("</text>\n", fp);
 }
 
@@ -77,7 +56,7 @@ static void no_data(FILE *fp, const char *name, const char *title, const char *w
 {
 	svg_begin(fp, name, title);
 	fprintf(fp, "<text class=\"nodata\" x=\"%d\" y=\"%d\">", ML, H / 2);
-	esc(fp, why);
+	html_escape(fp, why);
 	fputs("</text></svg>\n", fp);
 }
 
@@ -102,11 +81,11 @@ static void axes(FILE *fp, double ymax, const char *ylab, const char *x0, const 
 		"<text x=\"%d\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
 		ML, H - MB + 14, x0, ML + pw, H - MB + 14, x1);
 	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", ML + pw / 2, H - 6);
-	esc(fp, xlab);
+	html_escape(fp, xlab);
 	fprintf(fp,
 		"</text><text transform=\"rotate(-90)\" x=\"%d\" y=\"12\" text-anchor=\"middle\">",
 		-(MT + ph / 2));
-	esc(fp, ylab);
+	html_escape(fp, ylab);
 	fputs("</text>\n", fp);
 }
 
@@ -119,7 +98,7 @@ static void legend(FILE *fp, const char *const *names, int n)
 			"<rect x=\"%d\" y=\"8\" width=\"10\" height=\"10\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"17\">",
 			x, colors[i % 8], x + 14);
-		esc(fp, names[i]);
+		html_escape(fp, names[i]);
 		fputs("</text>\n", fp);
 	}
 }
@@ -479,7 +458,7 @@ static int text_pre(FILE *fp, int (*fn)(FILE *, const struct report *, const str
 		return -ENOMEM;
 	}
 	fputs("<pre class=\"report\">", fp);
-	esc(fp, txt);
+	html_escape(fp, txt);
 	fputs("</pre>\n", fp);
 	free(txt);
 	return 0;
@@ -509,7 +488,7 @@ int render_html(FILE *fp, const struct report *r)
 		 r->npaths > 1 ? " ..." : "");
 	head(fp, title);
 	fputs("<h1>", fp);
-	esc(fp, title);
+	html_escape(fp, title);
 	fputs("</h1>\n", fp);
 	if (!s->all.n) {
 		fprintf(fp, "<p class=\"note\">%s</p>\n",
@@ -590,7 +569,7 @@ int render_compare_html(FILE *fp, const struct report *a, const struct report *b
 	snprintf(title, sizeof(title), "biotape compare: %s vs %s", a->paths[0], b->paths[0]);
 	head(fp, title);
 	fputs("<h1>", fp);
-	esc(fp, title);
+	html_escape(fp, title);
 	fputs("</h1>\n", fp);
 	err = text_pre(fp, text_cmp, a, b);
 	if (err)

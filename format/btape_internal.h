@@ -4,6 +4,7 @@
 #define BTAPE_INTERNAL_H
 
 #include <inttypes.h>
+#include <limits.h> /* glibc: defines __GLIBC__ (BTAPE_HOT_CLONES) */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -12,6 +13,19 @@
 #include "btape.h"
 
 #define BTAPE_API __attribute__((visibility("default")))
+
+/*
+ * BTAPE_HOT_CLONES before a hot decode function: gcc compiles it for x86-64-v3 and for the
+ * baseline, and the loader picks one for the CPU (an ifunc); integer code, the same results
+ * either way. target_clones needs an ifunc (glibc) and, for "arch=x86-64-v3", gcc 11 or later.
+ * The tools' HOT_CLONES (common/hot_clones.h) has the same condition.
+ */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__GNUC__) && \
+	!defined(__clang__) && __GNUC__ >= 11 && !defined(BIOTAPE_NO_CLONES)
+#define BTAPE_HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define BTAPE_HOT_CLONES
+#endif
 
 /*
  * Every fixed structure is a zstd skippable frame (magic 0x184D2A5?, LE32 content size), so

@@ -13,7 +13,6 @@
 #include <msgpack.h>
 
 #include "btape_internal.h"
-#include "hot_clones.h" /* x86-64-v3 clones of the hot decode loops */
 #include "mp_internal.h"
 
 enum col_id {
@@ -766,22 +765,22 @@ static const size_t col_off[C__COUNT] = {
 };
 
 /* COL_RAW into a uint64_t field at byte offset off. */
-HOT_CLONES static void take_u64(struct col *c, struct btape_event *restrict ev, size_t off,
-				uint32_t cnt)
+BTAPE_HOT_CLONES static void take_u64(struct col *c, struct btape_event *restrict ev, size_t off,
+				      uint32_t cnt)
 {
 	COL_EACH(c, cnt, EV_U64(ev, k, off) = x);
 }
 
 /* COL_RAW into a uint32_t field at byte offset off (the values fit, width <= 4). */
-HOT_CLONES static void take_u32(struct col *c, struct btape_event *restrict ev, size_t off,
-				uint32_t cnt)
+BTAPE_HOT_CLONES static void take_u32(struct col *c, struct btape_event *restrict ev, size_t off,
+				      uint32_t cnt)
 {
 	COL_EACH4(c, cnt, EV_U32(ev, k, off) = (uint32_t)x);
 }
 
 /* COL_DELTA into a uint64_t field at byte offset off; scratch holds DEC_SLICE values. */
-HOT_CLONES static void take_delta(struct col *c, struct btape_event *restrict ev, size_t off,
-				  uint32_t cnt, uint64_t *restrict scratch)
+BTAPE_HOT_CLONES static void take_delta(struct col *c, struct btape_event *restrict ev, size_t off,
+					uint32_t cnt, uint64_t *restrict scratch)
 {
 	COL_DELTA_EACH(c, cnt, scratch, EV_U64(ev, k, off) = v);
 }
@@ -790,8 +789,8 @@ HOT_CLONES static void take_delta(struct col *c, struct btape_event *restrict ev
  * COL_ZIGZAG offsets from issue_ns into a uint64_t field at byte offset off: issue + v, or
  * issue - v when neg is all ones ((v ^ neg) - neg is -v then).
  */
-HOT_CLONES static void take_issue_rel(struct col *c, struct btape_event *restrict ev, size_t off,
-				      uint32_t cnt, uint64_t neg)
+BTAPE_HOT_CLONES static void take_issue_rel(struct col *c, struct btape_event *restrict ev,
+					    size_t off, uint32_t cnt, uint64_t neg)
 {
 	COL_EACH(c, cnt, EV_U64(ev, k, off) = ev[k].issue_ns + (((uint64_t)zz_dec(x) ^ neg) - neg));
 }
@@ -820,8 +819,8 @@ static int range_err(char *err, size_t errlen, int c)
  * Decodes column c of the slice straight into the events when that path applies (see above):
  * 1, or 0 when the caller decodes through scratch, or -EBADMSG (a bad op or comm value).
  */
-HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape_event *restrict ev,
-				  uint32_t cnt, char *err, size_t errlen)
+BTAPE_HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape_event *restrict ev,
+					uint32_t cnt, char *err, size_t errlen)
 {
 	struct dec_priv *p = d->priv;
 	struct col *cl = &p->cols[c];

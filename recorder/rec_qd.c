@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Queue depth at issue from issue and completion times (see rec_qd.h), with the analyzer's
- * in-flight array (format/inflight.h): the same rule the analyzer applies to a trace without
+ * in-flight array (common/inflight.h): the same rule the analyzer applies to a trace without
  * recorded depths.
  */
 #include "rec_qd.h"

@@ -3,6 +3,7 @@
 
 #include "btape.h"
 #include "cli.h"
+#include "html.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -57,7 +58,7 @@ static double rate(uint64_t n, double s)
 
 void rp_step_from_stats(struct rp_step *s, unsigned int factor, const struct rp_stats *st)
 {
-	static struct rp_hist all; /* big: not on the stack */
+	static struct hist all; /* big: not on the stack */
 
 	memset(s, 0, sizeof(*s));
 	s->factor = factor;
@@ -65,15 +66,15 @@ void rp_step_from_stats(struct rp_step *s, unsigned int factor, const struct rp_
 	s->ios = total_ios(st);
 	s->iops = rate(s->ios, s->seconds);
 	s->mbps = rate(total_bytes(st), s->seconds) / 1e6;
-	rp_hist_reset(&all);
+	hist_init(&all);
 	for (unsigned int i = 0; i < RP_IO__COUNT; i++) {
 		s->op_ios[i] = st->ios[i];
-		s->p50[i] = rp_hist_quantile(&st->lat[i], 0.5);
-		s->p99[i] = rp_hist_quantile(&st->lat[i], 0.99);
-		rp_hist_merge(&all, &st->lat[i]);
+		s->p50[i] = hist_quantile(&st->lat[i], 0.5);
+		s->p99[i] = hist_quantile(&st->lat[i], 0.99);
+		hist_merge(&all, &st->lat[i]);
 	}
-	s->p50_all = rp_hist_quantile(&all, 0.5);
-	s->p99_all = rp_hist_quantile(&all, 0.99);
+	s->p50_all = hist_quantile(&all, 0.5);
+	s->p99_all = hist_quantile(&all, 0.99);
 }
 
 int rp_steps_mark_knee(struct rp_step *steps, unsigned int n)
@@ -117,25 +118,25 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	fprintf(fp, "  %-12s %10s %10s %9s %10s %10s %10s %10s %10s\n", "op", "ios", "IOPS", "MB/s",
 		"p50", "p90", "p99", "p99.9", "max");
 	for (unsigned int i = 0; i < RP_IO__COUNT; i++) {
-		const struct rp_hist *h = &st->lat[i];
+		const struct hist *h = &st->lat[i];
 
 		if (!st->ios[i])
 			continue;
 		fprintf(fp, "  %-12s %10" PRIu64 " %10.0f %9.1f %10s %10s %10s %10s %10s\n",
 			rp_io_op_name(i), st->ios[i], rate(st->ios[i], secs),
 			rate(st->bytes[i], secs) / 1e6,
-			cli_fmt_ns(rp_hist_quantile(h, 0.5), a, sizeof(a)),
-			cli_fmt_ns(rp_hist_quantile(h, 0.9), b, sizeof(b)),
-			cli_fmt_ns(rp_hist_quantile(h, 0.99), c, sizeof(c)),
-			cli_fmt_ns(rp_hist_quantile(h, 0.999), d, sizeof(d)),
+			cli_fmt_ns(hist_quantile(h, 0.5), a, sizeof(a)),
+			cli_fmt_ns(hist_quantile(h, 0.9), b, sizeof(b)),
+			cli_fmt_ns(hist_quantile(h, 0.99), c, sizeof(c)),
+			cli_fmt_ns(hist_quantile(h, 0.999), d, sizeof(d)),
 			cli_fmt_ns(h->max, e, sizeof(e)));
 	}
 	if (st->issue_err.count) {
 		fprintf(fp,
 			"  issue-time error: p50 %s, p99 %s, max %s; late (>%llu us): %" PRIu64
 			" (%.3f%%)\n",
-			cli_fmt_ns(rp_hist_quantile(&st->issue_err, 0.5), a, sizeof(a)),
-			cli_fmt_ns(rp_hist_quantile(&st->issue_err, 0.99), b, sizeof(b)),
+			cli_fmt_ns(hist_quantile(&st->issue_err, 0.5), a, sizeof(a)),
+			cli_fmt_ns(hist_quantile(&st->issue_err, 0.99), b, sizeof(b)),
 			cli_fmt_ns(st->issue_err.max, c, sizeof(c)), RP_LATE_NS / 1000, st->late,
 			100.0 * (double)st->late / (double)st->issue_err.count);
 	}
@@ -163,11 +164,11 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		st->loops);
 }
 
-static void json_lat(FILE *fp, const struct rp_hist *h)
+static void json_lat(FILE *fp, const struct hist *h)
 {
 	fprintf(fp, "{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p99.9\":%.3f,\"max\":%.3f}",
-		(double)rp_hist_quantile(h, 0.5) / 1e3, (double)rp_hist_quantile(h, 0.9) / 1e3,
-		(double)rp_hist_quantile(h, 0.99) / 1e3, (double)rp_hist_quantile(h, 0.999) / 1e3,
+		(double)hist_quantile(h, 0.5) / 1e3, (double)hist_quantile(h, 0.9) / 1e3,
+		(double)hist_quantile(h, 0.99) / 1e3, (double)hist_quantile(h, 0.999) / 1e3,
 		(double)h->max / 1e3);
 }
 
@@ -215,8 +216,8 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	fprintf(fp, "}");
 	if (n) {
 		fprintf(fp, ",\"issue_error_us\":{\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}",
-			(double)rp_hist_quantile(&st->issue_err, 0.5) / 1e3,
-			(double)rp_hist_quantile(&st->issue_err, 0.99) / 1e3,
+			(double)hist_quantile(&st->issue_err, 0.5) / 1e3,
+			(double)hist_quantile(&st->issue_err, 0.99) / 1e3,
 			(double)st->issue_err.max / 1e3);
 		fprintf(fp, ",\"late\":%" PRIu64 ",\"late_rate\":%.6f", st->late,
 			(double)st->late / (double)n);
@@ -307,22 +308,6 @@ void rp_report_sweep_json(FILE *fp, const struct rp_run_info *info, const struct
 		fprintf(fp, "%d}\n", knee);
 }
 
-static void html_esc(FILE *fp, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", fp);
-		else if (*s == '>')
-			fputs("&gt;", fp);
-		else if (*s == '&')
-			fputs("&amp;", fp);
-		else if (*s == '"')
-			fputs("&quot;", fp);
-		else
-			fputc(*s, fp);
-	}
-}
-
 void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct rp_step *steps,
 			  unsigned int n)
 {
@@ -342,11 +327,11 @@ void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct
 		"sweep</title>\n<style>body{font-family:sans-serif;margin:2em}"
 		"table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;"
 		"text-align:right}</style></head><body>\n<h1>Replay sweep: IOPS versus latency</h1>\n<p>");
-	html_esc(fp, info->trace);
+	html_escape(fp, info->trace);
 	fprintf(fp, " &rarr; ");
 	for (unsigned int i = 0; i < info->ntargets; i++) {
 		fprintf(fp, "%s", i ? ", " : "");
-		html_esc(fp, info->targets[i]);
+		html_escape(fp, info->targets[i]);
 	}
 	fprintf(fp, " (engine %s, timing %s, iodepth %u per copy, layout %s)</p>\n", info->engine,
 		info->timing, info->iodepth, info->layout);

@@ -168,8 +168,8 @@ void rp_stats_reset(struct rp_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	for (unsigned int i = 0; i < RP_IO__COUNT; i++)
-		rp_hist_reset(&st->lat[i]);
-	rp_hist_reset(&st->issue_err);
+		hist_init(&st->lat[i]);
+	hist_init(&st->issue_err);
 }
 
 /* ---- the run ---- */
@@ -248,12 +248,12 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 	if (measured(r, io->intended_ns)) { /* by schedule: a stall does not move warmup */
 		st->ios[io->op]++;
 		st->bytes[io->op] += io->res > 0 ? (uint64_t)io->res : 0;
-		rp_hist_add(&st->lat[io->op], io->complete_ns - io->issue_ns);
+		hist_add(&st->lat[io->op], io->complete_ns - io->issue_ns);
 		if (r->cfg->timing == RP_TIMING_ORIGINAL) {
 			uint64_t err =
 				io->issue_ns > io->intended_ns ? io->issue_ns - io->intended_ns : 0;
 
-			rp_hist_add(&st->issue_err, err);
+			hist_add(&st->issue_err, err);
 			if (err > RP_LATE_NS)
 				st->late++;
 		}

@@ -59,15 +59,15 @@ struct rp_stats {
 	uint64_t issued, completed; /* every I/O, warmup included */
 	uint64_t ios[RP_IO__COUNT]; /* measured (after warmup), by engine op */
 	uint64_t bytes[RP_IO__COUNT];
-	struct rp_hist lat[RP_IO__COUNT];
-	struct rp_hist issue_err; /* original timing: actual - intended issue time */
-	uint64_t late;		  /* issue error > RP_LATE_NS */
-	uint64_t depth_capped;	  /* I/Os held back by the depth cap past their deadline */
-	uint64_t skipped[32];	  /* by btape op: not doable here (never silently lost) */
-	uint64_t unsupported;	  /* of which: the target refused (EOPNOTSUPP) */
-	uint64_t unmapped;	  /* of which: on a recorded device with no target */
-	uint64_t errors;	  /* I/Os that failed or came back short */
-	int first_error;	  /* -errno of the first failure */
+	struct hist lat[RP_IO__COUNT];
+	struct hist issue_err; /* original timing: actual - intended issue time */
+	uint64_t late;	       /* issue error > RP_LATE_NS */
+	uint64_t depth_capped; /* I/Os held back by the depth cap past their deadline */
+	uint64_t skipped[32];  /* by btape op: not doable here (never silently lost) */
+	uint64_t unsupported;  /* of which: the target refused (EOPNOTSUPP) */
+	uint64_t unmapped;     /* of which: on a recorded device with no target */
+	uint64_t errors;       /* I/Os that failed or came back short */
+	int first_error;       /* -errno of the first failure */
 	uint64_t first_error_offset;
 	uint64_t events; /* trace events consumed (all loops) */
 	uint64_t loops;	 /* completed passes over the trace */

@@ -59,32 +59,6 @@ static void assert_hist_close(uint64_t got, uint64_t want)
 			 (unsigned long long)want, err / (double)want, HIST_REL_ERROR);
 }
 
-static void test_hist_bounds(void **st)
-{
-	struct hist *h = calloc(1, sizeof(*h));
-
-	assert_non_null(h);
-	assert_int_equal(hist_quantile(h, 0.5), 0); /* empty */
-	for (uint64_t v = 1; v <= 100000; v++)
-		hist_add(h, v * 37);
-	assert_int_equal(h->count, 100000);
-	assert_int_equal(h->min, 37);
-	assert_int_equal(h->max, 3700000);
-	static const double qs[] = {0.5, 0.9, 0.99, 0.999};
-
-	for (int i = 0; i < 4; i++)
-		assert_hist_close(hist_quantile(h, qs[i]), (uint64_t)ceil(qs[i] * 100000) * 37);
-	assert_int_equal(hist_quantile(h, 1.0), 3700000);
-	/* exact below 128; bucket edges are monotonic and contiguous */
-	for (unsigned int i = 0; i + 1 < HIST_BUCKETS; i++)
-		assert_int_equal(hist_bucket_lo(i) + hist_bucket_width(i), hist_bucket_lo(i + 1));
-	for (uint64_t v = 0; v < 5000; v++)
-		assert_true(hist_bucket_lo(hist_index(v)) <= v &&
-			    v < hist_bucket_lo(hist_index(v)) + hist_bucket_width(hist_index(v)));
-	assert_int_equal(hist_index(UINT64_MAX), HIST_BUCKETS - 1);
-	free(h);
-}
-
 static void test_empty(void **st)
 {
 	struct stats *s = run(NULL, 0, NULL);
@@ -1121,7 +1095,6 @@ static void test_batch_huge_device_index(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hist_bounds),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_one_event),
 		cmocka_unit_test(test_all_flushes),

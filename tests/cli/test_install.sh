@@ -10,6 +10,13 @@ libdir=$(ls -d "$d"/usr/lib*/ | head -1)
 for f in usr/bin/biotape usr/include/biotape/btape.h usr/share/man/man1/biotape.1; do
 	[ -e "$d/$f" ] || fail "not installed: $f"
 done
+# The library's public headers only, under its license; nothing of the tools' GPL-2.0-only
+# common/ (libbiotape_common, hist.h, inflight.h, ...) is installed.
+[ "$(cd "$d/usr/include/biotape" && echo *)" = "btape.h btape_interop.h" ] ||
+	fail "installed headers: $(cd "$d/usr/include/biotape" && echo *)"
+! grep -L 'SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)' "$d"/usr/include/biotape/* | grep -q . ||
+	fail "an installed header is not under the library's license"
+[ -z "$(find "$d" -name '*common*')" ] || fail "installed: $(find "$d" -name '*common*')"
 ls "$libdir"/libbiotape.a "$libdir"/libbiotape.so* >/dev/null 2>&1 || \
 	ls "$libdir"/*/libbiotape.a "$libdir"/*/libbiotape.so* >/dev/null 2>&1 || fail "libraries not installed"
 pc=$(find "$d/usr" -name libbiotape.pc | head -1)

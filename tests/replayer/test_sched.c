@@ -14,7 +14,6 @@
 #include "btape.h"
 #include "clock.h"
 #include "engine.h"
-#include "hist.h"
 #include "scheduler.h"
 #include "source.h"
 
@@ -103,31 +102,6 @@ static struct btape_event ev_at(uint64_t t_us, uint8_t op, uint64_t sector, uint
 static uint64_t rel(const struct fixture *f, unsigned int i)
 {
 	return f->cap.done[i].issue_ns - f->st.start_ns;
-}
-
-static void test_hist_error_bounded(void **state)
-{
-	struct rp_hist *h = malloc(sizeof(*h));
-	double qs[] = {0.5, 0.9, 0.99, 0.999};
-
-	rp_hist_reset(h);
-	for (uint64_t v = 1; v <= 1000000; v++)
-		rp_hist_add(h, v * 7);
-	for (unsigned int i = 0; i < 4; i++) {
-		double want = qs[i] * 7e6, got = (double)rp_hist_quantile(h, qs[i]);
-
-		assert_true(got > want * 0.99 && got < want * 1.01);
-	}
-	assert_int_equal(rp_hist_quantile(h, 1), 7000000);
-	assert_int_equal(rp_hist_quantile(h, 0), 7);
-	/* bucket bounds are monotonic and every value lands in its own bucket's range */
-	for (uint64_t v = 1; v < (1ull << 40); v = v * 3 + 1) {
-		unsigned int i = rp_hist_index(v);
-
-		assert_true(rp_hist_bucket_low(i) <= v);
-		assert_true(rp_hist_bucket_low(i + 1) > v);
-	}
-	free(h);
 }
 
 static void test_deadlines_exact(void **state)
@@ -558,7 +532,6 @@ static void test_prefetch_source(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hist_error_bounded),
 		cmocka_unit_test(test_deadlines_exact),
 		cmocka_unit_test(test_speed),
 		cmocka_unit_test(test_late_does_not_shift),

@@ -2,9 +2,10 @@
 /*
  * HOT_CLONES before a hot function: gcc compiles it twice, for x86-64-v3 (AVX2, BMI2, LZCNT)
  * and for the baseline, and the loader picks one for the CPU (an ifunc, as zstd does with its
- * BMI2 paths). The results are the same either way: the decoder (format/chunk.c) is integer
- * code, and the analyzer's statistics (analyze/stats.c) are built without floating-point
- * contraction (FMA; analyze/CMakeLists.txt). Empty elsewhere. Internal to biotape's modules.
+ * BMI2 paths). The results are the same either way: the analyzer's statistics (analyze/stats.c)
+ * are built without floating-point contraction (FMA; analyze/CMakeLists.txt). Empty elsewhere.
+ * For the tools (common/, not libbiotape); the library's decoder has its own BTAPE_HOT_CLONES
+ * (format/btape_internal.h), under the library's license, with the same condition.
  */
 #ifndef BIOTAPE_HOT_CLONES_H
 #define BIOTAPE_HOT_CLONES_H

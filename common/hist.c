@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Log-bucketed histogram (see hist.h for the error bound). */
+/* Log-bucketed histogram (see hist.h for the error bound and the quantile rule). */
 #include "hist.h"
 
 #include <math.h>
@@ -42,19 +42,29 @@ void hist_merge(struct hist *dst, const struct hist *src)
 		dst->b[i] += src->b[i];
 }
 
+uint64_t hist_rank(uint64_t n, double q)
+{
+	if (!(q > 0)) /* and NaN */
+		return 1;
+	if (q >= 1)
+		return n;
+	uint64_t rank = (uint64_t)ceil(q * (double)n);
+
+	if (rank < 1)
+		rank = 1;
+	return rank < n ? rank : n;
+}
+
 uint64_t hist_quantile(const struct hist *h, double q)
 {
 	if (!h->count)
 		return 0;
-	if (q <= 0)
+	if (!(q > 0))
 		return h->min;
 	if (q >= 1)
 		return h->max;
-	uint64_t rank = (uint64_t)ceil(q * (double)h->count);
-	uint64_t seen = 0;
+	uint64_t rank = hist_rank(h->count, q), seen = 0;
 
-	if (rank < 1)
-		rank = 1;
 	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
 		seen += h->b[i];
 		if (seen >= rank) {

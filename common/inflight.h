@@ -3,8 +3,8 @@
  * Requests in flight on a device, by completion time: what the queue depth at an issue is
  * computed from when a trace has no recorded depth (the analyzer, analyze/stats.c) and what
  * the recorder derives it with (recorder/rec_qd.c). In issue order: inflight_expire(h, issue),
- * then the depth is inflight_count(h) + 1, then inflight_push(h, complete). Internal to
- * biotape's modules.
+ * then the depth is inflight_count(h) + 1, then inflight_push(h, complete). Part of common/
+ * (the tools' shared code, not libbiotape).
  */
 #ifndef BIOTAPE_INFLIGHT_H
 #define BIOTAPE_INFLIGHT_H
