@@ -15,7 +15,7 @@ N=${N:-400000}
 QD=${QD:-32}
 BIN=$(cd "$BUILD/bin" && pwd)
 BT=$BIN/biotape
-GEN=$BIN/replay_gen_trace
+GEN=$BIN/gen_trace
 W=$(mktemp -d /dev/shm/biotape-cpu.XXXXXX)
 L=
 cleanup() {

@@ -12,7 +12,7 @@ WHAT=${2:-all}
 ROUNDS=${ROUNDS:-5}
 BIN=$(cd "$BUILD/bin" && pwd)
 BT=${BIOTAPE:-$BIN/biotape} # BIOTAPE=/path/to/biotape: measure another build's replayer
-GEN=$BIN/replay_gen_trace
+GEN=$BIN/gen_trace
 CONV=$BIN/replay_btape2iolog
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d /dev/shm/biotape-bench.XXXXXX)
