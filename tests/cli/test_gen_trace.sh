@@ -8,7 +8,8 @@ d=$(t_tmpdir)
 
 # The analyzer's tests check exact figures of -p mixed traces, and bench/convert's results
 # were measured on its inputs: these digests are those of the old generators' output
-# (bench/analyze/gen_trace.c "2000 F 1" and GEN_MODE=bare "500 F 3 1"; bench/convert/gen.c).
+# (bench/analyze/gen_trace.c "2000 F 1" and GEN_MODE=bare "500 F 3 1", bench/convert/gen.c: in
+# git history).
 digest() { md5sum | cut -d' ' -f1; }
 "$GEN" -p mixed -n 2000 -x 1 -o "$d/m.btape" || fail "gen mixed"
 [ "$("$BIOTAPE" dump --csv "$d/m.btape" | digest)" = babf96628f95d9bc56f1c232674d645c ] ||
