@@ -172,7 +172,7 @@ static int set_pattern(struct gen *g, const char *p)
 static int build_meta(const struct gen *g, struct btape_meta *meta)
 {
 	struct btape_device dev = {0};
-	uint64_t ndev = g->kind == KNOWN ? 2 : g->kind == MIXED ? 2 : g->ndev;
+	uint64_t ndev = g->kind == MIXED ? 2 : g->ndev; /* known declares its own two */
 
 	snprintf(meta->tool, sizeof(meta->tool), "gen_trace");
 	if (g->kind == KNOWN) {
