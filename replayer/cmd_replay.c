@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #define BUF_BYTES (64 * 1024) /* registered buffer per slot; bigger I/Os get their own */
-#define SPIN_NS 40000ull      /* default: spin this long before a deadline (GUIDE 4) */
+#define SPIN_NS 40000ull      /* default: spin this long before a deadline (docs/REPLAY.md) */
 #define TICK_NS 1000000000ull /* progress line refresh */
 #define PREFETCH_BLOCK_EVENTS 8192
 #define PREFETCH_BLOCKS 8	/* 8 x 8192 x ~96 B: ~6 MiB of decoded events at most */

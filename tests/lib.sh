@@ -3,7 +3,7 @@
 set -u
 BIOTAPE=${BIOTAPE:-biotape}
 BIOTAPE_SRC=${BIOTAPE_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-T_LOOPS=()
+. "$(dirname "${BASH_SOURCE[0]}")/loop.sh"
 T_FILES=()
 T_PIDS=()
 T_MOUNTS=()
@@ -13,10 +13,10 @@ T_ROOT=$(mktemp -d /dev/shm/biotape-test.XXXXXX) || { echo "FAIL: mktemp" >&2; e
 T_FILES+=("$T_ROOT")
 
 t_cleanup() {
-	local p l f m
+	local p f m
 	for p in "${T_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
 	for m in "${T_MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
-	for l in "${T_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+	loop_detach_all
 	for f in "${T_FILES[@]}"; do rm -rf -- "$f"; done
 }
 trap t_cleanup EXIT
@@ -44,21 +44,13 @@ t_tmpdir() {
 	d=$(mktemp -d "$T_ROOT/tmp.XXXXXX") || fail "mktemp"
 	echo "$d"
 }
-# t_loop SIZE_MB: a loop device (direct I/O) over a new file in /dev/shm; sets LOOP.
-# Call it directly (not in $(...)) so that cleanup registers it.
+# t_loop SIZE_MB: a loop device (direct I/O) over a new file in /dev/shm (tests/loop.sh); sets
+# LOOP and LOOP_FILE. Call it directly (not in $(...)) so that cleanup registers it.
 t_loop() {
-	local f
-	f=$(mktemp "$T_ROOT/loop.XXXXXX") || fail "mktemp"
-	truncate -s "${1}M" "$f" || fail "truncate"
-	LOOP=$(losetup -f --show --direct-io=on "$f") || skip "cannot create a loop device"
-	T_LOOPS+=("$LOOP")
-	# A loop device keeps its queue settings across detach and attach: start from the
-	# defaults whatever an earlier user left (nomerges, iostats: diskstats stay 0 without it;
-	# the I/O scheduler).
-	local q=/sys/block/$(basename "$LOOP")/queue
-	echo 0 >"$q/nomerges" 2>/dev/null
-	echo 1 >"$q/iostats" 2>/dev/null
-	echo none >"$q/scheduler" 2>/dev/null
+	local rc=0
+	loop_new "$1" "$T_ROOT" || rc=$?
+	[ $rc = 0 ] || [ $rc = 1 ] || fail "cannot make a ${1} MiB file in $T_ROOT"
+	[ $rc = 0 ] || skip "cannot create a loop device"
 }
 # t_ext4 [MKFS_OPTION...]: ext4 on $LOOP (t_loop first), mounted on a fresh directory that is
 # unmounted at exit; sets MNT. Call it directly (not in $(...)).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # A real recording for the analyzer benchmark: `biotape record` of fio on a loop device (1 GiB
-# over a file in /dev/shm, direct I/O: bench/record/lib.sh): 70% random reads, 4k/8k/16k/64k = 60/20/10/10%, two
-# jobs at QD 16, until N events (default 10 M). Unlike analyze_gen_trace's traces it has
+# over a file in /dev/shm, direct I/O: bench/record/lib.sh): 70% random reads, 4k/8k/16k/64k =
+# 60/20/10/10%, two jobs at QD 16, until N events (default 10 M). Unlike gen_trace -p mixed it has
 # every field the recorder writes (queue depth, tid, cpu, cgroup, flags) and the compression
 # of real times; its exact working set (256 Ki blocks) is never sampled. Needs root and eBPF.
 #   usage: bench/analyze/record_real.sh BUILD_DIR OUT.btape [N]

@@ -18,8 +18,8 @@ BIN=$BUILD/bin
 RUNS=${RUNS:-3}
 SIZES=${SIZES:-"10000000 50000000"}
 DIR=${DIR:-/dev/shm}
-for t in biotape analyze_gen_trace analyze_read_floor; do
-	[ -x "$BIN/$t" ] || { echo "missing $BIN/$t (cmake --build $BUILD --target $t)" >&2; exit 1; }
+for t in biotape gen_trace analyze_read_floor; do
+	[ -x "$BIN/$t" ] || { echo "missing $BIN/$t (build with -DBIOTAPE_BENCH=ON)" >&2; exit 1; }
 done
 command -v zstd >/dev/null || { echo "needs zstd" >&2; exit 1; }
 TMP=$(mktemp -d)
@@ -42,7 +42,7 @@ for F in $(printf 'gen:%s ' $SIZES) ${TRACES:-}; do
 	if [[ $F == gen:* ]]; then
 		N=${F#gen:}
 		F=$DIR/biotape-bench-an.$N.btape
-		[ -s "$F" ] || "$BIN/analyze_gen_trace" "$N" "$F" 1 || exit 1
+		[ -s "$F" ] || "$BIN/gen_trace" -p mixed -n "$N" -o "$F" -x 1 || exit 1
 	else
 		N=$("$BIN/biotape" info --json "$F" | grep -o '"events":[0-9]*' | head -1 | cut -d: -f2)
 		[ -n "$N" ] || { echo "$F: cannot read its event count" >&2; exit 1; }
@@ -82,7 +82,7 @@ count() {
 if [ -n "${COUNT:-}" ]; then
 	command -v valgrind >/dev/null || { echo "COUNT needs valgrind" >&2; exit 1; }
 	F=$DIR/biotape-bench-an.count.$COUNT.btape
-	[ -s "$F" ] || "$BIN/analyze_gen_trace" "$COUNT" "$F" 1 || exit 1
+	[ -s "$F" ] || "$BIN/gen_trace" -p mixed -n "$COUNT" -o "$F" -x 1 || exit 1
 	printf '%-10s %-8s %14s %16s\n' events tool "instr/event" "mispredicts/event"
 	for t in an ${BASE:+base}; do
 		[ "$t" = an ] && b=$BIN/biotape || b=$BASE

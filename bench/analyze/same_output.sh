@@ -1,14 +1,15 @@
 #!/bin/bash
 # Checks that two biotape builds give byte-identical analyzer output (a speed change must not
 # change a figure): analyze (text, --json, --interval, --ws-limit, --from/--to, --device, two
-# files merged), profile and compare, over the shipped samples and generated traces of every
-# GEN_MODE. Exits 1 and names the first difference.
+# files merged), profile and compare, over the shipped samples and generated traces (gen_trace
+# -p mixed, also bare, all flushes and with an idle device). Exits 1 and names the first
+# difference.
 #   usage: bench/analyze/same_output.sh OLD_BIOTAPE NEW_BIOTAPE [GEN_TRACE]
 #   env: N (events per generated trace, 300000)
 set -u
 OLD=$1
 NEW=$2
-GEN=${3:-$(dirname "$NEW")/analyze_gen_trace}
+GEN=${3:-$(dirname "$NEW")/gen_trace}
 N=${N:-300000}
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d /dev/shm/biotape-same.XXXXXX)
@@ -18,11 +19,11 @@ trap 'rm -rf "$TMP"' EXIT
 	echo "usage: $0 OLD_BIOTAPE NEW_BIOTAPE [GEN_TRACE]" >&2
 	exit 2
 }
-"$GEN" "$N" "$TMP/g1.btape" 1 >/dev/null || exit 1
-"$GEN" "$N" "$TMP/g2.btape" 7 1 >/dev/null || exit 1
-for m in bare flush idle2; do
-	GEN_MODE=$m "$GEN" $((N / 3)) "$TMP/$m.btape" 3 >/dev/null || exit 1
-done
+"$GEN" -p mixed -n "$N" -o "$TMP/g1.btape" -x 1 || exit 1
+"$GEN" -p mixed -n "$N" -o "$TMP/g2.btape" -x 7 -S 1G || exit 1
+"$GEN" -p mixed -n $((N / 3)) -o "$TMP/bare.btape" -x 3 -B || exit 1
+"$GEN" -p mixed -n $((N / 3)) -o "$TMP/flush.btape" -x 3 -F 1 || exit 1
+"$GEN" -p mixed -n $((N / 3)) -o "$TMP/idle2.btape" -x 3 -i 1 || exit 1
 traces=("$HERE"/samples/*.btape "$TMP"/*.btape)
 
 fail=0

@@ -3,16 +3,18 @@
 # run: `wc -l` (CSV) and `zstd -d` (the same input compressed), alternating, median of RUNS.
 # Prints lines/s, peak RSS, and the ratio to the floor. Usage:
 #   bench/convert/run.sh [BIOTAPE] [N...]     (default N: 1000000 10000000; RUNS=3)
+# The inputs come from gen_trace -p alibaba / -p blktrace (GEN=PATH; default: beside BIOTAPE).
 # Inputs live in /dev/shm and are removed at the end. Not part of the test suite.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIOTAPE=${1:-$here/../../build/bin/biotape}
 shift || true
+GEN=${GEN:-$(dirname "$BIOTAPE")/gen_trace} # the trace generator of the same build
+[ -x "$GEN" ] || { echo "missing $GEN (GEN=/path/to/gen_trace)" >&2; exit 1; }
 SIZES=${*:-1000000 10000000}
 RUNS=${RUNS:-3}
 W=$(mktemp -d /dev/shm/biotape-bench-convert.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-cc -O2 -o "$W/gen" "$here/gen.c"
 
 # measure LABEL CMD...: appends "seconds maxrss_kb user sys" of one run to $W/LABEL
 measure() {
@@ -30,9 +32,9 @@ med_cpu() { awk '{ print $3 + $4 }' "$W/$1" | median; }
 printf '%-27s %9s %7s %7s %9s %9s %9s %8s\n' input records "wall s" "cpu s" "M/s wall" \
 	"M/s cpu" "peak RSS" "vs floor"
 for n in $SIZES; do
-	"$W/gen" alibaba "$n" >"$W/ali.csv"
+	"$GEN" -p alibaba -n "$n" -o "$W/ali.csv"
 	zstd -q -1 -T1 -c "$W/ali.csv" >"$W/ali.csv.zst"
-	"$W/gen" blktrace "$n" >"$W/sda.blktrace.0"
+	"$GEN" -p blktrace -n "$n" -o "$W/sda.blktrace.0"
 	zstd -q -1 -T1 -c "$W/sda.blktrace.0" >"$W/bt.zst"
 	recs=$(( n / 3 * 3 ))
 	rm -f "$W"/*.times "$W"/{csv,wc,zcsv,unz,bt,btunz}

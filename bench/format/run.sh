@@ -4,7 +4,7 @@
 #
 #   bench/format/run.sh [BUILD_DIR] [EVENTS]      (defaults: build, 10000000; RUNS=3)
 #
-# Needs: cmake --build BUILD_DIR --target btape_bench; zstd; GNU time (/usr/bin/time).
+# Needs: btape_bench (built with BIOTAPE_BENCH=ON, the default); zstd; GNU time (/usr/bin/time).
 # Speeds are per CPU second of the process (user + sys), so other load on the machine matters
 # less; the file lives in /dev/shm so the disk does not enter.
 set -euo pipefail
@@ -12,7 +12,7 @@ build=${1:-build}
 events=${2:-10000000}
 runs=${RUNS:-3}
 bench=$build/bin/btape_bench
-[ -x "$bench" ] || { echo "run.sh: $bench missing (cmake --build $build --target btape_bench)" >&2; exit 1; }
+[ -x "$bench" ] || { echo "run.sh: $bench missing (build with -DBIOTAPE_BENCH=ON)" >&2; exit 1; }
 command -v zstd >/dev/null || { echo "run.sh: zstd missing" >&2; exit 1; }
 dir=$(mktemp -d /dev/shm/btape-bench.XXXXXX)
 trap 'rm -rf "$dir"' EXIT

@@ -4,7 +4,7 @@
 # and recorded by biotape. Busy time of all CPUs (/proc/stat: user, nice, system, irq, softirq,
 # steal) over the fio run divided by its I/Os, and the idle share. On a machine whose CPUs the
 # workload keeps busy, the IOPS ratio of a tracer is about untraced CPU per I/O / (that + the
-# tracer's CPU per I/O): the budget a tracer has (docs/BENCHMARKS.md, recorder run 7).
+# tracer's CPU per I/O): the budget a tracer has (docs/BENCHMARKS.md, "Recorder").
 # The /proc/stat window also covers fio's start and exit, the same in every mode.
 # Run as root: BIOTAPE=build/bin/biotape bench/record/cpu_per_io.sh [REPS] [RUNTIME_S]
 set -eu

@@ -1,8 +1,10 @@
 # Shared setup of the recorder benchmarks (sourced): $W, a temporary directory in /dev/shm;
-# $LOOP, a loop device with direct I/O over a 1 GiB file there, filled so reads are real tmpfs
-# reads; with "idle", $LOOP2 over a 16 MiB file that no benchmark touches. On exit the
-# caller's bench_on_exit runs (if it defines one), a tracer still running as $BENCH_PID is
-# stopped, and the devices and files are removed, each step whatever the others did.
+# $LOOP, a loop device with direct I/O over a 1 GiB file there (tests/loop.sh), filled so reads
+# are real tmpfs reads; with "idle", $LOOP2 over a 16 MiB file that no benchmark touches. On
+# exit the caller's bench_on_exit runs (if it defines one), a tracer still running as
+# $BENCH_PID is stopped, and the devices and files are removed, each step whatever the others
+# did.
+. "$(dirname "${BASH_SOURCE[0]}")/../../tests/loop.sh"
 bench_cleanup() {
 	set +e
 	if declare -F bench_on_exit >/dev/null; then bench_on_exit; fi
@@ -10,8 +12,7 @@ bench_cleanup() {
 		kill -INT "$BENCH_PID" 2>/dev/null
 		wait "$BENCH_PID" 2>/dev/null
 	fi
-	[ -n "${LOOP:-}" ] && losetup -d "$LOOP"
-	[ -n "${LOOP2:-}" ] && losetup -d "$LOOP2"
+	loop_detach_all
 	rm -rf "$W"
 }
 
@@ -19,12 +20,11 @@ bench_setup() { # bench_setup NAME [idle]
 	W=$(mktemp -d "/dev/shm/$1.XXXXXX")
 	LOOP= LOOP2= BENCH_PID=
 	trap bench_cleanup EXIT
-	truncate -s 1G "$W/disk.img"
-	LOOP=$(losetup -f --show --direct-io=on "$W/disk.img")
 	if [ "${2:-}" = idle ]; then
-		truncate -s 16M "$W/idle.img"
-		LOOP2=$(losetup -f --show --direct-io=on "$W/idle.img")
+		loop_new 16 "$W" || { echo "cannot create a loop device" >&2; exit 1; }
+		LOOP2=$LOOP
 	fi
+	loop_new 1024 "$W" || { echo "cannot create a loop device" >&2; exit 1; }
 	dd if=/dev/zero of="$LOOP" bs=1M count=1024 oflag=direct status=none
 }
 

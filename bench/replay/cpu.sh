@@ -15,16 +15,16 @@ N=${N:-400000}
 QD=${QD:-32}
 BIN=$(cd "$BUILD/bin" && pwd)
 BT=$BIN/biotape
-GEN=$BIN/replay_gen_trace
+GEN=$BIN/gen_trace
+. "$(dirname "$0")/../../tests/loop.sh"
 W=$(mktemp -d /dev/shm/biotape-cpu.XXXXXX)
-L=
 cleanup() {
-	if [ -n "$L" ]; then losetup -d "$L" 2>/dev/null || true; fi
+	loop_detach_all
 	rm -rf "$W"
 }
 trap cleanup EXIT
-truncate -s 256M "$W/disk"
-L=$(losetup -f --show --direct-io=on "$W/disk")
+loop_new 256 "$W" || { echo "cannot create a loop device" >&2; exit 1; }
+L=$LOOP
 dd if=/dev/zero of="$L" bs=1M count=256 oflag=direct status=none
 "$GEN" -o "$W/rr.btape" -n "$N" -r 1000000 -p randread -b 4096 -S $((256 << 20))
 EV=task-clock,user_time,system_time,context-switches,syscalls:sys_enter_io_uring_enter

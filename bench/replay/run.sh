@@ -12,27 +12,24 @@ WHAT=${2:-all}
 ROUNDS=${ROUNDS:-5}
 BIN=$(cd "$BUILD/bin" && pwd)
 BT=${BIOTAPE:-$BIN/biotape} # BIOTAPE=/path/to/biotape: measure another build's replayer
-GEN=$BIN/replay_gen_trace
+GEN=$BIN/gen_trace
 CONV=$BIN/replay_btape2iolog
 HERE=$(cd "$(dirname "$0")" && pwd)
+for t in "$GEN" "$CONV"; do
+	[ -x "$t" ] || { echo "missing $t (build with -DBIOTAPE_BENCH=ON)" >&2; exit 1; }
+done
+. "$HERE/../../tests/loop.sh"
 W=$(mktemp -d /dev/shm/biotape-bench.XXXXXX)
-LOOPS=()
 cleanup() {
-	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+	loop_detach_all
 	rm -rf "$W"
 }
 trap cleanup EXIT
-mkloop() { # SIZE_MB -> prints the device
-	truncate -s "${1}M" "$W/disk$#.$RANDOM"
-	local f
-	f=$(ls -t "$W"/disk* | head -1)
-	losetup -f --show --direct-io=on "$f"
-}
 median() { python3 -c 'import sys,statistics; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 jget() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval("j"+sys.argv[2]))' "$@"; }
 
-L=$(mkloop 256)
-LOOPS+=("$L")
+loop_new 256 "$W" || { echo "cannot create a loop device" >&2; exit 1; }
+L=$LOOP
 echo "# bench/replay on $(uname -r), $(nproc) CPUs, loop device $L over /dev/shm (direct I/O)"
 echo "# $(fio --version), biotape $("$BT" --version | awk '{print $2}'), rounds $ROUNDS"
 

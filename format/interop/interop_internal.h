@@ -123,7 +123,7 @@ int parse_blkparse_line(struct imp *im, char *line, size_t len);
 int parse_vscsi(struct imp *im, struct isrc *s);
 /* blktrace: k sources merged by time. */
 int parse_blktrace(struct imp *im, struct isrc **srcs, size_t n);
-/* Format detection helpers (interop detect.c). */
+/* Format detection: binary magics (binary.c); line formats are detected in import.c. */
 int detect_binary(const uint8_t *p, size_t len);
 
 /* ---- request joining (blktrace, blkparse): Q/D/C/merges/remaps -> one record ---- */

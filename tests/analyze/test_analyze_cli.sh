@@ -4,7 +4,7 @@
 # windows selecting nothing) and bad input (one clear line, exit 2, no crash).
 . "$BIOTAPE_SRC/tests/lib.sh"
 command -v python3 >/dev/null || skip "needs python3 (JSON checks)"
-GEN=$BIOTAPE_BIN_DIR/analyze_gen_trace
+GEN=$BIOTAPE_BIN_DIR/gen_trace
 [ -x "$GEN" ] || fail "missing $GEN"
 D=$(t_tmpdir)
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
@@ -25,7 +25,7 @@ for c in analyze profile compare; do
 done
 
 # --- known distribution: 70% reads, sizes 4k/8k/16k/64k = 60/20/10/10, 25% sequential ---
-"$GEN" 40000 "$D/mix.btape" 7 || fail "gen"
+"$GEN" -p mixed -n 40000 -o "$D/mix.btape" -x 7 || fail "gen"
 "$BIOTAPE" analyze "$D/mix.btape" --json >"$D/mix.json" || fail "analyze mix"
 within "$(jget "$D/mix.json" 'd["ops"]["read"]["count_share"]')" 0.69 0.71 || fail "read share"
 within "$(jget "$D/mix.json" '[x["share"] for x in d["ops"]["read"]["sizes"]["top"] if x["bytes"] == 4096][0]')" 0.59 0.61 ||
@@ -46,7 +46,7 @@ grep -q '<svg class="chart" data-chart="iops"' "$D/mix.html" || fail "html: no I
 [ "$(grep -c '^ *0\.[0-9]* ' "$D/mix.txt")" -ge 3 ] || fail "timeline rows at 50 ms"
 
 # --- empty trace ---
-"$GEN" 0 "$D/empty.btape" || fail "gen empty"
+"$GEN" -p mixed -n 0 -o "$D/empty.btape" || fail "gen empty"
 "$BIOTAPE" analyze "$D/empty.btape" >"$D/e.txt" || fail "analyze empty"
 grep -q "no events in trace" "$D/e.txt" || fail "empty: not said"
 "$BIOTAPE" analyze "$D/empty.btape" --json >"$D/e.json" || fail "analyze empty json"
@@ -65,7 +65,7 @@ grep -q "no events in window" "$D/w.txt" || fail "empty window: not said"
 [ "$(jget "$D/w.json" 'd["note"]')" = "no events in window" ] || fail "json empty window note"
 
 # --- one event; all flushes; a device with no I/O; no latency/process fields ---
-"$GEN" 1 "$D/one.btape" || fail "gen one"
+"$GEN" -p mixed -n 1 -o "$D/one.btape" || fail "gen one"
 "$BIOTAPE" analyze "$D/one.btape" >"$D/one.txt" || fail "analyze one"
 grep -q "IOPS        n/a (all events at one instant" "$D/one.txt" || fail "one: IOPS not n/a"
 "$BIOTAPE" analyze "$D/one.btape" --json >"$D/one.json" || fail "one json"
@@ -73,20 +73,20 @@ grep -q "IOPS        n/a (all events at one instant" "$D/one.txt" || fail "one: 
 "$BIOTAPE" profile "$D/one.btape" >"$D/one.fio" || fail "profile one"
 grep -q '^number_ios=1$' "$D/one.fio" || fail "profile one: number_ios"
 
-GEN_MODE=flush "$GEN" 500 "$D/fl.btape" || fail "gen flush"
+"$GEN" -p mixed -F 1 -n 500 -o "$D/fl.btape" || fail "gen flush"
 "$BIOTAPE" analyze "$D/fl.btape" >"$D/fl.txt" || fail "analyze flushes"
 grep -q "no reads or writes with data" "$D/fl.txt" || fail "flushes: working set"
 grep -q "no read or write stream" "$D/fl.txt" || fail "flushes: locality"
 one_line_err "$BIOTAPE" profile "$D/fl.btape"
 grep -q "only flushes" "$D/err" || fail "profile flushes: $(cat "$D/err")"
 
-GEN_MODE=idle2 "$GEN" 1000 "$D/idle.btape" || fail "gen idle2"
+"$GEN" -p mixed -i 1 -n 1000 -o "$D/idle.btape" || fail "gen idle"
 "$BIOTAPE" analyze "$D/idle.btape" >"$D/idle.txt" || fail "analyze idle device"
 grep -q "^  synth2 *no I/O" "$D/idle.txt" || fail "device without I/O not listed as such"
 "$BIOTAPE" analyze "$D/idle.btape" --device synth2 >"$D/idle2.txt" || fail "analyze --device idle"
 grep -q "no events in window" "$D/idle2.txt" || fail "--device with no I/O: not said"
 
-GEN_MODE=bare "$GEN" 2000 "$D/bare.btape" || fail "gen bare"
+"$GEN" -p mixed -B -n 2000 -o "$D/bare.btape" || fail "gen bare"
 "$BIOTAPE" analyze "$D/bare.btape" >"$D/bare.txt" || fail "analyze bare"
 grep -q "not in trace: no completion times" "$D/bare.txt" || fail "bare: latency"
 grep -q "queue time: not in trace" "$D/bare.txt" || fail "bare: queue time"
@@ -112,7 +112,7 @@ one_line_err "$BIOTAPE" analyze "$D/mix.btape" --from 2s --to 1s
 [ ! -e "$D/junk.html" ] || fail "html written for bad input"
 
 # --- compare phrasing ---
-"$GEN" 20000 "$D/b.btape" 9 || fail "gen b"
+"$GEN" -p mixed -n 20000 -o "$D/b.btape" -x 9 || fail "gen b"
 "$BIOTAPE" compare "$D/mix.btape" "$D/b.btape" >"$D/cmp.txt" || fail "compare"
 grep -Eq "p99 read latency .* vs .*" "$D/cmp.txt" || fail "compare: no p99 read line"
 "$BIOTAPE" compare "$D/mix.btape" "$D/b.btape" --json >"$D/cmp.json" || fail "compare json"

@@ -5,7 +5,7 @@
 . "$BIOTAPE_SRC/tests/lib.sh"
 CHROMIUM=$(command -v chromium || command -v chromium-browser) || skip "needs chromium (Debian: chromium)"
 command -v python3 >/dev/null || skip "needs python3"
-GEN=$BIOTAPE_BIN_DIR/analyze_gen_trace
+GEN=$BIOTAPE_BIN_DIR/gen_trace
 D=$(t_tmpdir)
 
 chrome() { # chrome OUT_STDOUT ARGS...: one headless run with a throwaway profile
@@ -17,8 +17,8 @@ chrome() { # chrome OUT_STDOUT ARGS...: one headless run with a throwaway profil
 		--enable-logging=stderr --v=0 "$@" >"$out" 2>>"$D/chrome.err"
 }
 
-"$GEN" 30000 "$D/a.btape" 3 || fail "gen"
-"$GEN" 20000 "$D/b.btape" 4 || fail "gen b"
+"$GEN" -p mixed -n 30000 -o "$D/a.btape" -x 3 || fail "gen"
+"$GEN" -p mixed -n 20000 -o "$D/b.btape" -x 4 || fail "gen b"
 "$BIOTAPE" analyze "$D/a.btape" --html "$D/a.html" || fail "analyze --html"
 "$BIOTAPE" compare "$D/a.btape" "$D/b.btape" --html "$D/c.html" || fail "compare --html"
 

@@ -2,9 +2,9 @@
 # biotape profile on a synthetic trace with a known distribution: the job states it exactly,
 # fio accepts the job, and --per-process writes one job per busy process.
 . "$BIOTAPE_SRC/tests/lib.sh"
-GEN=$BIOTAPE_BIN_DIR/analyze_gen_trace
+GEN=$BIOTAPE_BIN_DIR/gen_trace
 D=$(t_tmpdir)
-"$GEN" 100000 "$D/t.btape" 11 1 || fail "gen"
+"$GEN" -p mixed -n 100000 -o "$D/t.btape" -x 11 -S 1G || fail "gen"
 "$BIOTAPE" profile "$D/t.btape" >"$D/t.fio" || fail "profile"
 want() { grep -qx "$1" "$D/t.fio" || fail "job lacks '$1': $(grep "^${1%%=*}=" "$D/t.fio")"; }
 want "rw=randrw"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# biotape info / dump on a generated trace with exactly known contents (see gen_trace.c).
+# biotape info / dump on a generated trace with exactly known contents (gen_trace -p known: bench/gen/gen_trace.c).
 . "$BIOTAPE_SRC/tests/lib.sh"
 GEN="$BIOTAPE_BIN_DIR/gen_trace"
 d=$(t_tmpdir)
 N=1000
 
-"$GEN" "$d/t.btape" $N || fail "gen_trace"
+"$GEN" -p known -n $N -o "$d/t.btape" || fail "gen_trace"
 [ -z "$(ls "$d" | grep tmp)" ] || fail "temporary file left behind"
 
 # info --json: counts computed here from the generator's rule.
@@ -94,7 +94,7 @@ got=$("$BIOTAPE" dump --csv "$d/cut.btape" | tail -n +2 | wc -l)
 	|| fail "cut file: events differ from the original prefix"
 
 # A writer killed before its footer (written in place): recovered, complete chunks intact.
-"$GEN" --direct "$d/killed.btape" 550 && fail "gen_trace --direct should die by SIGKILL"
+"$GEN" -p known -k -n 550 -o "$d/killed.btape" && fail "gen_trace -k should die by SIGKILL"
 "$BIOTAPE" info --json "$d/killed.btape" > "$d/k.json" || fail "info on a killed writer's file"
 python3 -c '
 import json, sys

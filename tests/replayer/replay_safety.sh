@@ -3,7 +3,7 @@
 # with writes (without --write) are all refused, and the device is left as it was.
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root losetup mkfs.ext4 mount blkid
-GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/replay_gen_trace
+GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 [ -x "$GEN" ] || skip "no trace generator at $GEN"
 D=$(t_tmpdir)
 "$GEN" -o "$D/w.btape" -n 300 -r 50000 -p randwrite -S $((16 << 20)) || fail "gen"
