@@ -90,6 +90,7 @@ static void usage(FILE *fp)
 		"results:\n"
 		"  --json                 the summary as JSON on stdout\n"
 		"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
+		"                         (outputs must be regular files: see docs/SAFETY.md)\n"
 		"\n"
 		"examples:\n"
 		"  biotape replay db.btape --target /dev/nvme1n1 --writes-as-reads\n"
@@ -818,7 +819,7 @@ static int open_output(struct setup *s, struct out_ctx *c)
 	err = btape_writer__open(&c->w, s->o->out, &m, &wo);
 	btape_meta__free(&m);
 	if (err < 0) {
-		cli_err("replay: -o %s: %s", s->o->out, strerror(-err));
+		cli_err("replay: -o: %s", btape_writer__last_errmsg());
 		c->w = NULL;
 	}
 	return err;
@@ -873,6 +874,11 @@ int cmd_replay(int argc, char **argv)
 		return BTAPE_EXIT_USAGE;
 	s.o = &o;
 	eng = rp_engine_find(o.engine);
+	/* outputs are refused before any work (and checked again when written) */
+	if ((ret = cli_out_check("replay: -o", o.out)) ||
+	    (ret = cli_out_check("replay: --html", o.html)))
+		return ret;
+	ret = BTAPE_EXIT_FAIL;
 
 	err = rp_prefetch__open(&pf, o.trace, PREFETCH_BLOCK_EVENTS, PREFETCH_BLOCKS, &msg);
 	if (err < 0) {
@@ -1077,12 +1083,14 @@ int cmd_replay(int argc, char **argv)
 			rp_report_sweep_text(stdout, &info, steps, nsteps);
 		if (o.html) {
 			if (cli_out_open(&ho, o.html) < 0) {
-				cli_err("replay: --html %s: %s", o.html, strerror(errno));
+				cli_err("replay: --html: %s", ho.why);
 				goto cleanup;
 			}
 			rp_report_sweep_html(ho.fp, &info, steps, nsteps);
-			if (cli_out_commit(&ho) < 0)
+			if (cli_out_commit(&ho) < 0) {
+				cli_err("replay: --html: %s", ho.why);
 				goto cleanup;
+			}
 		}
 	} else {
 		info.scale = o.sweep[0];
@@ -1104,7 +1112,7 @@ int cmd_replay(int argc, char **argv)
 		err = btape_writer__close(oc.w);
 		oc.w = NULL;
 		if (err < 0) {
-			cli_err("replay: -o %s: %s", o.out, strerror(-err));
+			cli_err("replay: -o %s: %s", o.out, btape_writer__last_errmsg());
 			goto cleanup;
 		}
 	}
