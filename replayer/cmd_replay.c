@@ -59,6 +59,9 @@ static void usage(FILE *fp)
 		"  --fit error|wrap|scale offsets past the target's end: refuse (default, names the first\n"
 		"                         such I/O), wrap around, or scale the address space down\n"
 		"  --buffered             go through the page cache (default: O_DIRECT)\n"
+		"  --create SIZE|auto     make a missing file target of SIZE (\"1G\"), or auto: the size\n"
+		"                         the trace needs; never in /dev (without it a missing target\n"
+		"                         is an error)\n"
 		"timing:\n"
 		"  --timing original|afap|load\n"
 		"                         original (default): open loop on absolute deadlines; afap: as\n"
@@ -121,6 +124,8 @@ struct opts {
 	unsigned int sweep[MAX_SWEEP];
 	unsigned int nsweep;
 	const char *html;
+	uint64_t create_size; /* --create SIZE (0: none) */
+	bool create_auto;     /* --create auto */
 	bool buffered, write, force, writes_as_reads, json, no_progress;
 	int payload;
 	double compress, dedupe;
@@ -182,6 +187,7 @@ enum {
 	OPT_NOPROG,
 	OPT_RT,
 	OPT_SPIN,
+	OPT_CREATE,
 };
 
 static const struct option long_opts[] = {
@@ -209,6 +215,7 @@ static const struct option long_opts[] = {
 	{"no-progress", no_argument, NULL, OPT_NOPROG},
 	{"rt-priority", required_argument, NULL, OPT_RT},
 	{"spin-us", required_argument, NULL, OPT_SPIN},
+	{"create", required_argument, NULL, OPT_CREATE},
 	{"output", required_argument, NULL, 'o'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -318,6 +325,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_BUFFERED:
 			o->buffered = true;
+			break;
+		case OPT_CREATE:
+			if (strcmp(optarg, "auto") == 0) {
+				o->create_auto = true;
+				o->create_size = 0;
+			} else if (cli_parse_size(optarg, &o->create_size) || !o->create_size ||
+				   o->create_size > (uint64_t)INT64_MAX) {
+				cli_err("replay: --create '%s': expected a size like 1G, or auto",
+					optarg);
+				return -EINVAL;
+			} else {
+				o->create_auto = false;
+			}
 			break;
 		case OPT_WRITE:
 			o->write = true;
@@ -675,7 +695,14 @@ static int open_targets(struct setup *s)
 				mx = s->o->sweep[i] > mx ? s->o->sweep[i] : mx;
 			want *= mx;
 		}
-		to.create_size = (want + (1 << 20) - 1) / (1 << 20) * (1 << 20);
+		to.create_size = s->o->create_auto ? (want + (1 << 20) - 1) / (1 << 20) * (1 << 20)
+						   : s->o->create_size;
+		if (s->o->create_auto && !to.create_size && access(s->tpaths[t], F_OK) != 0) {
+			cli_err("replay: target %s: does not exist, and the trace does not say how "
+				"big to make it (give --create SIZE)",
+				s->tpaths[t]);
+			return -ENOENT;
+		}
 		err = rp_target_open(&s->targets[t], s->tpaths[t], &to, why, sizeof(why));
 		if (err < 0) {
 			cli_err("replay: target %s: %s", s->tpaths[t], why);
@@ -1016,7 +1043,8 @@ int cmd_replay(int argc, char **argv)
 				    .iodepth = o.iodepth,
 				    .scale = o.scale,
 				    .targets = s.tpaths,
-				    .ntargets = s.ntargets};
+				    .ntargets = s.ntargets,
+				    .topen = s.targets};
 	for (unsigned int i = 0; i < o.nsweep; i++) {
 		struct rp_engine_cfg ec = {.targets = s.targets,
 					   .ntargets = s.ntargets,

@@ -5,14 +5,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <linux/fs.h>
+#include <linux/loop.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Is sysfs device a (maj:min) the same as, or a partition of, device b? */
@@ -176,6 +179,69 @@ static uint32_t file_dio_align(int fd)
 	return 4096;
 }
 
+/* Is DIR (a directory) /dev or below it (but /dev/shm), or on a devtmpfs? */
+static bool in_dev(const char *dir)
+{
+	char real[PATH_MAX], *line = NULL;
+	struct stat sb;
+	size_t cap = 0;
+	bool dev = false;
+	FILE *fp;
+
+	if (!realpath(dir, real))
+		return false; /* the creation fails on its own then */
+	if (strcmp(real, "/dev") == 0 ||
+	    (strncmp(real, "/dev/", 5) == 0 && strcmp(real, "/dev/shm") != 0 &&
+	     strncmp(real, "/dev/shm/", 9) != 0))
+		return true;
+	if (stat(real, &sb) < 0 || !(fp = fopen("/proc/self/mountinfo", "re")))
+		return false;
+	/* "36 35 0:5 / /dev rw,nosuid shared:2 - devtmpfs udev rw,...": maj:min, then the type */
+	while (!dev && getline(&line, &cap, fp) > 0) {
+		unsigned int ma, mi;
+		char type[64];
+		const char *sep = strstr(line, " - ");
+
+		if (sscanf(line, "%*u %*u %u:%u", &ma, &mi) == 2 && sep &&
+		    sscanf(sep + 3, "%63s", type) == 1 && makedev(ma, mi) == sb.st_dev &&
+		    strcmp(type, "devtmpfs") == 0)
+			dev = true;
+	}
+	free(line);
+	fclose(fp);
+	return dev;
+}
+
+/* Creates the missing file target path of size bytes: 0, or -errno with the reason in why. */
+static int create_file(const char *path, uint64_t size, char *why, size_t whylen)
+{
+	char *copy = strdup(path);
+	bool dev;
+	int fd, err;
+
+	if (!copy)
+		return -ENOMEM;
+	dev = in_dev(dirname(copy));
+	free(copy);
+	if (dev) {
+		snprintf(why, whylen,
+			 "does not exist: no such device (--create never makes files in /dev)");
+		return -ENOENT;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot create it: %s", strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
 int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o, char *why,
 		   size_t whylen)
 {
@@ -193,24 +259,21 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 			snprintf(why, whylen, "%s", strerror(errno));
 			return err;
 		}
+		/* a mistyped device name must not become a file: create only when asked */
 		if (!o->create_size) {
-			snprintf(why, whylen,
-				 "does not exist, and the trace does not say how big "
-				 "to make it");
+			char *copy = strdup(path);
+			bool dev = copy && in_dev(dirname(copy));
+
+			free(copy);
+			snprintf(why, whylen, "%s",
+				 dev ? "does not exist: no such device"
+				     : "does not exist (a file target is made only with --create "
+				       "SIZE or --create auto)");
 			return -ENOENT;
 		}
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || ftruncate(fd, (off_t)o->create_size) < 0) {
-			err = -errno;
-			snprintf(why, whylen, "cannot create it: %s", strerror(errno));
-			if (fd >= 0) {
-				close(fd);
-				unlink(path);
-			}
+		err = create_file(path, o->create_size, why, whylen);
+		if (err < 0)
 			return err;
-		}
-		close(fd);
-		fd = -1;
 		created = true;
 		if (stat(path, &sb) < 0) {
 			err = -errno;
@@ -218,6 +281,7 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 			return err;
 		}
 	}
+	t->created = created;
 	if (!S_ISBLK(sb.st_mode) && !S_ISREG(sb.st_mode)) {
 		snprintf(why, whylen, "not a block device or a regular file");
 		return -EINVAL;
