@@ -24,7 +24,7 @@ mkfs.ext4 -q -F "$A" || fail "mkfs.ext4"
 sum1=$(md5sum <"$A")
 "$BIOTAPE" replay "$D/w.btape" --target "$A" --write --no-progress >/dev/null 2>"$D/err"; rc=$?
 [ $rc = 1 ] || fail "ext4 signature: exit $rc, want 1"
-grep -q "ext4" "$D/err" || fail "refusal does not name the signature: $(cat "$D/err")"
+grep -q "an ext4 signature" "$D/err" || fail "refusal does not name the signature: $(cat "$D/err")"
 [ "$(wc -l <"$D/err")" = 1 ] || fail "refusal is not one line"
 [ "$(md5sum <"$A")" = "$sum1" ] || fail "refused replay changed the device"
 # reads need no permission, whatever the device holds
