@@ -796,6 +796,11 @@ static int open_direct(struct btape_writer *w, const char *path)
 		if (errno != ENOENT) /* ENOENT: removed in between, or a dangling symlink */
 			goto sys_err;
 	}
+	if (w->fd < 0 && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+		snprintf(open_errmsg, sizeof(open_errmsg),
+			 "%s is a dangling symbolic link: not followed to create a file", path);
+		return -ENOENT;
+	}
 	if (w->fd < 0)
 		goto sys_err;
 	if (fstat(w->fd, &sb) < 0)

@@ -258,6 +258,13 @@ static void test_direct_discard(void **state)
 	assert_int_equal(access(path, F_OK), 0);
 	unlink(path);
 
+	/* a dangling symlink is not followed to create its target */
+	assert_int_equal(symlink(other, path), 0);
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), -ENOENT);
+	assert_non_null(strstr(btape_writer__last_errmsg(), "dangling"));
+	assert_int_equal(access(other, F_OK), -1);
+	unlink(path);
+
 	if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0) { /* root: our own null node */
 		assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), 0);
 		btape_writer__discard(w);
