@@ -45,6 +45,8 @@ fails_late() { # fails_late PATH
 	local rc=0
 	(ulimit -v 800000; exec "$BIOTAPE" record -o "$1" -d "$LOOP" --ring-size-kb 1048576 \
 		--duration 1s) >/dev/null 2>"$D/err" || rc=$?
+	# a sanitizer's shadow memory does not fit the limit: no late failure to see then
+	grep -q "Sanitizer" "$D/err" && return 1
 	[ $rc = 1 ] || fail "late failure on $1: exit $rc ($(cat "$D/err"))"
 	grep -q "ring buffer" "$D/err"
 }
@@ -58,6 +60,7 @@ if fails_late "$D/new.btape"; then
 	[ "$(stat -c '%F %t:%T' "$D/null")" = "character special file 1:3" ] ||
 		fail "a failed record removed the null device"
 else
-	echo "note: no late failure under ulimit -v here (sanitizer build?): $(cat "$D/err")"
+	echo "note: no late failure under ulimit -v here (sanitizer build?): $(head -c 300 "$D/err")"
+	echo "      (btape_writer__discard() itself: tests/cli/test_cli_util.c)"
 fi
 pass
