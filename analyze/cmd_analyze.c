@@ -179,7 +179,7 @@ static int write_out(const char *path, int (*fn)(FILE *, const void *), const vo
 	int err = cli_out_open(&o, path);
 
 	if (err) {
-		cli_err("%s: cannot create %s: %s", cmd, path ? path : "stdout", strerror(-err));
+		cli_err("%s: %s", cmd, o.why);
 		return BTAPE_EXIT_FAIL;
 	}
 	err = fn(o.fp, arg);
@@ -190,7 +190,7 @@ static int write_out(const char *path, int (*fn)(FILE *, const void *), const vo
 	}
 	err = cli_out_commit(&o);
 	if (err) {
-		cli_err("%s: writing %s: %s", cmd, path ? path : "stdout", strerror(-err));
+		cli_err("%s: %s", cmd, path ? o.why : "writing stdout: write error");
 		return BTAPE_EXIT_FAIL;
 	}
 	return BTAPE_EXIT_OK;
@@ -232,6 +232,8 @@ int cmd_analyze(int argc, char **argv)
 		cli_err("analyze: no trace given (usage: biotape analyze FILE... ; see --help)");
 		return BTAPE_EXIT_USAGE;
 	}
+	if (c.kind == OUT_HTML && (rc = cli_out_check("analyze", c.html_path)))
+		return rc;
 	rc = run_one(&c, c.files, c.nfiles, &s, &info, "analyze");
 	if (rc)
 		return rc;
@@ -376,6 +378,8 @@ int cmd_compare(int argc, char **argv)
 		cli_err("compare: need exactly two traces (usage: biotape compare A B)");
 		return BTAPE_EXIT_USAGE;
 	}
+	if (c.kind == OUT_HTML && (rc = cli_out_check("compare", c.html_path)))
+		return rc;
 	rc = run_one(&c, &c.files[0], 1, &sa, &ia, "compare");
 	if (!rc)
 		rc = run_one(&c, &c.files[1], 1, &sb, &ib, "compare");

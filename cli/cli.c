@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "cli.h"
 
+#include "btape.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -179,6 +181,19 @@ int cli_out_open(struct cli_out *o, const char *path)
 		o->fp = stdout;
 		return 0;
 	}
+	err = btape_output_check(path, o->why, sizeof(o->why));
+	if (err < 0)
+		return err;
+	if (err == 1) { /* the null device: written as it is, never renamed over */
+		o->fp = fopen(path, "we");
+		if (!o->fp) {
+			err = -errno;
+			snprintf(o->why, sizeof(o->why), "%s: %s", path, strerror(errno));
+			return err;
+		}
+		o->sink = true;
+		return 0;
+	}
 	o->path = strdup(path);
 	if (!o->path || asprintf(&o->tmp, "%s.tmp.XXXXXX", path) < 0) {
 		o->tmp = NULL;
@@ -203,7 +218,18 @@ cleanup:
 	free(o->tmp);
 	free(o->path);
 	memset(o, 0, sizeof(*o));
+	snprintf(o->why, sizeof(o->why), "cannot create %s: %s", path, strerror(-err));
 	return err;
+}
+
+int cli_out_check(const char *cmd, const char *path)
+{
+	char why[600];
+
+	if (!path || strcmp(path, "-") == 0 || btape_output_check(path, why, sizeof(why)) >= 0)
+		return 0;
+	cli_err("%s: %s", cmd, why);
+	return BTAPE_EXIT_FAIL;
 }
 
 int cli_out_commit(struct cli_out *o)
@@ -212,10 +238,14 @@ int cli_out_commit(struct cli_out *o)
 
 	if (!o->fp)
 		return -EBADF;
-	if (!o->path) { /* stdout */
+	if (!o->path) { /* stdout, or the null device */
 		if (fflush(o->fp) || ferror(o->fp))
 			err = -EIO;
+		if (o->sink && fclose(o->fp) && !err)
+			err = -EIO;
 		o->fp = NULL;
+		if (err)
+			snprintf(o->why, sizeof(o->why), "write error");
 		return err;
 	}
 	if (fflush(o->fp) || ferror(o->fp) || fsync(fileno(o->fp)))
@@ -223,8 +253,22 @@ int cli_out_commit(struct cli_out *o)
 	if (fclose(o->fp) && !err)
 		err = errno ? -errno : -EIO;
 	o->fp = NULL;
-	if (!err && rename(o->tmp, o->path))
+	if (err)
+		snprintf(o->why, sizeof(o->why), "writing %s: %s", o->path, strerror(-err));
+	/* the path may have changed since the open: never rename over a device node */
+	if (!err) {
+		err = btape_output_check(o->path, o->why, sizeof(o->why));
+		if (err > 0) {
+			snprintf(o->why, sizeof(o->why), "%s is the null device now: not replaced",
+				 o->path);
+			err = -EPERM;
+		}
+	}
+	if (!err && rename(o->tmp, o->path)) {
 		err = -errno;
+		snprintf(o->why, sizeof(o->why), "rename %s to %s: %s", o->tmp, o->path,
+			 strerror(errno));
+	}
 	if (err)
 		unlink(o->tmp);
 	free(o->tmp);
@@ -237,7 +281,7 @@ void cli_out_abort(struct cli_out *o)
 {
 	if (!o)
 		return;
-	if (o->fp && o->path)
+	if (o->fp && (o->path || o->sink))
 		fclose(o->fp);
 	if (o->tmp)
 		unlink(o->tmp);

@@ -42,14 +42,20 @@ const char *cli_fmt_bytes(uint64_t bytes, char *buf, size_t len);
 /*
  * An output file that appears only when complete: written to PATH.tmp.XXXXXX, renamed by
  * cli_out_commit(). PATH "-" (or NULL) is stdout. After a failed or aborted output nothing
- * exists at PATH that was not there before.
+ * exists at PATH that was not there before. PATH must pass btape_output_check() at the open
+ * and again just before the rename: a device node, FIFO or directory is refused, never
+ * renamed over; the null device is written directly. After a failure why holds one line.
  */
 struct cli_out {
 	FILE *fp;
 	char *path;
 	char *tmp;
+	bool sink;     /* the null device, written directly */
+	char why[600]; /* the reason of the last failure */
 };
 int cli_out_open(struct cli_out *o, const char *path);
+/* The same check before any work: 0, or BTAPE_EXIT_FAIL after "biotape: CMD: <why>". */
+int cli_out_check(const char *cmd, const char *path);
 int cli_out_commit(struct cli_out *o); /* flush, fsync, rename; reports write errors */
 void cli_out_abort(struct cli_out *o); /* removes the temporary file; NULL-safe, idempotent */
 

@@ -88,7 +88,7 @@ static int do_export(const char *in, const char *out, int to, const char *target
 	}
 	ret = cli_out_open(&o, out);
 	if (ret) {
-		cli_err("%s: %s", out, strerror(-ret));
+		cli_err("convert: %s", o.why);
 		btape_reader__close(r);
 		return BTAPE_EXIT_FAIL;
 	}
@@ -101,7 +101,7 @@ static int do_export(const char *in, const char *out, int to, const char *target
 	}
 	ret = cli_out_commit(&o);
 	if (ret) {
-		cli_err("%s: %s", out, strerror(-ret));
+		cli_err("convert: %s", o.why);
 		return BTAPE_EXIT_FAIL;
 	}
 	if (st.skipped)
@@ -242,6 +242,9 @@ int cmd_convert(int argc, char **argv)
 		cli_err("convert: the .btape output must be a file");
 		return BTAPE_EXIT_USAGE;
 	}
+	ret = cli_out_check("convert", out); /* before a pass over the input */
+	if (ret)
+		return ret;
 	io.fmt = (unsigned int)from;
 	ret = btape_import((const char *const *)argv + optind, (size_t)ninputs, out, &io, &st, err,
 			   sizeof(err));

@@ -193,16 +193,29 @@ struct btape_writer_opts {
 };
 
 /*
+ * Whether PATH may receive an output file (docs/SAFETY.md): 0 when it does not exist or is a
+ * regular file (a symlink is followed), 1 when it is the null device (char 1:3: written to,
+ * never replaced or removed), -EISDIR or -EPERM when it is anything else (a block or character
+ * device, FIFO, socket, directory), with a one-line reason in WHY; other -errno from lstat().
+ * The writers below apply it: a device node is never written to, truncated or renamed over.
+ */
+int btape_output_check(const char *path, char *why, size_t len);
+
+/*
  * Creates PATH (via PATH.tmp.XXXXXX renamed into place by btape_writer__close(); "-" writes
- * to stdout with no rename). Crash safety: every chunk is written as soon as it is complete,
- * so a killed writer leaves PATH.tmp.* readable up to its last chunk; see docs/FORMAT.md.
- * With opts->sz == 0 or opts NULL, defaults apply.
+ * to stdout with no rename; the null device is written directly). PATH must pass
+ * btape_output_check() at the open and again just before the rename (a path that became a
+ * device node meanwhile is refused, the trace discarded); a symlink at PATH is replaced by the
+ * rename, its target is left alone. Crash safety: every chunk is written as soon as it is
+ * complete, so a killed writer leaves PATH.tmp.* readable up to its last chunk; see
+ * docs/FORMAT.md. With opts->sz == 0 or opts NULL, defaults apply.
  */
 int btape_writer__open(struct btape_writer **wp, const char *path, const struct btape_meta *meta,
 		       const struct btape_writer_opts *opts);
 /*
  * Like __open but writes into PATH directly (no temp file, no rename): for recorders that
- * must leave a readable file at PATH if killed.
+ * must leave a readable file at PATH if killed. PATH is created, or an existing regular file
+ * (through a symlink too) truncated; the null device is written to; anything else refused.
  */
 int btape_writer__open_direct(struct btape_writer **wp, const char *path,
 			      const struct btape_meta *meta,
@@ -248,6 +261,12 @@ uint64_t btape_writer__order_violations(const struct btape_writer *w);
 int btape_writer__close(struct btape_writer *w);
 /* Discards: removes the temporary file (nothing at PATH is touched). NULL-safe. */
 void btape_writer__abort(struct btape_writer *w);
+/*
+ * Discards like __abort, and for __open_direct also what it wrote at PATH: a file this writer
+ * created is removed (only while PATH still is that file), an existing one it truncated is
+ * left empty, the null device untouched. NULL-safe.
+ */
+void btape_writer__discard(struct btape_writer *w);
 const char *btape_writer__errmsg(const struct btape_writer *w);
 /* Reason for the last failed __open* or __close in this thread (the writer is gone then). */
 const char *btape_writer__last_errmsg(void);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +49,10 @@ struct btape_writer {
 	int fd;
 	enum wmode mode;
 	char *path, *tmp;
+	bool sink;    /* W_DIRECT onto the null device: never truncated or removed */
+	bool created; /* W_DIRECT: this writer created path (dev, ino: the file it made) */
+	dev_t created_dev;
+	ino_t created_ino;
 	int zstd_level;
 	uint32_t chunk_events;
 	uint64_t flush_interval_ns;
@@ -708,6 +713,120 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 /* Thread-local message for failures before a writer object exists. */
 static __thread char open_errmsg[512];
 
+static bool is_null_dev(const struct stat *sb)
+{
+	return S_ISCHR(sb->st_mode) && major(sb->st_rdev) == 1 && minor(sb->st_rdev) == 3;
+}
+
+static const char *kind_name(mode_t m)
+{
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+/* 0: regular; 1: the null device; -EISDIR / -EPERM (with the reason in why): anything else. */
+static int check_kind(const char *path, const struct stat *sb, char *why, size_t len)
+{
+	if (S_ISREG(sb->st_mode))
+		return 0;
+	if (is_null_dev(sb))
+		return 1;
+	snprintf(why, len, "%s is %s: refusing to write over it (outputs must be regular files)",
+		 path, kind_name(sb->st_mode));
+	return S_ISDIR(sb->st_mode) ? -EISDIR : -EPERM;
+}
+
+BTAPE_API int btape_output_check(const char *path, char *why, size_t len)
+{
+	struct stat sb;
+
+	if (!path || !*path) {
+		snprintf(why, len, "no output path");
+		return -EINVAL;
+	}
+	if (lstat(path, &sb) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(why, len, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (S_ISLNK(sb.st_mode) && stat(path, &sb) < 0) {
+		if (errno == ENOENT)
+			return 0; /* a dangling symlink: renaming over it replaces the link only */
+		snprintf(why, len, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	return check_kind(path, &sb, why, len);
+}
+
+/*
+ * W_DIRECT: creates path, or truncates an existing regular file; the null device is opened
+ * as it is. Nothing else is opened for writing (a device, FIFO, directory...): it is refused
+ * first by its stat(), and again by the opened fd's fstat() in case it changed in between.
+ */
+static int open_direct(struct btape_writer *w, const char *path)
+{
+	struct stat sb;
+	int err;
+
+	for (int tries = 0; tries < 3; tries++) {
+		w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (w->fd >= 0) {
+			w->created = true;
+			break;
+		}
+		if (errno != EEXIST)
+			goto sys_err;
+		err = btape_output_check(path, open_errmsg, sizeof(open_errmsg));
+		if (err < 0)
+			return err;
+		/* O_NONBLOCK: a FIFO put there since the check must not hang the open */
+		w->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (w->fd >= 0)
+			break;
+		if (errno != ENOENT) /* ENOENT: removed in between, or a dangling symlink */
+			goto sys_err;
+	}
+	if (w->fd < 0 && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+		snprintf(open_errmsg, sizeof(open_errmsg),
+			 "%s is a dangling symbolic link: not followed to create a file", path);
+		return -ENOENT;
+	}
+	if (w->fd < 0)
+		goto sys_err;
+	if (fstat(w->fd, &sb) < 0)
+		goto sys_err;
+	if (w->created) {
+		w->created_dev = sb.st_dev;
+		w->created_ino = sb.st_ino;
+	}
+	err = check_kind(path, &sb, open_errmsg, sizeof(open_errmsg));
+	if (err < 0) {
+		close(w->fd);
+		w->fd = -1;
+		return err;
+	}
+	w->sink = err == 1;
+	if (!w->sink && !w->created && ftruncate(w->fd, 0) < 0)
+		goto sys_err;
+	if (fcntl(w->fd, F_SETFL, 0) < 0) /* back to blocking writes */
+		goto sys_err;
+	return 0;
+sys_err:
+	err = -errno;
+	snprintf(open_errmsg, sizeof(open_errmsg), "create %s: %s", path, strerror(errno));
+	return err;
+}
+
 static int open_common(struct btape_writer **wp, const char *path, const struct btape_meta *meta,
 		       const struct btape_writer_opts *opts, enum wmode mode, int fd)
 {
@@ -720,11 +839,22 @@ static int open_common(struct btape_writer **wp, const char *path, const struct 
 	if (mode != W_FD && (!path || !*path))
 		return -EINVAL;
 	err = writer_new(&w, meta, opts);
-	if (err)
+	if (err) {
+		snprintf(open_errmsg, sizeof(open_errmsg), "%s: %s", path ? path : "trace",
+			 strerror(-err));
 		return err;
+	}
 	if (mode != W_FD && !strcmp(path, "-")) {
 		mode = W_FD;
 		fd = STDOUT_FILENO;
+	}
+	if (mode == W_TMP) {
+		/* refused before any work; the null device is written to, never renamed over */
+		err = btape_output_check(path, open_errmsg, sizeof(open_errmsg));
+		if (err < 0)
+			goto cleanup;
+		if (err == 1)
+			mode = W_DIRECT;
 	}
 	w->mode = mode;
 	if (mode == W_FD) {
@@ -763,13 +893,9 @@ static int open_common(struct btape_writer **wp, const char *path, const struct 
 			goto cleanup;
 		}
 	} else if (mode == W_DIRECT) {
-		w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (w->fd < 0) {
-			err = -errno;
-			snprintf(open_errmsg, sizeof(open_errmsg), "create %s: %s", path,
-				 strerror(errno));
+		err = open_direct(w, path);
+		if (err)
 			goto cleanup;
-		}
 	}
 	err = write_start(w, meta);
 	if (err) {
@@ -779,7 +905,9 @@ static int open_common(struct btape_writer **wp, const char *path, const struct 
 	*wp = w;
 	return 0;
 cleanup:
-	btape_writer__abort(w);
+	if (err == -ENOMEM)
+		snprintf(open_errmsg, sizeof(open_errmsg), "%s: out of memory", path);
+	btape_writer__discard(w);
 	return err;
 }
 
@@ -863,7 +991,15 @@ BTAPE_API int btape_writer__close(struct btape_writer *w)
 		w->fd = -1;
 	}
 	if (!err && w->mode == W_TMP) {
-		if (rename(w->tmp, w->path))
+		/* the path may have changed since the open: never rename over a device node */
+		char why[sizeof(w->errmsg)];
+		int k = btape_output_check(w->path, why, sizeof(why));
+
+		if (k < 0)
+			err = fail(w, k, "%s", why);
+		else if (k)
+			err = fail(w, -EPERM, "%s is the null device now: not replaced", w->path);
+		else if (rename(w->tmp, w->path))
 			err = fail(w, -errno, "rename %s to %s: %s", w->tmp, w->path,
 				   strerror(errno));
 		else {
@@ -891,4 +1027,24 @@ BTAPE_API void btape_writer__abort(struct btape_writer *w)
 	if (w->mode == W_TMP && w->tmp)
 		unlink(w->tmp);
 	writer_free(w);
+}
+
+BTAPE_API void btape_writer__discard(struct btape_writer *w)
+{
+	struct stat sb;
+
+	if (!w)
+		return;
+	if (w->mode == W_DIRECT && w->fd >= 0 && !w->sink) {
+		if (w->created) {
+			/* only the file this writer made, if it still is at path */
+			if (lstat(w->path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+			    sb.st_dev == w->created_dev && sb.st_ino == w->created_ino)
+				unlink(w->path);
+		} else if (fstat(w->fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+			/* existing: emptied at the open already; leave no partial trace */
+			(void)!ftruncate(w->fd, 0);
+		}
+	}
+	btape_writer__abort(w);
 }

@@ -682,8 +682,7 @@ int cmd_record(int argc, char **argv)
 	wopts.reorder_max_events = o.reorder_events;
 	err = btape_writer__open_direct(&w, o.out, &meta, &wopts);
 	if (err) {
-		cli_err("record: cannot write '%s': %s", o.out,
-			w ? btape_writer__errmsg(w) : strerror(-err));
+		cli_err("record: cannot write the trace: %s", btape_writer__last_errmsg());
 		goto cleanup;
 	}
 
@@ -920,11 +919,8 @@ int cmd_record(int argc, char **argv)
 fail_output:
 	rec_core__free(core);
 	core = NULL;
-	if (w) {
-		btape_writer__abort(w);
-		w = NULL;
-		unlink(o.out);
-	}
+	btape_writer__discard(w); /* removes o.out only if this run created it */
+	w = NULL;
 	ret = BTAPE_EXIT_FAIL;
 cleanup:
 	if (child > 0 && ret != BTAPE_EXIT_OK && !child_done && waitpid(child, NULL, WNOHANG) == 0) {

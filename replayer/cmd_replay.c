@@ -59,6 +59,9 @@ static void usage(FILE *fp)
 		"  --fit error|wrap|scale offsets past the target's end: refuse (default, names the first\n"
 		"                         such I/O), wrap around, or scale the address space down\n"
 		"  --buffered             go through the page cache (default: O_DIRECT)\n"
+		"  --create SIZE|auto     make a missing file target of SIZE (\"1G\"), or auto: the size\n"
+		"                         the trace needs; never in /dev (without it a missing target\n"
+		"                         is an error)\n"
 		"timing:\n"
 		"  --timing original|afap|load\n"
 		"                         original (default): open loop on absolute deadlines; afap: as\n"
@@ -73,9 +76,11 @@ static void usage(FILE *fp)
 		"  --sweep 1,2,4,8        one run per scale factor: IOPS, MB/s, p50/p99 per op, the knee\n"
 		"  --html OUT             with --sweep: write an HTML page plotting IOPS versus latency\n"
 		"writes (they destroy data on the target):\n"
-		"  --write                replay writes, discards and write-zeroes; refuses a mounted or\n"
-		"                         in-use device, or one with a filesystem/partition signature\n"
-		"  --force                ... unless --force (mounted or in-use devices are always refused)\n"
+		"  --write                replay writes, discards and write-zeroes; refuses a target whose\n"
+		"                         data is in use (mounted, swap, held, claimed, or reached that\n"
+		"                         way through loop devices; a file backing a loop device), or\n"
+		"                         one with a filesystem/partition signature\n"
+		"  --force                ... accept the signature (data in use is always refused)\n"
 		"  --writes-as-reads      replay writes as reads of the same blocks\n"
 		"  --payload zero|random|compressible:R   write data (default random); R = ratio (2 = 2:1)\n"
 		"  --dedupe R             about 1 - 1/R of written blocks are duplicates\n"
@@ -90,6 +95,7 @@ static void usage(FILE *fp)
 		"results:\n"
 		"  --json                 the summary as JSON on stdout\n"
 		"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
+		"                         (outputs must be regular files: see docs/SAFETY.md)\n"
 		"\n"
 		"examples:\n"
 		"  biotape replay db.btape --target /dev/nvme1n1 --writes-as-reads\n"
@@ -120,6 +126,8 @@ struct opts {
 	unsigned int sweep[MAX_SWEEP];
 	unsigned int nsweep;
 	const char *html;
+	uint64_t create_size; /* --create SIZE (0: none) */
+	bool create_auto;     /* --create auto */
 	bool buffered, write, force, writes_as_reads, json, no_progress;
 	int payload;
 	double compress, dedupe;
@@ -181,6 +189,7 @@ enum {
 	OPT_NOPROG,
 	OPT_RT,
 	OPT_SPIN,
+	OPT_CREATE,
 };
 
 static const struct option long_opts[] = {
@@ -208,6 +217,7 @@ static const struct option long_opts[] = {
 	{"no-progress", no_argument, NULL, OPT_NOPROG},
 	{"rt-priority", required_argument, NULL, OPT_RT},
 	{"spin-us", required_argument, NULL, OPT_SPIN},
+	{"create", required_argument, NULL, OPT_CREATE},
 	{"output", required_argument, NULL, 'o'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -317,6 +327,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_BUFFERED:
 			o->buffered = true;
+			break;
+		case OPT_CREATE:
+			if (strcmp(optarg, "auto") == 0) {
+				o->create_auto = true;
+				o->create_size = 0;
+			} else if (cli_parse_size(optarg, &o->create_size) || !o->create_size ||
+				   o->create_size > (uint64_t)INT64_MAX) {
+				cli_err("replay: --create '%s': expected a size like 1G, or auto",
+					optarg);
+				return -EINVAL;
+			} else {
+				o->create_auto = false;
+			}
 			break;
 		case OPT_WRITE:
 			o->write = true;
@@ -674,7 +697,14 @@ static int open_targets(struct setup *s)
 				mx = s->o->sweep[i] > mx ? s->o->sweep[i] : mx;
 			want *= mx;
 		}
-		to.create_size = (want + (1 << 20) - 1) / (1 << 20) * (1 << 20);
+		to.create_size = s->o->create_auto ? (want + (1 << 20) - 1) / (1 << 20) * (1 << 20)
+						   : s->o->create_size;
+		if (s->o->create_auto && !to.create_size && access(s->tpaths[t], F_OK) != 0) {
+			cli_err("replay: target %s: does not exist, and the trace does not say how "
+				"big to make it (give --create SIZE)",
+				s->tpaths[t]);
+			return -ENOENT;
+		}
 		err = rp_target_open(&s->targets[t], s->tpaths[t], &to, why, sizeof(why));
 		if (err < 0) {
 			cli_err("replay: target %s: %s", s->tpaths[t], why);
@@ -818,7 +848,7 @@ static int open_output(struct setup *s, struct out_ctx *c)
 	err = btape_writer__open(&c->w, s->o->out, &m, &wo);
 	btape_meta__free(&m);
 	if (err < 0) {
-		cli_err("replay: -o %s: %s", s->o->out, strerror(-err));
+		cli_err("replay: -o: %s", btape_writer__last_errmsg());
 		c->w = NULL;
 	}
 	return err;
@@ -873,6 +903,11 @@ int cmd_replay(int argc, char **argv)
 		return BTAPE_EXIT_USAGE;
 	s.o = &o;
 	eng = rp_engine_find(o.engine);
+	/* outputs are refused before any work (and checked again when written) */
+	if ((ret = cli_out_check("replay: -o", o.out)) ||
+	    (ret = cli_out_check("replay: --html", o.html)))
+		return ret;
+	ret = BTAPE_EXIT_FAIL;
 
 	err = rp_prefetch__open(&pf, o.trace, PREFETCH_BLOCK_EVENTS, PREFETCH_BLOCKS, &msg);
 	if (err < 0) {
@@ -1010,7 +1045,8 @@ int cmd_replay(int argc, char **argv)
 				    .iodepth = o.iodepth,
 				    .scale = o.scale,
 				    .targets = s.tpaths,
-				    .ntargets = s.ntargets};
+				    .ntargets = s.ntargets,
+				    .topen = s.targets};
 	for (unsigned int i = 0; i < o.nsweep; i++) {
 		struct rp_engine_cfg ec = {.targets = s.targets,
 					   .ntargets = s.ntargets,
@@ -1077,12 +1113,14 @@ int cmd_replay(int argc, char **argv)
 			rp_report_sweep_text(stdout, &info, steps, nsteps);
 		if (o.html) {
 			if (cli_out_open(&ho, o.html) < 0) {
-				cli_err("replay: --html %s: %s", o.html, strerror(errno));
+				cli_err("replay: --html: %s", ho.why);
 				goto cleanup;
 			}
 			rp_report_sweep_html(ho.fp, &info, steps, nsteps);
-			if (cli_out_commit(&ho) < 0)
+			if (cli_out_commit(&ho) < 0) {
+				cli_err("replay: --html: %s", ho.why);
 				goto cleanup;
+			}
 		}
 	} else {
 		info.scale = o.sweep[0];
@@ -1104,7 +1142,7 @@ int cmd_replay(int argc, char **argv)
 		err = btape_writer__close(oc.w);
 		oc.w = NULL;
 		if (err < 0) {
-			cli_err("replay: -o %s: %s", o.out, strerror(-err));
+			cli_err("replay: -o %s: %s", o.out, btape_writer__last_errmsg());
 			goto cleanup;
 		}
 	}

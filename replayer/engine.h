@@ -32,6 +32,7 @@ struct rp_target {
 	uint32_t lbs;		       /* logical block size (BLKSSZGET; 512 for files) */
 	uint32_t dev_major, dev_minor; /* of the block device, or of the file's filesystem */
 	const char *path;
+	bool created; /* a file made by this run (--create) */
 };
 
 /* An I/O in flight. The engine fills res and may fill complete_ns (0: the caller stamps it). */

@@ -92,12 +92,33 @@ int rp_steps_mark_knee(struct rp_step *steps, unsigned int n)
 	return -1;
 }
 
+/* "block", "file" or "created file" (made by --create); NULL when unknown. */
+static const char *target_kind(const struct rp_run_info *info, unsigned int i)
+{
+	if (!info->topen)
+		return NULL;
+	if (info->topen[i].is_blkdev)
+		return "block";
+	return info->topen[i].created ? "created file" : "file";
+}
+
 static void header(FILE *fp, const struct rp_run_info *info)
 {
+	char b[32];
+
 	fprintf(fp, "replay of %s -> ", info->trace);
 	for (unsigned int i = 0; i < info->ntargets; i++)
 		fprintf(fp, "%s%s", i ? ", " : "", info->targets[i]);
-	fprintf(fp, "\n  engine %s, timing %s", info->engine, info->timing);
+	fputc('\n', fp);
+	/* a file where a device was meant (a typo, a missing node) must not pass unseen */
+	for (unsigned int i = 0; info->topen && i < info->ntargets; i++) {
+		if (info->topen[i].is_blkdev)
+			continue;
+		fprintf(fp, "  target %s is a regular file (%s%s)\n", info->targets[i],
+			info->topen[i].created ? "created by --create, " : "",
+			cli_fmt_bytes(info->topen[i].size, b, sizeof(b)));
+	}
+	fprintf(fp, "  engine %s, timing %s", info->engine, info->timing);
 	if (strcmp(info->timing, "original") == 0)
 		fprintf(fp, " x%g", info->speed);
 	fprintf(fp, ", iodepth %u, scale %u (%s)\n", info->iodepth, info->scale, info->layout);
@@ -181,6 +202,11 @@ static void json_info(FILE *fp, const struct rp_run_info *info)
 		if (i)
 			fputc(',', fp);
 		cli_json_str(fp, info->targets[i]);
+	}
+	if (info->topen) {
+		fprintf(fp, "],\"target_kinds\":[");
+		for (unsigned int i = 0; i < info->ntargets; i++)
+			fprintf(fp, "%s\"%s\"", i ? "," : "", target_kind(info, i));
 	}
 	fprintf(fp, "],\"engine\":");
 	cli_json_str(fp, info->engine);

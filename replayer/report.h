@@ -17,6 +17,7 @@ struct rp_run_info {
 	unsigned int scale;
 	const char *const *targets;
 	unsigned int ntargets;
+	const struct rp_target *topen; /* the opened targets (kind, size), or NULL */
 };
 
 /* One step of a sweep (or the one run). */

@@ -5,14 +5,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <linux/fs.h>
+#include <linux/loop.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Is sysfs device a (maj:min) the same as, or a partition of, device b? */
@@ -127,6 +130,287 @@ int rp_blkdev_held(uint32_t major, uint32_t minor, char *holder, size_t len)
 	return found;
 }
 
+/* ---- loop devices: what a write to a target reaches through them ---- */
+
+/* A block device (dev) or a file (dev: its st_dev, ino) that a write to the target changes. */
+struct chain_obj {
+	bool blk;
+	dev_t dev;
+	ino_t ino;
+	int via;   /* the member it was reached from (-1: the target) */
+	bool back; /* it is the backing of members[via] (else a loop device over it) */
+	char name[PATH_MAX];
+};
+
+struct loop_ent {
+	dev_t self;
+	struct chain_obj back;	 /* its backing file or device */
+	char name[NAME_MAX + 8]; /* "/dev/loopN" */
+};
+
+static bool blk_overlap(dev_t a, dev_t b)
+{
+	return same_or_partition_of(major(a), minor(a), major(b), minor(b)) ||
+	       same_or_partition_of(major(b), minor(b), major(a), minor(a));
+}
+
+static bool obj_match(const struct chain_obj *a, const struct chain_obj *b)
+{
+	if (a->blk != b->blk)
+		return false;
+	return a->blk ? blk_overlap(a->dev, b->dev) : a->dev == b->dev && a->ino == b->ino;
+}
+
+/* The backing of loop device NAME (bound: 0; unbound or unknown: -errno). */
+static int loop_backing(const char *name, dev_t self, struct chain_obj *b)
+{
+	char path[PATH_MAX + 64];
+	struct loop_info64 li;
+	struct stat sb;
+	FILE *fp;
+	int fd, ok = 0;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/loop/backing_file", name);
+	fp = fopen(path, "re");
+	if (!fp)
+		return -ENOENT; /* not bound */
+	if (fgets(b->name, sizeof(b->name), fp)) {
+		b->name[strcspn(b->name, "\n")] = '\0';
+		ok = b->name[0] != '\0';
+	}
+	fclose(fp);
+	if (!ok)
+		return -ENOENT;
+	/* the name follows renames; a deleted or unreachable name: ask the device itself */
+	if (stat(b->name, &sb) == 0 && (S_ISREG(sb.st_mode) || S_ISBLK(sb.st_mode))) {
+		b->blk = S_ISBLK(sb.st_mode);
+		b->dev = b->blk ? sb.st_rdev : sb.st_dev;
+		b->ino = sb.st_ino;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	ok = fstat(fd, &sb) == 0 && S_ISBLK(sb.st_mode) && sb.st_rdev == self &&
+	     ioctl(fd, LOOP_GET_STATUS64, &li) == 0;
+	close(fd);
+	if (!ok)
+		return -ENODEV;
+	b->blk = li.lo_rdevice != 0;
+	b->dev = (dev_t)(b->blk ? li.lo_rdevice : li.lo_device);
+	b->ino = (ino_t)li.lo_inode;
+	return 0;
+}
+
+/* Every bound loop device in the system, with its backing. */
+static int list_loops(struct loop_ent **out, size_t *n)
+{
+	struct loop_ent *v = NULL, *nv;
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *d = opendir("/sys/block");
+
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX], buf[32];
+		unsigned int ma, mi;
+		FILE *fp;
+		int ok;
+
+		if (strncmp(de->d_name, "loop", 4) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/dev", de->d_name);
+		fp = fopen(path, "re");
+		if (!fp)
+			continue;
+		ok = fgets(buf, sizeof(buf), fp) && sscanf(buf, "%u:%u", &ma, &mi) == 2;
+		fclose(fp);
+		if (!ok)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				closedir(d);
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		memset(&v[*n], 0, sizeof(v[*n]));
+		v[*n].self = makedev(ma, mi);
+		snprintf(v[*n].name, sizeof(v[*n].name), "/dev/%s", de->d_name);
+		if (loop_backing(de->d_name, v[*n].self, &v[*n].back) == 0)
+			(*n)++;
+	}
+	closedir(d);
+	*out = v;
+	return 0;
+}
+
+/*
+ * open() with O_EXCL on a block device, retried for up to EXCL_RETRY_MS while it fails with
+ * EBUSY: a claim can outlive its process for a moment (io_uring releases its registered files
+ * from a workqueue after the ring's owner exits: a replay right after a replay would fail).
+ */
+#define EXCL_RETRY_MS 1500
+static int open_excl(const char *path, int flags)
+{
+	struct timespec ts = {0, 50 * 1000000L};
+	int fd;
+
+	for (int ms = 0;; ms += 50) {
+		fd = open(path, flags | O_EXCL);
+		if (fd >= 0 || errno != EBUSY || ms >= EXCL_RETRY_MS)
+			return fd;
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void blk_name(dev_t dev, char *name, size_t len)
+{
+	char p[64], r[PATH_MAX];
+
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	if (realpath(p, r))
+		snprintf(name, len, "/dev/%s", strrchr(r, '/') + 1);
+	else
+		snprintf(name, len, "block device %u:%u", major(dev), minor(dev));
+}
+
+/* "/dev/loop7 (the backing device of the target)", "... (a loop device over /dev/shm/f)" */
+static void describe(const struct chain_obj *m, int i, char *buf, size_t len)
+{
+	const struct chain_obj *v = &m[m[i].via];
+
+	if (m[i].back)
+		snprintf(buf, len, "%s (the backing %s of %s)", m[i].name,
+			 m[i].blk ? "device" : "file", m[i].via ? v->name : "the target");
+	else
+		snprintf(buf, len, "%s (a loop device over %s)", m[i].name,
+			 m[i].via ? v->name : "the target");
+}
+
+/*
+ * 1 when a write to the target (sb, path) would reach data that is in use, through loop
+ * devices, with the reason in why; 0 otherwise; -errno. The set of what the write changes:
+ * the target; the backing file or device of every loop device in the set; every loop device
+ * whose backing is in the set (a second mapping of a backing file, a loop over the target);
+ * to a fixed point. A file target is refused when any loop device maps it (whatever that
+ * device's state: its users cannot all be seen); any block device of the set that is mounted
+ * (it or a partition), a swap, held (dm, md...) or claimed exclusively refuses the write.
+ */
+static int chain_in_use(const struct stat *sb, const char *path, char *why, size_t whylen)
+{
+	struct loop_ent *loops = NULL;
+	struct chain_obj *m = NULL;
+	size_t nloops = 0, n = 1, cap = 16;
+	char what[PATH_MAX], desc[2 * PATH_MAX + 64];
+	bool changed = true;
+	int err, found = 0;
+
+	err = list_loops(&loops, &nloops);
+	if (err < 0)
+		return err == -ENOENT ? 0 : err; /* no sysfs: no loop devices to see */
+	m = calloc(cap, sizeof(*m));
+	if (!m) {
+		free(loops);
+		return -ENOMEM;
+	}
+	m[0].blk = S_ISBLK(sb->st_mode);
+	m[0].dev = m[0].blk ? sb->st_rdev : sb->st_dev;
+	m[0].ino = sb->st_ino;
+	m[0].via = -1;
+	snprintf(m[0].name, sizeof(m[0].name), "%s", path);
+	while (changed) {
+		changed = false;
+		for (size_t l = 0; l < nloops; l++) {
+			struct chain_obj self = {.blk = true, .dev = loops[l].self};
+			int in_self = -1, in_back = -1;
+			struct chain_obj add;
+
+			for (size_t i = 0; i < n; i++) {
+				if (in_self < 0 && obj_match(&m[i], &self))
+					in_self = (int)i;
+				if (in_back < 0 && obj_match(&m[i], &loops[l].back))
+					in_back = (int)i;
+			}
+			if ((in_self >= 0) == (in_back >= 0))
+				continue;
+			if (in_self >= 0) {
+				add = loops[l].back;
+				add.via = in_self;
+				add.back = true;
+			} else {
+				add = self;
+				snprintf(add.name, sizeof(add.name), "%s", loops[l].name);
+				add.via = in_back;
+				add.back = false;
+			}
+			if (n == cap) {
+				struct chain_obj *nm = realloc(m, 2 * cap * sizeof(*m));
+
+				if (!nm) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				m = nm;
+				cap *= 2;
+			}
+			m[n++] = add;
+			changed = true;
+		}
+	}
+	if (!m[0].blk && n > 1) {
+		/* m[1] is a loop device over the target: the first step from a file */
+		snprintf(why, whylen,
+			 "refusing to write: it is the backing file of %s (write to that device "
+			 "instead, or detach it)",
+			 m[1].name);
+		found = 1;
+		goto cleanup;
+	}
+	for (size_t i = 1; i < n && !found; i++) {
+		char node[PATH_MAX];
+		int fd;
+
+		if (!m[i].blk)
+			continue;
+		if (m[i].name[0] != '/')
+			blk_name(m[i].dev, m[i].name, sizeof(m[i].name));
+		describe(m, (int)i, desc, sizeof(desc));
+		if (rp_blkdev_mounted(major(m[i].dev), minor(m[i].dev), what, sizeof(what)) > 0) {
+			snprintf(why, whylen, "refusing to write: %s is %s", desc, what);
+			found = 1;
+		} else if (rp_blkdev_held(major(m[i].dev), minor(m[i].dev), what, sizeof(what)) >
+			   0) {
+			snprintf(why, whylen, "refusing to write: %s is in use by %s", desc, what);
+			found = 1;
+		} else {
+			/* an exclusive claim (a mount in another namespace, a running mkfs...) */
+			blk_name(m[i].dev, node, sizeof(node));
+			fd = open_excl(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+			if (fd < 0 && errno == EBUSY) {
+				snprintf(
+					why, whylen,
+					"refusing to write: %s is in use (an exclusive open fails)",
+					desc);
+				found = 1;
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+	}
+cleanup:
+	free(m);
+	free(loops);
+	return err < 0 ? err : found;
+}
+
 int rp_probe_signature(const char *path, char *type, size_t len)
 {
 	blkid_probe pr = blkid_new_probe_from_filename(path);
@@ -176,6 +460,69 @@ static uint32_t file_dio_align(int fd)
 	return 4096;
 }
 
+/* Is DIR (a directory) /dev or below it (but /dev/shm), or on a devtmpfs? */
+static bool in_dev(const char *dir)
+{
+	char real[PATH_MAX], *line = NULL;
+	struct stat sb;
+	size_t cap = 0;
+	bool dev = false;
+	FILE *fp;
+
+	if (!realpath(dir, real))
+		return false; /* the creation fails on its own then */
+	if (strcmp(real, "/dev") == 0 ||
+	    (strncmp(real, "/dev/", 5) == 0 && strcmp(real, "/dev/shm") != 0 &&
+	     strncmp(real, "/dev/shm/", 9) != 0))
+		return true;
+	if (stat(real, &sb) < 0 || !(fp = fopen("/proc/self/mountinfo", "re")))
+		return false;
+	/* "36 35 0:5 / /dev rw,nosuid shared:2 - devtmpfs udev rw,...": maj:min, then the type */
+	while (!dev && getline(&line, &cap, fp) > 0) {
+		unsigned int ma, mi;
+		char type[64];
+		const char *sep = strstr(line, " - ");
+
+		if (sscanf(line, "%*u %*u %u:%u", &ma, &mi) == 2 && sep &&
+		    sscanf(sep + 3, "%63s", type) == 1 && makedev(ma, mi) == sb.st_dev &&
+		    strcmp(type, "devtmpfs") == 0)
+			dev = true;
+	}
+	free(line);
+	fclose(fp);
+	return dev;
+}
+
+/* Creates the missing file target path of size bytes: 0, or -errno with the reason in why. */
+static int create_file(const char *path, uint64_t size, char *why, size_t whylen)
+{
+	char *copy = strdup(path);
+	bool dev;
+	int fd, err;
+
+	if (!copy)
+		return -ENOMEM;
+	dev = in_dev(dirname(copy));
+	free(copy);
+	if (dev) {
+		snprintf(why, whylen,
+			 "does not exist: no such device (--create never makes files in /dev)");
+		return -ENOENT;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot create it: %s", strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
 int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o, char *why,
 		   size_t whylen)
 {
@@ -193,24 +540,21 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 			snprintf(why, whylen, "%s", strerror(errno));
 			return err;
 		}
+		/* a mistyped device name must not become a file: create only when asked */
 		if (!o->create_size) {
-			snprintf(why, whylen,
-				 "does not exist, and the trace does not say how big "
-				 "to make it");
+			char *copy = strdup(path);
+			bool dev = copy && in_dev(dirname(copy));
+
+			free(copy);
+			snprintf(why, whylen, "%s",
+				 dev ? "does not exist: no such device"
+				     : "does not exist (a file target is made only with --create "
+				       "SIZE or --create auto)");
 			return -ENOENT;
 		}
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || ftruncate(fd, (off_t)o->create_size) < 0) {
-			err = -errno;
-			snprintf(why, whylen, "cannot create it: %s", strerror(errno));
-			if (fd >= 0) {
-				close(fd);
-				unlink(path);
-			}
+		err = create_file(path, o->create_size, why, whylen);
+		if (err < 0)
 			return err;
-		}
-		close(fd);
-		fd = -1;
 		created = true;
 		if (stat(path, &sb) < 0) {
 			err = -errno;
@@ -218,6 +562,7 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 			return err;
 		}
 	}
+	t->created = created;
 	if (!S_ISBLK(sb.st_mode) && !S_ISREG(sb.st_mode)) {
 		snprintf(why, whylen, "not a block device or a regular file");
 		return -EINVAL;
@@ -231,6 +576,7 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 		t->dev_minor = minor(sb.st_dev);
 	}
 
+	/* --force never overrides these: data in use, directly or through loop devices */
 	if (o->write && t->is_blkdev) {
 		if (rp_blkdev_mounted(t->dev_major, t->dev_minor, what, sizeof(what)) > 0) {
 			snprintf(why, whylen, "refusing to write: the device is %s", what);
@@ -242,13 +588,23 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 			return -EBUSY;
 		}
 	}
+	if (o->write) {
+		err = chain_in_use(&sb, path, why, whylen);
+		if (err > 0)
+			return -EBUSY;
+		if (err < 0) {
+			snprintf(why, whylen, "refusing to write: cannot list the loop devices: %s",
+				 strerror(-err));
+			return err;
+		}
+	}
 	if (o->write && !o->force && !created && (t->is_blkdev || sb.st_size > 0)) {
 		err = rp_probe_signature(path, what, sizeof(what));
 		if (err > 0) {
 			snprintf(
 				why, whylen,
-				"refusing to write: it holds a %s signature (--force to overwrite)",
-				what);
+				"refusing to write: it holds %s %s signature (--force to overwrite)",
+				strchr("aeiouAEIOU", what[0]) ? "an" : "a", what);
 			return -EEXIST;
 		}
 		if (err < 0 && t->is_blkdev) {
@@ -262,16 +618,21 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 	flags = (o->write ? O_RDWR : O_RDONLY) | O_CLOEXEC;
 	if (!o->buffered)
 		flags |= O_DIRECT;
-	if (o->write && t->is_blkdev)
-		flags |= O_EXCL; /* fails with EBUSY when mounted or claimed by anyone */
 	/*
+	 * O_EXCL for a written block device: fails with EBUSY when mounted or claimed by anyone.
 	 * O_NOATIME: no access-time check and update on every read (blkdev_read_iter and
 	 * filemap_read do one per I/O). Refused (EPERM) unless we own the file or have
 	 * CAP_FOWNER: then without it.
 	 */
-	fd = open(path, flags | O_NOATIME);
-	if (fd < 0 && errno == EPERM)
-		fd = open(path, flags);
+	if (o->write && t->is_blkdev) {
+		fd = open_excl(path, flags | O_NOATIME);
+		if (fd < 0 && errno == EPERM)
+			fd = open_excl(path, flags);
+	} else {
+		fd = open(path, flags | O_NOATIME);
+		if (fd < 0 && errno == EPERM)
+			fd = open(path, flags);
+	}
 	if (fd < 0) {
 		err = -errno;
 		if (errno == EINVAL && !o->buffered)

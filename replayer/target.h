@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Opening replay targets, with the safety rules for writes: a mounted or in-use block device
- * is always refused; one holding a filesystem or partition signature is refused unless forced.
+ * Opening replay targets, with the safety rules for writes (docs/SAFETY.md): data in use is
+ * always refused (a mounted, swap, held or claimed block device, or one reached through loop
+ * devices: a loop's backing device, a second loop over the same file; a file that backs a loop
+ * device); a target holding a filesystem or partition signature is refused unless forced. A
+ * missing target is created (a file) only when asked, and never in /dev.
  */
 #ifndef RP_TARGET_H
 #define RP_TARGET_H
@@ -14,14 +17,15 @@
 
 struct rp_target_opts {
 	bool write;	      /* the replay will write (or discard) */
-	bool force;	      /* accept a target with a filesystem/partition signature */
+	bool force;	      /* accept a target with a filesystem/partition signature (only) */
 	bool buffered;	      /* no O_DIRECT */
-	uint64_t create_size; /* size of a file target created when missing (0: refuse to create) */
+	uint64_t create_size; /* --create: size of a file target made when missing (0: refuse) */
 };
 
 /*
- * Opens (creating a missing file) path into *t. Returns 0, or -errno with a one-line reason
- * in why: -EBUSY mounted / in use, -EEXIST signature found, others from the system.
+ * Opens path into *t (creating a missing file when o->create_size, outside /dev: t->created).
+ * Returns 0, or -errno with a one-line reason in why: -ENOENT missing, -EBUSY in use (here or
+ * through loop devices), -EEXIST signature found, others from the system.
  */
 int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o, char *why,
 		   size_t whylen);

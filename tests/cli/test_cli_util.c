@@ -5,12 +5,14 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "btape.h"
 #include "cli.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <dirent.h>
 
@@ -148,6 +150,131 @@ static void test_atomic_output(void **state)
 	rmdir(dir);
 }
 
+/*
+ * Outputs are regular files (docs/SAFETY.md): a FIFO or directory at the path is refused at
+ * the open; a path that turns into one between the open and the commit is not renamed over,
+ * and the temporary is gone. (Device nodes need root: tests/cli/test_output_safety.sh.)
+ */
+static void test_output_not_regular(void **state)
+{
+	char dir[] = "/tmp/biotape-cli-test.XXXXXX", path[256], why[600];
+	struct btape_writer *w = NULL;
+	struct cli_out o;
+	struct stat sb;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out", dir);
+
+	assert_int_equal(btape_output_check(path, why, sizeof(why)), 0); /* missing */
+	assert_int_equal(btape_output_check(dir, why, sizeof(why)), -EISDIR);
+	assert_int_equal(btape_output_check("/dev/null", why, sizeof(why)), 1);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(btape_output_check(path, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "a FIFO"));
+	assert_int_equal(cli_out_open(&o, path), -EPERM);
+	assert_non_null(strstr(o.why, "FIFO"));
+	assert_int_equal(cli_out_open(&o, dir), -EISDIR);
+	assert_int_equal(cli_out_check("x", path), BTAPE_EXIT_FAIL);
+	assert_int_equal(btape_writer__open(&w, path, NULL, NULL), -EPERM);
+	assert_null(w);
+	assert_non_null(strstr(btape_writer__last_errmsg(), "FIFO"));
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), -EPERM);
+	assert_int_equal(count_entries(dir), 1);
+	unlink(path);
+
+	/* swapped between the open and the commit */
+	assert_int_equal(cli_out_open(&o, path), 0);
+	fputs("report\n", o.fp);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(cli_out_commit(&o), -EPERM);
+	assert_non_null(strstr(o.why, "FIFO"));
+	assert_int_equal(stat(path, &sb), 0);
+	assert_true(S_ISFIFO(sb.st_mode));
+	assert_int_equal(count_entries(dir), 1); /* no temporary left */
+	unlink(path);
+
+	assert_int_equal(btape_writer__open(&w, path, NULL, NULL), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(btape_writer__close(w), -EPERM);
+	assert_non_null(strstr(btape_writer__last_errmsg(), "FIFO"));
+	assert_int_equal(stat(path, &sb), 0);
+	assert_true(S_ISFIFO(sb.st_mode));
+	assert_int_equal(count_entries(dir), 1);
+	unlink(path);
+
+	/*
+	 * The null device is a sink: written, never replaced. A node of our own (root only), not
+	 * /dev/null: a broken writer would rename over the system's.
+	 */
+	if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0) {
+		assert_int_equal(cli_out_open(&o, path), 0);
+		fputs("nothing\n", o.fp);
+		assert_int_equal(cli_out_commit(&o), 0);
+		assert_int_equal(btape_writer__open(&w, path, NULL, NULL), 0);
+		assert_int_equal(btape_writer__close(w), 0);
+		assert_int_equal(stat(path, &sb), 0);
+		assert_true(S_ISCHR(sb.st_mode));
+		assert_int_equal(count_entries(dir), 1);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/* A discarded direct trace removes only a file its writer created, and only while it is there. */
+static void test_direct_discard(void **state)
+{
+	char dir[] = "/tmp/biotape-cli-test.XXXXXX", path[256], other[300];
+	struct btape_writer *w = NULL;
+	struct stat sb;
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.btape", dir);
+	snprintf(other, sizeof(other), "%s/other", dir);
+
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), 0);
+	assert_int_equal(access(path, F_OK), 0);
+	btape_writer__discard(w);
+	assert_int_equal(access(path, F_OK), -1); /* created, so removed */
+
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("an older trace", fp);
+	fclose(fp);
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), 0);
+	btape_writer__discard(w);
+	assert_int_equal(stat(path, &sb), 0); /* existed: kept, left empty */
+	assert_int_equal(sb.st_size, 0);
+	unlink(path);
+
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), 0);
+	fp = fopen(other, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	assert_int_equal(rename(other, path), 0); /* someone else's file there now */
+	btape_writer__discard(w);
+	assert_int_equal(access(path, F_OK), 0);
+	unlink(path);
+
+	/* a dangling symlink is not followed to create its target */
+	assert_int_equal(symlink(other, path), 0);
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), -ENOENT);
+	assert_non_null(strstr(btape_writer__last_errmsg(), "dangling"));
+	assert_int_equal(access(other, F_OK), -1);
+	unlink(path);
+
+	if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0) { /* root: our own null node */
+		assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), 0);
+		btape_writer__discard(w);
+		assert_int_equal(stat(path, &sb), 0);
+		assert_true(S_ISCHR(sb.st_mode));
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 static void test_escape(void **state)
 {
 	char *buf = NULL;
@@ -165,9 +292,14 @@ static void test_escape(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_duration), cmocka_unit_test(test_size),
-		cmocka_unit_test(test_u64),	 cmocka_unit_test(test_format),
-		cmocka_unit_test(test_atomic_output), cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_size),
+		cmocka_unit_test(test_u64),
+		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_atomic_output),
+		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_output_not_regular),
+		cmocka_unit_test(test_direct_discard),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,14 +73,36 @@ assert j["ops"]["read"]["ios"] == 500, j
 assert "write" not in j["ops"], j
 PY
 
-# a missing file target is created with the recorded device's size; the null engine
-# replays every I/O and reports them
-"$BIOTAPE" replay "$D/r.btape" --target "$D/new" --buffered --json --no-progress \
+# a missing target is an error (a mistyped device name must not become a file), even for a
+# read-only replay: one line naming --create, exit 1, nothing created
+err=$("$BIOTAPE" replay "$D/r.btape" --target "$D/new" --buffered --no-progress 2>&1 >/dev/null)
+rc=$?
+[ $rc = 1 ] || fail "missing target: exit $rc, want 1 ($err)"
+[ "$(wc -l <<<"$err")" = 1 ] || fail "missing target: not one line: $err"
+grep -q "does not exist.*--create" <<<"$err" || fail "missing target: message: $err"
+[ ! -e "$D/new" ] || fail "a missing target was created without --create"
+expect_usage "$D/r.btape" --target "$D/new" --create bogus
+expect_usage "$D/r.btape" --target "$D/new" --create 0
+[ ! -e "$D/new" ] || fail "a refused --create made the target"
+# --create SIZE makes it that big; an existing target is used as it is
+"$BIOTAPE" replay "$D/r.btape" --target "$D/new16" --create 16M --buffered --no-progress \
+	--engine null >"$D/c.txt" || fail "--create 16M failed"
+[ "$(stat -c %s "$D/new16")" = $((16 << 20)) ] || fail "--create 16M: wrong size"
+grep -q "target $D/new16 is a regular file (created by --create" "$D/c.txt" ||
+	fail "summary does not say the target is a created file: $(cat "$D/c.txt")"
+"$BIOTAPE" replay "$D/r.btape" --target "$D/new16" --create 1G --buffered --no-progress \
+	--engine null >"$D/c.txt" || fail "--create on an existing target failed"
+[ "$(stat -c %s "$D/new16")" = $((16 << 20)) ] || fail "--create resized an existing target"
+grep -q "target $D/new16 is a regular file (16.0 MiB)" "$D/c.txt" ||
+	fail "summary does not say the target is a file: $(cat "$D/c.txt")"
+# --create auto: the recorded device's size; the null engine replays every I/O and reports them
+"$BIOTAPE" replay "$D/r.btape" --target "$D/new" --create auto --buffered --json --no-progress \
 	-o "$D/res.btape" >"$D/r.json" || fail "replay onto a new file failed"
 [ "$(stat -c %s "$D/new")" = $((8 << 20)) ] || fail "created target has the wrong size"
 python3 - "$D/r.json" <<'PY' || fail "JSON summary"
 import json, sys
 j = json.load(open(sys.argv[1]))
+assert j["target_kinds"] == ["created file"], j["target_kinds"]
 assert j["ios"] == 2000, j["ios"]
 r = j["ops"]["read"]
 assert r["ios"] == 2000

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Writes destroy data: a device with a filesystem signature, a mounted device, and a trace
-# with writes (without --write) are all refused, and the device is left as it was.
+# with writes (without --write) are all refused, and the device is left as it was. A missing
+# target in /dev is an error, never a file made there (docs/SAFETY.md).
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root losetup mkfs.ext4 mount blkid
 GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
@@ -23,7 +24,7 @@ mkfs.ext4 -q -F "$A" || fail "mkfs.ext4"
 sum1=$(md5sum <"$A")
 "$BIOTAPE" replay "$D/w.btape" --target "$A" --write --no-progress >/dev/null 2>"$D/err"; rc=$?
 [ $rc = 1 ] || fail "ext4 signature: exit $rc, want 1"
-grep -q "ext4" "$D/err" || fail "refusal does not name the signature: $(cat "$D/err")"
+grep -q "an ext4 signature" "$D/err" || fail "refusal does not name the signature: $(cat "$D/err")"
 [ "$(wc -l <"$D/err")" = 1 ] || fail "refusal is not one line"
 [ "$(md5sum <"$A")" = "$sum1" ] || fail "refused replay changed the device"
 # reads need no permission, whatever the device holds
@@ -64,4 +65,22 @@ grep -qi "dos\|signature" "$D/err" || fail "refusal: $(cat "$D/err")"
 "$BIOTAPE" replay "$D/w.btape" --target "$A" --write --force --no-progress >/dev/null ||
 	fail "--force replay failed"
 [ "$(md5sum <"$A")" != "$sum1" ] || fail "--force replay wrote nothing"
+
+# a mistyped device name: an error, even read-only, and even with --create nothing is made in
+# /dev (it once made a 256 MiB file there and exited 0)
+N=/dev/biotape-test-nodev-$$
+T_FILES+=("$N") # a broken build would leave it
+for extra in "" "--create auto" "--create 1M"; do
+	# shellcheck disable=SC2086
+	"$BIOTAPE" replay "$D/r.btape" --target "$N" --writes-as-reads $extra --no-progress \
+		>/dev/null 2>"$D/err"; rc=$?
+	[ $rc = 1 ] || fail "missing /dev target ($extra): exit $rc, want 1"
+	[ ! -e "$N" ] || fail "a file was made in /dev ($extra)"
+	grep -q "no such device" "$D/err" || fail "missing /dev target ($extra): $(cat "$D/err")"
+	[ "$(wc -l <"$D/err")" = 1 ] || fail "missing /dev target ($extra): not one line"
+done
+# /dev/shm is no device directory: --create works there
+"$BIOTAPE" replay "$D/r.btape" --target "$D/made" --create auto --buffered --no-progress \
+	--engine null >/dev/null || fail "--create in /dev/shm refused"
+[ -f "$D/made" ] || fail "--create in /dev/shm made nothing"
 pass

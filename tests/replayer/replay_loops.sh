@@ -1,0 +1,79 @@
+#!/bin/bash
+# Mounted data is refused through loop devices too, with --force or without (docs/SAFETY.md).
+# Each of these was once accepted and corrupted the mounted filesystem: a loop device whose
+# backing device is mounted; the backing file of a mounted loop device; a second loop device
+# over the same backing file. Also: a mount the kernel holds in another mount namespace (not
+# in our mountinfo) is seen by its exclusive claim, and a file backing any loop device is
+# refused for writes whatever that device's state.
+. "$BIOTAPE_SRC/tests/lib.sh"
+require_root losetup mkfs.ext4 mount e2fsck
+GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/replay_gen_trace
+[ -x "$GEN" ] || skip "no trace generator at $GEN"
+D=$(t_tmpdir)
+"$GEN" -o "$D/w.btape" -n 300 -r 50000 -p randwrite -S $((16 << 20)) || fail "gen"
+
+t_loop 32
+A=$LOOP
+F=$(losetup -n -O BACK-FILE "$A" | sed 's/ *$//')
+[ -f "$F" ] || fail "no backing file for $A"
+mkfs.ext4 -q -F "$A" || fail "mkfs.ext4"
+M=$D/mnt
+mkdir "$M"
+mount "$A" "$M" || skip "cannot mount ext4 here"
+T_MOUNTS+=("$M")
+echo data >"$M/file" && sync
+B=$(losetup -f --show "$A") || skip "cannot put a loop device over a loop device"
+T_LOOPS+=("$B")
+C=$(losetup -f --show --direct-io=on "$F") || fail "second loop over $F"
+T_LOOPS+=("$C")
+
+# refused TARGET WHY: replay --write --force onto TARGET is refused, naming WHY
+refused() {
+	local rc=0
+	"$BIOTAPE" replay "$D/w.btape" --target "$1" --write --force --no-progress >/dev/null \
+		2>"$D/err" || rc=$?
+	[ $rc = 1 ] || fail "--target $1 ($2): exit $rc, want 1 ($(cat "$D/err"))"
+	[ "$(wc -l <"$D/err")" = 1 ] || fail "--target $1: not one line: $(cat "$D/err")"
+	grep -q "refusing to write: .*$2" "$D/err" || fail "--target $1: message: $(cat "$D/err")"
+}
+refused "$B" "$A (the backing device of the target) is mounted on $M"
+refused "$F" "the backing file of /dev/loop"
+refused "$C" "$A (a loop device over $F) is mounted on $M"
+refused "$A" "mounted on $M"
+umount "$M"
+e2fsck -fn "$A" >/dev/null 2>&1 || fail "the filesystem is damaged after refused replays"
+
+# the reverse direction: the target is the backing device of a mounted loop device
+mount "$B" "$M" || fail "mount $B"
+refused "$A" "$B (a loop device over the target) is mounted on $M"
+refused "$F" "the backing file of"
+umount "$M"
+e2fsck -fn "$A" >/dev/null 2>&1 || fail "the filesystem is damaged after refused replays"
+
+# mounted in another mount namespace: not in our mountinfo, but the mount claims the device
+if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+	unshare -m --propagation private sh -c "mount '$A' '$M' && echo up >'$D/ns' && exec sleep 60" &
+	ns=$!
+	T_PIDS+=("$ns")
+	for _ in $(seq 100); do [ -e "$D/ns" ] && break; sleep 0.1; done
+	[ -e "$D/ns" ] || fail "mount in a private namespace"
+	grep -q " $M " /proc/self/mountinfo && fail "the private mount is visible here"
+	refused "$B" "$A (the backing device of the target) is in use"
+	refused "$C" "$A (a loop device over $F) is in use"
+	kill "$ns"
+	wait "$ns" 2>/dev/null
+	# the namespace's mount goes with its last process
+	for _ in $(seq 50); do
+		"$BIOTAPE" replay "$D/w.btape" --target "$C" --write --force --engine null \
+			--no-progress >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	e2fsck -fn "$A" >/dev/null 2>&1 || fail "damaged after refused replays (namespace)"
+fi
+
+# nothing mounted: a file backing a loop device is still refused (who uses the loop device
+# cannot all be seen); the loop devices themselves may be written now
+refused "$F" "the backing file of"
+"$BIOTAPE" replay "$D/w.btape" --target "$C" --write --force --no-progress >/dev/null ||
+	fail "an unused loop device over a file was refused"
+pass
