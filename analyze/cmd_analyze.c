@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* biotape analyze / profile / compare: the analyzer's commands. */
 #include "cli.h"
-#include "commands.h"
+#include "cmd_analyze.h"
 #include "input.h"
 #include "profile.h"
 #include "render.h"

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* biotape: record, analyze and replay block I/O. One binary, subcommands as in git or perf. */
 #include "cli.h"
+#include "cmd_analyze.h"
+#include "cmd_record.h"
+#include "cmd_replay.h"
 #include "commands.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* biotape record: capture every block request of this system with eBPF. */
 #include "cli.h"
-#include "commands.h"
+#include "cmd_record.h"
 #include "btape.h"
 #include "rec_core.h"
 #include "rec_dev.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* biotape replay: reissue a trace against other storage (see the usage text). */
 #include "cli.h"
-#include "commands.h"
+#include "cmd_replay.h"
 
 #include "btape.h"
 #include "clock.h"
