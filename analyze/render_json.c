@@ -362,9 +362,9 @@ int render_json_body(struct jw *j, const struct report *r)
 		for (int k = 0; k < DIR__COUNT; k++)
 			j_stream(j, dir_name[k], &d->streams[k], false);
 		jw_end_obj(j);
-		if (d->max_end) {
-			jw_u64(j, "offset_min_bytes", d->min_off);
-			jw_u64(j, "offset_end_bytes", d->max_end);
+		if (d->ext_end) {
+			jw_u64(j, "offset_min_bytes", d->ext_min);
+			jw_u64(j, "offset_end_bytes", d->ext_end);
 		} else {
 			jw_null(j, "offset_min_bytes");
 			jw_null(j, "offset_end_bytes");

@@ -313,10 +313,10 @@ static void section_devices(FILE *fp, const struct stats *s)
 			d->acc.lat && d->acc.lat->count
 				? fmt_lat((double)hist_quantile(d->acc.lat, 0.99), b3, sizeof(b3))
 				: "-");
-		if (d->max_end)
+		if (d->ext_end)
 			fprintf(fp, "  %-16s offsets %s .. %s\n", "",
-				cli_fmt_bytes(d->min_off, b3, sizeof(b3)),
-				cli_fmt_bytes(d->max_end, b4, sizeof(b4)));
+				cli_fmt_bytes(d->ext_min, b3, sizeof(b3)),
+				cli_fmt_bytes(d->ext_end, b4, sizeof(b4)));
 	}
 }
 

@@ -744,6 +744,7 @@ static int dev_init(struct devstat *d)
 		d->heat_lshift++;
 	}
 	d->min_off = UINT64_MAX;
+	d->ext_min = UINT64_MAX;
 	d->used = true;
 	return 0;
 }
@@ -1013,6 +1014,14 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 			d->min_off = off;
 		if (off + ev->bytes > d->max_end)
 			d->max_end = off + ev->bytes;
+	}
+	if (ev->bytes) { /* the extent: discards and the other ops with data too */
+		uint64_t off = ev->sector * SECTOR;
+
+		if (off < d->ext_min)
+			d->ext_min = off;
+		if (off + ev->bytes > d->ext_end)
+			d->ext_end = off + ev->bytes;
 	}
 
 	/* queue depth at issue */
@@ -1394,11 +1403,16 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 			const struct btape_event *ev = &e[i];
 			int dir = DIR_OF[opv[i]];
 
-			if (dir < 0 || !ev->bytes)
+			if (!ev->bytes)
 				continue;
 			struct devstat *d = &s->devs[ev->dev];
-			struct stream *st = &d->streams[dir];
 			uint64_t off = ev->sector * SECTOR, end = off + ev->bytes;
+
+			d->ext_min = off < d->ext_min ? off : d->ext_min;
+			d->ext_end = end > d->ext_end ? end : d->ext_end;
+			if (dir < 0)
+				continue;
+			struct stream *st = &d->streams[dir];
 
 			stream_add(st, off, end, near);
 			autorange_add(&d->lba, ev->sector, 1);

@@ -99,7 +99,8 @@ struct devstat {
 	uint64_t heat_tw, heat_lw; /* column width (ns), row width (sectors): powers of two */
 	unsigned int heat_tshift, heat_lshift;
 	uint32_t *heat;		   /* [STATS_HEAT_L][STATS_HEAT_T] */
-	uint64_t min_off, max_end; /* byte range touched by reads/writes */
+	uint64_t min_off, max_end; /* byte range touched by reads/writes (the profile's range) */
+	uint64_t ext_min, ext_end; /* ... by every op with data, discards too: a target's size */
 	struct btape_inflight inflight;
 };
 

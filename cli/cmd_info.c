@@ -48,6 +48,63 @@ static uint64_t mono_to_real(const struct btape_meta *m, uint64_t mono)
 	return m->clock_real_ns + (mono - m->clock_mono_ns);
 }
 
+/* One device's cells of the info table. */
+struct devcells {
+	char idx[16], devt[24], size[64], bs[24];
+};
+
+static void dev_cells(const struct btape_meta *m, uint32_t i, struct devcells *c)
+{
+	const struct btape_device *d = &m->devices[i];
+
+	snprintf(c->idx, sizeof(c->idx), "%u", i);
+	if (d->dev_t_major || d->dev_t_minor)
+		snprintf(c->devt, sizeof(c->devt), "%u:%u", d->dev_t_major, d->dev_t_minor);
+	else
+		snprintf(c->devt, sizeof(c->devt), "-");
+	if (d->size_bytes)
+		cli_fmt_bytes(d->size_bytes, c->size, sizeof(c->size));
+	else
+		snprintf(c->size, sizeof(c->size), "-");
+	if (d->logical_block)
+		snprintf(c->bs, sizeof(c->bs), "%u/%u", d->logical_block, d->physical_block);
+	else
+		snprintf(c->bs, sizeof(c->bs), "-");
+}
+
+static int widest(int w, const char *s)
+{
+	int n = (int)strlen(s);
+
+	return n > w ? n : w;
+}
+
+/* The device table, its columns as wide as their widest cell (names can be long file names). */
+static void print_devices(const struct btape_meta *m)
+{
+	int wi = 3, wn = 4, wd = 5, ws = 4, wb = 7; /* "#", "name", "dev_t", "size", "lbs/pbs" */
+	struct devcells c;
+
+	for (uint32_t i = 0; i < m->ndevices; i++) {
+		dev_cells(m, i, &c);
+		wi = widest(wi, c.idx);
+		wn = widest(wn, m->devices[i].name);
+		wd = widest(wd, c.devt);
+		ws = widest(ws, c.size);
+		wb = widest(wb, c.bs);
+	}
+	printf("\ndevices:\n  %*s %-*s %-*s %*s %*s %4s  %s\n", wi, "#", wn, "name", wd,
+	       "dev_t", ws, "size", wb, "lbs/pbs", "rot", "model");
+	for (uint32_t i = 0; i < m->ndevices; i++) {
+		const struct btape_device *d = &m->devices[i];
+		const char *rot = d->rotational < 0 ? "-" : d->rotational ? "yes" : "no";
+
+		dev_cells(m, i, &c);
+		printf("  %*s %-*s %-*s %*s %*s %4s  %s\n", wi, c.idx, wn, d->name, wd, c.devt, ws,
+		       c.size, wb, c.bs, rot, d->model[0] ? d->model : "-");
+	}
+}
+
 static void print_text(const char *path, const struct btape_meta *m, const struct btape_summary *s,
 		       int verify_err, const char *verify_msg)
 {
@@ -93,21 +150,7 @@ static void print_text(const char *path, const struct btape_meta *m, const struc
 		       s->recovered_bytes_ignored);
 	printf("\n");
 
-	printf("\ndevices:\n  %3s %-16s %-9s %12s %9s %4s  %s\n", "#", "name", "dev_t", "size",
-	       "lbs/pbs", "rot", "model");
-	for (uint32_t i = 0; i < m->ndevices; i++) {
-		const struct btape_device *d = &m->devices[i];
-		char devt[24], bs[24];
-
-		snprintf(devt, sizeof(devt), "%u:%u", d->dev_t_major, d->dev_t_minor);
-		snprintf(bs, sizeof(bs), "%u/%u", d->logical_block, d->physical_block);
-		printf("  %3u %-16s %-9s %12s %9s %4s  %s\n", i, d->name,
-		       d->dev_t_major || d->dev_t_minor ? devt : "-",
-		       d->size_bytes ? cli_fmt_bytes(d->size_bytes, b1, sizeof(b1)) : "-",
-		       d->logical_block ? bs : "-",
-		       d->rotational < 0 ? "-" : d->rotational ? "yes" : "no",
-		       d->model[0] ? d->model : "-");
-	}
+	print_devices(m);
 
 	printf("\nops:\n  %-14s %12s %7s %12s\n", "op", "count", "share", "bytes");
 	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {

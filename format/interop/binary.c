@@ -228,6 +228,16 @@ static void majmin_of(uint32_t dev, uint32_t *maj, uint32_t *min)
 	*min = dev & 0xfffffu;
 }
 
+/* The data letter blkparse prints for class bits tc (its fill_rwbs()): D, W, R or N. */
+static char blk_letter(uint32_t tc, uint32_t bytes)
+{
+	if (tc & BLK_TC_DISCARD)
+		return 'D';
+	if (tc & BLK_TC_WRITE)
+		return 'W';
+	return bytes ? 'R' : 'N';
+}
+
 static int blk_event(struct imp *im, struct bfile *f, struct blkstate *bs)
 {
 	struct pidcomm *pc = bs->pc;
@@ -312,7 +322,9 @@ static int blk_event(struct imp *im, struct bfile *f, struct blkstate *bs)
 		return 0;
 	}
 	majmin_of(r->device, &maj, &min);
-	if (bs->have_last && bs->last_device == r->device) {
+	if (e.act == JA_REMAP) {
+		d = -1; /* a remap adds no device (as in parse_blkparse_line) */
+	} else if (bs->have_last && bs->last_device == r->device) {
 		d = bs->last_idx; /* skip formatting the name for the usual same device */
 	} else {
 		snprintf(name, sizeof(name), "%u,%u", maj, min);
@@ -329,13 +341,7 @@ static int blk_event(struct imp *im, struct bfile *f, struct blkstate *bs)
 	e.sector = r->sector;
 	e.bytes = r->bytes;
 	e.cpu = r->cpu;
-	e.op = (tc & BLK_TC_WRITE) ? BTAPE_OP_WRITE : BTAPE_OP_READ;
-	if (tc & BLK_TC_DISCARD)
-		e.op = BTAPE_OP_DISCARD;
-	if (tc & BLK_TC_FLUSH)
-		e.flags |= BTAPE_FLAG_PREFLUSH;
-	if ((tc & BLK_TC_FLUSH) && r->bytes == 0)
-		e.op = BTAPE_OP_FLUSH;
+	blk_classify(tc & BLK_TC_FLUSH, blk_letter(tc, r->bytes), r->bytes, &e.op, &e.flags);
 	if (tc & BLK_TC_SYNC)
 		e.flags |= BTAPE_FLAG_SYNC;
 	if (tc & BLK_TC_FUA)

@@ -165,49 +165,82 @@ bool field_ieq(const struct field *f, const char *s)
 }
 
 /*
- * rwbs as the kernel's blk_fill_rwbs() writes it: [F preflush] op (W R D DE F N WZ Z?)
- * then suffixes F fua, A readahead, S sync, M meta, U atomic (order as the kernel).
+ * blktrace class bits as blkparse names them (its fill_rwbs()): F when the flush bit is set,
+ * then one letter, D discard, W write, R read with data, N none of these and no data. Both
+ * blktrace importers go through here, so a request is classified alike in either form:
+ * no data with the flush bit is a flush request (jbd2 and kworkers issue them as "FN", an
+ * empty preflush bio queues as "FW"); with data the flush bit is a preflush.
  */
-int rwbs_parse(const char *s, size_t n, uint8_t *op, uint32_t *flags)
+void blk_classify(bool flush, char letter, uint64_t bytes, uint8_t *op, uint32_t *flags)
+{
+	switch (letter) {
+	case 'D':
+		*op = BTAPE_OP_DISCARD;
+		break;
+	case 'W':
+		*op = BTAPE_OP_WRITE;
+		break;
+	case 'R':
+		*op = BTAPE_OP_READ;
+		break;
+	default:
+		*op = BTAPE_OP_OTHER;
+		break;
+	}
+	if (flush) {
+		*flags |= BTAPE_FLAG_PREFLUSH;
+		if (bytes == 0)
+			*op = BTAPE_OP_FLUSH;
+	}
+}
+
+/*
+ * blkparse's rwbs: [F flush] D|W|R|N, then F fua, A readahead, S sync, M meta, and B
+ * (barrier, blkparse before 2.6.36, read as the flush bit). The kernel's own tracepoint rwbs
+ * is a different convention (its leading F is only a preflush, its op letters include F, DE,
+ * WZ and Z?); of its letters, those blkparse never prints are accepted too, since biotape's
+ * blkparse-style export uses them for ops blkparse cannot name: op F (flush), DE (secure
+ * erase), WZ (write zeroes), ZA ZR ZF ZO ZC (zone ops), suffix U (atomic). Where the two
+ * conventions read one string differently ("FN..."), blkparse's meaning is taken.
+ */
+int rwbs_parse(const char *s, size_t n, uint64_t bytes, uint8_t *op, uint32_t *flags)
 {
 	size_t i = 0;
 	uint32_t fl = 0;
-	uint8_t o;
+	bool flush = false, ext = false;
+	char letter = 0;
+	uint8_t o = BTAPE_OP_OTHER;
 
 	if (n == 0)
 		return -EINVAL;
 	if (n >= 2 && s[0] == 'F' && strchr("WRDFNZ", s[1])) {
-		fl |= BTAPE_FLAG_PREFLUSH;
+		flush = true;
 		i = 1;
 	}
 	switch (s[i]) {
 	case 'W':
-		o = BTAPE_OP_WRITE;
-		i++;
-		if (i < n && s[i] == 'Z') {
+		if (i + 1 < n && s[i + 1] == 'Z') {
 			o = BTAPE_OP_WRITE_ZEROES;
+			ext = true;
 			i++;
 		}
-		break;
-	case 'R':
-		o = BTAPE_OP_READ;
-		i++;
+		letter = 'W';
 		break;
 	case 'D':
-		o = BTAPE_OP_DISCARD;
-		i++;
-		if (i < n && s[i] == 'E') {
+		if (i + 1 < n && s[i + 1] == 'E') {
 			o = BTAPE_OP_SECURE_ERASE;
+			ext = true;
 			i++;
 		}
+		letter = 'D';
+		break;
+	case 'R':
+	case 'N':
+		letter = s[i];
 		break;
 	case 'F':
 		o = BTAPE_OP_FLUSH;
-		i++;
-		break;
-	case 'N':
-		o = BTAPE_OP_OTHER;
-		i++;
+		ext = true;
 		break;
 	case 'Z':
 		if (i + 1 >= n)
@@ -231,13 +264,14 @@ int rwbs_parse(const char *s, size_t n, uint8_t *op, uint32_t *flags)
 		default:
 			return -EINVAL;
 		}
-		i += 2;
+		ext = true;
+		i++;
 		break;
 	default:
-		/* "S" alone etc.: a flush with no data op letter is not kernel output */
+		/* "S" alone etc.: neither convention writes a suffix without an op letter */
 		return -EINVAL;
 	}
-	for (; i < n; i++) {
+	for (i++; i < n; i++) {
 		switch (s[i]) {
 		case 'F':
 			fl |= BTAPE_FLAG_FUA;
@@ -254,9 +288,18 @@ int rwbs_parse(const char *s, size_t n, uint8_t *op, uint32_t *flags)
 		case 'U':
 			fl |= BTAPE_FLAG_ATOMIC;
 			break;
+		case 'B':
+			flush = true;
+			break;
 		default:
 			return -EINVAL;
 		}
+	}
+	if (ext) {
+		if (flush)
+			fl |= BTAPE_FLAG_PREFLUSH;
+	} else {
+		blk_classify(flush, letter, bytes, &o, &fl);
 	}
 	*op = o;
 	*flags = fl;

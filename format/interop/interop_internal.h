@@ -164,7 +164,10 @@ int join_event(struct imp *im, const struct jev *e);
 /* End of input: emits issued-but-uncompleted requests, counts the rest as unmatched. */
 int join_finish(struct imp *im);
 
-/* rwbs ("WS", "FWFS", "RA", "D", "N") to op + flags; -EINVAL when not rwbs. */
-int rwbs_parse(const char *s, size_t n, uint8_t *op, uint32_t *flags);
+/* blkparse's rwbs ("WS", "FWFS", "RA", "D", "FN") of a request of bytes to op + flags (fields.c
+ * says which letters); -EINVAL when not rwbs. */
+int rwbs_parse(const char *s, size_t n, uint64_t bytes, uint8_t *op, uint32_t *flags);
+/* A blktrace request's op (flags |= preflush) from its flush bit and blkparse's letter D W R N. */
+void blk_classify(bool flush, char letter, uint64_t bytes, uint8_t *op, uint32_t *flags);
 
 #endif

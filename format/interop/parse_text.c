@@ -596,9 +596,6 @@ int parse_blkparse_line(struct imp *im, char *line, size_t len)
 		goto ignore; /* get/insert/plug/unplug/split/sleep/bounce/message */
 	else
 		return imp_bad(im, "unknown action '%.*s'", (int)(f[5].n > 8 ? 8 : f[5].n), f[5].p);
-	if (rwbs_parse(f[6].p, f[6].n, &e.op, &e.flags))
-		return imp_bad(im, "rwbs '%.*s' not understood", (int)(f[6].n > 12 ? 12 : f[6].n),
-			       f[6].p);
 	i = 7;
 	if (n >= i + 3 && field_eq(&f[i + 1], "+")) {
 		NUM(&f[i], "sector", &e.sector);
@@ -606,16 +603,22 @@ int parse_blkparse_line(struct imp *im, char *line, size_t len)
 		CALL(bytes_of_sectors(im, nsect, &e.bytes));
 		i += 3;
 	}
-	snprintf(name, sizeof(name), "%u,%u", maj, min);
-	d = imp_device(im, name, strlen(name), maj, min);
-	if (d < 0)
-		return d;
-	e.dev = d;
+	/* after the size: with no data the flush letter makes a flush, as in the binary form */
+	if (rwbs_parse(f[6].p, f[6].n, e.bytes, &e.op, &e.flags))
+		return imp_bad(im, "rwbs '%.*s' not understood", (int)(f[6].n > 12 ? 12 : f[6].n),
+			       f[6].p);
 	e.devkey = devkey(maj, min);
 	if (e.act == JA_REMAP) {
 		uint32_t fmaj, fmin;
 		struct field g;
 
+		/*
+		 * blkparse prints a remap under the pdu's device_to, which since 5.x is the
+		 * partition the bio was sent to (8,1) while the trace is of the disk (8,0): no
+		 * device of the trace. A remap adds no device: the entry it makes takes its
+		 * device from the Q or D that follows (a remap alone writes nothing).
+		 */
+		e.dev = -1;
 		if (n != i + 3 || !field_eq(&f[i], "<-") || f[i + 1].n < 5 ||
 		    f[i + 1].p[0] != '(' || f[i + 1].p[f[i + 1].n - 1] != ')')
 			return imp_bad(im, "remap: expected '<- (maj,min) sector'");
@@ -627,6 +630,11 @@ int parse_blkparse_line(struct imp *im, char *line, size_t len)
 		e.from_devkey = devkey(fmaj, fmin);
 		return join_event(im, &e);
 	}
+	snprintf(name, sizeof(name), "%u,%u", maj, min);
+	d = imp_device(im, name, strlen(name), maj, min);
+	if (d < 0)
+		return d;
+	e.dev = d;
 	/* the rest: optional "(cdb)", then "[comm]" (C: "[error]") */
 	lb = memchr(line, '[', len);
 	rb = lb ? memrchr(lb, ']', len - (size_t)(lb - line)) : NULL;

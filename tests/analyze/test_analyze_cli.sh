@@ -119,4 +119,15 @@ grep -Eq "p99 read latency .* vs .*" "$D/cmp.txt" || fail "compare: no p99 read 
 within "$(jget "$D/cmp.json" 'd["diff"]["ops"]["read"]["size_tvd"]')" 0 0.02 || fail "same distribution: TVD"
 "$BIOTAPE" compare "$D/mix.btape" "$D/b.btape" --html "$D/cmp.html" || fail "compare html"
 grep -q 'data-chart="latency-cdf-read"' "$D/cmp.html" || fail "compare html: no overlaid CDF"
+# --- the device extent counts discards (fio's t0038 iolog trims 2 GiB at a time): what a
+# replay target must hold; the profile's range stays the reads' and writes' ---
+"$BIOTAPE" convert -q "$BIOTAPE_SRC/tests/interop/data/fio_t0038.iolog" "$D/trim.btape" ||
+	fail "import of fio_t0038.iolog"
+"$BIOTAPE" analyze --json "$D/trim.btape" >"$D/trim.json" || fail "analyze trims"
+[ "$(jget "$D/trim.json" 'd["devices"][0]["offset_end_bytes"]')" = $((36864 + (2 << 30))) ] ||
+	fail "offset_end_bytes $(jget "$D/trim.json" 'd["devices"][0]["offset_end_bytes"]') leaves out the discards"
+"$BIOTAPE" analyze "$D/trim.btape" | grep -q "offsets 0 B .. 2.00 GiB" || fail "text offsets leave out the discards"
+"$BIOTAPE" profile "$D/trim.btape" >"$D/trim.fio" 2>/dev/null || fail "profile trims"
+grep -qx "size=40960" "$D/trim.fio" || fail "profile range is not the writes' 40 KiB: $(grep size= "$D/trim.fio")"
+
 pass "analyze CLI: known distribution, edge cases, bad input"

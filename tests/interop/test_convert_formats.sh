@@ -277,6 +277,18 @@ expect vscsi2 <<'EOF'
 3000000,3050000,,0,0,0,flush,,,,,,,,
 EOF
 "$BIOTAPE" info "$D/x.btape" | grep -q "vm2.vscsi" || fail "vscsi: device not named after the file"
+# a long file name (the device's name): info's device table stays aligned, each cell under its
+# heading (left-aligned columns start with it, right-aligned ones end with it)
+cp "$D/vm2.vscsi" "$D/esx01-datastore2-vm-postgres-data-scsi0-1.vscsi"
+conv "$D/esx01-datastore2-vm-postgres-data-scsi0-1.vscsi" vscsi
+"$BIOTAPE" info "$D/x.btape" | sed -n '/^devices:/,/^$/p' | sed '1d;/^$/d' >"$D/devtab"
+python3 - "$D/devtab" <<'PYEOF' || fail "info: device table not aligned: $(cat "$D/devtab")"
+import re, sys
+rows = [[m.span() for m in re.finditer(r"\S+", l)] for l in open(sys.argv[1])]
+assert len(rows) == 2 and all(len(r) == len(rows[0]) for r in rows), rows
+for h, c in zip(rows[0], rows[1]):
+    assert h[0] == c[0] or h[1] == c[1], (h, c)
+PYEOF
 head -c 100 "$D/vm2.vscsi" >"$D/vm_cut.vscsi"
 bad vscsi "$D/vm_cut.vscsi" "vm_cut.vscsi: record 3: truncated"
 

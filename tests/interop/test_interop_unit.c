@@ -81,33 +81,84 @@ static void test_numbers(void **state)
 	assert_int_equal(field_dec_scaled(&f, 9, &v), -ERANGE);
 }
 
+#define RWBS(str, bytes) rwbs_parse(str, strlen(str), bytes, &op, &fl)
+
 static void test_rwbs(void **state)
 {
 	uint8_t op;
 	uint32_t fl;
 
 	(void)state;
-	assert_int_equal(rwbs_parse("WS", 2, &op, &fl), 0);
+	assert_int_equal(RWBS("WS", 4096), 0);
 	assert_int_equal(op, BTAPE_OP_WRITE);
 	assert_int_equal(fl, BTAPE_FLAG_SYNC);
-	assert_int_equal(rwbs_parse("FWFS", 4, &op, &fl), 0);
+	assert_int_equal(RWBS("FWFS", 4096), 0);
 	assert_int_equal(op, BTAPE_OP_WRITE);
 	assert_int_equal(fl, BTAPE_FLAG_PREFLUSH | BTAPE_FLAG_FUA | BTAPE_FLAG_SYNC);
-	assert_int_equal(rwbs_parse("RA", 2, &op, &fl), 0);
+	assert_int_equal(RWBS("RA", 4096), 0);
 	assert_int_equal(op, BTAPE_OP_READ);
 	assert_int_equal(fl, BTAPE_FLAG_READAHEAD);
-	assert_int_equal(rwbs_parse("DE", 2, &op, &fl), 0);
-	assert_int_equal(op, BTAPE_OP_SECURE_ERASE);
-	assert_int_equal(rwbs_parse("F", 1, &op, &fl), 0);
+	assert_int_equal(RWBS("RSM", 8192), 0);
+	assert_int_equal(op, BTAPE_OP_READ);
+	assert_int_equal(fl, BTAPE_FLAG_SYNC | BTAPE_FLAG_META);
+	assert_int_equal(RWBS("D", 1 << 20), 0);
+	assert_int_equal(op, BTAPE_OP_DISCARD);
+	/* blkparse: F = the flush bit; with no data a flush request (jbd2's FN, kworkers' FWS) */
+	assert_int_equal(RWBS("FN", 0), 0);
 	assert_int_equal(op, BTAPE_OP_FLUSH);
-	assert_int_equal(rwbs_parse("WZ", 2, &op, &fl), 0);
-	assert_int_equal(op, BTAPE_OP_WRITE_ZEROES);
-	assert_int_equal(rwbs_parse("ZR", 2, &op, &fl), 0);
-	assert_int_equal(op, BTAPE_OP_ZONE_RESET);
-	assert_int_equal(rwbs_parse("N", 1, &op, &fl), 0);
+	assert_int_equal(fl, BTAPE_FLAG_PREFLUSH);
+	assert_int_equal(RWBS("FWS", 0), 0);
+	assert_int_equal(op, BTAPE_OP_FLUSH);
+	assert_int_equal(fl, BTAPE_FLAG_PREFLUSH | BTAPE_FLAG_SYNC);
+	assert_int_equal(RWBS("FW", 0), 0);
+	assert_int_equal(op, BTAPE_OP_FLUSH);
+	/* old blkparse: B (barrier) is that bit as a suffix */
+	assert_int_equal(RWBS("WBS", 4096), 0);
+	assert_int_equal(op, BTAPE_OP_WRITE);
+	assert_int_equal(fl, BTAPE_FLAG_PREFLUSH | BTAPE_FLAG_SYNC);
+	assert_int_equal(RWBS("WB", 0), 0);
+	assert_int_equal(op, BTAPE_OP_FLUSH);
+	/* N without the flush bit: no data, not a read */
+	assert_int_equal(RWBS("N", 0), 0);
 	assert_int_equal(op, BTAPE_OP_OTHER);
-	assert_int_equal(rwbs_parse("Q", 1, &op, &fl), -EINVAL);
-	assert_int_equal(rwbs_parse("WX", 2, &op, &fl), -EINVAL);
+	assert_int_equal(fl, 0);
+	/* the kernel's letters that blkparse never prints (biotape's export writes them) */
+	assert_int_equal(RWBS("DE", 4096), 0);
+	assert_int_equal(op, BTAPE_OP_SECURE_ERASE);
+	assert_int_equal(RWBS("F", 0), 0);
+	assert_int_equal(op, BTAPE_OP_FLUSH);
+	assert_int_equal(fl, 0);
+	assert_int_equal(RWBS("FFS", 0), 0);
+	assert_int_equal(op, BTAPE_OP_FLUSH);
+	assert_int_equal(fl, BTAPE_FLAG_PREFLUSH | BTAPE_FLAG_SYNC);
+	assert_int_equal(RWBS("WZ", 4096), 0);
+	assert_int_equal(op, BTAPE_OP_WRITE_ZEROES);
+	assert_int_equal(RWBS("ZR", 0), 0);
+	assert_int_equal(op, BTAPE_OP_ZONE_RESET);
+	assert_int_equal(RWBS("WSU", 4096), 0);
+	assert_int_equal(fl, BTAPE_FLAG_SYNC | BTAPE_FLAG_ATOMIC);
+	assert_int_equal(RWBS("Q", 0), -EINVAL);
+	assert_int_equal(RWBS("WX", 0), -EINVAL);
+	assert_int_equal(RWBS("S", 0), -EINVAL);
+	assert_int_equal(RWBS("Z", 0), -EINVAL);
+
+	/* what the binary importer calls with the letter blkparse would print for its bits */
+	fl = 0;
+	blk_classify(true, 'N', 0, &op, &fl);
+	assert_int_equal(op, BTAPE_OP_FLUSH);
+	assert_int_equal(fl, BTAPE_FLAG_PREFLUSH);
+	fl = 0;
+	blk_classify(true, 'W', 4096, &op, &fl);
+	assert_int_equal(op, BTAPE_OP_WRITE);
+	assert_int_equal(fl, BTAPE_FLAG_PREFLUSH);
+	fl = 0;
+	blk_classify(false, 'N', 0, &op, &fl);
+	assert_int_equal(op, BTAPE_OP_OTHER);
+	assert_int_equal(fl, 0);
+	blk_classify(false, 'D', 4096, &op, &fl);
+	assert_int_equal(op, BTAPE_OP_DISCARD);
+	blk_classify(false, 'R', 512, &op, &fl);
+	assert_int_equal(op, BTAPE_OP_READ);
 }
 
 static int detect(const char *s)
