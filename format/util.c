@@ -106,8 +106,10 @@ BTAPE_API int btape_meta__add_device(struct btape_meta *meta, const struct btape
 {
 	struct btape_device *d;
 
-	if (!meta || !dev || meta->ndevices >= INT32_MAX)
+	if (!meta || !dev)
 		return -EINVAL;
+	if (meta->ndevices >= BTAPE_DEVICES_MAX)
+		return -E2BIG;
 	d = realloc(meta->devices, sizeof(*d) * (meta->ndevices + 1));
 	if (!d)
 		return -ENOMEM;
@@ -125,6 +127,8 @@ BTAPE_API int btape_meta__add_tag(struct btape_meta *meta, const char *key, cons
 	if (!meta || !key || !value || strlen(key) >= BTAPE_NAME_MAX ||
 	    strlen(value) >= BTAPE_NAME_MAX)
 		return -EINVAL;
+	if (meta->ntags >= BTAPE_TAGS_MAX)
+		return -E2BIG;
 	t = realloc(meta->tags, sizeof(*t) * (meta->ntags + 1));
 	if (!t)
 		return -ENOMEM;

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct btape_summary s;
 		struct btape_index ix = {0};
 
-		if (!btape_footer_unpack(&s, &ix, data + 1, size - 1, err, sizeof(err)))
+		if (!btape_footer_unpack(&s, &ix, data + 1, size - 1, size, err, sizeof(err)))
 			btape_index_free(&ix);
 		break;
 	}
