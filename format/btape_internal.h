@@ -210,6 +210,7 @@ int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
 
 /* Intern table: pointer-stable strings. */
 struct btape_intern;
+/* max_bytes: the cap on names' bytes plus 32 bytes of table overhead per name. */
 struct btape_intern *btape_intern_new(size_t max_bytes);
 void btape_intern_free(struct btape_intern *t);
 /* Returns the interned string's id (>= 0) or -ENOMEM / -E2BIG when the cap is reached. */

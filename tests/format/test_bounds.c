@@ -265,6 +265,54 @@ static void test_chunk_comms(void **state)
 }
 
 /*
+ * Two chunks whose comm tables hold 8 M distinct three-byte names (a 22 MB file): the
+ * reader's 64 MiB budget for names counts each name's table overhead too, so the table stays
+ * near its cap instead of growing to several times it.
+ */
+static void test_distinct_names(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "names.btape", 0);
+	struct bbuf f = {0}, raw = {0};
+	msgpack_packer pk;
+	struct probe pr;
+	const uint32_t per = BTAPE_CHUNK_MAX_EVENTS;
+	uint32_t k = 0;
+
+	start_file(&f);
+	for (int chunk = 0; chunk < 2; chunk++) {
+		raw.len = 0;
+		msgpack_packer_init(&pk, &raw, btape_mp_write);
+		msgpack_pack_map(&pk, 3);
+		pk_str(&pk, "n");
+		msgpack_pack_uint32(&pk, 0);
+		pk_str(&pk, "comms");
+		msgpack_pack_array(&pk, per);
+		assert_int_equal(bbuf_reserve(&raw, (size_t)per * 4), 0);
+		for (uint32_t i = 0; i < per; i++, k++) {
+			uint8_t *q = raw.p + raw.len;
+
+			q[0] = 0xa3; /* no NUL bytes: 1..255 */
+			q[1] = (uint8_t)(k % 255 + 1);
+			q[2] = (uint8_t)(k / 255 % 255 + 1);
+			q[3] = (uint8_t)(k / 65025 + 1);
+			raw.len += 4;
+		}
+		pk_str(&pk, "cols");
+		msgpack_pack_map(&pk, 0);
+		put_frame(&f, BTAPE_FRAME_CHUNK, raw.p, raw.len);
+	}
+	bbuf_free(&raw);
+	assert_int_equal(tu_write_file(p, f.p, f.len), 0);
+	probe(p, &pr);
+	assert_int_equal(pr.ret, -E2BIG);
+	assert_non_null(strstr(pr.msg, "too many distinct process names"));
+	assert_true(pr.rss_kib < 300 * MIB);
+	bbuf_free(&f);
+	tu_cleanup_dir(dir);
+}
+
+/*
  * A footer whose index claims far more chunks than a file of a few KiB has room for: ignored
  * as damage without building the index (the events stay readable, __verify says why). With
  * 2 M entries the footer is larger than its offset + 1 MiB; with 250 K it is not, but holds
@@ -349,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_device_table),
 		cmocka_unit_test(test_chunk_items),
 		cmocka_unit_test(test_chunk_comms),
+		cmocka_unit_test(test_distinct_names),
 		cmocka_unit_test(test_footer_index),
 		cmocka_unit_test(test_frame_size_limits),
 	};
