@@ -270,8 +270,11 @@ int btape_mp_skip(struct btape_mp *c, int depth)
 		return 0;
 	k = v.type == BTAPE_MP_MAP ? 2 * v.u : v.u;
 	for (uint64_t i = 0; i < k; i++) {
-		uint8_t b = c->p[c->off]; /* in bounds: the count fits in the bytes left */
+		uint8_t b;
 
+		if (c->off >= c->len)
+			return -EBADMSG; /* an earlier element took the bytes the count needs */
+		b = c->p[c->off];
 		if ((b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) &&
 		    depth < BTAPE_MP_MAX_DEPTH) {
 			/* a one-byte value (the common case of a long run): no call */
