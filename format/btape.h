@@ -113,6 +113,8 @@ const char *btape_flags_str(uint32_t flags, char *buf, size_t len);
 /* ---------------------------------------------------------------------------------------- */
 
 #define BTAPE_NAME_MAX 256
+#define BTAPE_DEVICES_MAX 65536 /* device table entries a file may hold (docs/FORMAT.md) */
+#define BTAPE_TAGS_MAX 4096     /* user tags a file may hold */
 
 struct btape_device {
 	uint32_t dev_t_major;     /* 0 when unknown (imported traces) */
@@ -147,8 +149,9 @@ struct btape_meta {
 /* Deep copy / free of a metadata block (devices and tags arrays are heap-owned). */
 int btape_meta__copy(struct btape_meta *dst, const struct btape_meta *src);
 void btape_meta__free(struct btape_meta *meta);
-/* Appends a device; returns its index or a negative errno. */
+/* Appends a device; returns its index or a negative errno (-E2BIG past BTAPE_DEVICES_MAX). */
 int btape_meta__add_device(struct btape_meta *meta, const struct btape_device *dev);
+/* Appends a tag: 0 or a negative errno (-E2BIG past BTAPE_TAGS_MAX). */
 int btape_meta__add_tag(struct btape_meta *meta, const char *key, const char *value);
 
 /* ---------------------------------------------------------------------------------------- */

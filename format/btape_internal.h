@@ -52,6 +52,23 @@ extern const uint8_t btape_file_magic[8];
 #define BTAPE_FRAME_MAX_BYTES (256u << 20) /* compressed or raw payload limit */
 
 /*
+ * What a reader accepts per frame type, so that no allocation follows from a count a payload
+ * declares beyond what the format needs (docs/FORMAT.md, "Limits"). Items are msgpack values
+ * at every level, map keys included.
+ *   metadata: 64 MiB decompressed, 2 M items (BTAPE_DEVICES_MAX devices of 17 items, tags);
+ *   chunk: BTAPE_FRAME_MAX_BYTES (its columns), BTAPE_CHUNK_MAX_EVENTS + 64 Ki items (a comm
+ *          table of at most n names, the columns);
+ *   footer: its own file offset + 1 MiB decompressed (an index entry takes at most 36 bytes,
+ *           a chunk frame at least BTAPE_ENV_SIZE), at most offset / BTAPE_ENV_SIZE index
+ *           entries, 4 items per entry + 64 Ki.
+ */
+#define BTAPE_META_MAX_BYTES (64u << 20)
+#define BTAPE_META_MAX_ITEMS (1u << 21)
+#define BTAPE_CHUNK_MAX_ITEMS (BTAPE_CHUNK_MAX_EVENTS + (1u << 16))
+#define BTAPE_FOOTER_SLACK_BYTES (1u << 20)
+#define BTAPE_FOOTER_MAX_ITEMS(max_chunks) (4 * (uint64_t)(max_chunks) + (1u << 16))
+
+/*
  * Trailer (32): LE32 0x184D2A5C, LE32 24, LE64 footer frame offset, LE32 0,
  * LE32 crc32c(bytes 0..19), "BTAPEEND".
  */
@@ -161,8 +178,9 @@ void btape_index_free(struct btape_index *ix);
 
 int btape_footer_pack(struct bbuf *out, const struct btape_summary *s,
 		      const struct btape_index *ix);
+/* max_chunks: the most index entries the file has room for (more is damage). */
 int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const void *data,
-			size_t len, char *err, size_t errlen);
+			size_t len, uint64_t max_chunks, char *err, size_t errlen);
 
 /* Event chunk encoding, format/chunk.c. */
 struct chunk_enc; /* scratch state of the writer */
@@ -206,6 +224,7 @@ int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
 
 /* Intern table: pointer-stable strings. */
 struct btape_intern;
+/* max_bytes: the cap on names' bytes plus 32 bytes of table overhead per name. */
 struct btape_intern *btape_intern_new(size_t max_bytes);
 void btape_intern_free(struct btape_intern *t);
 /* Returns the interned string's id (>= 0) or -ENOMEM / -E2BIG when the cap is reached. */

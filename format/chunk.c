@@ -948,14 +948,161 @@ static bool col_fits_error(const struct col *c)
 	return c->kind == COL_RAW && col_span_fits(c, INT32_MAX);
 }
 
+/* Where a chunk map's values are: found by one walk over the map (walk_chunk). */
+struct chunk_walk {
+	size_t comms_at; /* offset of the comm table's value, SIZE_MAX when absent */
+	bool have_cols;	 /* a cols map was found (the last one counts) */
+	struct {
+		const uint8_t *p;
+		uint32_t len;
+		bool seen, bad; /* bad: not a bin, or a second one */
+	} col[C__COUNT];
+};
+
+/* The header of the value at AT, or NIL when it has none. */
+static void peek_value(const struct btape_mp *c, size_t at, struct btape_mp_val *v)
+{
+	struct btape_mp one;
+
+	btape_mp_init(&one, c->p, c->len, UINT64_MAX);
+	one.off = at;
+	if (btape_mp_read(&one, v))
+		v->type = BTAPE_MP_NIL;
+}
+
+/* The cols map, at depth 1: the position of each known column. */
+static int walk_cols(struct btape_mp *c, struct chunk_walk *w)
+{
+	struct btape_mp_val v;
+	uint32_t pairs;
+
+	memset(w->col, 0, sizeof(w->col));
+	peek_value(c, c->off, &v);
+	w->have_cols = v.type == BTAPE_MP_MAP;
+	if (!w->have_cols)
+		return btape_mp_skip(c, 1);
+	if (btape_mp_map(c, &pairs))
+		return -EBADMSG;
+	for (uint32_t i = 0; i < pairs; i++) {
+		const char *k;
+		uint32_t kn;
+		size_t at;
+		int col = 0;
+
+		if (btape_mp_key_read(c, 2, &k, &kn))
+			return -EBADMSG;
+		at = c->off;
+		if (btape_mp_skip(c, 2))
+			return -EBADMSG;
+		while (col < C__COUNT && !btape_mp_is(k, kn, col_names[col]))
+			col++;
+		if (col == C__COUNT)
+			continue; /* a column of a later version */
+		peek_value(c, at, &v);
+		w->col[col].bad |= v.type != BTAPE_MP_BIN || w->col[col].seen;
+		w->col[col].seen = true;
+		w->col[col].p = v.ptr;
+		w->col[col].len = (uint32_t)v.u;
+	}
+	return 0;
+}
+
+/*
+ * Walks the whole chunk map once: checks its structure and its item count (nothing is built
+ * from what it declares), reads n, issue_min and issue_max, finds the comm table and columns.
+ */
+static int walk_chunk(struct chunk_dec *d, const uint8_t *data, size_t len, uint64_t *n,
+		      struct chunk_walk *w, const char **what)
+{
+	struct btape_mp c;
+	uint32_t pairs;
+
+	w->comms_at = SIZE_MAX;
+	w->have_cols = false;
+	btape_mp_init(&c, data, len, BTAPE_CHUNK_MAX_ITEMS);
+	if (btape_mp_map(&c, &pairs))
+		goto bad;
+	for (uint32_t i = 0; i < pairs; i++) {
+		const char *k;
+		uint32_t kn;
+		int err;
+
+		if (btape_mp_key_read(&c, 1, &k, &kn))
+			goto bad;
+		if (btape_mp_is(k, kn, "n")) {
+			err = btape_mp_uint(&c, n);
+		} else if (btape_mp_is(k, kn, "issue_min")) {
+			err = btape_mp_uint(&c, &d->issue_min);
+		} else if (btape_mp_is(k, kn, "issue_max")) {
+			err = btape_mp_uint(&c, &d->issue_max);
+		} else if (btape_mp_is(k, kn, "cols")) {
+			err = walk_cols(&c, w);
+		} else {
+			if (btape_mp_is(k, kn, "comms"))
+				w->comms_at = c.off; /* the last one counts */
+			err = btape_mp_skip(&c, 1);
+		}
+		if (err)
+			goto bad;
+	}
+	if (c.off == len)
+		return 0;
+bad:
+	*what = c.too_many ? "too many msgpack items" : "bad chunk map";
+	return -EBADMSG;
+}
+
+/* The comm table (already walked): at most BTAPE_CHUNK_MAX_EVENTS names, interned. */
+static int read_comms(struct chunk_dec *d, const uint8_t *data, size_t len, size_t at,
+		      struct btape_intern *it, const char **what)
+{
+	struct btape_mp c;
+	uint32_t nc;
+
+	btape_mp_init(&c, data, len, UINT64_MAX); /* counted by the walk */
+	c.off = at;
+	if (btape_mp_array(&c, &nc) || nc > BTAPE_CHUNK_MAX_EVENTS) {
+		*what = "bad comms table";
+		return -EBADMSG;
+	}
+	if (nc > d->comms_cap) {
+		const char **cp = realloc(d->comms, sizeof(*cp) * nc);
+
+		if (!cp) {
+			*what = "out of memory";
+			return -ENOMEM;
+		}
+		d->comms = cp;
+		d->comms_cap = nc;
+	}
+	for (uint32_t i = 0; i < nc; i++) {
+		const char *s;
+		uint32_t sn;
+		int64_t id;
+
+		if (btape_mp_str(&c, &s, &sn) || memchr(s, 0, sn)) {
+			*what = "bad process name";
+			return -EBADMSG;
+		}
+		id = btape_intern_get(it, s, sn);
+		if (id < 0) {
+			*what = id == -E2BIG ? "too many distinct process names"
+					     : "process name too long";
+			return (int)id;
+		}
+		d->comms[i] = btape_intern_str(it, (uint32_t)id);
+	}
+	d->ncomms = nc;
+	return 0;
+}
+
 int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 			  struct btape_intern *it, char *err, size_t errlen)
 {
-	const msgpack_object *cols = NULL, *comms = NULL;
 	const char *what = "bad chunk map";
 	uint64_t n = UINT64_MAX, counts[C__COUNT] = {0}, bitcounts[32] = {0};
+	struct chunk_walk w;
 	struct dec_priv *p;
-	msgpack_unpacked u;
 	int ret;
 
 	dec_free_priv(d);
@@ -963,7 +1110,7 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 	d->ncomms = 0;
 	d->issue_min = 0;
 	d->issue_max = UINT64_MAX; /* unknown: never skipped by a seek */
-	ret = btape_mp_unpack(&u, data, len);
+	ret = walk_chunk(d, data, len, &n, &w, &what);
 	if (ret) {
 		snprintf(err, errlen, "%s", what);
 		return ret;
@@ -976,26 +1123,7 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 	}
 	d->priv = p;
 	ret = -EBADMSG;
-	for (uint32_t i = 0; i < u.data.via.map.size; i++) {
-		const msgpack_object *k = &u.data.via.map.ptr[i].key;
-		const msgpack_object *v = &u.data.via.map.ptr[i].val;
-
-		if (btape_mp_keyis(k, "n")) {
-			if (btape_mp_u64(v, &n))
-				goto cleanup;
-		} else if (btape_mp_keyis(k, "issue_min")) {
-			if (btape_mp_u64(v, &d->issue_min))
-				goto cleanup;
-		} else if (btape_mp_keyis(k, "issue_max")) {
-			if (btape_mp_u64(v, &d->issue_max))
-				goto cleanup;
-		} else if (btape_mp_keyis(k, "comms")) {
-			comms = v;
-		} else if (btape_mp_keyis(k, "cols")) {
-			cols = v;
-		}
-	}
-	if (n == UINT64_MAX || !cols || cols->type != MSGPACK_OBJECT_MAP) {
+	if (n == UINT64_MAX || !w.have_cols) {
 		what = "chunk map lacks n or cols";
 		goto cleanup;
 	}
@@ -1004,61 +1132,24 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 		goto cleanup;
 	}
 	d->n = (uint32_t)n;
-	if (comms) {
-		if (comms->type != MSGPACK_OBJECT_ARRAY) {
-			what = "bad comms table";
+	if (w.comms_at != SIZE_MAX) {
+		ret = read_comms(d, data, len, w.comms_at, it, &what);
+		if (ret)
 			goto cleanup;
-		}
-		if (comms->via.array.size > d->comms_cap) {
-			const char **c = realloc(d->comms, sizeof(*c) * comms->via.array.size);
-
-			if (!c) {
-				ret = -ENOMEM;
-				what = "out of memory";
-				goto cleanup;
-			}
-			d->comms = c;
-			d->comms_cap = comms->via.array.size;
-		}
-		for (uint32_t i = 0; i < comms->via.array.size; i++) {
-			const msgpack_object *s = &comms->via.array.ptr[i];
-			int64_t id;
-
-			if (s->type != MSGPACK_OBJECT_STR ||
-			    memchr(s->via.str.ptr, 0, s->via.str.size)) {
-				what = "bad process name";
-				goto cleanup;
-			}
-			id = btape_intern_get(it, s->via.str.ptr, s->via.str.size);
-			if (id < 0) {
-				ret = (int)id;
-				what = id == -E2BIG ? "too many distinct process names"
-						    : "process name too long";
-				goto cleanup;
-			}
-			d->comms[i] = btape_intern_str(it, (uint32_t)id);
-		}
-		d->ncomms = comms->via.array.size;
+		ret = -EBADMSG;
 	}
 	/* present first: it decides how many values each optional column holds */
 	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t i = 0; i < cols->via.map.size; i++) {
-			const msgpack_object *k = &cols->via.map.ptr[i].key;
-			const msgpack_object *v = &cols->via.map.ptr[i].val;
+		for (int c = 0; c < C__COUNT; c++) {
+			uint64_t m = col_bit[c] ? counts[c] : n;
 
-			for (int c = 0; c < C__COUNT; c++) {
-				uint64_t m = col_bit[c] ? counts[c] : n;
-
-				if ((c == C_PRESENT) != (pass == 0) ||
-				    !btape_mp_keyis(k, col_names[c]))
-					continue;
-				if (v->type != MSGPACK_OBJECT_BIN || p->cols[c].have ||
-				    parse_col(&p->cols[c], (const uint8_t *)v->via.bin.ptr,
-					      v->via.bin.size, (uint32_t)m)) {
-					snprintf(err, errlen, "bad column %s", col_names[c]);
-					ret = -EBADMSG;
-					goto fail;
-				}
+			if ((c == C_PRESENT) != (pass == 0) || !w.col[c].seen)
+				continue;
+			if (w.col[c].bad ||
+			    parse_col(&p->cols[c], w.col[c].p, w.col[c].len, (uint32_t)m)) {
+				snprintf(err, errlen, "bad column %s", col_names[c]);
+				ret = -EBADMSG;
+				goto fail;
 			}
 		}
 		if (pass == 0) {
@@ -1140,12 +1231,10 @@ int btape_chunk_dec_start(struct chunk_dec *d, const uint8_t *data, size_t len,
 	if (!n)
 		p->all_have = p->any_have = 0;
 	pred_reset(&p->pt);
-	msgpack_unpacked_destroy(&u);
 	return 0;
 cleanup:
 	snprintf(err, errlen, "%s", what);
 fail:
-	msgpack_unpacked_destroy(&u);
 	dec_free_priv(d);
 	d->n = 0;
 	return ret;

@@ -48,6 +48,8 @@ int btape_meta_pack(struct bbuf *out, const struct btape_meta *m)
 {
 	msgpack_packer pk;
 
+	if (m->ndevices > BTAPE_DEVICES_MAX || m->ntags > BTAPE_TAGS_MAX)
+		return -E2BIG; /* readers would refuse the file */
 	msgpack_packer_init(&pk, out, btape_mp_write);
 	msgpack_pack_map(&pk, 10);
 	btape_mp_key(&pk, "format");
@@ -91,233 +93,335 @@ int btape_meta_pack(struct bbuf *out, const struct btape_meta *m)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Bounds-checked structural validation before msgpack-c builds objects: every declared      */
-/* array/map count must fit in the bytes left, nesting is limited.                           */
+/* Reading: a cursor over the payload. No object tree is built, so memory is what the caller */
+/* stores; every declared count must fit in the bytes left; nesting and items are limited.   */
 
-static int mp_skip(const uint8_t *p, size_t len, size_t *off, int depth)
+void btape_mp_init(struct btape_mp *c, const void *data, size_t len, uint64_t max_items)
 {
-	size_t o = *off, n = 0, body = 0;
-	uint64_t items = 0;
-	uint8_t c;
+	c->p = data;
+	c->len = len;
+	c->off = 0;
+	c->items = 0;
+	c->max_items = max_items;
+	c->too_many = false;
+}
 
-	if (depth > 16 || o >= len)
-		return -1;
-	c = p[o++];
-	if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3) {
-		/* fixint, nil, bool */
-	} else if ((c & 0xf0) == 0x80) {
-		items = (uint64_t)(c & 0x0f) * 2;
-	} else if ((c & 0xf0) == 0x90) {
-		items = c & 0x0f;
-	} else if ((c & 0xe0) == 0xa0) {
-		body = c & 0x1f;
+static uint64_t get_be(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+int btape_mp_read(struct btape_mp *c, struct btape_mp_val *v)
+{
+	const uint8_t *p = c->p;
+	size_t o = c->off, lenb = 0, fixed = 0;
+	uint64_t per = 0; /* values per declared element: 1 array, 2 map */
+	bool body = false, sign = false;
+	uint8_t b;
+
+	if (o >= c->len)
+		return -EBADMSG;
+	if (++c->items > c->max_items) {
+		c->too_many = true;
+		return -EBADMSG;
+	}
+	b = p[o++];
+	v->u = 0;
+	v->ptr = NULL;
+	if (b <= 0x7f) {
+		v->type = BTAPE_MP_UINT;
+		v->u = b;
+	} else if (b >= 0xe0) {
+		v->type = BTAPE_MP_NINT;
+		v->u = (uint64_t)(int64_t)(int8_t)b;
+	} else if (b <= 0x8f) {
+		v->type = BTAPE_MP_MAP;
+		v->u = b & 0x0f;
+		per = 2;
+	} else if (b <= 0x9f) {
+		v->type = BTAPE_MP_ARRAY;
+		v->u = b & 0x0f;
+		per = 1;
+	} else if (b <= 0xbf) {
+		v->type = BTAPE_MP_STR;
+		v->u = b & 0x1f;
+		body = true;
 	} else {
-		switch (c) {
+		switch (b) {
+		case 0xc0:
+			v->type = BTAPE_MP_NIL;
+			break;
+		case 0xc2:
+		case 0xc3:
+			v->type = BTAPE_MP_BOOL;
+			v->u = b & 1;
+			break;
 		case 0xc4:
-		case 0xd9:
-			n = 1;
-			break;
 		case 0xc5:
-		case 0xda:
-			n = 2;
-			break;
 		case 0xc6:
-		case 0xdb:
-			n = 4;
-			break;
-		case 0xcc:
-		case 0xd0:
-			body = 1;
-			break;
-		case 0xcd:
-		case 0xd1:
-			body = 2;
-			break;
-		case 0xca:
-		case 0xce:
-		case 0xd2:
-			body = 4;
-			break;
-		case 0xcb:
-		case 0xcf:
-		case 0xd3:
-			body = 8;
-			break;
-		case 0xd4:
-			body = 2;
-			break;
-		case 0xd5:
-			body = 3;
-			break;
-		case 0xd6:
-			body = 5;
-			break;
-		case 0xd7:
-			body = 9;
-			break;
-		case 0xd8:
-			body = 17;
+			v->type = BTAPE_MP_BIN;
+			lenb = (size_t)1 << (b - 0xc4);
+			body = true;
 			break;
 		case 0xc7:
-			n = 1;
-			body = 1;
-			break;
 		case 0xc8:
-			n = 2;
-			body = 1;
-			break;
 		case 0xc9:
-			n = 4;
-			body = 1;
+			v->type = BTAPE_MP_EXT;
+			lenb = (size_t)1 << (b - 0xc7);
+			body = true;
+			break;
+		case 0xca:
+		case 0xcb:
+			v->type = BTAPE_MP_FLOAT;
+			fixed = b == 0xca ? 4 : 8;
+			break;
+		case 0xcc:
+		case 0xcd:
+		case 0xce:
+		case 0xcf:
+			v->type = BTAPE_MP_UINT;
+			fixed = (size_t)1 << (b - 0xcc);
+			break;
+		case 0xd0:
+		case 0xd1:
+		case 0xd2:
+		case 0xd3:
+			v->type = BTAPE_MP_UINT;
+			fixed = (size_t)1 << (b - 0xd0);
+			sign = true;
+			break;
+		case 0xd4:
+		case 0xd5:
+		case 0xd6:
+		case 0xd7:
+		case 0xd8:
+			v->type = BTAPE_MP_EXT;
+			v->u = 1 + ((uint64_t)1 << (b - 0xd4));
+			body = true;
+			break;
+		case 0xd9:
+		case 0xda:
+		case 0xdb:
+			v->type = BTAPE_MP_STR;
+			lenb = (size_t)1 << (b - 0xd9);
+			body = true;
 			break;
 		case 0xdc:
-			n = 2;
-			items = 1;
-			break;
 		case 0xdd:
-			n = 4;
-			items = 1;
+			v->type = BTAPE_MP_ARRAY;
+			lenb = b == 0xdc ? 2 : 4;
+			per = 1;
 			break;
 		case 0xde:
-			n = 2;
-			items = 2;
-			break;
 		case 0xdf:
-			n = 4;
-			items = 2;
+			v->type = BTAPE_MP_MAP;
+			lenb = b == 0xde ? 2 : 4;
+			per = 2;
 			break;
-		default:
-			return -1;
+		default: /* 0xc1: never used */
+			return -EBADMSG;
 		}
-		if (n) {
-			uint64_t v = 0;
-
-			if (len - o < n)
-				return -1;
-			for (size_t i = 0; i < n; i++)
-				v = (v << 8) | p[o + i];
-			o += n;
-			if (items)
-				items *= v;
-			else
-				body += v;
+	}
+	if (lenb) {
+		if (c->len - o < lenb)
+			return -EBADMSG;
+		v->u = get_be(p + o, lenb);
+		o += lenb;
+		if (v->type == BTAPE_MP_EXT)
+			v->u++; /* the type byte */
+	}
+	if (fixed) {
+		if (c->len - o < fixed)
+			return -EBADMSG;
+		if (v->type == BTAPE_MP_UINT) {
+			v->u = get_be(p + o, fixed);
+			if (sign && fixed < 8 && (v->u >> (8 * fixed - 1)))
+				v->u |= ~(uint64_t)0 << (8 * fixed); /* sign-extend */
+			if (sign && (int64_t)v->u < 0)
+				v->type = BTAPE_MP_NINT;
 		}
+		o += fixed;
 	}
 	if (body) {
-		if (len - o < body)
-			return -1;
-		o += body;
-	}
-	if (items > len - o)
-		return -1;
-	for (uint64_t i = 0; i < items; i++)
-		if (mp_skip(p, len, &o, depth + 1))
-			return -1;
-	*off = o;
-	return 0;
-}
-
-int btape_mp_unpack(msgpack_unpacked *u, const void *data, size_t len)
-{
-	size_t off = 0;
-
-	if (mp_skip(data, len, &off, 0) || off != len)
-		return -EBADMSG;
-	off = 0;
-	msgpack_unpacked_init(u);
-	if (msgpack_unpack_next(u, data, len, &off) != MSGPACK_UNPACK_SUCCESS) {
-		msgpack_unpacked_destroy(u);
-		return -EBADMSG;
-	}
-	if (u->data.type != MSGPACK_OBJECT_MAP) {
-		msgpack_unpacked_destroy(u);
-		return -EBADMSG;
-	}
-	return 0;
-}
-
-bool btape_mp_keyis(const msgpack_object *k, const char *name)
-{
-	size_t n = strlen(name);
-
-	return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
-	       !memcmp(k->via.str.ptr, name, n);
-}
-
-int btape_mp_u64(const msgpack_object *o, uint64_t *v)
-{
-	if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-		return -EBADMSG;
-	*v = o->via.u64;
-	return 0;
-}
-
-static int get_i64(const msgpack_object *o, int64_t *v)
-{
-	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
-		if (o->via.u64 > INT64_MAX)
+		if (c->len - o < v->u)
 			return -EBADMSG;
-		*v = (int64_t)o->via.u64;
-		return 0;
+		v->ptr = p + o;
+		o += v->u;
 	}
-	if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
-		*v = o->via.i64;
-		return 0;
-	}
-	return -EBADMSG;
+	/* every element takes at least a byte */
+	if (per && v->u > (c->len - o) / per)
+		return -EBADMSG;
+	c->off = o;
+	return 0;
 }
 
-static int get_u32(const msgpack_object *o, uint32_t *v)
+int btape_mp_skip(struct btape_mp *c, int depth)
+{
+	struct btape_mp_val v;
+	uint64_t k;
+
+	if (depth > BTAPE_MP_MAX_DEPTH || btape_mp_read(c, &v))
+		return -EBADMSG;
+	if (v.type != BTAPE_MP_ARRAY && v.type != BTAPE_MP_MAP)
+		return 0;
+	k = v.type == BTAPE_MP_MAP ? 2 * v.u : v.u;
+	for (uint64_t i = 0; i < k; i++) {
+		uint8_t b;
+
+		if (c->off >= c->len)
+			return -EBADMSG; /* an earlier element took the bytes the count needs */
+		b = c->p[c->off];
+		if ((b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) &&
+		    depth < BTAPE_MP_MAX_DEPTH) {
+			/* a one-byte value (the common case of a long run): no call */
+			if (++c->items > c->max_items) {
+				c->too_many = true;
+				return -EBADMSG;
+			}
+			c->off++;
+		} else if (btape_mp_skip(c, depth + 1)) {
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+static int read_type(struct btape_mp *c, enum btape_mp_type type, struct btape_mp_val *v)
+{
+	if (btape_mp_read(c, v) || v->type != type)
+		return -EBADMSG;
+	return 0;
+}
+
+int btape_mp_map(struct btape_mp *c, uint32_t *pairs)
+{
+	struct btape_mp_val v;
+
+	if (read_type(c, BTAPE_MP_MAP, &v))
+		return -EBADMSG;
+	*pairs = (uint32_t)v.u;
+	return 0;
+}
+
+int btape_mp_array(struct btape_mp *c, uint32_t *n)
+{
+	struct btape_mp_val v;
+
+	if (read_type(c, BTAPE_MP_ARRAY, &v))
+		return -EBADMSG;
+	*n = (uint32_t)v.u;
+	return 0;
+}
+
+int btape_mp_uint(struct btape_mp *c, uint64_t *u)
+{
+	struct btape_mp_val v;
+
+	if (read_type(c, BTAPE_MP_UINT, &v))
+		return -EBADMSG;
+	*u = v.u;
+	return 0;
+}
+
+int btape_mp_int(struct btape_mp *c, int64_t *i)
+{
+	struct btape_mp_val v;
+
+	if (btape_mp_read(c, &v) || (v.type != BTAPE_MP_UINT && v.type != BTAPE_MP_NINT) ||
+	    (v.type == BTAPE_MP_UINT && v.u > INT64_MAX))
+		return -EBADMSG;
+	*i = (int64_t)v.u;
+	return 0;
+}
+
+int btape_mp_str(struct btape_mp *c, const char **s, uint32_t *n)
+{
+	struct btape_mp_val v;
+
+	if (read_type(c, BTAPE_MP_STR, &v))
+		return -EBADMSG;
+	*s = (const char *)v.ptr;
+	*n = (uint32_t)v.u;
+	return 0;
+}
+
+int btape_mp_key_read(struct btape_mp *c, int depth, const char **k, uint32_t *kn)
+{
+	size_t at = c->off;
+
+	*k = NULL;
+	*kn = 0;
+	if (at < c->len &&
+	    ((c->p[at] & 0xe0) == 0xa0 || c->p[at] == 0xd9 || c->p[at] == 0xda || c->p[at] == 0xdb))
+		return btape_mp_str(c, k, kn);
+	return btape_mp_skip(c, depth);
+}
+
+static int get_u32(struct btape_mp *c, uint32_t *v)
 {
 	uint64_t x;
 
-	if (btape_mp_u64(o, &x) || x > UINT32_MAX)
+	if (btape_mp_uint(c, &x) || x > UINT32_MAX)
 		return -EBADMSG;
 	*v = (uint32_t)x;
 	return 0;
 }
 
 /* Copies a string into a fixed buffer; too long is damage (the writer never produces it). */
-static int get_str(const msgpack_object *o, char *buf, size_t cap)
+static int get_str(struct btape_mp *c, char *buf, size_t cap)
 {
-	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= cap)
+	const char *s;
+	uint32_t n;
+
+	if (btape_mp_str(c, &s, &n) || n >= cap)
 		return -EBADMSG;
-	memcpy(buf, o->via.str.ptr, o->via.str.size);
-	buf[o->via.str.size] = '\0';
+	memcpy(buf, s, n);
+	buf[n] = '\0';
 	return 0;
 }
 
-static int unpack_device(struct btape_device *d, const msgpack_object *o)
+/* A device map, at depth 2 (its keys and values at 3). */
+static int unpack_device(struct btape_device *d, struct btape_mp *c)
 {
+	uint32_t pairs;
 	int64_t rot = -1;
 
 	memset(d, 0, sizeof(*d));
 	d->rotational = -1;
-	if (o->type != MSGPACK_OBJECT_MAP)
+	if (btape_mp_map(c, &pairs))
 		return -EBADMSG;
-	for (uint32_t i = 0; i < o->via.map.size; i++) {
-		const msgpack_object *k = &o->via.map.ptr[i].key, *v = &o->via.map.ptr[i].val;
-		int err = 0;
+	for (uint32_t i = 0; i < pairs; i++) {
+		const char *k;
+		uint32_t kn;
+		int err;
 
-		if (btape_mp_keyis(k, "major"))
-			err = get_u32(v, &d->dev_t_major);
-		else if (btape_mp_keyis(k, "minor"))
-			err = get_u32(v, &d->dev_t_minor);
-		else if (btape_mp_keyis(k, "name"))
-			err = get_str(v, d->name, sizeof(d->name));
-		else if (btape_mp_keyis(k, "model"))
-			err = get_str(v, d->model, sizeof(d->model));
-		else if (btape_mp_keyis(k, "size"))
-			err = btape_mp_u64(v, &d->size_bytes);
-		else if (btape_mp_keyis(k, "logical_block"))
-			err = get_u32(v, &d->logical_block);
-		else if (btape_mp_keyis(k, "physical_block"))
-			err = get_u32(v, &d->physical_block);
-		else if (btape_mp_keyis(k, "rotational")) {
-			err = get_i64(v, &rot);
+		if (btape_mp_key_read(c, 3, &k, &kn))
+			return -EBADMSG;
+		if (btape_mp_is(k, kn, "major"))
+			err = get_u32(c, &d->dev_t_major);
+		else if (btape_mp_is(k, kn, "minor"))
+			err = get_u32(c, &d->dev_t_minor);
+		else if (btape_mp_is(k, kn, "name"))
+			err = get_str(c, d->name, sizeof(d->name));
+		else if (btape_mp_is(k, kn, "model"))
+			err = get_str(c, d->model, sizeof(d->model));
+		else if (btape_mp_is(k, kn, "size"))
+			err = btape_mp_uint(c, &d->size_bytes);
+		else if (btape_mp_is(k, kn, "logical_block"))
+			err = get_u32(c, &d->logical_block);
+		else if (btape_mp_is(k, kn, "physical_block"))
+			err = get_u32(c, &d->physical_block);
+		else if (btape_mp_is(k, kn, "rotational")) {
+			err = btape_mp_int(c, &rot);
 			if (!err && (rot < -1 || rot > 1))
 				err = -EBADMSG;
 			d->rotational = (int8_t)rot;
+		} else {
+			err = btape_mp_skip(c, 3);
 		}
 		if (err)
 			return err;
@@ -325,86 +429,123 @@ static int unpack_device(struct btape_device *d, const msgpack_object *o)
 	return 0;
 }
 
+/* A tag, [key, value, ignored...], at depth 2. */
+static int unpack_tag(struct btape_tag *t, struct btape_mp *c)
+{
+	uint32_t n;
+
+	if (btape_mp_array(c, &n) || n < 2 || get_str(c, t->key, sizeof(t->key)) ||
+	    get_str(c, t->value, sizeof(t->value)))
+		return -EBADMSG;
+	for (uint32_t i = 2; i < n; i++)
+		if (btape_mp_skip(c, 3))
+			return -EBADMSG;
+	return 0;
+}
+
 int btape_meta_unpack(struct btape_meta *m, const void *data, size_t len, char *errbuf,
 		      size_t errlen)
 {
-	msgpack_unpacked u;
-	const char *what = "not a msgpack map";
-	int err;
+	struct btape_mp c;
+	char what[128] = "not a msgpack map";
+	uint32_t pairs;
+	int err = -EBADMSG;
 
 	memset(m, 0, sizeof(*m));
-	err = btape_mp_unpack(&u, data, len);
-	if (err)
+	btape_mp_init(&c, data, len, BTAPE_META_MAX_ITEMS);
+	if (len > BTAPE_META_MAX_BYTES) {
+		snprintf(what, sizeof(what), "frame too large (%zu bytes, at most %u)", len,
+			 BTAPE_META_MAX_BYTES);
 		goto cleanup;
-	for (uint32_t i = 0; i < u.data.via.map.size && !err; i++) {
-		const msgpack_object *k = &u.data.via.map.ptr[i].key;
-		const msgpack_object *v = &u.data.via.map.ptr[i].val;
+	}
+	if (btape_mp_map(&c, &pairs))
+		goto cleanup;
+	err = 0;
+	for (uint32_t i = 0; i < pairs; i++) {
+		const char *k;
+		uint32_t kn, n;
 
-		what = "bad value";
-		if (btape_mp_keyis(k, "tool"))
-			err = get_str(v, m->tool, sizeof(m->tool));
-		else if (btape_mp_keyis(k, "hostname"))
-			err = get_str(v, m->hostname, sizeof(m->hostname));
-		else if (btape_mp_keyis(k, "kernel"))
-			err = get_str(v, m->kernel, sizeof(m->kernel));
-		else if (btape_mp_keyis(k, "source"))
-			err = get_str(v, m->source, sizeof(m->source));
-		else if (btape_mp_keyis(k, "capture"))
-			err = get_str(v, m->capture, sizeof(m->capture));
-		else if (btape_mp_keyis(k, "clock_mono_ns"))
-			err = btape_mp_u64(v, &m->clock_mono_ns);
-		else if (btape_mp_keyis(k, "clock_real_ns"))
-			err = btape_mp_u64(v, &m->clock_real_ns);
-		else if (btape_mp_keyis(k, "devices")) {
-			what = "bad device table";
-			if (v->type != MSGPACK_OBJECT_ARRAY || m->devices) {
+		snprintf(what, sizeof(what), "bad map");
+		err = btape_mp_key_read(&c, 1, &k, &kn);
+		if (err)
+			break;
+		snprintf(what, sizeof(what), "bad value");
+		if (btape_mp_is(k, kn, "tool"))
+			err = get_str(&c, m->tool, sizeof(m->tool));
+		else if (btape_mp_is(k, kn, "hostname"))
+			err = get_str(&c, m->hostname, sizeof(m->hostname));
+		else if (btape_mp_is(k, kn, "kernel"))
+			err = get_str(&c, m->kernel, sizeof(m->kernel));
+		else if (btape_mp_is(k, kn, "source"))
+			err = get_str(&c, m->source, sizeof(m->source));
+		else if (btape_mp_is(k, kn, "capture"))
+			err = get_str(&c, m->capture, sizeof(m->capture));
+		else if (btape_mp_is(k, kn, "clock_mono_ns"))
+			err = btape_mp_uint(&c, &m->clock_mono_ns);
+		else if (btape_mp_is(k, kn, "clock_real_ns"))
+			err = btape_mp_uint(&c, &m->clock_real_ns);
+		else if (btape_mp_is(k, kn, "devices")) {
+			snprintf(what, sizeof(what), "bad device table");
+			err = btape_mp_array(&c, &n);
+			if (!err && m->devices)
+				err = -EBADMSG; /* a second one */
+			if (err || !n)
+				goto next;
+			if (n > BTAPE_DEVICES_MAX) {
+				snprintf(what, sizeof(what),
+					 "device table too large (%u entries, at most %u)", n,
+					 BTAPE_DEVICES_MAX);
 				err = -EBADMSG;
-				break;
+				goto next;
 			}
-			if (!v->via.array.size)
-				continue;
-			m->devices = calloc(v->via.array.size, sizeof(*m->devices));
+			m->devices = calloc(n, sizeof(*m->devices));
 			if (!m->devices) {
 				err = -ENOMEM;
-				break;
+				goto next;
 			}
-			m->ndevices = v->via.array.size;
-			for (uint32_t j = 0; j < v->via.array.size && !err; j++)
-				err = unpack_device(&m->devices[j], &v->via.array.ptr[j]);
-		} else if (btape_mp_keyis(k, "tags")) {
-			what = "bad tags";
-			if (v->type != MSGPACK_OBJECT_ARRAY || m->tags) {
+			m->ndevices = n;
+			for (uint32_t j = 0; j < n && !err; j++)
+				err = unpack_device(&m->devices[j], &c);
+		} else if (btape_mp_is(k, kn, "tags")) {
+			snprintf(what, sizeof(what), "bad tags");
+			err = btape_mp_array(&c, &n);
+			if (!err && m->tags)
 				err = -EBADMSG;
-				break;
+			if (err || !n)
+				goto next;
+			if (n > BTAPE_TAGS_MAX) {
+				snprintf(what, sizeof(what), "too many tags (%u, at most %u)", n,
+					 BTAPE_TAGS_MAX);
+				err = -EBADMSG;
+				goto next;
 			}
-			if (!v->via.array.size)
-				continue;
-			m->tags = calloc(v->via.array.size, sizeof(*m->tags));
+			m->tags = calloc(n, sizeof(*m->tags));
 			if (!m->tags) {
 				err = -ENOMEM;
-				break;
+				goto next;
 			}
-			m->ntags = v->via.array.size;
-			for (uint32_t j = 0; j < v->via.array.size && !err; j++) {
-				const msgpack_object *t = &v->via.array.ptr[j];
-
-				if (t->type != MSGPACK_OBJECT_ARRAY || t->via.array.size < 2) {
-					err = -EBADMSG;
-					break;
-				}
-				err = get_str(&t->via.array.ptr[0], m->tags[j].key,
-					      sizeof(m->tags[j].key));
-				if (!err)
-					err = get_str(&t->via.array.ptr[1], m->tags[j].value,
-						      sizeof(m->tags[j].value));
-			}
+			m->ntags = n;
+			for (uint32_t j = 0; j < n && !err; j++)
+				err = unpack_tag(&m->tags[j], &c);
+		} else {
+			err = btape_mp_skip(&c, 1); /* unknown keys are ignored */
 		}
-		/* unknown keys are ignored */
+next:
+		if (err)
+			break;
 	}
-	msgpack_unpacked_destroy(&u);
+	if (!err && c.off != len) {
+		snprintf(what, sizeof(what), "bytes after the map");
+		err = -EBADMSG;
+	}
 cleanup:
 	if (err) {
-		snprintf(errbuf, errlen, "metadata: %s", err == -ENOMEM ? "out of memory" : what);
+		if (err == -ENOMEM)
+			snprintf(what, sizeof(what), "out of memory");
+		else if (c.too_many)
+			snprintf(what, sizeof(what), "too many msgpack items (at most %u)",
+				 BTAPE_META_MAX_ITEMS);
+		snprintf(errbuf, errlen, "metadata: %s", what);
 		btape_meta__free(m);
 	}
 	return err;
@@ -453,110 +594,167 @@ int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const str
 	return out->p ? 0 : -ENOMEM;
 }
 
-static int get_u64_array(const msgpack_object *o, uint64_t *dst, uint64_t n, bool exact)
+/* An array of uints at depth 1: the first n go to dst, the rest are ignored. */
+static int get_u64_array(struct btape_mp *c, uint64_t *dst, uint32_t n)
 {
-	if (o->type != MSGPACK_OBJECT_ARRAY || (exact && o->via.array.size != n))
+	uint32_t size;
+
+	if (btape_mp_array(c, &size))
 		return -EBADMSG;
-	for (uint64_t i = 0; i < n && i < o->via.array.size; i++)
-		if (btape_mp_u64(&o->via.array.ptr[i], &dst[i]))
+	for (uint32_t i = 0; i < size; i++)
+		if (i < n ? btape_mp_uint(c, &dst[i]) : btape_mp_skip(c, 2))
 			return -EBADMSG;
 	return 0;
 }
 
-static int unpack_index(struct btape_index *ix, const msgpack_object *o)
+/*
+ * The index map, at depth 1: four equal-length uint arrays. The arrays are walked once to
+ * find and check them, then read into an index allocated once, at most max_chunks long.
+ */
+static int unpack_index(struct btape_index *ix, struct btape_mp *c, uint64_t max_chunks,
+			const char **what)
 {
-	const msgpack_object *cols[4] = {NULL};
 	static const char *const names[4] = {"offset", "issue_min", "issue_max", "events"};
-	uint64_t n;
+	size_t at[4] = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
+	struct btape_mp col[4];
+	uint64_t *dst[4];
+	uint32_t pairs, n = 0;
 
-	if (o->type != MSGPACK_OBJECT_MAP)
+	if (btape_mp_map(c, &pairs))
 		return -EBADMSG;
-	for (uint32_t i = 0; i < o->via.map.size; i++)
-		for (int c = 0; c < 4; c++)
-			if (btape_mp_keyis(&o->via.map.ptr[i].key, names[c]))
-				cols[c] = &o->via.map.ptr[i].val;
-	for (int c = 0; c < 4; c++)
-		if (!cols[c] || cols[c]->type != MSGPACK_OBJECT_ARRAY ||
-		    cols[c]->via.array.size != cols[0]->via.array.size)
-			return -EBADMSG;
-	n = cols[0]->via.array.size;
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t v[4];
+	for (uint32_t i = 0; i < pairs; i++) {
+		const char *k;
+		uint32_t kn;
 
-		for (int c = 0; c < 4; c++)
-			if (btape_mp_u64(&cols[c]->via.array.ptr[i], &v[c]))
-				return -EBADMSG;
-		if (btape_index_add(ix, v[0], v[1], v[2], v[3]))
-			return -ENOMEM;
+		if (btape_mp_key_read(c, 2, &k, &kn))
+			return -EBADMSG;
+		for (int j = 0; j < 4; j++)
+			if (btape_mp_is(k, kn, names[j]))
+				at[j] = c->off; /* the last one counts */
+		if (btape_mp_skip(c, 2))
+			return -EBADMSG;
 	}
+	for (int j = 0; j < 4; j++) {
+		uint32_t size;
+
+		if (at[j] == SIZE_MAX)
+			return -EBADMSG;
+		btape_mp_init(&col[j], c->p, c->len, UINT64_MAX); /* counted in the walk */
+		col[j].off = at[j];
+		if (btape_mp_array(&col[j], &size) || (j && size != n))
+			return -EBADMSG;
+		n = size;
+	}
+	if (n > max_chunks) {
+		*what = "index has more entries than the file has room for chunks";
+		return -EBADMSG;
+	}
+	if (!n)
+		return 0;
+	for (int j = 0; j < 4; j++) {
+		dst[j] = malloc(sizeof(uint64_t) * n);
+		if (!dst[j]) {
+			while (j--)
+				free(dst[j]);
+			return -ENOMEM;
+		}
+	}
+	ix->offset = dst[0];
+	ix->issue_min = dst[1];
+	ix->issue_max = dst[2];
+	ix->events = dst[3];
+	ix->n = ix->cap = n;
+	for (int j = 0; j < 4; j++)
+		for (uint32_t i = 0; i < n; i++)
+			if (btape_mp_uint(&col[j], &dst[j][i]))
+				return -EBADMSG;
 	return 0;
 }
 
 int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const void *data,
-			size_t len, char *errbuf, size_t errlen)
+			size_t len, uint64_t max_chunks, char *errbuf, size_t errlen)
 {
-	msgpack_unpacked u;
+	struct btape_mp c;
+	const char *what = "bad footer map";
 	bool have_index = false;
-	int err;
+	uint32_t pairs;
+	int err = -EBADMSG;
 
 	memset(s, 0, sizeof(*s));
-	err = btape_mp_unpack(&u, data, len);
-	if (err)
+	memset(ix, 0, sizeof(*ix));
+	if (max_chunks > UINT32_MAX)
+		max_chunks = UINT32_MAX;
+	btape_mp_init(&c, data, len, BTAPE_FOOTER_MAX_ITEMS(max_chunks));
+	if (btape_mp_map(&c, &pairs))
 		goto cleanup;
-	for (uint32_t i = 0; i < u.data.via.map.size && !err; i++) {
-		const msgpack_object *k = &u.data.via.map.ptr[i].key;
-		const msgpack_object *v = &u.data.via.map.ptr[i].val;
+	err = 0;
+	for (uint32_t i = 0; i < pairs; i++) {
+		const char *k;
+		uint32_t kn;
 
-		if (btape_mp_keyis(k, "events"))
-			err = btape_mp_u64(v, &s->events);
-		else if (btape_mp_keyis(k, "first_issue_ns"))
-			err = btape_mp_u64(v, &s->first_issue_ns);
-		else if (btape_mp_keyis(k, "last_issue_ns"))
-			err = btape_mp_u64(v, &s->last_issue_ns);
-		else if (btape_mp_keyis(k, "last_complete_ns"))
-			err = btape_mp_u64(v, &s->last_complete_ns);
-		else if (btape_mp_keyis(k, "count_by_op"))
-			err = get_u64_array(v, s->count_by_op, BTAPE_OP__COUNT, false);
-		else if (btape_mp_keyis(k, "bytes_by_op"))
-			err = get_u64_array(v, s->bytes_by_op, BTAPE_OP__COUNT, false);
-		else if (btape_mp_keyis(k, "order_violations"))
-			err = btape_mp_u64(v, &s->order_violations);
-		else if (btape_mp_keyis(k, "lost")) {
-			if (v->type != MSGPACK_OBJECT_MAP) {
-				err = -EBADMSG;
-				break;
-			}
-			for (uint32_t j = 0; j < v->via.map.size && !err; j++) {
-				const msgpack_object *lk = &v->via.map.ptr[j].key;
-				const msgpack_object *lv = &v->via.map.ptr[j].val;
+		err = btape_mp_key_read(&c, 1, &k, &kn);
+		if (err)
+			break;
+		if (btape_mp_is(k, kn, "events"))
+			err = btape_mp_uint(&c, &s->events);
+		else if (btape_mp_is(k, kn, "first_issue_ns"))
+			err = btape_mp_uint(&c, &s->first_issue_ns);
+		else if (btape_mp_is(k, kn, "last_issue_ns"))
+			err = btape_mp_uint(&c, &s->last_issue_ns);
+		else if (btape_mp_is(k, kn, "last_complete_ns"))
+			err = btape_mp_uint(&c, &s->last_complete_ns);
+		else if (btape_mp_is(k, kn, "count_by_op"))
+			err = get_u64_array(&c, s->count_by_op, BTAPE_OP__COUNT);
+		else if (btape_mp_is(k, kn, "bytes_by_op"))
+			err = get_u64_array(&c, s->bytes_by_op, BTAPE_OP__COUNT);
+		else if (btape_mp_is(k, kn, "order_violations"))
+			err = btape_mp_uint(&c, &s->order_violations);
+		else if (btape_mp_is(k, kn, "lost")) {
+			uint32_t lp;
 
-				if (btape_mp_keyis(lk, "total"))
-					err = btape_mp_u64(lv, &s->lost_events);
-				else if (btape_mp_keyis(lk, "ringbuf"))
-					err = btape_mp_u64(lv, &s->lost_ringbuf);
-				else if (btape_mp_keyis(lk, "inflight"))
-					err = btape_mp_u64(lv, &s->lost_inflight);
-				else if (btape_mp_keyis(lk, "writer"))
-					err = btape_mp_u64(lv, &s->lost_writer);
+			err = btape_mp_map(&c, &lp);
+			for (uint32_t j = 0; j < lp && !err; j++) {
+				const char *lk;
+				uint32_t lkn;
+
+				err = btape_mp_key_read(&c, 2, &lk, &lkn);
+				if (err)
+					break;
+				if (btape_mp_is(lk, lkn, "total"))
+					err = btape_mp_uint(&c, &s->lost_events);
+				else if (btape_mp_is(lk, lkn, "ringbuf"))
+					err = btape_mp_uint(&c, &s->lost_ringbuf);
+				else if (btape_mp_is(lk, lkn, "inflight"))
+					err = btape_mp_uint(&c, &s->lost_inflight);
+				else if (btape_mp_is(lk, lkn, "writer"))
+					err = btape_mp_uint(&c, &s->lost_writer);
+				else
+					err = btape_mp_skip(&c, 2);
 			}
-		} else if (btape_mp_keyis(k, "index")) {
+		} else if (btape_mp_is(k, kn, "index")) {
 			if (have_index) {
 				err = -EBADMSG;
 				break;
 			}
-			err = unpack_index(ix, v);
+			err = unpack_index(ix, &c, max_chunks, &what);
 			have_index = true;
+		} else {
+			err = btape_mp_skip(&c, 1);
 		}
+		if (err)
+			break;
 	}
-	if (!err && !have_index)
+	if (!err && (!have_index || c.off != len))
 		err = -EBADMSG;
 	if (!err)
 		s->chunks = ix->n;
-	msgpack_unpacked_destroy(&u);
 cleanup:
 	if (err) {
-		snprintf(errbuf, errlen, "footer: %s",
-			 err == -ENOMEM ? "out of memory" : "bad footer map");
+		if (err == -ENOMEM)
+			what = "out of memory";
+		else if (c.too_many)
+			what = "too many msgpack items";
+		snprintf(errbuf, errlen, "footer: %s", what);
 		btape_index_free(ix);
 	}
 	return err;

@@ -182,6 +182,16 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 	*next = off + BTAPE_ENV_SIZE + clen;
 	if (r->seekable && *next > r->file_size)
 		return FR_TRUNC;
+	/* what a frame of its type can need, before anything is allocated for it */
+	if (*type == BTAPE_FRAME_META && rlen > BTAPE_META_MAX_BYTES)
+		return rfail(r, -EBADMSG,
+			     "%s: metadata frame too large (%u bytes decompressed, at most %u)",
+			     where, rlen, BTAPE_META_MAX_BYTES);
+	if (*type == BTAPE_FRAME_FOOTER && rlen > off + BTAPE_FOOTER_SLACK_BYTES)
+		return rfail(r, -EBADMSG,
+			     "%s: footer frame too large (%u bytes decompressed, at most its "
+			     "offset + %u)",
+			     where, rlen, BTAPE_FOOTER_SLACK_BYTES);
 	fb->comp.len = 0;
 	err = bbuf_reserve(&fb->comp, clen ? clen : 1);
 	if (err)
@@ -232,6 +242,12 @@ static void fbuf_free(struct fbuf *fb)
 	fb->dctx = NULL;
 }
 
+/* The most chunk frames that fit between the metadata frame and a footer at FOOT_OFF. */
+static uint64_t max_chunks(const struct btape_reader *r, uint64_t foot_off)
+{
+	return foot_off > r->data_off ? (foot_off - r->data_off) / BTAPE_ENV_SIZE : 0;
+}
+
 /* Reads the trailer and the footer it points at; on any problem has_footer stays false. */
 static void load_footer(struct btape_reader *r)
 {
@@ -267,7 +283,8 @@ static void load_footer(struct btape_reader *r)
 	    (type != BTAPE_FRAME_FOOTER || next != r->file_size - BTAPE_TRAILER_SIZE))
 		ret = rfail(r, -EBADMSG, "footer at offset %" PRIu64 ": not a footer frame", foff);
 	if (ret == FR_OK) {
-		ret = btape_footer_unpack(&r->fsum, &r->ix, fb.raw.p, fb.raw.len, why, sizeof(why));
+		ret = btape_footer_unpack(&r->fsum, &r->ix, fb.raw.p, fb.raw.len,
+					  max_chunks(r, foff), why, sizeof(why));
 		if (ret)
 			rfail(r, ret, "footer at offset %" PRIu64 ": %s", foff, why);
 	}
@@ -536,8 +553,8 @@ static int load_chunk(struct btape_reader *r)
 			r->saw_footer = true;
 			r->at_end = true;
 			if (!r->has_footer && !r->seekable &&
-			    !btape_footer_unpack(&r->fsum, &r->ix, r->fb.raw.p, r->fb.raw.len, why,
-						 sizeof(why)))
+			    !btape_footer_unpack(&r->fsum, &r->ix, r->fb.raw.p, r->fb.raw.len,
+						 max_chunks(r, off), why, sizeof(why)))
 				r->has_footer = true; /* a stream: the footer comes at its end */
 			return 0;
 		}
@@ -547,9 +564,11 @@ static int load_chunk(struct btape_reader *r)
 		r->cur_no = no;
 		ret = btape_chunk_dec_start(&r->dec, r->fb.raw.p, r->fb.raw.len, r->it, why,
 					    sizeof(why));
-		if (ret)
+		if (ret) {
+			bbuf_free(&r->fb.raw); /* however large the frame was, not kept */
 			return rfail(r, ret, "frame %" PRIu64 " at offset %" PRIu64 ": %s", no, off,
 				     why);
+		}
 		return 1;
 	}
 }
@@ -799,6 +818,8 @@ BTAPE_API int btape_reader__verify(struct btape_reader *r)
 		return rfail(r, -ESPIPE, "verify needs a seekable file");
 	if (r->footer_problem[0])
 		return rfail(r, -EBADMSG, "%s", r->footer_problem);
+	if (!r->has_footer && r->sum_cached)
+		return 0; /* __summary's scan already verified every frame, and there is no footer */
 	ret = scan(r, &s, &ix);
 	if (!ret && r->has_footer) {
 		bool same = s.events == r->fsum.events && ix.n == r->ix.n;

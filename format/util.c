@@ -106,8 +106,10 @@ BTAPE_API int btape_meta__add_device(struct btape_meta *meta, const struct btape
 {
 	struct btape_device *d;
 
-	if (!meta || !dev || meta->ndevices >= INT32_MAX)
+	if (!meta || !dev)
 		return -EINVAL;
+	if (meta->ndevices >= BTAPE_DEVICES_MAX)
+		return -E2BIG;
 	d = realloc(meta->devices, sizeof(*d) * (meta->ndevices + 1));
 	if (!d)
 		return -ENOMEM;
@@ -125,6 +127,8 @@ BTAPE_API int btape_meta__add_tag(struct btape_meta *meta, const char *key, cons
 	if (!meta || !key || !value || strlen(key) >= BTAPE_NAME_MAX ||
 	    strlen(value) >= BTAPE_NAME_MAX)
 		return -EINVAL;
+	if (meta->ntags >= BTAPE_TAGS_MAX)
+		return -E2BIG;
 	t = realloc(meta->tags, sizeof(*t) * (meta->ntags + 1));
 	if (!t)
 		return -ENOMEM;
@@ -358,6 +362,13 @@ struct arena_blk {
 	char data[];
 };
 
+/*
+ * What a name costs besides its bytes and NUL: its entry (16 bytes, in an array that doubles)
+ * and its hash slots (4 bytes, 2 to 4 per name). Counted against max_bytes, so that short
+ * distinct names cannot make the table several times its cap.
+ */
+#define INTERN_ENTRY_BYTES 32
+
 struct btape_intern {
 	struct istr *strs;
 	uint32_t n, cap;
@@ -437,7 +448,7 @@ int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len)
 	}
 	if (len > BTAPE_COMM_MAX_LEN)
 		return -ENAMETOOLONG;
-	if (t->bytes + len + 1 > t->max_bytes || t->n >= (1u << 30))
+	if (t->bytes + len + 1 + INTERN_ENTRY_BYTES > t->max_bytes || t->n >= (1u << 30))
 		return -E2BIG;
 	if ((t->n + 1) * 2 > t->nslots) {
 		err = intern_grow(t);
@@ -469,7 +480,7 @@ int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len)
 	memcpy(copy, s, len);
 	copy[len] = '\0';
 	b->used += len + 1;
-	t->bytes += len + 1;
+	t->bytes += len + 1 + INTERN_ENTRY_BYTES;
 	t->strs[t->n] = (struct istr){copy, (uint32_t)len, h};
 	for (j = h & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
 		;

@@ -45,7 +45,11 @@ void rp_prefetch__set_loop_ahead(struct rp_prefetch *p, bool on);
 /* Waits until the queue is full (or holds the whole trace): a replay starts with a head start. */
 int rp_prefetch__fill(struct rp_prefetch *p);
 const struct btape_meta *rp_prefetch__meta(const struct rp_prefetch *p);
-/* Footer summary (may scan the whole file when there is no footer; call before reading). */
+/*
+ * Footer summary (may scan the whole file when there is no footer; call before reading), and
+ * the whole trace verified against it as `biotape info` does (btape_reader__verify): a
+ * damaged trace fails here with "damaged trace: ..." and -EBADMSG, before any I/O.
+ */
 int rp_prefetch__summary(struct rp_prefetch *p, struct btape_summary *s);
 /* The reader's message for the last -errno of next_batch/rewind/summary, or NULL. */
 const char *rp_prefetch__errmsg(const struct rp_prefetch *p);
