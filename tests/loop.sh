@@ -8,7 +8,10 @@
 #                                   Returns 1 if losetup failed, 2 if the file could not be
 #                                   made. Call it directly, not in $(...), so that it is
 #                                   registered.
-#   loop_detach_all                 detaches every device loop_new made and removes its file.
+#   loop_adopt DEV                  registers a loop device the caller set up itself (a loop
+#                                   over another loop device, say) for loop_detach_all.
+#   loop_detach_all                 detaches every registered device, newest first (a device
+#                                   stacked on another goes before it), and removes the files.
 #
 # Sourcing sets an EXIT trap that runs loop_detach_all. A script or library with an EXIT trap
 # of its own calls loop_detach_all from it, after unmounting what is mounted on the devices.
@@ -33,9 +36,13 @@ loop_new() {
 	LOOP_FILE=$f
 }
 
+loop_adopt() {
+	LOOP_DEVS+=("$1")
+}
+
 loop_detach_all() {
-	local l f
-	for l in "${LOOP_DEVS[@]}"; do losetup -d "$l" 2>/dev/null; done
+	local i f
+	for ((i = ${#LOOP_DEVS[@]} - 1; i >= 0; i--)); do losetup -d "${LOOP_DEVS[i]}" 2>/dev/null; done
 	for f in "${LOOP_FILES[@]}"; do rm -f -- "$f"; done
 	LOOP_DEVS=()
 	LOOP_FILES=()

@@ -5,7 +5,7 @@
 # cut-short trace (no footer) is no damage: info and replay both accept it. Then a sample of
 # random mutants: replay rejects exactly those info rejects. File targets only (no root).
 . "$BIOTAPE_SRC/tests/lib.sh"
-GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/replay_gen_trace
+GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 [ -x "$GEN" ] || skip "no trace generator at $GEN"
 command -v python3 >/dev/null || skip "needs python3"
 command -v zstd >/dev/null || skip "needs zstd"

@@ -7,7 +7,7 @@
 # refused for writes whatever that device's state.
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root losetup mkfs.ext4 mount e2fsck
-GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/replay_gen_trace
+GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 [ -x "$GEN" ] || skip "no trace generator at $GEN"
 D=$(t_tmpdir)
 "$GEN" -o "$D/w.btape" -n 300 -r 50000 -p randwrite -S $((16 << 20)) || fail "gen"
@@ -23,9 +23,9 @@ mount "$A" "$M" || skip "cannot mount ext4 here"
 T_MOUNTS+=("$M")
 echo data >"$M/file" && sync
 B=$(losetup -f --show "$A") || skip "cannot put a loop device over a loop device"
-T_LOOPS+=("$B")
+loop_adopt "$B"
 C=$(losetup -f --show --direct-io=on "$F") || fail "second loop over $F"
-T_LOOPS+=("$C")
+loop_adopt "$C"
 
 # refused TARGET WHY: replay --write --force onto TARGET is refused, naming WHY
 refused() {
