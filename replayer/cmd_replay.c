@@ -5,6 +5,7 @@
 
 #include "btape.h"
 #include "clock.h"
+#include "devmap.h"
 #include "engine.h"
 #include "outq.h"
 #include "report.h"
@@ -20,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,7 +33,6 @@
 #define DEFAULT_DEPTH_TIMED 128 /* original and load timing: cap only */
 #define DEFAULT_DEPTH_AFAP 32
 #define OUTQ_EVENTS 65536 /* result events queued for the writer thread (~6 MiB) */
-#define MAX_MAPS 64
 #define MAX_SWEEP 32
 
 static volatile sig_atomic_t stop_flag;
@@ -106,15 +105,10 @@ static void usage(FILE *fp)
 		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000);
 }
 
-struct map_arg {
-	const char *src;
-	const char *dst;
-};
-
 struct opts {
 	const char *trace;
 	const char *target;
-	struct map_arg maps[MAX_MAPS];
+	struct rp_map_arg maps[RP_MAX_MAPS];
 	unsigned int nmaps;
 	const char *engine;
 	enum rp_timing timing;
@@ -125,6 +119,7 @@ struct opts {
 	enum rp_fit fit;
 	unsigned int sweep[MAX_SWEEP];
 	unsigned int nsweep;
+	unsigned int max_scale; /* the largest of sweep[] */
 	const char *html;
 	uint64_t create_size; /* --create SIZE (0: none) */
 	bool create_auto;     /* --create auto */
@@ -244,19 +239,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->target = optarg;
 			break;
 		case OPT_MAP: {
-			char *eq = strchr(optarg, '=');
+			char why[RP_DEVMAP_WHY_MAX];
 
-			if (!eq || eq == optarg || !eq[1]) {
-				cli_err("replay: --map '%s': expected SRC=DST", optarg);
+			if (rp_map_arg_add(o->maps, &o->nmaps, optarg, why, sizeof(why)) < 0) {
+				cli_err("replay: %s", why);
 				return -EINVAL;
 			}
-			if (o->nmaps >= MAX_MAPS) {
-				cli_err("replay: --map: at most %d mappings", MAX_MAPS);
-				return -EINVAL;
-			}
-			*eq = '\0';
-			o->maps[o->nmaps].src = optarg;
-			o->maps[o->nmaps++].dst = eq + 1;
 			break;
 		}
 		case OPT_ENGINE:
@@ -465,258 +453,22 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		o->sweep[0] = o->scale;
 		o->nsweep = 1;
 	}
+	o->max_scale = 1;
+	for (unsigned int i = 0; i < o->nsweep; i++)
+		o->max_scale = o->sweep[i] > o->max_scale ? o->sweep[i] : o->max_scale;
 	return 0;
 }
 
-/* ---- devices ---- */
+/* ---- devices (replayer/devmap.h) ---- */
 
 struct setup {
 	struct opts *o;
 	const struct btape_meta *meta;
-	uint32_t ndev;
-	struct rp_devmap *devs;
-	const char **dev_dst; /* per recorded device: target path or NULL */
-	const char *tpaths[MAX_MAPS];
-	struct rp_target targets[MAX_MAPS];
-	unsigned int ntargets;
+	struct rp_devices_opts dvo;
+	struct rp_devices dv;
 	struct btape_summary sum;
 	uint64_t destructive;
 };
-
-static const char *dev_label(const struct btape_meta *m, uint32_t i, char *buf, size_t len)
-{
-	if (m && i < m->ndevices && m->devices[i].name[0])
-		snprintf(buf, len, "%u (%s)", i, m->devices[i].name);
-	else
-		snprintf(buf, len, "%u", i);
-	return buf;
-}
-
-static int resolve_maps(struct setup *s)
-{
-	const struct btape_meta *m = s->meta;
-	struct opts *o = s->o;
-
-	s->ndev = m && m->ndevices ? m->ndevices : 1;
-	s->devs = calloc(s->ndev, sizeof(*s->devs));
-	s->dev_dst = calloc(s->ndev, sizeof(*s->dev_dst));
-	if (!s->devs || !s->dev_dst) {
-		cli_err("replay: out of memory");
-		return -ENOMEM;
-	}
-	if (o->target) {
-		if (s->ndev > 1) {
-			cli_err("replay: the trace holds %u devices: map each with --map SRC=DST",
-				s->ndev);
-			return -EINVAL;
-		}
-		s->dev_dst[0] = o->target;
-	}
-	for (unsigned int i = 0; i < o->nmaps; i++) {
-		uint64_t idx;
-		long found = -1;
-
-		if (cli_parse_u64(o->maps[i].src, &idx) == 0) {
-			if (idx >= s->ndev) {
-				cli_err("replay: --map %s=...: the trace has devices 0 to %u",
-					o->maps[i].src, s->ndev - 1);
-				return -EINVAL;
-			}
-			found = (long)idx;
-		} else {
-			for (uint32_t d = 0; m && d < m->ndevices; d++) {
-				if (strcmp(m->devices[d].name, o->maps[i].src) == 0) {
-					found = d;
-					break;
-				}
-			}
-			if (found < 0) {
-				cli_err("replay: --map %s=...: no recorded device is called '%s'",
-					o->maps[i].src, o->maps[i].src);
-				return -EINVAL;
-			}
-		}
-		if (s->dev_dst[found]) {
-			cli_err("replay: --map: device %s is mapped twice", o->maps[i].src);
-			return -EINVAL;
-		}
-		s->dev_dst[found] = o->maps[i].dst;
-	}
-	for (uint32_t d = 0; d < s->ndev; d++) {
-		s->devs[d].target = RP_NO_TARGET;
-		s->devs[d].src_size = m && d < m->ndevices ? m->devices[d].size_bytes : 0;
-		if (!s->dev_dst[d]) {
-			char b[300];
-
-			cli_info(0,
-				 "replay: recorded device %s has no --map: its I/Os are skipped "
-				 "(counted)",
-				 dev_label(m, d, b, sizeof(b)));
-			continue;
-		}
-		for (unsigned int t = 0; t < s->ntargets; t++) {
-			if (strcmp(s->tpaths[t], s->dev_dst[d]) == 0)
-				s->devs[d].target = t;
-		}
-		if (s->devs[d].target == RP_NO_TARGET) {
-			s->devs[d].target = s->ntargets;
-			s->tpaths[s->ntargets++] = s->dev_dst[d];
-		}
-	}
-	return 0;
-}
-
-/* Largest extent end per device: needed when the trace does not give device sizes. */
-static int scan_extents(struct setup *s)
-{
-	struct btape_reader *r = NULL;
-	const struct btape_event *evs;
-	const char *msg = NULL;
-	int n, err;
-
-	err = btape_reader__open(&r, s->o->trace, &msg);
-	if (err < 0) {
-		cli_err("replay: %s", msg ? msg : strerror(-err));
-		return err;
-	}
-	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
-		for (int i = 0; i < n; i++) {
-			uint64_t end = evs[i].sector * 512 + evs[i].bytes;
-
-			if (evs[i].dev < s->ndev && end > s->devs[evs[i].dev].max_end)
-				s->devs[evs[i].dev].max_end = end;
-		}
-	}
-	if (n < 0)
-		cli_err("replay: %s", btape_reader__errmsg(r));
-	btape_reader__close(r);
-	return n < 0 ? n : 0;
-}
-
-/* --fit error: name the first I/O that does not fit (at the largest scale factor). */
-static int check_fit(struct setup *s, const struct rp_sched_cfg *cfg)
-{
-	struct btape_reader *r = NULL;
-	const struct btape_event *evs;
-	const char *msg = NULL;
-	uint64_t idx = 0, first = 0, toff, tlen;
-	bool need = false;
-	int n, err;
-
-	for (uint32_t d = 0; d < s->ndev; d++) {
-		uint64_t bound = s->devs[d].src_size > s->devs[d].max_end ? s->devs[d].src_size
-									  : s->devs[d].max_end;
-
-		if (s->devs[d].target == RP_NO_TARGET)
-			continue;
-		if (!bound || bound > rp_region_bytes(cfg, &s->targets[s->devs[d].target]))
-			need = true;
-	}
-	if (!need)
-		return 0;
-	err = btape_reader__open(&r, s->o->trace, &msg);
-	if (err < 0) {
-		cli_err("replay: %s", msg ? msg : strerror(-err));
-		return err;
-	}
-	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
-		for (int i = 0; i < n; i++, idx++) {
-			const struct btape_event *ev = &evs[i];
-			int op = rp_sched_engine_op(cfg, ev->op, ev->bytes);
-
-			if (!idx)
-				first = ev->issue_ns;
-			if (op < 0 || op == RP_IO_FSYNC || ev->dev >= s->ndev ||
-			    s->devs[ev->dev].target == RP_NO_TARGET)
-				continue;
-			if (rp_map_extent(cfg, ev->dev, 0, ev->sector * 512, ev->bytes, &toff,
-					  &tlen) == 0)
-				continue;
-			const struct rp_target *t = &s->targets[s->devs[ev->dev].target];
-			char b[300];
-
-			cli_err("replay: I/O #%" PRIu64
-				" (at +%.6f s, %s on device %s, sector %" PRIu64 ", %" PRIu64
-				" bytes) ends past %" PRIu64
-				" bytes, the end of %s%s: use --fit wrap|scale or a bigger target",
-				idx, (double)(ev->issue_ns - first) / 1e9, btape_op_name(ev->op),
-				dev_label(s->meta, ev->dev, b, sizeof(b)), ev->sector, ev->bytes,
-				rp_region_bytes(cfg, t), t->path,
-				cfg->layout == RP_LAYOUT_SHARD && cfg->scale > 1
-					? "'s region per copy"
-					: "");
-			btape_reader__close(r);
-			return -ERANGE;
-		}
-	}
-	err = n < 0 ? n : 0;
-	if (n < 0)
-		cli_err("replay: %s", btape_reader__errmsg(r));
-	btape_reader__close(r);
-	return err;
-}
-
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
-		return 0;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-static int open_targets(struct setup *s)
-{
-	struct rp_target_opts to = {.write = s->o->write && s->destructive > 0,
-				    .force = s->o->force,
-				    .buffered = s->o->buffered};
-	char why[512];
-	int err;
-
-	for (unsigned int t = 0; t < s->ntargets; t++) {
-		uint64_t want = 0;
-
-		if (same_file(s->tpaths[t], s->o->trace) ||
-		    (s->o->out && same_file(s->tpaths[t], s->o->out))) {
-			cli_err("replay: target %s: refusing: it is the trace or the result file",
-				s->tpaths[t]);
-			return -EINVAL;
-		}
-		for (uint32_t d = 0; d < s->ndev; d++) {
-			uint64_t b = s->devs[d].src_size > s->devs[d].max_end ? s->devs[d].src_size
-									      : s->devs[d].max_end;
-
-			if (s->devs[d].target == t && b > want)
-				want = b;
-		}
-		/* a created file holds every copy of a sharded scale */
-		if (s->o->layout == RP_LAYOUT_SHARD) {
-			unsigned int mx = 1;
-
-			for (unsigned int i = 0; i < s->o->nsweep; i++)
-				mx = s->o->sweep[i] > mx ? s->o->sweep[i] : mx;
-			want *= mx;
-		}
-		to.create_size = s->o->create_auto ? (want + (1 << 20) - 1) / (1 << 20) * (1 << 20)
-						   : s->o->create_size;
-		if (s->o->create_auto && !to.create_size && access(s->tpaths[t], F_OK) != 0) {
-			cli_err("replay: target %s: does not exist, and the trace does not say how "
-				"big to make it (give --create SIZE)",
-				s->tpaths[t]);
-			return -ENOENT;
-		}
-		err = rp_target_open(&s->targets[t], s->tpaths[t], &to, why, sizeof(why));
-		if (err < 0) {
-			cli_err("replay: target %s: %s", s->tpaths[t], why);
-			return err;
-		}
-		if (!s->targets[t].size) {
-			cli_err("replay: target %s: it is empty (size 0)", s->tpaths[t]);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
 
 /* ---- result trace ---- */
 
@@ -825,14 +577,14 @@ static int open_output(struct setup *s, struct out_ctx *c)
 			return err;
 		}
 	}
-	for (uint32_t d = 0; d < m.ndevices && d < s->ndev; d++) {
+	for (uint32_t d = 0; d < m.ndevices && d < s->dv.ndev; d++) {
 		struct btape_device *dv = &m.devices[d];
 		const struct rp_target *t;
 		const char *base;
 
-		if (s->devs[d].target == RP_NO_TARGET)
+		if (s->dv.devs[d].target == RP_NO_TARGET)
 			continue;
-		t = &s->targets[s->devs[d].target];
+		t = &s->dv.targets[s->dv.devs[d].target];
 		base = strrchr(t->path, '/');
 		snprintf(dv->name, sizeof(dv->name), "%s", base ? base + 1 : t->path);
 		dv->model[0] = '\0';
@@ -855,14 +607,6 @@ static int open_output(struct setup *s, struct out_ctx *c)
 }
 
 /* ---- main ---- */
-
-static void free_setup(struct setup *s)
-{
-	for (unsigned int t = 0; t < s->ntargets; t++)
-		rp_target_close(&s->targets[t]);
-	free(s->devs);
-	free(s->dev_dst);
-}
 
 /* A reader's message names the trace already; a bare errno does not. */
 static void trace_err(const char *trace, const char *reader_msg, int err)
@@ -891,7 +635,8 @@ int cmd_replay(int argc, char **argv)
 	void **bufs = NULL;
 	void *bufmem = NULL;
 	const char *msg = NULL;
-	unsigned int maxscale = 1, depth;
+	char why[RP_DEVMAP_WHY_MAX];
+	unsigned int depth;
 	int err, ret = BTAPE_EXIT_FAIL;
 	bool sigs = false;
 
@@ -932,27 +677,43 @@ int cmd_replay(int argc, char **argv)
 		ret = BTAPE_EXIT_USAGE;
 		goto cleanup;
 	}
-	if (resolve_maps(&s) < 0) {
+	s.dvo = (struct rp_devices_opts){.trace = o.trace,
+					 .out = o.out,
+					 .target = o.target,
+					 .maps = o.maps,
+					 .nmaps = o.nmaps,
+					 .max_scale = o.max_scale,
+					 .layout = o.layout,
+					 .write = o.write && s.destructive > 0,
+					 .force = o.force,
+					 .buffered = o.buffered,
+					 .create_size = o.create_size,
+					 .create_auto = o.create_auto};
+	if (rp_devices__map(&s.dv, s.meta, &s.dvo, why, sizeof(why)) < 0) {
+		cli_err("replay: %s", why);
 		ret = BTAPE_EXIT_USAGE;
 		goto cleanup;
 	}
-	for (uint32_t d = 0; d < s.ndev; d++) {
-		if (s.devs[d].target != RP_NO_TARGET && !s.devs[d].src_size) {
-			err = scan_extents(&s);
-			if (err < 0) {
-				ret = BTAPE_EXIT_USAGE;
-				goto cleanup;
-			}
-			break;
-		}
+	for (uint32_t d = 0; d < s.dv.ndev; d++) {
+		char b[300];
+
+		if (s.dv.devs[d].target == RP_NO_TARGET)
+			cli_info(0,
+				 "replay: recorded device %s has no --map: its I/Os are skipped "
+				 "(counted)",
+				 rp_dev_label(s.meta, d, b, sizeof(b)));
 	}
-	err = open_targets(&s);
+	if (rp_devices__scan(&s.dv, why, sizeof(why)) < 0) {
+		cli_err("replay: %s", why);
+		ret = BTAPE_EXIT_USAGE;
+		goto cleanup;
+	}
+	err = rp_devices__open(&s.dv, why, sizeof(why));
 	if (err < 0) {
+		cli_err("replay: %s", why);
 		ret = err == -EINVAL ? BTAPE_EXIT_USAGE : BTAPE_EXIT_FAIL;
 		goto cleanup;
 	}
-	for (unsigned int i = 0; i < o.nsweep; i++)
-		maxscale = o.sweep[i] > maxscale ? o.sweep[i] : maxscale;
 
 	rp_payload_init(&payload, o.payload, o.compress, o.dedupe,
 			(uint64_t)getpid() ^ rp_mono_ns());
@@ -960,7 +721,7 @@ int cmd_replay(int argc, char **argv)
 	cfg.timing = o.timing;
 	cfg.speed = o.speed;
 	cfg.iodepth = o.iodepth;
-	cfg.scale = maxscale;
+	cfg.scale = o.max_scale;
 	cfg.layout = o.layout;
 	cfg.fit = o.fit;
 	cfg.loops = o.loops;
@@ -968,24 +729,23 @@ int cmd_replay(int argc, char **argv)
 	cfg.warmup_ns = o.warmup_ns;
 	cfg.allow_writes = o.write && s.destructive > 0;
 	cfg.writes_as_reads = o.writes_as_reads;
-	cfg.ndev = s.ndev;
-	cfg.devs = s.devs;
-	cfg.targets = s.targets;
-	cfg.ntargets = s.ntargets;
+	cfg.ndev = s.dv.ndev;
+	cfg.devs = s.dv.devs;
+	cfg.targets = s.dv.targets;
+	cfg.ntargets = s.dv.ntargets;
 	cfg.payload = &payload;
 	cfg.stop = &stop_flag;
 	cfg.ctx = &oc;
 	cfg.on_tick = on_tick;
 	cfg.tick_ns = TICK_NS;
-	if (o.fit == RP_FIT_ERROR) {
-		err = check_fit(&s, &cfg);
-		if (err < 0) {
-			ret = err == -ERANGE ? BTAPE_EXIT_USAGE : BTAPE_EXIT_FAIL;
-			goto cleanup;
-		}
+	err = rp_devices__check_fit(&s.dv, &cfg, why, sizeof(why));
+	if (err < 0) {
+		cli_err("replay: %s", why);
+		ret = err == -ERANGE ? BTAPE_EXIT_USAGE : BTAPE_EXIT_FAIL;
+		goto cleanup;
 	}
 
-	depth = o.iodepth * maxscale;
+	depth = o.iodepth * o.max_scale;
 	bufs = calloc(depth, sizeof(*bufs));
 	st = malloc(sizeof(*st));
 	if (!bufs || !st || posix_memalign(&bufmem, 4096, (size_t)depth * BUF_BYTES)) {
@@ -1044,12 +804,12 @@ int cmd_replay(int argc, char **argv)
 				    .speed = o.speed,
 				    .iodepth = o.iodepth,
 				    .scale = o.scale,
-				    .targets = s.tpaths,
-				    .ntargets = s.ntargets,
-				    .topen = s.targets};
+				    .targets = s.dv.tpaths,
+				    .ntargets = s.dv.ntargets,
+				    .topen = s.dv.targets};
 	for (unsigned int i = 0; i < o.nsweep; i++) {
-		struct rp_engine_cfg ec = {.targets = s.targets,
-					   .ntargets = s.ntargets,
+		struct rp_engine_cfg ec = {.targets = s.dv.targets,
+					   .ntargets = s.dv.ntargets,
 					   .depth = o.iodepth * o.sweep[i],
 					   .bufs = bufs,
 					   .buf_bytes = BUF_BYTES,
@@ -1161,7 +921,7 @@ cleanup:
 	if (e)
 		eng->close(e);
 	rp_prefetch__close(pf);
-	free_setup(&s);
+	rp_devices__free(&s.dv);
 	free(bufs);
 	free(bufmem);
 	free(st);

@@ -129,9 +129,7 @@ int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int cop
 			a %= region;
 			break;
 		case RP_FIT_SCALE:
-			src = cfg->devs[dev].src_size;
-			if (cfg->devs[dev].max_end > src)
-				src = cfg->devs[dev].max_end;
+			src = rp_devmap_span(&cfg->devs[dev]);
 			if (src > region)
 				a = (uint64_t)((unsigned __int128)a * region / src) / lbs * lbs;
 			break;

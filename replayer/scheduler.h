@@ -35,6 +35,12 @@ struct rp_devmap {
 	uint64_t max_end;  /* largest offset+bytes of the trace on this device (0 unknown) */
 };
 
+/* Bytes a recorded device's I/Os span: its recorded size, or its largest extent end if larger. */
+static inline uint64_t rp_devmap_span(const struct rp_devmap *d)
+{
+	return d->src_size > d->max_end ? d->src_size : d->max_end;
+}
+
 struct rp_payload {
 	int kind;	 /* RP_PAYLOAD_* */
 	double compress; /* compressible:R -> data compresses about R:1 */
