@@ -98,6 +98,8 @@ static void usage(FILE *fp)
 		"  -- COMMAND ARGS     run COMMAND and record until it exits (filters still apply)\n\n"
 		"With a pid, comm or cgroup filter, I/O that the kernel submits on a task's behalf\n"
 		"(e.g. page-cache writeback from kworkers) is not attributed to it and not recorded.\n\n"
+		"If the disk fills up, recording stops; the trace keeps what was written before,\n"
+		"with a footer that counts the rest as lost.\n\n"
 		"examples:\n"
 		"  biotape record -o boot.btape --duration 30s\n"
 		"  biotape record -o pg.btape -d /dev/nvme0n1 -- pgbench -T 60 bench\n");
@@ -608,8 +610,9 @@ int cmd_record(int argc, char **argv)
 	uint32_t *kdevs = NULL, *tag_queues = NULL, *tag_depth = NULL;
 	char why[512], missing[64];
 	uint64_t start, now, next_wm, next_status, last_n = 0, last_t, emitted, lost_rb, lost_if;
-	uint64_t open_at_exit = 0, late = 0;
-	int cgroup_fd = -1, ret = BTAPE_EXIT_FAIL, err, child_status = 0;
+	uint64_t open_at_exit = 0, late = 0, seen, lost_disk, lost_wr;
+	struct btape_summary fsum;
+	int cgroup_fd = -1, ret = BTAPE_EXIT_FAIL, err, werr, child_status = 0;
 	pid_t child = -1;
 	bool tty = isatty(STDERR_FILENO), disk_err = false, child_done = false;
 	struct stat sb;
@@ -680,6 +683,8 @@ int cmd_record(int argc, char **argv)
 	 */
 	wopts.writeback = true;
 	wopts.reorder_max_events = o.reorder_events;
+	/* a full disk leaves a trace with a footer that counts what did not fit as lost */
+	wopts.footer_reserve = true;
 	err = btape_writer__open_direct(&w, o.out, &meta, &wopts);
 	if (err) {
 		cli_err("record: cannot write '%s': %s", o.out,
@@ -835,6 +840,7 @@ int cmd_record(int argc, char **argv)
 	}
 	rec_bpf__counters(bpf, &emitted, &lost_rb, &lost_if);
 	emitted += open_at_exit;
+	seen = emitted + lost_rb + lost_if;
 	rec_core__stats(core, &st);
 	if (!run.limit_hit && emitted > st.pushed) {
 		/* Sent by BPF but never read back: say so rather than lose them silently. */
@@ -846,16 +852,29 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		disk_err = true;
 	rec_core__stats(core, &st);
+	/*
+	 * Everything accepted goes into the file now, so that what it holds is known before the
+	 * footer is written: with the disk full, the events the writer held for ordering or had
+	 * in the chunk that did not fit are not in it, and count as lost (writer).
+	 */
+	werr = btape_writer__flush(w); /* after a failed write: that error */
+	btape_writer__file_summary(w, &fsum);
+	lost_disk = st.written > fsum.events ? st.written - fsum.events : 0;
+	lost_wr = st.dropped_writer + lost_disk;
 	cli_info(1, "record: BPF sent %" PRIu64 " records, %" PRIu64 " consumed, %" PRIu64
-		 " accepted by the writer, %" PRIu64 " malformed", emitted, st.pushed, st.written,
-		 st.bad_records);
-	btape_writer__add_lost(w, lost_rb, lost_if, st.dropped_writer);
+		 " accepted by the writer, %" PRIu64 " in the file, %" PRIu64 " malformed; the "
+		 "probes saw %" PRIu64 " events", emitted, st.pushed, st.written, fsum.events,
+		 st.bad_records, seen);
+	btape_writer__add_lost(w, lost_rb, lost_if, lost_wr);
 	late = btape_writer__order_violations(w);
 	err = btape_writer__close(w);
 	w = NULL;
-	if (st.sink_err) {
-		cli_err("record: writing '%s': %s: recording stopped, the trace holds what was "
-			"written before", o.out, strerror(-st.sink_err));
+	if (werr) {
+		cli_err("record: writing '%s': %s: recording stopped; the trace holds the %" PRIu64
+			" events written before, %s; the events that did not fit are counted as "
+			"lost (writer)", o.out, strerror(-werr), fsum.events,
+			err ? "without a footer" : "with a footer");
+		disk_err = true;
 	} else if (err) {
 		cli_err("record: finishing '%s': %s", o.out, strerror(-err));
 		disk_err = true;
@@ -868,25 +887,25 @@ int cmd_record(int argc, char **argv)
 	{
 		char b1[32], b2[32];
 		uint64_t fbytes = stat(o.out, &sb) == 0 ? (uint64_t)sb.st_size : st.sink_bytes;
-		uint64_t lost = lost_rb + lost_if + st.dropped_writer;
+		uint64_t lost = lost_rb + lost_if + lost_wr;
+		const uint64_t *by_op = fsum.count_by_op;
 
 		fprintf(stderr,
 			"biotape: recorded %" PRIu64 " events in %s (read %" PRIu64
 			", write %" PRIu64 ", flush %" PRIu64 ", discard %" PRIu64
 			", other %" PRIu64 ") to %s: %s, %.2f B/event\n",
-			st.written,
+			fsum.events,
 			cli_fmt_ns(now_ns(CLOCK_MONOTONIC) - start, b1, sizeof(b1)),
-			st.count_by_op[BTAPE_OP_READ], st.count_by_op[BTAPE_OP_WRITE],
-			st.count_by_op[BTAPE_OP_FLUSH], st.count_by_op[BTAPE_OP_DISCARD],
-			st.written - st.count_by_op[BTAPE_OP_READ] -
-				st.count_by_op[BTAPE_OP_WRITE] - st.count_by_op[BTAPE_OP_FLUSH] -
-				st.count_by_op[BTAPE_OP_DISCARD],
+			by_op[BTAPE_OP_READ], by_op[BTAPE_OP_WRITE], by_op[BTAPE_OP_FLUSH],
+			by_op[BTAPE_OP_DISCARD],
+			fsum.events - by_op[BTAPE_OP_READ] - by_op[BTAPE_OP_WRITE] -
+				by_op[BTAPE_OP_FLUSH] - by_op[BTAPE_OP_DISCARD],
 			o.out, cli_fmt_bytes(fbytes, b2, sizeof(b2)),
-			st.written ? (double)fbytes / (double)st.written : 0.0);
+			fsum.events ? (double)fbytes / (double)fsum.events : 0.0);
 		fprintf(stderr,
 			"biotape: lost %" PRIu64 " events (ring buffer full %" PRIu64
 			", in-flight map full %" PRIu64 ", writer queue full %" PRIu64 ")\n",
-			lost, lost_rb, lost_if, st.dropped_writer);
+			lost, lost_rb, lost_if, lost_wr);
 		if (late)
 			fprintf(stderr,
 				"biotape: %" PRIu64 " event%s written out of issue order (in flight "
