@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "btape.h"
+#include "rec_child.h"
 #include "rec_core.h"
 #include "rec_dev.h"
 #include "rec_qd.h"
@@ -98,6 +99,10 @@ static void usage(FILE *fp)
 		"  -- COMMAND ARGS     run COMMAND and record until it exits (filters still apply)\n\n"
 		"With a pid, comm or cgroup filter, I/O that the kernel submits on a task's behalf\n"
 		"(e.g. page-cache writeback from kworkers) is not attributed to it and not recorded.\n\n"
+		"COMMAND and everything it starts do not outlive the recorder: when recording stops\n"
+		"(or COMMAND exits, for what it left running) they get SIGTERM, and SIGKILL 5 s\n"
+		"later; if the recorder dies, even by SIGKILL, the same with 1 s. COMMAND stays in\n"
+		"the terminal's foreground (Ctrl-C reaches it too).\n\n"
 		"If the disk fills up, recording stops; the trace keeps what was written before,\n"
 		"with a footer that counts the rest as lost.\n\n"
 		"examples:\n"
@@ -469,20 +474,6 @@ static int open_cgroup(const char *path)
 	return fd >= 0 ? fd : err;
 }
 
-static pid_t spawn(char **cmd)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "biotape: record: cannot run '%s': %s\n", cmd[0], strerror(errno));
-		_exit(127);
-	}
-	return pid;
-}
-
 /*
  * Requests the kernel has in flight on the recorded disks whose count it keeps (sysfs
  * "inflight", which stays 0 with queue/iostats off); sets counted[i] for those disks. At the
@@ -613,8 +604,8 @@ int cmd_record(int argc, char **argv)
 	uint64_t open_at_exit = 0, late = 0, seen, lost_disk, lost_wr;
 	struct btape_summary fsum;
 	int cgroup_fd = -1, ret = BTAPE_EXIT_FAIL, err, werr, child_status = 0;
-	pid_t child = -1;
-	bool tty = isatty(STDERR_FILENO), disk_err = false, child_done = false;
+	struct rec_child *child = NULL;
+	bool tty = isatty(STDERR_FILENO), disk_err = false;
 	struct stat sb;
 
 	err = parse_args(argc, argv, &o);
@@ -761,9 +752,9 @@ int cmd_record(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (o.cmd) {
-		child = spawn(o.cmd);
-		if (child < 0) {
-			cli_err("record: fork: %s", strerror(errno));
+		err = rec_child__start(&child, o.cmd, NULL);
+		if (err) {
+			cli_err("record: starting the command: %s", strerror(-err));
 			goto fail_output;
 		}
 	}
@@ -803,10 +794,8 @@ int cmd_record(int argc, char **argv)
 			break;
 		if (o.duration_ns && now - start >= o.duration_ns)
 			break;
-		if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
-			child_done = true;
+		if (child && rec_child__poll(child, &child_status) == 1)
 			break;
-		}
 		if (tty && now >= next_status) {
 			rec_bpf__counters(bpf, &emitted, &lost_rb, &lost_if);
 			print_status(core, lost_rb + lost_if, start, now, &last_n, &last_t);
@@ -880,10 +869,10 @@ int cmd_record(int argc, char **argv)
 		disk_err = true;
 	}
 
-	if (child > 0 && !child_done) {
-		kill(child, SIGTERM);
-		waitpid(child, &child_status, 0);
-	}
+	/* the command and whatever it started (rec_child.h); its shutdown is not recording time */
+	now = now_ns(CLOCK_MONOTONIC);
+	rec_child__stop(child, &child_status);
+	child = NULL;
 	{
 		char b1[32], b2[32];
 		uint64_t fbytes = stat(o.out, &sb) == 0 ? (uint64_t)sb.st_size : st.sink_bytes;
@@ -895,7 +884,7 @@ int cmd_record(int argc, char **argv)
 			", write %" PRIu64 ", flush %" PRIu64 ", discard %" PRIu64
 			", other %" PRIu64 ") to %s: %s, %.2f B/event\n",
 			fsum.events,
-			cli_fmt_ns(now_ns(CLOCK_MONOTONIC) - start, b1, sizeof(b1)),
+			cli_fmt_ns(now - start, b1, sizeof(b1)),
 			by_op[BTAPE_OP_READ], by_op[BTAPE_OP_WRITE], by_op[BTAPE_OP_FLUSH],
 			by_op[BTAPE_OP_DISCARD],
 			fsum.events - by_op[BTAPE_OP_READ] - by_op[BTAPE_OP_WRITE] -
@@ -924,7 +913,7 @@ int cmd_record(int argc, char **argv)
 					nc, nc == 1 ? " has" : "s have", nc - open_at_exit,
 					open_at_exit);
 		}
-		if (child > 0) {
+		if (o.cmd) {
 			if (WIFEXITED(child_status))
 				fprintf(stderr, "biotape: command exited with status %d\n",
 					WEXITSTATUS(child_status));
@@ -946,10 +935,7 @@ fail_output:
 	}
 	ret = BTAPE_EXIT_FAIL;
 cleanup:
-	if (child > 0 && ret != BTAPE_EXIT_OK && !child_done && waitpid(child, NULL, WNOHANG) == 0) {
-		kill(child, SIGTERM);
-		waitpid(child, NULL, 0);
-	}
+	rec_child__stop(child, NULL);
 	rec_bpf__close(bpf);
 	rec_core__free(core);
 	if (w)
