@@ -193,6 +193,10 @@ struct btape_writer_opts {
 	bool writeback;               /* start writeback of every chunk from the writing thread
 	                               * (sync_file_range, no wait): a recorder's own output then
 	                               * reaches the disk as its own I/O, not a flusher thread's */
+	bool footer_reserve;          /* __open_direct: when the disk fills, keep a readable file
+	                               * with a footer (room for it is set aside in an unnamed
+	                               * file in PATH's directory, when the file system allows);
+	                               * see __close and __file_summary */
 };
 
 /*
@@ -257,10 +261,22 @@ void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t i
 /* Bytes written to the file so far, and events accepted so far. */
 uint64_t btape_writer__bytes(const struct btape_writer *w);
 uint64_t btape_writer__events(const struct btape_writer *w);
+/*
+ * What the file holds: the totals of the chunks written completely so far (events still held
+ * or in the pending chunk are not in it; after a failed write, nothing after that). After a
+ * successful __flush that is every event accepted. The lost counts are not filled in.
+ */
+void btape_writer__file_summary(const struct btape_writer *w, struct btape_summary *s);
 /* Events added so far with an issue time before one already promised or written (the
  * footer's order_violations): they are in the file out of issue order. */
 uint64_t btape_writer__order_violations(const struct btape_writer *w);
-/* Flushes, writes the footer, fsyncs, renames into place. The writer is freed either way. */
+/*
+ * Flushes, writes the footer, fsyncs, renames into place. The writer is freed either way.
+ * With opts.footer_reserve, a write that failed for space (ENOSPC, EDQUOT, EFBIG; that call
+ * returned the error) cut the file back to its last complete chunk, and __close then writes
+ * the footer of what the file holds (__file_summary, with the lost counts) and returns 0 if
+ * that fits; if not, the file ends at its last chunk, without a footer.
+ */
 int btape_writer__close(struct btape_writer *w);
 /* Discards: removes the temporary file (nothing at PATH is touched). NULL-safe. */
 void btape_writer__abort(struct btape_writer *w);

@@ -31,6 +31,7 @@
 #define WRITER_COMM_MAX_BYTES (256u << 20)
 #define CLOCK_CHECK_EVERY_ADDS 256
 #define EMIT_BLOCK 256 /* released events put into the columns together */
+#define FOOTER_RESERVE_STEP (64u << 10) /* the footer's reserve grows in steps of this */
 
 enum wmode { W_TMP, W_DIRECT, W_FD };
 
@@ -59,6 +60,10 @@ struct btape_writer {
 	uint64_t reorder_max;
 	bool fsync_chunks;
 	bool writeback_chunks;
+	bool keep_on_full;	/* opts.footer_reserve */
+	bool full;		/* a write failed for space; the file ends at its last frame */
+	int reserve_fd;		/* unnamed file holding the footer's space (-1: none) */
+	uint64_t reserved;	/* its size */
 
 	/* the reorder buffer: held events in arrival order (buf), their keys (pend; sorted at a
 	 * release, pend_tmp is the radix sort's other half), released flags (gone) */
@@ -94,6 +99,7 @@ struct btape_writer {
 	ZSTD_CCtx *cctx;
 
 	struct btape_summary sum;
+	struct btape_summary in_file; /* sum as of the last chunk written completely */
 	struct btape_index ix;
 	uint64_t off;
 	uint64_t added;
@@ -160,6 +166,93 @@ static int sync_fd(struct btape_writer *w)
 	return 0;
 }
 
+static bool space_err(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
+}
+
+/*
+ * After a write that failed for lack of space (opts.footer_reserve, __open_direct): cuts the
+ * file back to OFF, the end of its last complete frame, so that it is readable to there and
+ * the footer can still go after it.
+ */
+static void cut_back(struct btape_writer *w, uint64_t off, int err)
+{
+	if (!w->keep_on_full || w->mode != W_DIRECT || !space_err(err))
+		return;
+	if (ftruncate(w->fd, (off_t)off) || lseek(w->fd, (off_t)off, SEEK_SET) != (off_t)off)
+		return;
+	w->off = off;
+	w->full = true;
+}
+
+/* Gives the footer's space back to the file system (right before the footer is written). */
+static void reserve_release(struct btape_writer *w)
+{
+	if (w->reserve_fd < 0)
+		return;
+	/* truncated first, so the blocks are free when this returns on any file system */
+	if (ftruncate(w->reserve_fd, 0)) {
+		/* close frees them too */
+	}
+	close(w->reserve_fd);
+	w->reserve_fd = -1;
+	w->reserved = 0;
+}
+
+/* An upper bound of the footer frame and the trailer for a file of NCHUNKS chunks. */
+static uint64_t footer_bound(uint64_t nchunks)
+{
+	/* msgpack: keys, totals and the version under 1 KiB, two count arrays, and four numbers
+	 * of at most 9 bytes per chunk; zstd's bound and write_frame's slack on top */
+	uint64_t raw = 1024 + 2 * BTAPE_OP__COUNT * 9 + nchunks * 4 * 9;
+
+	return ZSTD_compressBound(raw) + 64 + BTAPE_ENV_SIZE + BTAPE_TRAILER_SIZE;
+}
+
+/*
+ * Keeps the space for the footer of a file of NCHUNKS chunks set aside (opts.footer_reserve):
+ * an unnamed file (O_TMPFILE) in the trace's directory, on the same file system, that
+ * __close empties just before it writes the footer. When it cannot grow, the disk is full as
+ * far as the trace is concerned: the error is -ENOSPC, and the file ends at its last chunk.
+ */
+static int reserve_grow(struct btape_writer *w, uint64_t nchunks)
+{
+	uint64_t need = footer_bound(nchunks);
+	int e;
+
+	if (w->reserve_fd < 0 || need <= w->reserved)
+		return 0;
+	need = (need + FOOTER_RESERVE_STEP - 1) / FOOTER_RESERVE_STEP * FOOTER_RESERVE_STEP;
+	if (fallocate(w->reserve_fd, 0, 0, (off_t)need) == 0) {
+		w->reserved = need;
+		return 0;
+	}
+	e = errno;
+	if (space_err(-e)) {
+		w->full = true;
+		return fail(w, -e, "write %s: %s (no room left for the footer)", wname(w),
+			    strerror(e));
+	}
+	reserve_release(w); /* a file system without fallocate: no reserve */
+	return 0;
+}
+
+/* Opens the footer's reserve (opts.footer_reserve); best effort: O_TMPFILE may be missing. */
+static int reserve_open(struct btape_writer *w)
+{
+	char *copy;
+
+	if (!w->keep_on_full || w->mode != W_DIRECT || !w->path)
+		return 0;
+	copy = strdup(w->path);
+	if (!copy)
+		return fail(w, -ENOMEM, "%s: out of memory", wname(w));
+	w->reserve_fd = open(dirname(copy), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	free(copy);
+	return reserve_grow(w, 1);
+}
+
 /* Compresses raw (with zstd block ends at cuts[]) and writes it as one frame. */
 static int write_frame(struct btape_writer *w, unsigned int type, const struct bbuf *raw,
 		       const size_t *cuts, size_t ncuts)
@@ -167,6 +260,7 @@ static int write_frame(struct btape_writer *w, unsigned int type, const struct b
 	uint8_t env[BTAPE_ENV_SIZE];
 	ZSTD_outBuffer out;
 	size_t cap, pos = 0, r;
+	uint64_t start = w->off;
 	int err;
 
 	if (raw->len > BTAPE_FRAME_MAX_BYTES)
@@ -201,7 +295,10 @@ static int write_frame(struct btape_writer *w, unsigned int type, const struct b
 	}
 	w->comp.len = out.pos;
 	btape_env_build(env, type, (uint32_t)out.pos, (uint32_t)raw->len, w->comp.p);
-	return write_all(w, env, sizeof(env), w->comp.p, out.pos);
+	err = write_all(w, env, sizeof(env), w->comp.p, out.pos);
+	if (err)
+		cut_back(w, start, err);
+	return err;
 }
 
 /* The released events not yet in the chunk's columns go in (before anything moves them). */
@@ -221,6 +318,9 @@ static int flush_chunk(struct btape_writer *w)
 
 	if (!w->nc)
 		return 0;
+	err = reserve_grow(w, w->ix.n + 1);
+	if (err)
+		return err;
 	cols_flush(w);
 	if (++w->gen == 0) {
 		memset(w->stamp, 0, sizeof(*w->stamp) * w->stamp_cap);
@@ -254,6 +354,7 @@ static int flush_chunk(struct btape_writer *w)
 	err = btape_index_add(&w->ix, off, tmin, tmax, nc);
 	if (err)
 		return fail(w, err, "%s: out of memory", wname(w));
+	w->in_file = w->sum; /* every event released so far was in this chunk */
 	if (w->fsync_chunks)
 		return sync_fd(w);
 	if (w->writeback_chunks && w->off > off)
@@ -610,6 +711,15 @@ BTAPE_API uint64_t btape_writer__events(const struct btape_writer *w)
 	return w ? w->added : 0;
 }
 
+BTAPE_API void btape_writer__file_summary(const struct btape_writer *w, struct btape_summary *s)
+{
+	if (!w || !s)
+		return;
+	*s = w->in_file;
+	s->chunks = w->ix.n;
+	s->file_bytes = w->off;
+}
+
 BTAPE_API uint64_t btape_writer__order_violations(const struct btape_writer *w)
 {
 	return w ? w->sum.order_violations : 0;
@@ -626,6 +736,8 @@ static void writer_free(struct btape_writer *w)
 {
 	if (!w)
 		return;
+	if (w->reserve_fd >= 0)
+		close(w->reserve_fd);
 	free(w->path);
 	free(w->tmp);
 	free(w->buf);
@@ -662,7 +774,10 @@ static int write_start(struct btape_writer *w, const struct btape_meta *meta)
 	err = btape_meta_pack(&w->fbuf, meta ? meta : &empty);
 	if (err)
 		return fail(w, err, "%s: out of memory", wname(w));
-	return write_frame(w, BTAPE_FRAME_META, &w->fbuf, NULL, 0);
+	err = write_frame(w, BTAPE_FRAME_META, &w->fbuf, NULL, 0);
+	if (err)
+		return err;
+	return reserve_open(w);
 }
 
 static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
@@ -680,6 +795,7 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 	if (!w)
 		return -ENOMEM;
 	w->fd = -1;
+	w->reserve_fd = -1;
 	w->zstd_level = o.zstd_level ? o.zstd_level : DEFAULT_ZSTD_LEVEL;
 	w->chunk_events = o.chunk_events ? o.chunk_events : DEFAULT_CHUNK_EVENTS;
 	if (w->chunk_events > BTAPE_WRITER_CHUNK_MAX)
@@ -693,6 +809,7 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 	w->last_comm_id = UINT32_MAX;
 	w->fsync_chunks = o.fsync;
 	w->writeback_chunks = o.writeback;
+	w->keep_on_full = o.footer_reserve;
 	w->comms = malloc(sizeof(*w->comms) * w->chunk_events);
 	w->comm_len = malloc(sizeof(*w->comm_len) * w->chunk_events);
 	w->it = btape_intern_new(WRITER_COMM_MAX_BYTES);
@@ -958,7 +1075,8 @@ static int fsync_dir(const char *path)
 BTAPE_API int btape_writer__close(struct btape_writer *w)
 {
 	uint8_t trailer[BTAPE_TRAILER_SIZE] = {0};
-	uint64_t footer_off;
+	struct btape_summary *s;
+	uint64_t footer_off = 0;
 	int err;
 
 	if (!w)
@@ -968,11 +1086,23 @@ BTAPE_API int btape_writer__close(struct btape_writer *w)
 		err = release(w, true);
 	if (!err)
 		err = flush_chunk(w);
+	s = &w->sum;
+	if (err && w->full) {
+		/* out of space: the file ends at its last chunk; a footer for what it holds */
+		s = &w->in_file;
+		s->lost_events = w->sum.lost_events;
+		s->lost_ringbuf = w->sum.lost_ringbuf;
+		s->lost_inflight = w->sum.lost_inflight;
+		s->lost_writer = w->sum.lost_writer;
+		s->order_violations = w->sum.order_violations;
+		err = 0;
+	}
+	reserve_release(w);
 	if (!err) {
 		footer_off = w->off;
-		w->sum.chunks = w->ix.n;
+		s->chunks = w->ix.n;
 		w->fbuf.len = 0;
-		err = btape_footer_pack(&w->fbuf, &w->sum, &w->ix);
+		err = btape_footer_pack(&w->fbuf, s, &w->ix);
 		if (err)
 			fail(w, err, "%s: out of memory", wname(w));
 	}
@@ -981,6 +1111,8 @@ BTAPE_API int btape_writer__close(struct btape_writer *w)
 	if (!err) {
 		btape_trailer_build(trailer, footer_off);
 		err = write_all(w, trailer, sizeof(trailer), NULL, 0);
+		if (err)
+			cut_back(w, footer_off, err);
 	}
 	if (!err)
 		err = sync_fd(w);

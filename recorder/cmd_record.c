@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "cmd_record.h"
 #include "btape.h"
+#include "rec_child.h"
 #include "rec_core.h"
 #include "rec_dev.h"
 #include "rec_qd.h"
@@ -98,6 +99,12 @@ static void usage(FILE *fp)
 		"  -- COMMAND ARGS     run COMMAND and record until it exits (filters still apply)\n\n"
 		"With a pid, comm or cgroup filter, I/O that the kernel submits on a task's behalf\n"
 		"(e.g. page-cache writeback from kworkers) is not attributed to it and not recorded.\n\n"
+		"COMMAND and everything it starts do not outlive the recorder: when recording stops\n"
+		"(or COMMAND exits, for what it left running) they get SIGTERM, and SIGKILL 5 s\n"
+		"later; if the recorder dies, even by SIGKILL, the same with 1 s. COMMAND stays in\n"
+		"the terminal's foreground (Ctrl-C reaches it too).\n\n"
+		"If the disk fills up, recording stops; the trace keeps what was written before,\n"
+		"with a footer that counts the rest as lost.\n\n"
 		"examples:\n"
 		"  biotape record -o boot.btape --duration 30s\n"
 		"  biotape record -o pg.btape -d /dev/nvme0n1 -- pgbench -T 60 bench\n");
@@ -467,20 +474,6 @@ static int open_cgroup(const char *path)
 	return fd >= 0 ? fd : err;
 }
 
-static pid_t spawn(char **cmd)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "biotape: record: cannot run '%s': %s\n", cmd[0], strerror(errno));
-		_exit(127);
-	}
-	return pid;
-}
-
 /*
  * Requests the kernel has in flight on the recorded disks whose count it keeps (sysfs
  * "inflight", which stays 0 with queue/iostats off); sets counted[i] for those disks. At the
@@ -608,10 +601,11 @@ int cmd_record(int argc, char **argv)
 	uint32_t *kdevs = NULL, *tag_queues = NULL, *tag_depth = NULL;
 	char why[512], missing[64];
 	uint64_t start, now, next_wm, next_status, last_n = 0, last_t, emitted, lost_rb, lost_if;
-	uint64_t open_at_exit = 0, late = 0;
-	int cgroup_fd = -1, ret = BTAPE_EXIT_FAIL, err, child_status = 0;
-	pid_t child = -1;
-	bool tty = isatty(STDERR_FILENO), disk_err = false, child_done = false;
+	uint64_t open_at_exit = 0, late = 0, seen, lost_disk, lost_wr;
+	struct btape_summary fsum;
+	int cgroup_fd = -1, ret = BTAPE_EXIT_FAIL, err, werr, child_status = 0;
+	struct rec_child *child = NULL;
+	bool tty = isatty(STDERR_FILENO), disk_err = false;
 	struct stat sb;
 
 	err = parse_args(argc, argv, &o);
@@ -680,6 +674,8 @@ int cmd_record(int argc, char **argv)
 	 */
 	wopts.writeback = true;
 	wopts.reorder_max_events = o.reorder_events;
+	/* a full disk leaves a trace with a footer that counts what did not fit as lost */
+	wopts.footer_reserve = true;
 	err = btape_writer__open_direct(&w, o.out, &meta, &wopts);
 	if (err) {
 		cli_err("record: cannot write the trace: %s", btape_writer__last_errmsg());
@@ -755,9 +751,9 @@ int cmd_record(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (o.cmd) {
-		child = spawn(o.cmd);
-		if (child < 0) {
-			cli_err("record: fork: %s", strerror(errno));
+		err = rec_child__start(&child, o.cmd, NULL);
+		if (err) {
+			cli_err("record: starting the command: %s", strerror(-err));
 			goto fail_output;
 		}
 	}
@@ -797,10 +793,8 @@ int cmd_record(int argc, char **argv)
 			break;
 		if (o.duration_ns && now - start >= o.duration_ns)
 			break;
-		if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
-			child_done = true;
+		if (child && rec_child__poll(child, &child_status) == 1)
 			break;
-		}
 		if (tty && now >= next_status) {
 			rec_bpf__counters(bpf, &emitted, &lost_rb, &lost_if);
 			print_status(core, lost_rb + lost_if, start, now, &last_n, &last_t);
@@ -834,6 +828,7 @@ int cmd_record(int argc, char **argv)
 	}
 	rec_bpf__counters(bpf, &emitted, &lost_rb, &lost_if);
 	emitted += open_at_exit;
+	seen = emitted + lost_rb + lost_if;
 	rec_core__stats(core, &st);
 	if (!run.limit_hit && emitted > st.pushed) {
 		/* Sent by BPF but never read back: say so rather than lose them silently. */
@@ -845,47 +840,60 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		disk_err = true;
 	rec_core__stats(core, &st);
+	/*
+	 * Everything accepted goes into the file now, so that what it holds is known before the
+	 * footer is written: with the disk full, the events the writer held for ordering or had
+	 * in the chunk that did not fit are not in it, and count as lost (writer).
+	 */
+	werr = btape_writer__flush(w); /* after a failed write: that error */
+	btape_writer__file_summary(w, &fsum);
+	lost_disk = st.written > fsum.events ? st.written - fsum.events : 0;
+	lost_wr = st.dropped_writer + lost_disk;
 	cli_info(1, "record: BPF sent %" PRIu64 " records, %" PRIu64 " consumed, %" PRIu64
-		 " accepted by the writer, %" PRIu64 " malformed", emitted, st.pushed, st.written,
-		 st.bad_records);
-	btape_writer__add_lost(w, lost_rb, lost_if, st.dropped_writer);
+		 " accepted by the writer, %" PRIu64 " in the file, %" PRIu64 " malformed; the "
+		 "probes saw %" PRIu64 " events", emitted, st.pushed, st.written, fsum.events,
+		 st.bad_records, seen);
+	btape_writer__add_lost(w, lost_rb, lost_if, lost_wr);
 	late = btape_writer__order_violations(w);
 	err = btape_writer__close(w);
 	w = NULL;
-	if (st.sink_err) {
-		cli_err("record: writing '%s': %s: recording stopped, the trace holds what was "
-			"written before", o.out, strerror(-st.sink_err));
+	if (werr) {
+		cli_err("record: writing '%s': %s: recording stopped; the trace holds the %" PRIu64
+			" events written before, %s; the events that did not fit are counted as "
+			"lost (writer)", o.out, strerror(-werr), fsum.events,
+			err ? "without a footer" : "with a footer");
+		disk_err = true;
 	} else if (err) {
 		cli_err("record: finishing '%s': %s", o.out, strerror(-err));
 		disk_err = true;
 	}
 
-	if (child > 0 && !child_done) {
-		kill(child, SIGTERM);
-		waitpid(child, &child_status, 0);
-	}
+	/* the command and whatever it started (rec_child.h); its shutdown is not recording time */
+	now = now_ns(CLOCK_MONOTONIC);
+	rec_child__stop(child, &child_status);
+	child = NULL;
 	{
 		char b1[32], b2[32];
 		uint64_t fbytes = stat(o.out, &sb) == 0 ? (uint64_t)sb.st_size : st.sink_bytes;
-		uint64_t lost = lost_rb + lost_if + st.dropped_writer;
+		uint64_t lost = lost_rb + lost_if + lost_wr;
+		const uint64_t *by_op = fsum.count_by_op;
 
 		fprintf(stderr,
 			"biotape: recorded %" PRIu64 " events in %s (read %" PRIu64
 			", write %" PRIu64 ", flush %" PRIu64 ", discard %" PRIu64
 			", other %" PRIu64 ") to %s: %s, %.2f B/event\n",
-			st.written,
-			cli_fmt_ns(now_ns(CLOCK_MONOTONIC) - start, b1, sizeof(b1)),
-			st.count_by_op[BTAPE_OP_READ], st.count_by_op[BTAPE_OP_WRITE],
-			st.count_by_op[BTAPE_OP_FLUSH], st.count_by_op[BTAPE_OP_DISCARD],
-			st.written - st.count_by_op[BTAPE_OP_READ] -
-				st.count_by_op[BTAPE_OP_WRITE] - st.count_by_op[BTAPE_OP_FLUSH] -
-				st.count_by_op[BTAPE_OP_DISCARD],
+			fsum.events,
+			cli_fmt_ns(now - start, b1, sizeof(b1)),
+			by_op[BTAPE_OP_READ], by_op[BTAPE_OP_WRITE], by_op[BTAPE_OP_FLUSH],
+			by_op[BTAPE_OP_DISCARD],
+			fsum.events - by_op[BTAPE_OP_READ] - by_op[BTAPE_OP_WRITE] -
+				by_op[BTAPE_OP_FLUSH] - by_op[BTAPE_OP_DISCARD],
 			o.out, cli_fmt_bytes(fbytes, b2, sizeof(b2)),
-			st.written ? (double)fbytes / (double)st.written : 0.0);
+			fsum.events ? (double)fbytes / (double)fsum.events : 0.0);
 		fprintf(stderr,
 			"biotape: lost %" PRIu64 " events (ring buffer full %" PRIu64
 			", in-flight map full %" PRIu64 ", writer queue full %" PRIu64 ")\n",
-			lost, lost_rb, lost_if, st.dropped_writer);
+			lost, lost_rb, lost_if, lost_wr);
 		if (late)
 			fprintf(stderr,
 				"biotape: %" PRIu64 " event%s written out of issue order (in flight "
@@ -904,7 +912,7 @@ int cmd_record(int argc, char **argv)
 					nc, nc == 1 ? " has" : "s have", nc - open_at_exit,
 					open_at_exit);
 		}
-		if (child > 0) {
+		if (o.cmd) {
 			if (WIFEXITED(child_status))
 				fprintf(stderr, "biotape: command exited with status %d\n",
 					WEXITSTATUS(child_status));
@@ -923,10 +931,7 @@ fail_output:
 	w = NULL;
 	ret = BTAPE_EXIT_FAIL;
 cleanup:
-	if (child > 0 && ret != BTAPE_EXIT_OK && !child_done && waitpid(child, NULL, WNOHANG) == 0) {
-		kill(child, SIGTERM);
-		waitpid(child, NULL, 0);
-	}
+	rec_child__stop(child, NULL);
 	rec_bpf__close(bpf);
 	rec_core__free(core);
 	if (w)
