@@ -169,6 +169,8 @@ void join_free(struct join *j);
 int join_event(struct imp *im, const struct jev *e);
 /* End of input: emits issued-but-uncompleted requests, counts the rest as unmatched. */
 int join_finish(struct imp *im);
+/* Test hook: table slots and list entries the joiner has visited in this thread. */
+extern _Thread_local uint64_t join_steps;
 
 /* rwbs ("WS", "FWFS", "RA", "D", "N") to op + flags; -EINVAL when not rwbs. */
 int rwbs_parse(const char *s, size_t n, uint8_t *op, uint32_t *flags);
