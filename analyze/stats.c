@@ -662,6 +662,8 @@ static bool ws_large(struct blockset *b, uint32_t dev, uint64_t b0, uint64_t b1,
 	const uint64_t kmask = (1ull << WS_KEY_BLOCK_BITS) - 1;
 	const uint32_t kdev = (uint32_t)(dev & WS_KEY_DEV_MASK);
 
+	if ((b1 >> WS_KEY_BLOCK_BITS) - (b0 >> WS_KEY_BLOCK_BITS) > 1)
+		return false; /* longer than a format's extent can be: no room for its pieces */
 	ws_edges_room(b);
 	if (b->edges_full)
 		return false;
