@@ -53,6 +53,24 @@ for k in bytes wrap end; do
 	refused analyze --json "$d/$k.btape"
 	refused replay "$d/$k.btape" --target "$d/target" --engine null --timing afap
 done
+# ---- analyze: I/Os of the largest size count exactly, and at once ----
+# 200 reads of 4 GiB - 4 KiB at 4 GiB steps (800 GiB, 200 Mi blocks), the first 100 twice
+python3 -c '
+L = (4 << 30) - 4096
+print("fio version 3 iolog")
+for i in range(300):
+    print(i + 1, "/dev/x read", (i % 200) * (4 << 30), L)' >"$d/large.log"
+"$BIOTAPE" convert -q "$d/large.log" "$d/large.btape" || fail "convert of large I/Os"
+timeout 60 "$BIOTAPE" analyze --json "$d/large.btape" >"$d/large.json" || fail "analyze of large I/Os"
+python3 - "$d/large.json" <<'PY' || fail "analyze of large I/Os: working set"
+import json, sys
+w = json.load(open(sys.argv[1]))["working_set"]
+L = (4 << 30) // 4096 - 1
+assert w["exact"] and w["blocks"] == 200 * L and w["blocks_read"] == 200 * L, w
+assert w["blocks_written"] == 0 and w["block_accesses"] == 300 * L, w
+assert abs(w["skew"]["hottest_50pct"] - 2 / 3) < 1e-9, w  # the 100 read twice
+PY
+
 # at the limit: readable everywhere
 "$GEN" "$d/ok.btape" ok || fail "gen_bad_extent ok"
 "$BIOTAPE" info "$d/ok.btape" >/dev/null || fail "info of an extent at the limit"
