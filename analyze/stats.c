@@ -832,7 +832,8 @@ static void ws_finish_edges(struct blockset *b, struct ws_result *r)
 	}
 	r->accesses = b->accesses;
 	/* hottest first: the big counts (sorted descending, equal ones summed), then the rest */
-	qsort(h.big, h.nbig, sizeof(*h.big), hbig_desc);
+	if (h.nbig)
+		qsort(h.big, h.nbig, sizeof(*h.big), hbig_desc);
 	uint64_t nb = 0;
 
 	for (uint64_t i = 0; i < h.nbig; i++) {
