@@ -570,6 +570,315 @@ static inline int ws_add(struct blockset *b, uint64_t key, int dir)
 	return ws_put(b, mix64(key), dir);
 }
 
+/* ---- large I/Os: extents as edges, exact, merged with the table at the end ---- */
+
+#define WS_EDGES_INITIAL 1024u
+#define WS_KEY_DEV_MASK ((1ull << (64 - WS_KEY_BLOCK_BITS)) - 1) /* dev bits a key keeps */
+_Static_assert(STATS_WS_EDGES_MAX >= WS_EDGES_INITIAL, "edge table sizes");
+
+/* The inverse of mix64 (each step of it is invertible): a table slot's hash back to its key. */
+static inline uint64_t unmix64(uint64_t x)
+{
+	x ^= x >> 31 ^ x >> 62;
+	x *= 0x319642b2d24d8ec3ull;
+	x ^= x >> 27 ^ x >> 54;
+	x *= 0x96de1b173f119089ull;
+	x ^= x >> 30 ^ x >> 60;
+	return x;
+}
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct ws_edge *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->block < y->block ? -1 : x->block > y->block;
+}
+
+/* Sorts the edges and sums those at the same position; edges that cancel out go. */
+static void ws_edges_compact(struct blockset *b)
+{
+	uint64_t n = 0;
+
+	qsort(b->edges, b->nedges, sizeof(*b->edges), edge_cmp);
+	for (uint64_t i = 0; i < b->nedges; i++) {
+		const struct ws_edge *e = &b->edges[i];
+
+		if (n && b->edges[n - 1].dev == e->dev && b->edges[n - 1].block == e->block) {
+			b->edges[n - 1].dr += e->dr;
+			b->edges[n - 1].dw += e->dw;
+		} else {
+			b->edges[n++] = *e;
+		}
+		if (!b->edges[n - 1].dr && !b->edges[n - 1].dw)
+			n--;
+	}
+	b->nedges = n;
+}
+
+/*
+ * Room for the four edges of one more extent: compacts when full, and grows when that left
+ * more than half; at STATS_WS_EDGES_MAX (or without memory) stops taking extents.
+ */
+static void ws_edges_room(struct blockset *b)
+{
+	if (b->edges_full || b->nedges + 4 <= b->edges_cap)
+		return;
+	if (b->edges_cap)
+		ws_edges_compact(b);
+	if (b->nedges + 4 > b->edges_cap / 2) {
+		uint64_t cap = b->edges_cap ? b->edges_cap * 2 : WS_EDGES_INITIAL;
+		struct ws_edge *e = cap <= STATS_WS_EDGES_MAX
+					    ? realloc(b->edges, cap * sizeof(*b->edges))
+					    : NULL;
+
+		if (!e) { /* more than half full for good: compacting again would not pay */
+			b->edges_full = true;
+			return;
+		}
+		b->edges = e;
+		b->edges_cap = cap;
+	}
+}
+
+static void ws_edge_put(struct blockset *b, uint32_t dev, uint64_t block, int dir, int64_t d)
+{
+	struct ws_edge *e = &b->edges[b->nedges++];
+
+	e->dev = dev;
+	e->block = block;
+	e->dr = dir == DIR_READ ? d : 0;
+	e->dw = dir == DIR_READ ? 0 : d;
+}
+
+/*
+ * Blocks b0..b1 of device dev accessed once: two edges, in the table's key space (a range
+ * that crosses a multiple of 2^44 blocks is cut there, as the keys wrap). False when the
+ * edges are full: the caller counts the blocks one by one then.
+ */
+static bool ws_large(struct blockset *b, uint32_t dev, uint64_t b0, uint64_t b1, int dir)
+{
+	const uint64_t kmask = (1ull << WS_KEY_BLOCK_BITS) - 1;
+	const uint32_t kdev = (uint32_t)(dev & WS_KEY_DEV_MASK);
+
+	if ((b1 >> WS_KEY_BLOCK_BITS) - (b0 >> WS_KEY_BLOCK_BITS) > 1)
+		return false; /* longer than a format's extent can be: no room for its pieces */
+	ws_edges_room(b);
+	if (b->edges_full)
+		return false;
+	b->accesses += b1 - b0 + 1;
+	for (uint64_t lo = b0;;) {
+		uint64_t hi = (lo | kmask) < b1 ? lo | kmask : b1;
+
+		ws_edge_put(b, kdev, lo & kmask, dir, 1);
+		ws_edge_put(b, kdev, (hi & kmask) + 1, dir, -1);
+		if (hi == b1)
+			return true;
+		lo = hi + 1;
+	}
+}
+
+/* Block counts by access count, weighted (a sampled block stands for 2^level). */
+#define WS_HIST_SMALL 4096u
+
+struct ws_hbig {
+	uint64_t c;
+	__int128 w;
+};
+
+struct ws_hist {
+	__int128 *cnt;	     /* weight of the blocks with count c < WS_HIST_SMALL */
+	struct ws_hbig *big; /* the others: (count, weight) */
+	uint64_t nbig, capbig;
+};
+
+static int ws_hist_add(struct ws_hist *h, uint64_t c, __int128 w)
+{
+	if (c < WS_HIST_SMALL) {
+		h->cnt[c] += w;
+		return 0;
+	}
+	if (h->nbig == h->capbig) {
+		uint64_t cap = h->capbig ? h->capbig * 2 : 256;
+		struct ws_hbig *nb = realloc(h->big, cap * sizeof(*nb));
+
+		if (!nb)
+			return -ENOMEM;
+		h->big = nb;
+		h->capbig = cap;
+	}
+	h->big[h->nbig].c = c;
+	h->big[h->nbig++].w = w;
+	return 0;
+}
+
+static int hbig_desc(const void *a, const void *b)
+{
+	const struct ws_hbig *x = a, *y = b;
+
+	return x->c > y->c ? -1 : x->c < y->c;
+}
+
+/* The counts (R, W) that the extents give block blk of device dev (edges prefix-summed). */
+static void ws_edges_at(const struct blockset *b, uint32_t dev, uint64_t blk, int64_t *R,
+			int64_t *W)
+{
+	uint64_t lo = 0, hi = b->nedges; /* the last edge at or before (dev, blk): index lo - 1 */
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		const struct ws_edge *e = &b->edges[mid];
+
+		if (e->dev < dev || (e->dev == dev && e->block <= blk))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*R = *W = 0;
+	if (lo && b->edges[lo - 1].dev == dev) {
+		*R = b->edges[lo - 1].dr;
+		*W = b->edges[lo - 1].dw;
+	}
+}
+
+/*
+ * ws_finish with large I/Os: the blocks the extents cover are counted exactly from the edges,
+ * the table's blocks (all of them, or a 1/2^level sample) are looked up in them and add what
+ * the extents do not already count, each standing for 2^level blocks. With every block in the
+ * table (level 0) this is exactly what counting the large I/Os block by block gives.
+ */
+static void ws_finish_edges(struct blockset *b, struct ws_result *r)
+{
+	const uint64_t kmask = (1ull << WS_KEY_BLOCK_BITS) - 1;
+	const __int128 wt = (__int128)1 << b->level;
+	struct ws_hist h = {0};
+	uint64_t seg_b = 0, seg_r = 0, seg_w = 0, seg_rw = 0;
+	uint64_t t_b = 0, t_r = 0, t_w = 0, t_rw = 0; /* table blocks (sampled), what they add */
+	__int128 tot = 0, sum = 0;
+	int64_t R = 0, W = 0;
+
+	memset(r, 0, sizeof(*r));
+	ws_edges_compact(b);
+	h.cnt = calloc(WS_HIST_SMALL, sizeof(*h.cnt));
+	if (!h.cnt)
+		return;
+	/* prefix sums: each edge holds the counts up to the next one (0 after a device's last) */
+	for (uint64_t i = 0; i < b->nedges; i++) {
+		struct ws_edge *e = &b->edges[i];
+
+		R += e->dr;
+		W += e->dw;
+		e->dr = R;
+		e->dw = W;
+		if (!R && !W)
+			continue;
+		uint64_t len = b->edges[i + 1].block - e->block; /* R, W > 0: not the last edge */
+
+		seg_b += len;
+		seg_r += R > 0 ? len : 0;
+		seg_w += W > 0 ? len : 0;
+		seg_rw += R > 0 && W > 0 ? len : 0;
+		if (ws_hist_add(&h, (uint64_t)(R + W), len))
+			goto cleanup;
+	}
+	for (uint64_t i = 0; i < b->cap + WS_PAD; i++) {
+		const struct ws_slot *sl = &b->t[i];
+
+		if (!sl->h)
+			continue;
+		uint64_t key = unmix64(sl->h) - 1, c = (uint64_t)sl->r + sl->w;
+
+		ws_edges_at(b, (uint32_t)(key >> WS_KEY_BLOCK_BITS), key & kmask, &R, &W);
+		if (!R && !W) {
+			t_b++;
+			t_r += sl->r > 0;
+			t_w += sl->w > 0;
+			t_rw += sl->r > 0 && sl->w > 0;
+			if (ws_hist_add(&h, c, wt))
+				goto cleanup;
+			continue;
+		}
+		/* an extent's block the smaller I/Os touched too: its count and directions grow */
+		t_r += !R && sl->r;
+		t_w += !W && sl->w;
+		t_rw += (R || sl->r) && (W || sl->w) && !(R && W);
+		if (ws_hist_add(&h, (uint64_t)(R + W), -wt) ||
+		    ws_hist_add(&h, (uint64_t)(R + W) + c, wt))
+			goto cleanup;
+	}
+	double scale = ldexp(1.0, (int)b->level);
+
+	r->valid = true;
+	r->estimated = b->level > 0;
+	r->sample_rate = 1.0 / scale;
+	r->blocks = seg_b + (uint64_t)llround((double)t_b * scale);
+	r->blocks_read = seg_r + (uint64_t)llround((double)t_r * scale);
+	r->blocks_written = seg_w + (uint64_t)llround((double)t_w * scale);
+	r->blocks_both = seg_rw + (uint64_t)llround((double)t_rw * scale);
+	/*
+	 * Only the table's part is sampled: t sampled blocks estimate t * 2^level with a standard
+	 * error of 2^level * sqrt((1 - p) * t). The largest of the four, relative to its figure.
+	 */
+	const uint64_t tv[4] = {t_b, t_r, t_w, t_rw};
+	const uint64_t fv[4] = {r->blocks, r->blocks_read, r->blocks_written, r->blocks_both};
+
+	for (int k = 0; k < 4 && b->level; k++) {
+		double e = fv[k] ? 3.0 * scale * sqrt((1.0 - r->sample_rate) * (double)tv[k]) /
+					   (double)fv[k]
+				 : 0;
+
+		r->rel_error = e > r->rel_error ? e : r->rel_error;
+	}
+	r->accesses = b->accesses;
+	/* hottest first: the big counts (sorted descending, equal ones summed), then the rest */
+	if (h.nbig)
+		qsort(h.big, h.nbig, sizeof(*h.big), hbig_desc);
+	uint64_t nb = 0;
+
+	for (uint64_t i = 0; i < h.nbig; i++) {
+		if (nb && h.big[nb - 1].c == h.big[i].c)
+			h.big[nb - 1].w += h.big[i].w;
+		else
+			h.big[nb++] = h.big[i];
+	}
+	h.nbig = nb;
+	for (uint64_t i = 0; i < h.nbig; i++) {
+		h.big[i].w = h.big[i].w > 0 ? h.big[i].w : 0; /* a sample's overlap can overshoot */
+		tot += h.big[i].w;
+		sum += h.big[i].w * (__int128)h.big[i].c;
+	}
+	for (uint64_t c = 1; c < WS_HIST_SMALL; c++) {
+		h.cnt[c] = h.cnt[c] > 0 ? h.cnt[c] : 0;
+		tot += h.cnt[c];
+		sum += h.cnt[c] * (__int128)c;
+	}
+	if (!tot || !sum)
+		goto cleanup;
+	static const double fr[4] = {0.01, 0.10, 0.20, 0.50};
+
+	for (int k = 0; k < 4; k++) {
+		__int128 want = (__int128)ceil(fr[k] * (double)tot), taken = 0, acc = 0;
+
+		for (uint64_t i = 0; i < h.nbig && taken < want; i++) {
+			__int128 take = h.big[i].w < want - taken ? h.big[i].w : want - taken;
+
+			acc += take * (__int128)h.big[i].c;
+			taken += take;
+		}
+		for (uint64_t c = WS_HIST_SMALL - 1; c > 0 && taken < want; c--) {
+			__int128 take = h.cnt[c] < want - taken ? h.cnt[c] : want - taken;
+
+			acc += take * (__int128)c;
+			taken += take;
+		}
+		r->hot[k] = (double)acc / (double)sum;
+	}
+cleanup:
+	free(h.cnt);
+	free(h.big);
+}
+
 static void ws_finish(struct blockset *b, struct ws_result *r)
 {
 	uint64_t nr = 0, nw = 0, nb = 0, sum = 0;
@@ -578,6 +887,11 @@ static void ws_finish(struct blockset *b, struct ws_result *r)
 	uint64_t *big = NULL, nbig = 0;
 
 	memset(r, 0, sizeof(*r));
+	if (b->nedges) {
+		free(cnt);
+		ws_finish_edges(b, r);
+		return;
+	}
 	if (!cnt)
 		return;
 	for (uint64_t i = 0; i < b->cap + WS_PAD; i++) {
@@ -721,6 +1035,7 @@ void stats__free(struct stats *s)
 		free(s->ops[i].lat_total);
 	}
 	ws_free(s->ws.t, s->ws.cap);
+	free(s->ws.edges);
 	free(s);
 }
 
@@ -1126,6 +1441,8 @@ static int ws_event(struct stats *s, const struct btape_event *ev)
 
 	if (!ws_range(ev, &dir, &b0, &b1))
 		return 0;
+	if (b1 - b0 >= STATS_WS_LARGE_BLOCKS && ws_large(&s->ws, ev->dev, b0, b1, dir))
+		return 0;
 	for (uint64_t b = b0; b <= b1; b++) {
 		int err = ws_add(&s->ws, ws_key(ev, b), dir);
 
@@ -1494,6 +1811,8 @@ HOT_CLONES static int add_block_fast(struct stats *s, const struct btape_event *
  * table directly.
  */
 #define WS_PEND_MAX 1024 /* working-set keys queued per block */
+/* the block path never queues a large I/O's keys: whatever the batching, one rule decides */
+_Static_assert(STATS_WS_LARGE_BLOCKS >= WS_PEND_MAX, "large I/Os go through ws_event");
 
 typedef uint64_t u64x4 __attribute__((vector_size(32), aligned(8)));
 

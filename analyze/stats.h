@@ -28,6 +28,8 @@
 #define STATS_SIZE_LOG2_BINS 65		     /* bin k: sizes in [2^(k-1), 2^k); bin 0: size 0 */
 #define STATS_WS_BLOCK 4096ull		     /* working-set block size */
 #define STATS_WS_LIMIT_DEFAULT (1u << 20)    /* blocks tracked exactly before sampling starts */
+#define STATS_WS_LARGE_BLOCKS 1024	     /* an I/O of more blocks is kept as an extent */
+#define STATS_WS_EDGES_MAX (1u << 19)	     /* extent edges kept (16 MiB); then block by block */
 #define STATS_QD_HEAP_MAX BTAPE_INFLIGHT_MAX /* in-flight completions tracked per device */
 #define STATS_NEAR_SEQ_DEFAULT (128u * 1024) /* near-sequential window, bytes */
 #define STATS_IDLE_MIN_DEFAULT_NS 1000000ull /* idle periods shorter than this are not counted */
@@ -125,12 +127,23 @@ struct ws_slot {
 	uint32_t r, w;
 };
 
+/* A block count change where an extent starts (+1) or ends (-1), per direction. */
+struct ws_edge {
+	uint64_t block; /* as in the table's key: block number modulo 2^44 */
+	uint32_t dev;	/* as in the table's key: the low 20 bits */
+	int64_t dr, dw; /* after stats__finish: the counts from this edge to the next */
+};
+
 struct blockset {
 	struct ws_slot *t; /* cap + WS_PAD slots (linear probing wraps at cap + WS_PAD) */
 	uint64_t cap, n, limit;
 	uint64_t room; /* min(limit, cap / 2): a new block when n reaches it rebuilds first */
 	unsigned int level; /* only blocks with hash >> (64 - level) == 0 kept (1/2^level) */
 	uint64_t accesses;  /* all block accesses seen */
+	/* I/Os of more than STATS_WS_LARGE_BLOCKS blocks, kept exactly as edges (not sampled) */
+	struct ws_edge *edges;
+	uint64_t nedges, edges_cap;
+	bool edges_full; /* STATS_WS_EDGES_MAX reached: later large I/Os go block by block */
 };
 
 /* Derived at stats__finish(). */

@@ -268,6 +268,11 @@ int cmd_convert(int argc, char **argv)
 			 "convert: %" PRIu64 " unmatched or unfinished requests, %" PRIu64
 			 " with times out of order (marked absent)",
 			 st.unmatched, st.inconsistent);
+	if (st.evicted)
+		cli_info(0,
+			 "convert: %" PRIu64 " of them given up before their end: more than %u "
+			 "requests were in flight (the least recently active went first)",
+			 st.evicted, BTAPE_IMPORT_INFLIGHT_MAX);
 	if (!quiet)
 		printf("imported %" PRIu64 " I/Os on %u devices from %s (%s) to %s; %" PRIu64
 		       " skipped\n",

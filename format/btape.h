@@ -101,6 +101,20 @@ struct btape_event {
 	uint8_t op;           /* enum btape_op */
 };
 
+/*
+ * Extent limits (docs/FORMAT.md, "Extent limits"): bytes fits the kernel's 32-bit request
+ * size, and the end, sector * 512 + bytes, is a valid off_t. Writers refuse an event beyond
+ * them, readers report it as damage, importers as a malformed line.
+ */
+#define BTAPE_BYTES_MAX 0xffffffffull	    /* largest bytes of one event: UINT32_MAX */
+#define BTAPE_END_MAX 0x7fffffffffffffffull /* largest sector * 512 + bytes: INT64_MAX */
+
+/* True when sector * 512 + bytes (computed without overflow) is within the limits above. */
+static inline bool btape_extent_ok(uint64_t sector, uint64_t bytes)
+{
+	return bytes <= BTAPE_BYTES_MAX && sector <= (BTAPE_END_MAX - bytes) >> 9;
+}
+
 /* "read", "write", "flush", ... ; "?" for an out-of-range value. */
 const char *btape_op_name(unsigned int op);
 /* Inverse of btape_op_name(); returns -EINVAL for an unknown name. */

@@ -1348,6 +1348,42 @@ static int check_range(const uint64_t *tmp, uint32_t n, uint64_t max, char *err,
 	return 0;
 }
 
+/*
+ * The extent limits (btape_extent_ok) over n decoded events, the first being event first of
+ * the chunk: 0, or -EBADMSG naming the first event beyond them. A column whose every value
+ * fits its share of the limits (a writer's narrow raw sizes) is not looked at; otherwise one
+ * pass ORs the values: sizes below 2^32 and sectors below 2^53 end before 2^62 + 2^32.
+ */
+static int check_extents(const struct dec_priv *p, const struct btape_event *ev, uint32_t n,
+			 uint32_t first, char *err, size_t errlen)
+{
+	const uint64_t bmask = col_fits(&p->cols[C_BYTES], BTAPE_BYTES_MAX) ? 0 : ~0ull;
+	const uint64_t smask = col_fits(&p->cols[C_SECTOR], (1ull << 53) - 1) ? 0 : ~0ull;
+	uint64_t x0 = 0, x1 = 0; /* bytes | sector >> 21: below 2^32 when both are */
+	uint32_t k = 0;
+
+	if (!bmask && !smask)
+		return 0;
+	for (; k + 2 <= n; k += 2) {
+		x0 |= (ev[k].bytes & bmask) | (ev[k].sector & smask) >> 21;
+		x1 |= (ev[k + 1].bytes & bmask) | (ev[k + 1].sector & smask) >> 21;
+	}
+	if (k < n)
+		x0 |= (ev[k].bytes & bmask) | (ev[k].sector & smask) >> 21;
+	if ((x0 | x1) <= BTAPE_BYTES_MAX)
+		return 0;
+	for (k = 0; k < n; k++) {
+		if (!btape_extent_ok(ev[k].sector, ev[k].bytes)) {
+			snprintf(err, errlen,
+				 "event %" PRIu32 " of the chunk (sector %" PRIu64 ", %" PRIu64
+				 " bytes): past the extent limits",
+				 first + k, ev[k].sector, ev[k].bytes);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
 int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t max, char *err,
 			 size_t errlen)
 {
@@ -1563,6 +1599,9 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			break;
 		}
 	}
+	ret = check_extents(p, ev, cnt, d->pos, err, errlen);
+	if (ret)
+		return ret;
 	d->pos += cnt;
 	return (int)cnt;
 }

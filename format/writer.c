@@ -591,6 +591,13 @@ BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event
 			 wname(w), ev->op, ev->present);
 		return -EINVAL;
 	}
+	if (!btape_extent_ok(ev->sector, ev->bytes)) {
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "%s: invalid event (sector %" PRIu64 ", %" PRIu64
+			 " bytes): past the extent limits (docs/FORMAT.md)",
+			 wname(w), ev->sector, ev->bytes);
+		return -EINVAL;
+	}
 	h.ev = *ev;
 	h.comm_id = UINT32_MAX;
 	h.ev.comm = NULL;

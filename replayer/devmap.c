@@ -141,7 +141,11 @@ static int scan_extents(struct rp_devices *s, char *why, size_t whylen)
 	}
 	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
 		for (int i = 0; i < n; i++) {
-			uint64_t end = evs[i].sector * 512 + evs[i].bytes;
+			uint64_t end;
+
+			if (__builtin_add_overflow(rp_sector_offset(evs[i].sector), evs[i].bytes,
+						   &end))
+				end = UINT64_MAX;
 
 			if (evs[i].dev < s->ndev && end > s->devs[evs[i].dev].max_end)
 				s->devs[evs[i].dev].max_end = end;
@@ -262,8 +266,8 @@ static int check_fit(const struct rp_devices *s, const struct rp_sched_cfg *cfg,
 			if (op < 0 || op == RP_IO_FSYNC || ev->dev >= s->ndev ||
 			    s->devs[ev->dev].target == RP_NO_TARGET)
 				continue;
-			if (rp_map_extent(cfg, ev->dev, 0, ev->sector * 512, ev->bytes, &toff,
-					  &tlen) == 0)
+			if (rp_map_extent(cfg, ev->dev, 0, rp_sector_offset(ev->sector), ev->bytes,
+					  &toff, &tlen) == 0)
 				continue;
 			const struct rp_target *t = &s->targets[s->devs[ev->dev].target];
 			char b[300];

@@ -14,6 +14,7 @@
 #include "clock.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <liburing.h>
 #include <stdlib.h>
@@ -166,6 +167,15 @@ static int uring_submit(struct rp_engine *ee, struct rp_io **ios, unsigned int n
 			if (e->nlocal >= e->depth)
 				break;
 			io->res = rp_io_exec_sync(t, io);
+			io->complete_ns = e->clock->now(e->clock);
+			e->local[e->nlocal++] = io;
+			continue;
+		}
+		if ((io->op == RP_IO_READ || io->op == RP_IO_WRITE) && io->bytes > UINT_MAX) {
+			/* an SQE's length is 32 bits: an error, never a truncated (0-byte) I/O */
+			if (e->nlocal >= e->depth)
+				break;
+			io->res = -EINVAL;
 			io->complete_ns = e->clock->now(e->clock);
 			e->local[e->nlocal++] = io;
 			continue;

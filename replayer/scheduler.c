@@ -116,6 +116,9 @@ int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int cop
 	t = &cfg->targets[cfg->devs[dev].target];
 	lbs = t->lbs ? t->lbs : 512;
 	region = rp_region_bytes(cfg, t);
+	/* an end past 2^64 (rounded up to a block) would wrap: it fits nowhere */
+	if (bytes > UINT64_MAX - offset || offset + bytes > UINT64_MAX - (lbs - 1))
+		return -ERANGE;
 	a = offset / lbs * lbs;
 	end = (offset + bytes + lbs - 1) / lbs * lbs;
 	len = end - a;
@@ -438,8 +441,8 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 		io->offset = 0;
 		io->bytes = 0;
 	} else {
-		err = rp_map_extent(cfg, ev->dev, r->copy, ev->sector * 512, ev->bytes, &io->offset,
-				    &io->bytes);
+		err = rp_map_extent(cfg, ev->dev, r->copy, rp_sector_offset(ev->sector), ev->bytes,
+				    &io->offset, &io->bytes);
 		if (err)
 			return err;
 	}

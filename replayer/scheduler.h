@@ -115,10 +115,15 @@ struct rp_sched_cfg {
  * Maps a recorded extent (device dev, copy k of cfg->scale) onto its target: aligned to the
  * target's logical block size, placed in the copy's region (shard) or the whole target
  * (overlay), fitted by cfg->fit. Returns 0, or -ERANGE when it does not fit under --fit error
- * (or is larger than the region), -EINVAL for a bad device index.
+ * (or is larger than the region, or its end would pass 2^64), -EINVAL for a bad device index.
  */
 int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy, uint64_t offset,
 		  uint64_t bytes, uint64_t *toff, uint64_t *tbytes);
+/* A sector's byte offset; UINT64_MAX (which no extent fits) when it would pass 2^64. */
+static inline uint64_t rp_sector_offset(uint64_t sector)
+{
+	return sector > UINT64_MAX / 512 ? UINT64_MAX : sector * 512;
+}
 /* Region size of one copy on target t. */
 uint64_t rp_region_bytes(const struct rp_sched_cfg *cfg, const struct rp_target *t);
 

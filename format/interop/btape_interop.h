@@ -60,6 +60,10 @@ int btape_fmt_detect(const void *head, size_t len);
  */
 int btape_fmt_detect_file(const char *path, char *errmsg, size_t errlen);
 
+/* blktrace/blkparse: requests kept in flight while joining; beyond, the least recently
+ * active one is given up (written without completion if issued, counted in evicted). */
+#define BTAPE_IMPORT_INFLIGHT_MAX (1u << 19)
+
 /* Counters of one import. */
 struct btape_import_stats {
 	uint64_t lines;	       /* text lines (or binary records) read in the write pass */
@@ -69,6 +73,7 @@ struct btape_import_stats {
 	uint64_t merged;       /* blktrace/blkparse: queued bios merged into another request */
 	uint64_t remaps;       /* blktrace/blkparse: remap (A) events applied */
 	uint64_t unmatched;    /* completions/issues with no queued request, or left in flight */
+	uint64_t evicted;      /* of which: given up to make room (BTAPE_IMPORT_INFLIGHT_MAX) */
 	uint64_t inconsistent; /* times out of order within one request: that time marked absent */
 	uint64_t order_violations; /* events older than the reorder window allowed: written late */
 	uint32_t devices;	   /* entries in the device table */

@@ -404,10 +404,24 @@ int imp_bad(struct imp *im, const char *fmt, ...)
 	return 0;
 }
 
+int imp_extent_check(struct imp *im, uint64_t sector, uint64_t bytes)
+{
+	if (btape_extent_ok(sector, bytes))
+		return 1;
+	return imp_bad(im,
+		       "I/O at sector %llu of %llu bytes: past the limits of one I/O (at most "
+		       "%llu bytes, ending by byte 2^63 - 1)",
+		       (unsigned long long)sector, (unsigned long long)bytes,
+		       (unsigned long long)BTAPE_BYTES_MAX);
+}
+
 int imp_emit(struct imp *im, const struct btape_event *ev)
 {
 	int err;
 
+	err = imp_extent_check(im, ev->sector, ev->bytes);
+	if (err <= 0)
+		return err;
 	if (im->pass == 1) {
 		if (!im->have_events || ev->issue_ns < im->min_issue_ns)
 			im->min_issue_ns = ev->issue_ns;

@@ -107,7 +107,13 @@ int imp_fail(struct imp *im, const char *fmt, ...) __attribute__((format(printf,
 int imp_bad(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Returns the device index for a source id (adding it in pass 1), or -errno. */
 int imp_device(struct imp *im, const char *name, size_t len, uint32_t major, uint32_t minor);
-/* Hands one finished I/O record to the output (pass 2) or to the scan (pass 1). */
+/*
+ * 1 when (sector, bytes) is within the format's extent limits (btape_extent_ok); else a
+ * malformed line (imp_bad: 0 to skip it, or -EINVAL naming it).
+ */
+int imp_extent_check(struct imp *im, uint64_t sector, uint64_t bytes);
+/* Hands one finished I/O record to the output (pass 2) or to the scan (pass 1); an extent
+ * past the limits is a malformed line. */
 int imp_emit(struct imp *im, const struct btape_event *ev);
 
 /* Line parsers: one line (NUL-terminated, no newline). 0 or -errno. */
@@ -163,6 +169,8 @@ void join_free(struct join *j);
 int join_event(struct imp *im, const struct jev *e);
 /* End of input: emits issued-but-uncompleted requests, counts the rest as unmatched. */
 int join_finish(struct imp *im);
+/* Test hook: table slots and list entries the joiner has visited in this thread. */
+extern _Thread_local uint64_t join_steps;
 
 /* blkparse's rwbs ("WS", "FWFS", "RA", "D", "FN") of a request of bytes to op + flags (fields.c
  * says which letters); -EINVAL when not rwbs. */

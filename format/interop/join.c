@@ -4,18 +4,23 @@
  * of one request become one record. Requests are keyed by (device, current sector) as blkparse
  * and btt do (the traces carry no request pointer). Merges drop the merged bio's Q, a front
  * merge moves the request's key, a partial completion moves it past the completed part, a
- * remap carries the submitter's pid/comm to the target device. An open-addressing table with
- * a fixed cap and time-based expiry keeps memory bounded.
+ * remap carries the submitter's pid/comm to the target device. Memory is bounded: at most
+ * JOIN_MAX_INFLIGHT requests are kept, a request idle for JOIN_EXPIRE_NS of trace time is given
+ * up, and when the table is full the least recently active one is (docs/FORMATS.md). Both
+ * take the head of a list kept in order of last activity: O(1) work per event.
  */
 #include "interop_internal.h"
 
 #include <stdlib.h>
 
 #define JOIN_INIT_SLOTS 4096u
-#define JOIN_MAX_SLOTS (1u << 20)	    /* at most half used: 512 Ki requests in flight */
-#define JOIN_EXPIRE_NS (30ull * 1000000000) /* a request idle this long is given up */
-#define JOIN_SWEEP_EVENTS (1u << 20)	    /* expiry sweep period, in events */
+#define JOIN_MAX_INFLIGHT BTAPE_IMPORT_INFLIGHT_MAX /* beyond, the least recently active goes */
+#define JOIN_MAX_SLOTS (2 * JOIN_MAX_INFLIGHT)	    /* the table is at most half full */
+#define JOIN_EXPIRE_NS (30ull * 1000000000)	    /* a request idle this long is given up */
 #define COMM_LEN 32
+#define NIL UINT32_MAX
+
+_Thread_local uint64_t join_steps;
 
 struct pend {
 	uint64_t devkey, sector; /* key; devkey 0 with used 0 = empty */
@@ -23,6 +28,7 @@ struct pend {
 	uint64_t bytes;		 /* request size */
 	uint64_t rem;		 /* bytes not yet completed */
 	uint64_t q_ns, d_ns, last_ns;
+	uint32_t prev, next; /* age list (slot indexes): least recently active first */
 	int dev;
 	uint32_t flags, pid, cpu;
 	uint8_t op;
@@ -30,11 +36,16 @@ struct pend {
 	char comm[COMM_LEN]; /* "" unknown */
 };
 
+/*
+ * An open-addressing table (linear probing, at most half full) whose entries are also on a
+ * doubly linked list in order of last activity: expiry and eviction take the list's head,
+ * so no event ever walks the table.
+ */
 struct join {
 	struct pend *slots;
 	uint32_t cap, count;
+	uint32_t head, tail; /* age list; NIL when empty */
 	uint64_t now_ns;
-	uint64_t events;
 };
 
 int join_new(struct join **jp)
@@ -44,6 +55,7 @@ int join_new(struct join **jp)
 	if (!j)
 		return -ENOMEM;
 	j->cap = JOIN_INIT_SLOTS;
+	j->head = j->tail = NIL;
 	j->slots = calloc(j->cap, sizeof(*j->slots));
 	if (!j->slots) {
 		free(j);
@@ -68,6 +80,62 @@ static uint32_t hash(uint64_t devkey, uint64_t sector)
 	return (uint32_t)(h >> 32);
 }
 
+/* ---- the age list ---- */
+
+static void link_tail(struct join *j, uint32_t i)
+{
+	struct pend *p = &j->slots[i];
+
+	p->prev = j->tail;
+	p->next = NIL;
+	if (j->tail != NIL)
+		j->slots[j->tail].next = i;
+	else
+		j->head = i;
+	j->tail = i;
+}
+
+static void unlink_entry(struct join *j, uint32_t i)
+{
+	const struct pend *p = &j->slots[i];
+
+	if (p->prev != NIL)
+		j->slots[p->prev].next = p->next;
+	else
+		j->head = p->next;
+	if (p->next != NIL)
+		j->slots[p->next].prev = p->prev;
+	else
+		j->tail = p->prev;
+}
+
+/* The entry now in slot i moved there from another slot: its neighbours point at i. */
+static void relink(struct join *j, uint32_t i)
+{
+	const struct pend *p = &j->slots[i];
+
+	if (p->prev != NIL)
+		j->slots[p->prev].next = i;
+	else
+		j->head = i;
+	if (p->next != NIL)
+		j->slots[p->next].prev = i;
+	else
+		j->tail = i;
+}
+
+/* Entry i was active at time t: it goes to the list's tail. */
+static void touch(struct join *j, uint32_t i, uint64_t t)
+{
+	j->slots[i].last_ns = t;
+	if (j->tail != i) {
+		unlink_entry(j, i);
+		link_tail(j, i);
+	}
+}
+
+/* ---- the table ---- */
+
 static long find(struct join *j, uint64_t devkey, uint64_t sector)
 {
 	uint32_t mask = j->cap - 1, i = hash(devkey, sector) & mask;
@@ -75,6 +143,7 @@ static long find(struct join *j, uint64_t devkey, uint64_t sector)
 	for (;;) {
 		struct pend *p = &j->slots[i];
 
+		join_steps++;
 		if (!p->used)
 			return -1;
 		if (p->devkey == devkey && p->sector == sector)
@@ -88,11 +157,13 @@ static void del(struct join *j, uint32_t i)
 {
 	uint32_t mask = j->cap - 1, k = i;
 
+	unlink_entry(j, i);
 	j->slots[i].used = false;
 	j->count--;
 	for (;;) {
 		uint32_t h;
 
+		join_steps++;
 		k = (k + 1) & mask;
 		if (!j->slots[k].used)
 			return;
@@ -102,31 +173,36 @@ static void del(struct join *j, uint32_t i)
 			continue;
 		j->slots[i] = j->slots[k];
 		j->slots[k].used = false;
+		relink(j, i);
 		i = k;
 	}
 }
 
+/* Doubles the table; the age list keeps its order. */
 static int grow(struct join *j)
 {
 	struct pend *old = j->slots;
-	uint32_t oldcap = j->cap;
+	uint32_t it = j->head, mask = j->cap * 2 - 1;
 
-	j->slots = calloc((size_t)oldcap * 2, sizeof(*j->slots));
+	j->slots = calloc((size_t)j->cap * 2, sizeof(*j->slots));
 	if (!j->slots) {
 		j->slots = old;
 		return -ENOMEM;
 	}
-	j->cap = oldcap * 2;
-	j->count = 0;
-	for (uint32_t i = 0; i < oldcap; i++) {
-		if (old[i].used) {
-			uint32_t mask = j->cap - 1, k = hash(old[i].devkey, old[i].sector) & mask;
+	j->cap *= 2;
+	j->head = j->tail = NIL;
+	while (it != NIL) {
+		const struct pend *o = &old[it];
+		uint32_t k = hash(o->devkey, o->sector) & mask;
 
-			while (j->slots[k].used)
-				k = (k + 1) & mask;
-			j->slots[k] = old[i];
-			j->count++;
+		while (j->slots[k].used) {
+			join_steps++;
+			k = (k + 1) & mask;
 		}
+		join_steps++;
+		j->slots[k] = *o;
+		it = o->next;
+		link_tail(j, k);
 	}
 	free(old);
 	return 0;
@@ -181,71 +257,97 @@ static int emit(struct imp *im, const struct pend *p, bool has_c, uint64_t c_ns,
 	return imp_emit(im, &ev);
 }
 
-/* Gives up requests idle for JOIN_EXPIRE_NS: issued ones are written without completion. */
-static int sweep(struct imp *im, bool all)
+/* Gives up entry i (never completed): an issued request is written without completion. */
+static int give_up(struct imp *im, uint32_t i)
+{
+	struct join *j = im->join;
+	struct pend copy = j->slots[i];
+
+	join_steps++;
+	im->st.unmatched++;
+	del(j, i);
+	return copy.has_d ? emit(im, &copy, false, 0, false, 0) : 0;
+}
+
+/* Gives up the requests idle for more than JOIN_EXPIRE_NS, oldest activity first. */
+static int expire(struct imp *im)
 {
 	struct join *j = im->join;
 	int err;
 
-	for (uint32_t i = 0; i < j->cap;) {
-		struct pend *p = &j->slots[i];
-
-		if (p->used && (all || p->last_ns + JOIN_EXPIRE_NS < j->now_ns)) {
-			struct pend copy = *p;
-
-			im->st.unmatched++;
-			del(j, i);
-			if (copy.has_d || copy.has_q) {
-				if (copy.has_d) {
-					err = emit(im, &copy, false, 0, false, 0);
-					if (err)
-						return err;
-				}
-			}
-			continue; /* slot i now holds a shifted entry (or is empty) */
-		}
-		i++;
+	while (j->head != NIL && j->now_ns - j->slots[j->head].last_ns > JOIN_EXPIRE_NS) {
+		err = give_up(im, j->head);
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
-static struct pend *add(struct imp *im, uint64_t devkey, uint64_t sector)
+/*
+ * A new entry for (devkey, sector), the newest on the age list; *pp NULL when none could be
+ * made (counted unmatched). With JOIN_MAX_INFLIGHT in flight the least recently active
+ * request is given up first (counted as evicted). 0 or -errno.
+ */
+static int add(struct imp *im, uint64_t devkey, uint64_t sector, struct pend **pp)
 {
 	struct join *j = im->join;
 	uint32_t mask, k;
+	int err;
 
-	if ((j->count + 1) * 2 > j->cap) {
-		if (j->cap >= JOIN_MAX_SLOTS || grow(j))
-			return NULL;
+	*pp = NULL;
+	if (j->count >= JOIN_MAX_INFLIGHT ||
+	    ((j->count + 1) * 2 > j->cap && (j->cap >= JOIN_MAX_SLOTS || grow(j)))) {
+		/* full, or no memory to grow: make room (count * 2 <= cap holds, so one does) */
+		if (j->head == NIL) {
+			im->st.unmatched++;
+			return 0;
+		}
+		im->st.evicted++;
+		err = give_up(im, j->head);
+		if (err)
+			return err;
 	}
 	mask = j->cap - 1;
 	k = hash(devkey, sector) & mask;
-	while (j->slots[k].used)
+	while (j->slots[k].used) {
+		join_steps++;
 		k = (k + 1) & mask;
+	}
 	memset(&j->slots[k], 0, sizeof(j->slots[k]));
 	j->slots[k].used = true;
 	j->slots[k].devkey = devkey;
 	j->slots[k].sector = sector;
 	j->count++;
-	return &j->slots[k];
+	link_tail(j, k);
+	*pp = &j->slots[k];
+	return 0;
 }
 
-/* Re-keys entry i to (devkey, sector); returns the new pointer (or NULL if occupied). */
-static struct pend *rekey(struct imp *im, long i, uint64_t devkey, uint64_t sector)
+/*
+ * Re-keys entry i to (devkey, sector), active at time t: *pp is the new pointer, or NULL
+ * when the key is taken. 0 or -errno.
+ */
+static int rekey(struct imp *im, long i, uint64_t devkey, uint64_t sector, uint64_t t,
+		 struct pend **pp)
 {
 	struct join *j = im->join;
-	struct pend copy = j->slots[i], *p;
+	struct pend copy = j->slots[i];
+	int err;
 
+	*pp = NULL;
 	if (find(j, devkey, sector) >= 0)
-		return NULL;
+		return 0;
 	del(j, (uint32_t)i);
-	p = add(im, devkey, sector);
-	if (!p)
-		return NULL; /* cannot happen: a slot was just freed */
+	err = add(im, devkey, sector, pp); /* a slot was just freed: no eviction */
+	if (err || !*pp)
+		return err;
 	copy.devkey = devkey;
 	copy.sector = sector;
-	*p = copy;
-	return p;
+	copy.last_ns = t;
+	copy.prev = (*pp)->prev;
+	copy.next = (*pp)->next;
+	**pp = copy;
+	return 0;
 }
 
 static void set_comm(struct pend *p, const struct jev *e)
@@ -265,13 +367,21 @@ int join_event(struct imp *im, const struct jev *e)
 	long i;
 	int err;
 
+	if (e->act != JA_OTHER) {
+		err = imp_extent_check(im, e->sector, e->bytes);
+		if (err <= 0)
+			return err;
+		if (e->act == JA_REMAP) {
+			err = imp_extent_check(im, e->from_sector, e->bytes);
+			if (err <= 0)
+				return err;
+		}
+	}
 	if (e->time_ns > j->now_ns)
 		j->now_ns = e->time_ns;
-	if (++j->events % JOIN_SWEEP_EVENTS == 0 || j->count * 2 + 2 > JOIN_MAX_SLOTS) {
-		err = sweep(im, false);
-		if (err)
-			return err;
-	}
+	err = expire(im);
+	if (err)
+		return err;
 	i = find(j, e->devkey, e->sector);
 	p = i >= 0 ? &j->slots[i] : NULL;
 	switch (e->act) {
@@ -281,14 +391,14 @@ int join_event(struct imp *im, const struct jev *e)
 			return 0;
 		}
 		if (!p) {
-			p = add(im, e->devkey, e->sector);
-			if (!p) {
-				im->st.unmatched++;
-				return 0;
-			}
+			err = add(im, e->devkey, e->sector, &p);
+			if (err || !p)
+				return err;
 			set_comm(p, e);
-		} else if (!p->has_pid && !p->comm[0]) {
-			set_comm(p, e); /* keep a remap's attribution otherwise */
+		} else {
+			if (!p->has_pid && !p->comm[0])
+				set_comm(p, e); /* keep a remap's attribution otherwise */
+			touch(j, (uint32_t)i, e->time_ns);
 		}
 		p->has_q = true;
 		p->q_ns = e->time_ns;
@@ -316,8 +426,11 @@ int join_event(struct imp *im, const struct jev *e)
 		im->st.merged++;
 		r = find(j, e->devkey, next);
 		if (r >= 0 && !j->slots[r].has_d) {
-			struct pend *q = rekey(im, r, e->devkey, e->sector);
+			struct pend *q;
 
+			err = rekey(im, r, e->devkey, e->sector, e->time_ns, &q);
+			if (err)
+				return err;
 			if (q) {
 				q->start_sector = e->sector;
 				q->bytes += e->bytes;
@@ -330,7 +443,7 @@ int join_event(struct imp *im, const struct jev *e)
 		if (p) {
 			p->has_d = false;
 			p->requeued = true;
-			p->last_ns = e->time_ns;
+			touch(j, (uint32_t)i, e->time_ns);
 		}
 		return 0;
 	case JA_ISSUE:
@@ -339,12 +452,12 @@ int join_event(struct imp *im, const struct jev *e)
 			return 0;
 		}
 		if (!p) {
-			p = add(im, e->devkey, e->sector);
-			if (!p) {
-				im->st.unmatched++;
-				return 0;
-			}
+			err = add(im, e->devkey, e->sector, &p);
+			if (err || !p)
+				return err;
 			p->start_sector = e->sector;
+		} else {
+			touch(j, (uint32_t)i, e->time_ns);
 		}
 		p->has_d = true;
 		p->d_ns = e->time_ns;
@@ -369,8 +482,9 @@ int join_event(struct imp *im, const struct jev *e)
 			uint64_t next = e->sector + e->bytes / 512;
 			struct pend *q;
 
-			p->last_ns = e->time_ns;
-			q = rekey(im, i, e->devkey, next);
+			err = rekey(im, i, e->devkey, next, e->time_ns, &q);
+			if (err)
+				return err;
 			if (q) {
 				q->rem -= e->bytes;
 				return 0;
@@ -390,9 +504,9 @@ int join_event(struct imp *im, const struct jev *e)
 		if (!p) {
 			struct pend src = j->slots[s];
 
-			p = add(im, e->devkey, e->sector);
-			if (!p)
-				return 0;
+			err = add(im, e->devkey, e->sector, &p);
+			if (err || !p)
+				return err;
 			p->pid = src.pid;
 			p->has_pid = src.has_pid;
 			memcpy(p->comm, src.comm, sizeof(p->comm));
@@ -409,7 +523,15 @@ int join_event(struct imp *im, const struct jev *e)
 	return 0;
 }
 
+/* End of input: every request still in flight is given up, oldest activity first. */
 int join_finish(struct imp *im)
 {
-	return im->join ? sweep(im, true) : 0;
+	int err;
+
+	while (im->join && im->join->head != NIL) {
+		err = give_up(im, im->join->head);
+		if (err)
+			return err;
+	}
+	return 0;
 }

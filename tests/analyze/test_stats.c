@@ -286,6 +286,203 @@ static void test_working_set_estimate(void **st)
 	stats__free(s);
 }
 
+/* ---- large I/Os (more than STATS_WS_LARGE_BLOCKS blocks): kept as extents ---- */
+
+/* Skew of a count histogram (mult[c] blocks with c accesses), by the definition. */
+static void ref_skew(const uint64_t *mult, uint64_t maxc, double hot[4])
+{
+	static const double fr[4] = {0.01, 0.10, 0.20, 0.50};
+	uint64_t nb = 0, sum = 0;
+
+	for (uint64_t c = 1; c <= maxc; c++) {
+		nb += mult[c];
+		sum += mult[c] * c;
+	}
+	for (int k = 0; k < 4; k++) {
+		uint64_t want = (uint64_t)ceil(fr[k] * (double)nb), taken = 0, acc = 0;
+
+		for (uint64_t c = maxc; c > 0 && taken < want; c--) {
+			uint64_t take = mult[c] < want - taken ? mult[c] : want - taken;
+
+			acc += take * c;
+			taken += take;
+		}
+		hot[k] = (double)acc / (double)sum;
+	}
+}
+
+static void assert_hot(const struct stats *s, const double want[4])
+{
+	for (int k = 0; k < 4; k++)
+		if (fabs(s->wsr.hot[k] - want[k]) > 1e-12)
+			fail_msg("hot[%d] = %.15f, want %.15f", k, s->wsr.hot[k], want[k]);
+}
+
+/*
+ * Random reads and writes on two devices, a third of them large, overlapping each other and
+ * the small ones: every working-set figure equals a block-by-block count (the definition).
+ */
+static void test_working_set_large_exact(void **st)
+{
+	enum { N = 3000, SPACE = 1 << 16, MAXB = 8000 };
+	const size_t cells = 2 * (SPACE + MAXB + 2);
+	uint32_t *r = calloc(cells, sizeof(*r)), *w = calloc(cells, sizeof(*w));
+	struct btape_event *e = calloc(N, sizeof(*e));
+	uint64_t *mult = calloc(4 * N + 2, sizeof(*mult)), seed = 42, accesses = 0, large = 0;
+	uint64_t nb = 0, nr = 0, nw = 0, nrw = 0, maxc = 0;
+	double hot[4];
+
+	assert_true(r && w && e && mult);
+	for (size_t i = 0; i < N; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t x = seed >> 20, sector = x % (SPACE * 8ull), bytes;
+		unsigned int dev = (unsigned int)(x >> 40) & 1, op = (x >> 41) & 1;
+
+		if (x % 3 == 0) /* large: from just over the threshold to ~8000 blocks */
+			bytes = (STATS_WS_LARGE_BLOCKS * 8ull + 1 + (x >> 5) % 56000) * 512;
+		else
+			bytes = (1 + (x >> 5) % 500) * 512;
+		e[i] = ev_rw(i, op ? BTAPE_OP_WRITE : BTAPE_OP_READ, sector, bytes);
+		e[i].dev = dev;
+		uint64_t b0 = sector * 512 / 4096, b1 = (sector * 512 + bytes - 1) / 4096;
+
+		large += b1 - b0 + 1 > STATS_WS_LARGE_BLOCKS;
+		for (uint64_t b = b0; b <= b1; b++) {
+			(op ? w : r)[dev * (cells / 2) + b]++;
+			accesses++;
+		}
+	}
+	for (size_t i = 0; i < cells; i++) {
+		uint64_t c = (uint64_t)r[i] + w[i];
+
+		nb += c > 0;
+		nr += r[i] > 0;
+		nw += w[i] > 0;
+		nrw += r[i] && w[i];
+		mult[c]++;
+		maxc = c > maxc ? c : maxc;
+	}
+	ref_skew(mult, maxc, hot);
+	assert_true(large > N / 4);
+	for (int way = 0; way < 2; way++) {
+		struct stats *s = way ? run_one_by_one(e, N, NULL) : run(e, N, NULL);
+
+		assert_true(s->ws.nedges > 0); /* the large ones took the extent path */
+		assert_false(s->wsr.estimated);
+		assert_int_equal(s->wsr.blocks, nb);
+		assert_int_equal(s->wsr.blocks_read, nr);
+		assert_int_equal(s->wsr.blocks_written, nw);
+		assert_int_equal(s->wsr.blocks_both, nrw);
+		assert_int_equal(s->wsr.accesses, accesses);
+		assert_hot(s, hot);
+		stats__free(s);
+	}
+	free(r);
+	free(w);
+	free(e);
+	free(mult);
+}
+
+/*
+ * The issue's case: I/Os of the largest size the format allows over a 4 TiB range finish at
+ * once with exact figures (block by block they were 2.6 G block updates, and sampled).
+ * 1000 disjoint extents of 4 GiB - 4 KiB at 4 GiB steps, each read twice, the even ones also
+ * written; a 4 KiB write inside an odd extent and a 4 KiB read outside every extent.
+ */
+static void test_working_set_huge_extents(void **st)
+{
+	enum { K = 1000 };
+	const uint64_t len = (4ull << 30) - 4096, L = len / 4096, step = 4ull << 30;
+	struct btape_event *e = calloc(3 * K + 2, sizeof(*e));
+	size_t n = 0;
+	uint64_t mult[4] = {0};
+	double hot[4];
+
+	assert_non_null(e);
+	for (int pass = 0; pass < 3; pass++)
+		for (uint64_t k = 0; k < K; k++)
+			if (pass < 2 || k % 2 == 0)
+				e[n] = ev_rw(n, pass < 2 ? BTAPE_OP_READ : BTAPE_OP_WRITE,
+					     k * step / 512, len),
+				n++;
+	e[n] = ev_rw(n, BTAPE_OP_WRITE, (step + 8192) / 512, 4096); /* in extent 1 (odd) */
+	n++;
+	e[n] = ev_rw(n, BTAPE_OP_READ, (K * step + 8192) / 512, 4096); /* beyond them all */
+	n++;
+	struct stats *s = run(e, n, NULL);
+
+	assert_false(s->wsr.estimated);
+	assert_int_equal(s->wsr.blocks, K * L + 1);
+	assert_int_equal(s->wsr.blocks_read, K * L + 1);
+	assert_int_equal(s->wsr.blocks_written, K / 2 * L + 1);
+	assert_int_equal(s->wsr.blocks_both, K / 2 * L + 1);
+	assert_int_equal(s->wsr.accesses, (2 * K + K / 2) * L + 2);
+	mult[3] = K / 2 * L + 1; /* even extents (2 reads + 1 write), and the written block */
+	mult[2] = K / 2 * L - 1;
+	mult[1] = 1;
+	ref_skew(mult, 3, hot);
+	assert_hot(s, hot);
+	assert_true(fabs(s->wsr.hot[3] - 3.0 * (K / 2 * L + 1) / (2.5 * K * L + 2)) < 1e-9);
+	free(e);
+	stats__free(s);
+}
+
+/*
+ * More disjoint large extents than STATS_WS_EDGES_MAX edges hold: the rest are counted
+ * block by block, and the figures stay exact. Then a sampled table with extents: the distinct
+ * count estimate is within its stated error.
+ */
+static void test_working_set_large_fallback(void **st)
+{
+	const uint64_t extra = 200, k_all = STATS_WS_EDGES_MAX / 2 + extra, nbl = 1025;
+	struct btape_event *e = calloc(k_all, sizeof(*e));
+
+	assert_non_null(e);
+	for (uint64_t k = 0; k < k_all; k++)
+		e[k] = ev_rw(k, BTAPE_OP_READ, k * (nbl + 1) * 8, nbl * 4096);
+	struct stats *s = run(e, k_all, NULL);
+
+	assert_true(s->ws.edges_full);
+	assert_true(s->ws.n >= extra * nbl); /* the table took the ones past the edges */
+	assert_false(s->wsr.estimated);
+	assert_int_equal(s->wsr.blocks, k_all * nbl);
+	assert_int_equal(s->wsr.blocks_read, k_all * nbl);
+	assert_int_equal(s->wsr.accesses, k_all * nbl);
+	stats__free(s);
+	free(e);
+
+	/* sampled: 200,000 random small reads over 10^6 blocks, and 50 large extents */
+	const size_t n = 200050;
+	struct stats_opts o = {.ws_limit = 4096};
+	uint8_t *seen = calloc(1 << 21, 1);
+	uint64_t seed = 9, truth = 0;
+
+	e = calloc(n, sizeof(*e));
+	assert_true(e && seen);
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t blk = (seed >> 33) % 1000000, nb = 1;
+
+		if (i % 4001 == 0) /* large: 1500 blocks */
+			nb = 1500;
+		e[i] = ev_rw(i, BTAPE_OP_READ, blk * 8, nb * 4096);
+		for (uint64_t b = blk; b < blk + nb; b++)
+			if (!seen[b]++)
+				truth++;
+	}
+	s = run(e, n, &o);
+	assert_true(s->wsr.estimated && s->ws.nedges > 0);
+	double err = fabs((double)s->wsr.blocks - (double)truth) / (double)truth;
+
+	if (err > s->wsr.rel_error)
+		fail_msg("estimate %llu vs %llu: error %.4f > bound %.4f",
+			 (unsigned long long)s->wsr.blocks, (unsigned long long)truth, err,
+			 s->wsr.rel_error);
+	stats__free(s);
+	free(e);
+	free(seen);
+}
+
 /*
  * The working-set table never holds more than ws_limit blocks nor more than half its slots,
  * after every add: one event at a time through stats__add, batches of one event, and batches
@@ -1129,6 +1326,9 @@ int main(void)
 		cmocka_unit_test(test_sequential_and_seek),
 		cmocka_unit_test(test_working_set_skew),
 		cmocka_unit_test(test_working_set_estimate),
+		cmocka_unit_test(test_working_set_large_exact),
+		cmocka_unit_test(test_working_set_huge_extents),
+		cmocka_unit_test(test_working_set_large_fallback),
 		cmocka_unit_test(test_working_set_bounds),
 		cmocka_unit_test(test_qd_and_idle_from_completions),
 		cmocka_unit_test(test_idle_basis_with_missing_completions),

@@ -7,7 +7,8 @@
  * decoder and one 256-event slice kept across chunks, a skip mask and a slice size that change
  * from call to call, the decoder freed after an error. For every event: each decoded field
  * equals the reference's, skipped fields read 0 (comm NULL), an out-of-range value in a
- * decoded column is reported, and no error comes from a skipped column alone.
+ * decoded column (or an extent past btape_extent_ok) is reported, and no error comes from a
+ * skipped column alone.
  * (Written by an independent reviewer of btape_reader__skip_fields, then tidied.)
  */
 #include <setjmp.h>
@@ -134,6 +135,12 @@ static void gen_col(int c, uint32_t m, int wild)
 		if (r->kind == COL_DELTA)
 			r->width = 0, r->base = 0;
 	}
+	if (!wild && (c == P_BYTES || c == P_SECTOR) && rnd() % 4) {
+		/* mostly within the extent limits (btape_extent_ok), as a writer's are */
+		r->kind = COL_RAW;
+		if (r->width > (c == P_BYTES ? 3u : 6u))
+			r->width = c == P_BYTES ? 3 : 6;
+	}
 	col_alloc(r, m);
 	for (uint32_t j = 0; j < m; j++) {
 		uint64_t v = rnd();
@@ -231,6 +238,7 @@ static uint32_t make_chunk(msgpack_sbuffer *sb, uint32_t n, int wild)
 		e->op = (uint8_t)cols[P_OP].t[k];
 		e->bytes = cols[P_BYTES].t[k];
 		e->sector = cols[P_SECTOR].t[k];
+		b |= (uint32_t)!btape_extent_ok(e->sector, e->bytes) << P_BYTES; /* the extent */
 		for (int c = P_COMPLETE; c < NCOLS; c++) {
 			if (!(e->present & bits[c]))
 				continue;

@@ -178,11 +178,15 @@ static void test_edge_values(void **state)
 					.sector = 0,
 					.present = BTAPE_HAS_FLAGS,
 					.flags = BTAPE_FLAG_PREFLUSH | BTAPE_FLAG_FUA};
-	/* sector near 2^64 and 4 GiB sizes */
-	evs[n++] = (struct btape_event){
-		.issue_ns = 1, .op = BTAPE_OP_WRITE, .sector = UINT64_MAX - 7, .bytes = 4ull << 30};
-	evs[n++] = (struct btape_event){
-		.issue_ns = 2, .op = BTAPE_OP_DISCARD, .sector = UINT64_MAX, .bytes = UINT64_MAX};
+	/* the extent limits: the largest size ending at the last byte, the last sector */
+	evs[n++] = (struct btape_event){.issue_ns = 1,
+					.op = BTAPE_OP_WRITE,
+					.sector = (BTAPE_END_MAX - BTAPE_BYTES_MAX) >> 9,
+					.bytes = BTAPE_BYTES_MAX};
+	evs[n++] = (struct btape_event){.issue_ns = 2,
+					.op = BTAPE_OP_DISCARD,
+					.sector = BTAPE_END_MAX >> 9,
+					.bytes = BTAPE_END_MAX & 511};
 	/* completion before issue (broken invariant) still round-trips; huge latency */
 	evs[n++] = (struct btape_event){.issue_ns = 10,
 					.complete_ns = 5,
@@ -284,6 +288,45 @@ static void test_constant_runs(void **state)
 	free(evs);
 }
 
+/* The writer refuses an extent past the limits (and goes on); at the limits it accepts. */
+static void test_extent_limits(void **state)
+{
+	static const struct {
+		uint64_t sector, bytes;
+		bool ok;
+	} cases[] = {
+		{0, BTAPE_BYTES_MAX, true},
+		{0, BTAPE_BYTES_MAX + 1, false},
+		{0, UINT64_MAX, false},
+		{BTAPE_END_MAX >> 9, BTAPE_END_MAX & 511, true},
+		{BTAPE_END_MAX >> 9, (BTAPE_END_MAX & 511) + 1, false}, /* ends at 2^63 */
+		{(BTAPE_END_MAX >> 9) + 1, 0, false},
+		{UINT64_MAX >> 9, 512, false}, /* sector * 512 + bytes wraps to 0 */
+		{UINT64_MAX, 4096, false},
+	};
+	char *dir = tu_tmpdir();
+	struct btape_writer *w;
+	struct btape_meta meta;
+
+	(void)state;
+	tu_meta(&meta, 1);
+	assert_int_equal(btape_writer__open(&w, tu_path(dir, "t.btape", 0), &meta, NULL), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct btape_event ev = {.issue_ns = i, .op = BTAPE_OP_READ};
+
+		ev.sector = cases[i].sector;
+		ev.bytes = cases[i].bytes;
+		assert_int_equal(btape_extent_ok(ev.sector, ev.bytes), cases[i].ok);
+		assert_int_equal(btape_writer__add(w, &ev), cases[i].ok ? 0 : -EINVAL);
+		if (!cases[i].ok)
+			assert_non_null(strstr(btape_writer__errmsg(w), "past the extent limits"));
+	}
+	assert_int_equal(btape_writer__events(w), 2);
+	assert_int_equal(btape_writer__close(w), 0);
+	btape_meta__free(&meta);
+	tu_cleanup_dir(dir);
+}
+
 static void test_op_names(void **state)
 {
 	char buf[32];
@@ -336,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_meta_helpers),
 		cmocka_unit_test(test_random_all_presence),
 		cmocka_unit_test(test_edge_values),
+		cmocka_unit_test(test_extent_limits),
 		cmocka_unit_test(test_many_devices),
 		cmocka_unit_test(test_sequential_pattern),
 		cmocka_unit_test(test_constant_runs),

@@ -67,7 +67,7 @@ void tu_random_event(uint64_t *s, struct btape_event *ev, uint64_t issue, bool a
 	ev->present = all ? BTAPE_HAS__ALL : (uint32_t)(tu_rand(s) & BTAPE_HAS__ALL);
 	ev->dev = (uint32_t)(tu_rand(s) % 4);
 	ev->op = (uint8_t)(tu_rand(s) % BTAPE_OP__COUNT);
-	ev->sector = tu_rand(s) >> (tu_rand(s) % 64);
+	ev->sector = tu_rand(s) >> (11 + tu_rand(s) % 53); /* within the extent limits */
 	ev->bytes = (tu_rand(s) % 256) * 512;
 	if (ev->present & BTAPE_HAS_COMPLETE)
 		ev->complete_ns = issue + tu_rand(s) % 10000000;

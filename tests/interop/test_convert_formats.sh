@@ -301,16 +301,20 @@ random.seed(3)
 def num():
     n = random.choice([1, 2, 3, 7, 8, 9, 15, 16, 17, 18, 19, 20])
     return str(random.randint(10 ** (n - 1) if n > 1 else 0, 10 ** n - 1))
+def within(hi):
+    # mostly values within the extent limits (docs/FORMAT.md), some of any length
+    return str(random.randint(0, hi)) if random.random() < 0.8 else num()
 def write(name, rows, sep, slow_sep):
     with open(f"{d}/{name}", "w") as f, open(f"{d}/slow_{name}", "w") as g:
         for r in rows:
             f.write(sep.join(r) + "\n")
             g.write(slow_sep.join(r) + "\n")
-write("fast.ali", [[num(), random.choice("RWrw"), str(int(num()) // 512 * 512), num(),
-                    str(random.randint(0, 10 ** 16))] for _ in range(2000)], ",", " , ")
-write("fast.mq", [[num(), str(random.randint(0, 50)), num(), str(random.randint(0, 10 ** 15)),
+write("fast.ali", [[num(), random.choice("RWrw"), str(int(within(2 ** 62)) // 512 * 512),
+                    within(2 ** 32 - 1), str(random.randint(0, 10 ** 16))] for _ in range(2000)],
+      ",", " , ")
+write("fast.mq", [[num(), str(random.randint(0, 50)), within(2 ** 53), within(2 ** 23 - 1),
                    random.choice("01")] for _ in range(2000)], " ", "  ")
-write("fast.ten", [[str(random.randint(0, 10 ** 9)), num(), str(random.randint(0, 10 ** 15)),
+write("fast.ten", [[str(random.randint(0, 10 ** 9)), within(2 ** 53), within(2 ** 23 - 1),
                     random.choice("01"), num()] for _ in range(2000)], ",", " ,")
 PYEOF
 for p in "fast.ali alibaba" "fast.mq mqsim" "fast.ten tencent"; do

@@ -198,6 +198,11 @@ static int validate(unsigned int fmt, const char *s, bool skip, struct btape_imp
 	return btape_import_validate_buf(fmt, s, strlen(s), "t", skip, st, err, 512);
 }
 
+static int validate_len(const char *s, size_t len, struct btape_import_stats *st, char *err)
+{
+	return btape_import_validate_buf(BTAPE_FMT_BLKPARSE, s, len, "t", false, st, err, 512);
+}
+
 static void test_errors_and_skips(void **state)
 {
 	struct btape_import_stats st;
@@ -246,6 +251,156 @@ static void test_join(void **state)
 	assert_int_equal(st.unmatched, 1);
 }
 
+/* A growing text buffer of blkparse lines. */
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void line(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->cap - t->len < 128) {
+		t->cap = t->cap ? t->cap * 2 : 1 << 20;
+		t->p = realloc(t->p, t->cap);
+		assert_non_null(t->p);
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	assert_true(n > 0 && (size_t)n < t->cap - t->len);
+	t->len += (size_t)n;
+}
+
+/* Line i of a blkparse trace: device 8,0, time i us. */
+#define BP "8,0 0 %u %u.%09u 9 "
+#define BP_ARGS(i) \
+	(unsigned int)(i) + 1, (unsigned int)((i) / 1000000), (unsigned int)((i) % 1000000) * 1000
+
+/*
+ * More requests in flight than the joiner keeps (bio-based devices: Q lines only): the work
+ * per line stays constant (it was a sweep of every slot per line past 512 Ki in flight), the
+ * oldest requests are given up and counted.
+ */
+static void test_join_many_in_flight(void **state)
+{
+	const unsigned int n = 600000, over = n - BTAPE_IMPORT_INFLIGHT_MAX;
+	struct btape_import_stats st;
+	struct text t = {0};
+	char err[512];
+
+	(void)state;
+	for (unsigned int i = 0; i < n; i++)
+		line(&t, BP "Q W %u + 8 [a]\n", BP_ARGS(i), i * 8);
+	join_steps = 0;
+	assert_int_equal(btape_import_validate_buf(BTAPE_FMT_BLKPARSE, t.p, t.len, "q", false, &st,
+						   err, sizeof(err)),
+			 0);
+	/* two passes over the lines; a few slots or list entries per line each (a sweep of the
+	 * whole table per line, as before, is some 10^5 per line on average) */
+	printf("joiner steps per line: %.2f\n", (double)join_steps / (2.0 * n));
+	assert_true(join_steps < 2ull * n * 64);
+	assert_int_equal(st.events, 0); /* queued only: nothing issued to write */
+	assert_int_equal(st.unmatched, n);
+	assert_int_equal(st.evicted, over);
+
+	/* issued requests given up for room are written (without completion): the oldest go */
+	t.len = 0;
+	for (unsigned int i = 0; i < n; i++)
+		line(&t, BP "D R %u + 8 [a]\n", BP_ARGS(i), i * 8);
+	line(&t, BP "C R 0 + 8 [0]\n", BP_ARGS(n)); /* evicted already: unmatched */
+	line(&t, BP "C R %u + 8 [0]\n", BP_ARGS(n + 1), (n - 1) * 8); /* still in flight */
+	join_steps = 0;
+	assert_int_equal(btape_import_validate_buf(BTAPE_FMT_BLKPARSE, t.p, t.len, "d", false, &st,
+						   err, sizeof(err)),
+			 0);
+	assert_true(join_steps < 2ull * n * 64);
+	assert_int_equal(st.events, n);
+	assert_int_equal(st.evicted, over);
+	assert_int_equal(st.unmatched, over + 1 + (BTAPE_IMPORT_INFLIGHT_MAX - 1));
+	free(t.p);
+}
+
+/* A request idle for more than 30 s of trace time is given up then, not at some later sweep. */
+static void test_join_expiry(void **state)
+{
+	const char *t = "8,0 0 1 0.000000000 9 D R 0 + 8 [a]\n"
+			"8,0 0 2 31.000000000 9 D R 8 + 8 [a]\n"
+			"8,0 0 3 31.100000000 0 C R 0 + 8 [0]\n"
+			"8,0 0 4 31.200000000 0 C R 8 + 8 [0]\n";
+	struct btape_import_stats st;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(validate(BTAPE_FMT_BLKPARSE, t, false, &st, err), 0);
+	assert_int_equal(st.events, 2);	   /* the first without completion */
+	assert_int_equal(st.unmatched, 2); /* it, and its late completion */
+	assert_int_equal(st.evicted, 0);
+}
+
+/*
+ * Many requests in flight at random keys, completed in random order, some never: every
+ * completed one is written once, every other one is written at the end (the age list stays
+ * consistent through the table's backward-shift deletions, re-keys and growth).
+ */
+static void test_join_random(void **state)
+{
+	enum { N = 200000, WINDOW = 3000, KEYS = 1 << 14 };
+	static uint32_t live[WINDOW];
+	static uint8_t busy[KEYS];
+	uint64_t seed = 12345;
+	unsigned int nlive = 0, ended = 0, never = 0, time = 0;
+	struct btape_import_stats st;
+	struct text t = {0};
+	char err[512];
+
+	(void)state;
+	for (unsigned int i = 0; i < N; i++) {
+		uint32_t k;
+
+		do {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			k = (uint32_t)(seed >> 33) % KEYS;
+		} while (busy[k]);
+		busy[k] = 1;
+		line(&t, BP "Q W %u + 8 [a]\n", BP_ARGS(time), k * 8);
+		time++;
+		line(&t, BP "D W %u + 8 [a]\n", BP_ARGS(time), k * 8);
+		time++;
+		if (seed % 7 == 0) { /* a partial completion: the entry moves past 4 sectors */
+			line(&t, BP "C W %u + 4 [0]\n", BP_ARGS(time), k * 8);
+			time++;
+			line(&t, BP "C W %u + 4 [0]\n", BP_ARGS(time), k * 8 + 4);
+			time++;
+			busy[k] = 0;
+			ended++;
+			continue;
+		}
+		live[nlive++] = k;
+		if (nlive == WINDOW) { /* end a random one; one in 50 never completes */
+			unsigned int j = (unsigned int)(seed >> 17) % nlive;
+
+			if (seed % 50)
+				line(&t, BP "C W %u + 8 [0]\n", BP_ARGS(time), live[j] * 8);
+			else
+				never++;
+			time++;
+			if (seed % 50)
+				busy[live[j]] = 0, ended++;
+			live[j] = live[--nlive];
+		}
+	}
+	assert_int_equal(validate_len(t.p, t.len, &st, err), 0);
+	assert_int_equal(st.events, N);
+	assert_int_equal(st.unmatched, nlive + never);
+	assert_int_equal(st.evicted, 0);
+	(void)ended;
+	free(t.p);
+}
+
 static void test_gzip_source(void **state)
 {
 	const char *text = "1000 0 64 8 1\n2000 1 64 8 0\n";
@@ -282,6 +437,9 @@ int main(void)
 		cmocka_unit_test(test_detect),
 		cmocka_unit_test(test_errors_and_skips),
 		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_join_many_in_flight),
+		cmocka_unit_test(test_join_expiry),
+		cmocka_unit_test(test_join_random),
 		cmocka_unit_test(test_gzip_source),
 	};
 

@@ -189,6 +189,39 @@ static void test_uring_wait_idle(void **state)
 	}
 }
 
+/* A read or write longer than an SQE's 32-bit length fails (EINVAL), never runs truncated. */
+static void test_uring_too_long(void **state)
+{
+	struct fx *f = fx_new();
+	struct rp_engine *e = NULL;
+	struct rp_io *done[DEPTH], *batch[2];
+	int got = 0;
+
+	assert_int_equal(open_engine(f, &rp_engine_uring, 0, &e), 0);
+	for (int i = 0; i < 2; i++) {
+		/* 2^32 bytes: as (unsigned int) a 0-byte I/O that "succeeds" */
+		f->ios[i] = (struct rp_io){.offset = 0,
+					   .bytes = (uint64_t)UINT32_MAX + 1,
+					   .buf = f->bufs[i],
+					   .buf_index = -1,
+					   .op = i ? RP_IO_WRITE : RP_IO_READ,
+					   .busy = true};
+		batch[i] = &f->ios[i];
+	}
+	assert_int_equal(rp_engine_uring.submit(e, batch, 2), 2);
+	while (got < 2) {
+		int r = rp_engine_uring.reap(e, done + got, DEPTH - (unsigned int)got,
+					     f->clock.now(&f->clock) + 1000000000ull);
+
+		assert_true(r >= 0);
+		got += r;
+	}
+	assert_int_equal(f->ios[0].res, -EINVAL);
+	assert_int_equal(f->ios[1].res, -EINVAL);
+	rp_engine_uring.close(e);
+	fx_free(f);
+}
+
 /* Whole schedules through the scheduler: afap, original timing (spins), closed loop. */
 static void test_uring_setups_sched(void **state)
 {
@@ -253,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_uring_setups_polling),
 		cmocka_unit_test(test_psync),
 		cmocka_unit_test(test_uring_wait_idle),
+		cmocka_unit_test(test_uring_too_long),
 		cmocka_unit_test(test_uring_setups_sched),
 	};
 

@@ -301,6 +301,42 @@ static void test_fit_rules(void **state)
 	free(f);
 }
 
+/* An extent whose end passes 2^64 fits under no rule: no wrapped length, no offset near 2^64. */
+static void test_end_overflow(void **state)
+{
+	static const enum rp_fit fits[] = {RP_FIT_ERROR, RP_FIT_WRAP, RP_FIT_SCALE};
+	struct fixture *f = fx_new();
+	uint64_t off, len;
+
+	f->target.size = 1 * MIB;
+	f->dev.src_size = 2 * MIB;
+	for (size_t i = 0; i < sizeof(fits) / sizeof(fits[0]); i++) {
+		f->cfg.fit = fits[i];
+		off = len = 7;
+		/* 2^64 - 1 bytes: was a 0-byte I/O at offset 0 */
+		assert_int_equal(rp_map_extent(&f->cfg, 0, 0, 0, UINT64_MAX, &off, &len), -ERANGE);
+		/* 4 KiB at 2^64 - 512: was issued at offset 2^64 - 512 */
+		assert_int_equal(rp_map_extent(&f->cfg, 0, 0, UINT64_MAX - 511, 4096, &off, &len),
+				 -ERANGE);
+		/* ends within 2^64 but the rounding up to the block would pass it */
+		assert_int_equal(rp_map_extent(&f->cfg, 0, 0, UINT64_MAX - 511, 511, &off, &len),
+				 -ERANGE);
+		assert_int_equal(off, 7);
+		assert_int_equal(len, 7);
+	}
+	/* a run under --fit error stops at such an I/O instead of issuing it */
+	f->cfg.fit = RP_FIT_ERROR;
+	struct btape_event evs[] = {ev_at(0, BTAPE_OP_READ, 0, 4096),
+				    ev_at(10, BTAPE_OP_READ, UINT64_MAX >> 9, 4096)};
+	assert_int_equal(fx_run(f, evs, 2), -ERANGE);
+	assert_int_equal(f->cap.n, 1);
+	/* the largest extent the format allows maps as usual under wrap */
+	f->cfg.fit = RP_FIT_WRAP;
+	assert_int_equal(rp_map_extent(&f->cfg, 0, 0, BTAPE_END_MAX - 4095, 4096, &off, &len), 0);
+	assert_true(off + len <= MIB && len == 4096);
+	free(f);
+}
+
 static void test_alignment(void **state)
 {
 	struct fixture *f = fx_new();
@@ -540,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_load_keeps_recorded_qd),
 		cmocka_unit_test(test_shard_and_overlay),
 		cmocka_unit_test(test_fit_rules),
+		cmocka_unit_test(test_end_overflow),
 		cmocka_unit_test(test_alignment),
 		cmocka_unit_test(test_ops_and_safety),
 		cmocka_unit_test(test_unmapped_device_counted),
