@@ -6,7 +6,7 @@
  * assumptions.
  */
 #include "interop_internal.h"
-#include "btape_internal.h"
+#include "btape_le.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,46 +38,19 @@
 #define BLK_TN_PROCESS 0
 #define PIDMAP_MAX (1u << 16) /* pid -> comm entries (a hash; older entries are replaced) */
 
+/* .btape's file magic (docs/FORMAT.md, "File header") */
+static const uint8_t btape_file_magic[8] = {0x89, 'B', 'T', 'A', 'P', 'E', '\r', '\n'};
+
 /* vscsi */
 #define VSCSI_V1_BYTES 32u
 #define VSCSI_V2_BYTES 40u
 
-static uint16_t le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static uint64_t be64(const uint8_t *p)
-{
-	return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
-
 /* 1 little-endian, 2 big-endian, 0 not a blktrace record. */
 static int blk_endian(const uint8_t *p)
 {
-	if ((le32(p) & 0xffffff00u) == BLK_IO_TRACE_MAGIC)
+	if ((get_le32(p) & 0xffffff00u) == BLK_IO_TRACE_MAGIC)
 		return 1;
-	if ((be32(p) & 0xffffff00u) == BLK_IO_TRACE_MAGIC)
+	if ((get_be32(p) & 0xffffff00u) == BLK_IO_TRACE_MAGIC)
 		return 2;
 	return 0;
 }
@@ -86,11 +59,11 @@ static int vscsi_version(const uint8_t *p, size_t len)
 {
 	/* the version byte is the high byte of 'ver': two records must agree (as vscsiStats
 	 * readers check); v2 puts cmd,ver first, v1 at offset 12 */
-	if (len >= 2 * VSCSI_V2_BYTES && le16(p + 2) >> 8 == 2 &&
-	    le16(p + VSCSI_V2_BYTES + 2) >> 8 == 2)
+	if (len >= 2 * VSCSI_V2_BYTES && get_le16(p + 2) >> 8 == 2 &&
+	    get_le16(p + VSCSI_V2_BYTES + 2) >> 8 == 2)
 		return 2;
-	if (len >= 2 * VSCSI_V1_BYTES && le16(p + 14) >> 8 == 1 &&
-	    le16(p + VSCSI_V1_BYTES + 14) >> 8 == 1)
+	if (len >= 2 * VSCSI_V1_BYTES && get_le16(p + 14) >> 8 == 1 &&
+	    get_le16(p + VSCSI_V1_BYTES + 14) >> 8 == 1)
 		return 1;
 	return 0;
 }
@@ -101,12 +74,12 @@ int detect_binary(const uint8_t *p, size_t len)
 	if (len >= sizeof(btape_file_magic) &&
 	    !memcmp(p, btape_file_magic, sizeof(btape_file_magic)))
 		return BTAPE_FMT_BTAPE;
-	if (len >= 8 + sizeof(btape_file_magic) && (le32(p) & 0xfffffff0u) == 0x184D2A50u &&
+	if (len >= 8 + sizeof(btape_file_magic) && (get_le32(p) & 0xfffffff0u) == 0x184D2A50u &&
 	    !memcmp(p + 8, btape_file_magic, sizeof(btape_file_magic)))
 		return BTAPE_FMT_BTAPE;
 	if (len >= BLK_TRACE_BYTES && blk_endian(p)) {
 		int e = blk_endian(p);
-		uint32_t magic = e == 1 ? le32(p) : be32(p);
+		uint32_t magic = e == 1 ? get_le32(p) : get_be32(p);
 
 		if ((magic & 0xff) == BLK_IO_TRACE_VERSION)
 			return BTAPE_FMT_BLKTRACE;
@@ -167,29 +140,29 @@ static int blk_read(struct imp *im, struct bfile *f)
 	if (blk_endian(p) != f->endian || f->endian == 0)
 		goto bad_magic;
 	if (f->endian == 1) {
-		r->magic = le32(p);
-		r->seq = le32(p + 4);
-		r->time = le64(p + 8);
-		r->sector = le64(p + 16);
-		r->bytes = le32(p + 24);
-		r->action = le32(p + 28);
-		r->pid = le32(p + 32);
-		r->device = le32(p + 36);
-		r->cpu = le32(p + 40);
-		r->error = le16(p + 44);
-		r->pdu_len = le16(p + 46);
+		r->magic = get_le32(p);
+		r->seq = get_le32(p + 4);
+		r->time = get_le64(p + 8);
+		r->sector = get_le64(p + 16);
+		r->bytes = get_le32(p + 24);
+		r->action = get_le32(p + 28);
+		r->pid = get_le32(p + 32);
+		r->device = get_le32(p + 36);
+		r->cpu = get_le32(p + 40);
+		r->error = get_le16(p + 44);
+		r->pdu_len = get_le16(p + 46);
 	} else {
-		r->magic = be32(p);
-		r->seq = be32(p + 4);
-		r->time = be64(p + 8);
-		r->sector = be64(p + 16);
-		r->bytes = be32(p + 24);
-		r->action = be32(p + 28);
-		r->pid = be32(p + 32);
-		r->device = be32(p + 36);
-		r->cpu = be32(p + 40);
-		r->error = be16(p + 44);
-		r->pdu_len = be16(p + 46);
+		r->magic = get_be32(p);
+		r->seq = get_be32(p + 4);
+		r->time = get_be64(p + 8);
+		r->sector = get_be64(p + 16);
+		r->bytes = get_be32(p + 24);
+		r->action = get_be32(p + 28);
+		r->pid = get_be32(p + 32);
+		r->device = get_be32(p + 36);
+		r->cpu = get_be32(p + 40);
+		r->error = get_be16(p + 44);
+		r->pdu_len = get_be16(p + 46);
 	}
 	if ((r->magic & 0xff) != BLK_IO_TRACE_VERSION) {
 		int e = imp_bad(im, "blktrace version %u (expected %u)", r->magic & 0xff,
@@ -310,9 +283,9 @@ static int blk_event(struct imp *im, struct bfile *f, struct blkstate *bs)
 			uint32_t fmaj, fmin;
 
 			/* struct blk_io_trace_remap: always big-endian */
-			majmin_of(be32(pdu), &fmaj, &fmin);
+			majmin_of(get_be32(pdu), &fmaj, &fmin);
 			e.from_devkey = (uint64_t)fmaj << 32 | fmin;
-			e.from_sector = be64(pdu + 8);
+			e.from_sector = get_be64(pdu + 8);
 		}
 		break;
 	default:
@@ -484,10 +457,10 @@ int parse_vscsi(struct imp *im, struct isrc *s)
 	if (n == 0)
 		return 0;
 	ver = vscsi_version(p, (size_t)n);
-	if (!ver && n >= (long)VSCSI_V2_BYTES && le16(p + 2) >> 8 == 2 &&
+	if (!ver && n >= (long)VSCSI_V2_BYTES && get_le16(p + 2) >> 8 == 2 &&
 	    n < (long)(2 * VSCSI_V2_BYTES))
 		ver = 2; /* a single record */
-	if (!ver && n >= (long)VSCSI_V1_BYTES && le16(p + 14) >> 8 == 1 &&
+	if (!ver && n >= (long)VSCSI_V1_BYTES && get_le16(p + 14) >> 8 == 1 &&
 	    n < (long)(2 * VSCSI_V1_BYTES))
 		ver = 1;
 	if (!ver)
@@ -514,18 +487,18 @@ int parse_vscsi(struct imp *im, struct isrc *s)
 		if (n < (long)rec)
 			return imp_bad(im, "truncated record (%ld of %zu bytes)", n, rec);
 		if (ver == 2) {
-			cmd = le16(p);
-			v = le16(p + 2);
-			len = le32(p + 8);
-			lbn = le64(p + 16);
-			ts = le64(p + 24);
-			rt = le64(p + 32);
+			cmd = get_le16(p);
+			v = get_le16(p + 2);
+			len = get_le32(p + 8);
+			lbn = get_le64(p + 16);
+			ts = get_le64(p + 24);
+			rt = get_le64(p + 32);
 		} else {
-			len = le32(p + 4);
-			cmd = le16(p + 12);
-			v = le16(p + 14);
-			lbn = le64(p + 16);
-			ts = le64(p + 24);
+			len = get_le32(p + 4);
+			cmd = get_le16(p + 12);
+			v = get_le16(p + 14);
+			lbn = get_le64(p + 16);
+			ts = get_le64(p + 24);
 		}
 		isrc_skip(s, rec);
 		if (v >> 8 != ver) {

@@ -62,9 +62,28 @@ int field_dec_scaled(const struct field *f, unsigned int scale, uint64_t *v);
 bool field_eq(const struct field *f, const char *s);
 bool field_ieq(const struct field *f, const char *s);
 
-/* ---- import context ---- */
+/* ---- import context (context.c): the parsers call it, it calls none of them ---- */
 
-struct devtab;
+#define DEVCACHE_SLOTS 256u
+
+struct devent {
+	uint64_t hash;
+	uint32_t len;
+};
+
+/* Source id -> device index (a struct imp's devs; the driver keeps it on its stack). */
+struct devtab {
+	uint32_t *slots; /* index + 1; 0 empty */
+	uint32_t cap;
+	uint32_t last;	    /* cache: index + 1 of the last hit */
+	struct devent *ent; /* per device index */
+	uint32_t nent, capent;
+	struct { /* direct-mapped cache of ids up to 8 bytes */
+		uint64_t key;
+		uint32_t len, idx1;
+	} small[DEVCACHE_SLOTS];
+};
+
 struct join;
 
 struct imp {
@@ -101,6 +120,10 @@ struct devsize {
 	uint64_t bytes;
 };
 
+/* A zeroed context over dt, messages to errmsg (may be NULL). */
+void imp_init(struct imp *im, struct devtab *dt, char *errmsg, size_t errlen);
+/* Frees what the context owns (metadata, device table, device sizes); not the format state. */
+void imp_context_release(struct imp *im);
 /* Sets errmsg to "file:line: <fmt>" and returns -EINVAL. */
 int imp_fail(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A malformed line: with skip_bad counts it and returns 0 (skip it), else imp_fail(). */

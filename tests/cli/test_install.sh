@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# cmake --install puts the binary, both libraries, the header, the pkg-config file and the man page
-# in place, and a program builds against the installed library through pkg-config alone.
+# cmake --install puts the binary, both libraries, libbiotape_interop.a, the headers, the
+# pkg-config files and the man page in place, and programs build against the installed libraries
+# through pkg-config alone.
 . "$BIOTAPE_SRC/tests/lib.sh"
 build=$1
 sanitize=${2:-OFF}
@@ -21,6 +22,12 @@ ls "$libdir"/libbiotape.a "$libdir"/libbiotape.so* >/dev/null 2>&1 || \
 	ls "$libdir"/*/libbiotape.a "$libdir"/*/libbiotape.so* >/dev/null 2>&1 || fail "libraries not installed"
 pc=$(find "$d/usr" -name libbiotape.pc | head -1)
 [ -n "$pc" ] || fail "libbiotape.pc not installed"
+# zlib is the importers' (gzip input): libbiotape needs zstd and msgpack only.
+! grep -q zlib "$pc" || fail "libbiotape.pc requires zlib: $(grep zlib "$pc")"
+ls "$libdir"/libbiotape_interop.a >/dev/null 2>&1 || ls "$libdir"/*/libbiotape_interop.a \
+	>/dev/null 2>&1 || fail "libbiotape_interop.a not installed"
+ipc=$(find "$d/usr" -name libbiotape_interop.pc | head -1)
+[ -n "$ipc" ] || fail "libbiotape_interop.pc not installed"
 "$d/usr/bin/biotape" --version | grep -q '^biotape ' || fail "installed biotape --version"
 man -l "$d/usr/share/man/man1/biotape.1" >/dev/null 2>&1 || command -v man >/dev/null || true
 cat > "$d/use.c" <<'C'
@@ -34,4 +41,17 @@ case "$sanitize" in ON|on|1|TRUE|true) flags="-fsanitize=address,undefined $flag
 cc "$d/use.c" -o "$d/use" $flags -Wl,-rpath,"$(dirname "$(find "$d/usr" -name 'libbiotape.so' | head -1)")" \
 	|| fail "cannot build against the installed library"
 [ "$("$d/use")" = write ] || fail "program linked to the installed library misbehaves"
+# The importers' library on top of it, through its own pkg-config file.
+cat > "$d/use_interop.c" <<'C'
+#include <btape_interop.h>
+#include <stdio.h>
+int main(void) { printf("%s\n", btape_fmt_name(BTAPE_FMT_BLKTRACE)); return 0; }
+C
+iflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-prefix --static --cflags --libs \
+	libbiotape_interop) || fail "pkg-config libbiotape_interop"
+case "$sanitize" in ON|on|1|TRUE|true) iflags="-fsanitize=address,undefined $iflags" ;; esac
+cc "$d/use_interop.c" -o "$d/use_interop" $iflags \
+	-Wl,-rpath,"$(dirname "$(find "$d/usr" -name 'libbiotape.so' | head -1)")" \
+	|| fail "cannot build against the installed interop library"
+[ "$("$d/use_interop")" = blktrace ] || fail "program linked to the interop library misbehaves"
 pass
