@@ -583,34 +583,35 @@ static void print_status(struct rec_core *core, uint64_t lost, uint64_t start, u
 	*last_t = now;
 }
 
-int cmd_record(int argc, char **argv)
-{
-	struct rec_opts o = { 0 };
-	struct btape_meta meta = { 0 };
-	struct btape_writer_opts wopts = { .sz = sizeof(wopts) };
-	struct btape_writer *w = NULL;
-	struct rec_bpf_opts bo = { 0 };
-	struct rec_bpf *bpf = NULL;
-	struct rec_core *core = NULL;
-	struct rec_qd *qd = NULL;
-	struct rec_core_opts co = { 0 };
-	struct rec_sink sink;
-	struct rec_run run = { 0 };
+/* One recording: what the steps of cmd_record() share. Resources are freed in cmd_record(). */
+struct rec_state {
+	struct rec_opts o;
+	struct btape_meta meta;
+	struct btape_writer *w; /* NULL once closed */
+	struct rec_bpf *bpf;
+	struct rec_core *core;
+	struct rec_qd *qd;
+	struct rec_child *child;
+	struct rec_run run;
+	uint32_t *kdevs, *tag_queues, *tag_depth;
+	int cgroup_fd;
+	bool user_qd;  /* queue depth derived from the recorded times (rec_qd.h) */
+	bool disk_err; /* the trace could not be written in full: exit 1 */
+	int child_status;
+	uint64_t start, end; /* recording time, CLOCK_MONOTONIC */
+	/* counted by drain(), printed by print_summary() */
 	struct rec_stats st;
-	struct sigaction sa = { 0 };
-	uint32_t *kdevs = NULL, *tag_queues = NULL, *tag_depth = NULL;
-	char why[512], missing[64];
-	uint64_t start, now, next_wm, next_status, last_n = 0, last_t, emitted, lost_rb, lost_if;
-	uint64_t open_at_exit = 0, late = 0, seen, lost_disk, lost_wr;
 	struct btape_summary fsum;
-	int cgroup_fd = -1, ret = BTAPE_EXIT_FAIL, err, werr, child_status = 0;
-	struct rec_child *child = NULL;
-	bool tty = isatty(STDERR_FILENO), disk_err = false;
-	struct stat sb;
+	uint64_t emitted, lost_rb, lost_if, lost_wr, open_at_exit, late;
+};
 
-	err = parse_args(argc, argv, &o);
-	if (err)
-		return err > 0 ? BTAPE_EXIT_OK : BTAPE_EXIT_USAGE;
+/* What can be checked before anything is created; returns 0 or an exit code. */
+static int preflight(struct rec_state *s)
+{
+	const struct rec_opts *o = &s->o;
+	char missing[64];
+	struct statfs sfs;
+	int ret;
 
 	if (check_caps(missing, sizeof(missing))) {
 		if (geteuid() != 0)
@@ -626,46 +627,41 @@ int cmd_record(int argc, char **argv)
 			"CONFIG_DEBUG_INFO_BTF=y");
 		return BTAPE_EXIT_FAIL;
 	}
-	if (o.pid && kill((pid_t)o.pid, 0) != 0 && errno == ESRCH) {
-		cli_err("record: -p %u: no such process", o.pid);
+	if (o->pid && kill((pid_t)o->pid, 0) != 0 && errno == ESRCH) {
+		cli_err("record: -p %u: no such process", o->pid);
 		return BTAPE_EXIT_USAGE;
 	}
-	ret = fill_devices(&o, &meta);
+	ret = fill_devices(o, &s->meta);
 	if (ret)
-		goto cleanup;
-	ret = BTAPE_EXIT_FAIL;
-	if (meta.ndevices > MAX_DEVICES) {
-		cli_err("record: %u block devices: at most %d (use -d)", meta.ndevices, MAX_DEVICES);
-		goto cleanup;
+		return ret;
+	if (s->meta.ndevices > MAX_DEVICES) {
+		cli_err("record: %u block devices: at most %d (use -d)", s->meta.ndevices,
+			MAX_DEVICES);
+		return BTAPE_EXIT_FAIL;
 	}
-	if (o.cgroup) {
-		struct statfs sfs;
-
-		cgroup_fd = open_cgroup(o.cgroup);
-		if (cgroup_fd < 0) {
-			cli_err("record: --cgroup '%s': %s", o.cgroup, strerror(-cgroup_fd));
-			ret = BTAPE_EXIT_USAGE;
-			goto cleanup;
-		}
-		if (fstatfs(cgroup_fd, &sfs) != 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-			cli_err("record: --cgroup '%s': not a cgroup v2 directory", o.cgroup);
-			ret = BTAPE_EXIT_USAGE;
-			goto cleanup;
-		}
+	if (!o->cgroup)
+		return 0;
+	s->cgroup_fd = open_cgroup(o->cgroup);
+	if (s->cgroup_fd < 0) {
+		cli_err("record: --cgroup '%s': %s", o->cgroup, strerror(-s->cgroup_fd));
+		return BTAPE_EXIT_USAGE;
 	}
-
-	kdevs = calloc(meta.ndevices, sizeof(*kdevs));
-	tag_queues = calloc(meta.ndevices, sizeof(*tag_queues));
-	tag_depth = calloc(meta.ndevices, sizeof(*tag_depth));
-	if (!kdevs || !tag_queues || !tag_depth) {
-		cli_err("record: out of memory");
-		goto cleanup;
+	if (fstatfs(s->cgroup_fd, &sfs) != 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		cli_err("record: --cgroup '%s': not a cgroup v2 directory", o->cgroup);
+		return BTAPE_EXIT_USAGE;
 	}
-	for (uint32_t i = 0; i < meta.ndevices; i++)
-		kdevs[i] = rec_kdev(meta.devices[i].dev_t_major, meta.devices[i].dev_t_minor);
+	return 0;
+}
 
-	/* The output first: an unwritable path should not cost a BPF load. */
-	fill_meta(&meta, &o);
+/* The trace file, the queue-depth hook and the writer thread; returns 0 or -errno. */
+static int setup_output(struct rec_state *s)
+{
+	struct btape_writer_opts wopts = { .sz = sizeof(wopts) };
+	struct rec_core_opts co = { 0 };
+	struct rec_sink sink;
+	int err;
+
+	fill_meta(&s->meta, &s->o);
 	wopts.flush_interval_ns = 1000000000ull;
 	/*
 	 * The trace's own pages go to disk as the writer thread's I/O (filtered out with our
@@ -673,76 +669,119 @@ int cmd_record(int argc, char **argv)
 	 * disk (the default records every disk).
 	 */
 	wopts.writeback = true;
-	wopts.reorder_max_events = o.reorder_events;
+	wopts.reorder_max_events = s->o.reorder_events;
 	/* a full disk leaves a trace with a footer that counts what did not fit as lost */
 	wopts.footer_reserve = true;
-	err = btape_writer__open_direct(&w, o.out, &meta, &wopts);
+	err = btape_writer__open_direct(&s->w, s->o.out, &s->meta, &wopts);
 	if (err) {
 		cli_err("record: cannot write the trace: %s", btape_writer__last_errmsg());
-		goto cleanup;
+		return err;
 	}
 
 	/*
 	 * Queue depth: derived from the recorded times as events are written, unless a task
 	 * filter leaves some of a device's requests out of the trace (rec_qd.h).
 	 */
-	bo.user_qd = !o.pid && !o.comm && cgroup_fd < 0;
-	if (bo.user_qd) {
-		err = rec_qd__new(&qd);
+	s->user_qd = !s->o.pid && !s->o.comm && s->cgroup_fd < 0;
+	if (s->user_qd) {
+		err = rec_qd__new(&s->qd);
 		if (err) {
 			cli_err("record: out of memory");
-			goto fail_output;
+			return err;
 		}
-		btape_writer__set_release_hook(w, rec_qd__fill, qd);
+		btape_writer__set_release_hook(s->w, rec_qd__fill, s->qd);
 	}
 
-	run.max_events = o.max_events;
-	rec_sink_writer(&sink, w);
-	co.ndevices = meta.ndevices;
-	co.queue_batches = o.queue_batches;
-	err = rec_core__new(&core, &sink, &co);
+	s->run.max_events = s->o.max_events;
+	rec_sink_writer(&sink, s->w);
+	co.ndevices = s->meta.ndevices;
+	co.queue_batches = s->o.queue_batches;
+	err = rec_core__new(&s->core, &sink, &co);
 	if (err) {
 		cli_err("record: starting the writer thread: %s", strerror(-err));
-		goto fail_output;
+		return err;
 	}
-	run.core = core;
+	s->run.core = s->core;
+	return 0;
+}
 
-	bo.bio_layer = o.bio_layer;
-	bo.ring_kb = o.ring_kb;
-	bo.inflight_max = o.inflight_max;
+/* Loads and attaches the programs; returns 0 or -errno. */
+static int setup_bpf(struct rec_state *s)
+{
+	const struct rec_opts *o = &s->o;
+	const struct btape_meta *meta = &s->meta;
+	struct rec_bpf_opts bo = { 0 };
+	char why[512];
+	int err;
+
+	bo.bio_layer = o->bio_layer;
+	bo.ring_kb = o->ring_kb;
+	bo.inflight_max = o->inflight_max;
 	if (!bo.inflight_max) {
 		/* One slot per request structure of the recorded disks (slots are reused). */
 		uint64_t n = INFLIGHT_SLACK;
 
-		for (uint32_t i = 0; i < meta.ndevices; i++)
-			n += rec_dev_max_requests("/sys", meta.devices[i].dev_t_major,
-						  meta.devices[i].dev_t_minor);
+		for (uint32_t i = 0; i < meta->ndevices; i++)
+			n += rec_dev_max_requests("/sys", meta->devices[i].dev_t_major,
+						  meta->devices[i].dev_t_minor);
 		bo.inflight_max = n < INFLIGHT_MIN ? INFLIGHT_MIN :
 				  n > INFLIGHT_MAX ? INFLIGHT_MAX : (uint32_t)n;
 	}
-	bo.ndevices = meta.ndevices;
-	bo.kdevs = kdevs;
+	bo.ndevices = meta->ndevices;
+	bo.kdevs = s->kdevs;
 	/* --inflight-max sizes the one table requests are kept in: the hash map, no slots */
-	for (uint32_t i = 0; i < meta.ndevices && !o.bio_layer && !o.inflight_max; i++) {
-		if (rec_dev_tag_space("/sys", meta.devices[i].dev_t_major,
-				      meta.devices[i].dev_t_minor, &tag_queues[i], &tag_depth[i]))
-			tag_queues[i] = tag_depth[i] = 0;
+	for (uint32_t i = 0; i < meta->ndevices && !o->bio_layer && !o->inflight_max; i++) {
+		if (rec_dev_tag_space("/sys", meta->devices[i].dev_t_major,
+				      meta->devices[i].dev_t_minor, &s->tag_queues[i],
+				      &s->tag_depth[i]))
+			s->tag_queues[i] = s->tag_depth[i] = 0;
 	}
-	bo.tag_queues = tag_queues;
-	bo.tag_depth = tag_depth;
-	bo.pid = o.pid;
-	bo.comm = o.comm;
-	bo.cgroup_fd = cgroup_fd;
+	bo.tag_queues = s->tag_queues;
+	bo.tag_depth = s->tag_depth;
+	bo.user_qd = s->user_qd;
+	bo.pid = o->pid;
+	bo.comm = o->comm;
+	bo.cgroup_fd = s->cgroup_fd;
 	bo.self_pid = (uint32_t)getpid();
-	bo.raw_tp_only = o.raw_tp_only;
-	err = rec_bpf__open(&bpf, &bo, on_event, &run, why, sizeof(why));
+	bo.raw_tp_only = o->raw_tp_only;
+	err = rec_bpf__open(&s->bpf, &bo, on_event, &s->run, why, sizeof(why));
 	if (err) {
 		cli_err("record: %s%s", why,
 			cli_verbose ? "" : " (run with -v for libbpf's reason)");
-		goto fail_output;
+		return err;
 	}
-	cli_info(1, "record: %s programs attached, %u ring(s), %u device(s)", rec_bpf__mode(bpf),
-		 rec_bpf__nr_rings(bpf), meta.ndevices);
+	cli_info(1, "record: %s programs attached, %u ring(s), %u device(s)",
+		 rec_bpf__mode(s->bpf), rec_bpf__nr_rings(s->bpf), meta->ndevices);
+	return 0;
+}
+
+/*
+ * Everything up to the first poll: the output, the programs, the signal handlers, the
+ * command. Returns 0 or an exit code; on failure the output stays open in s->w for
+ * cmd_record() to discard (a failed start leaves no trace that looks valid).
+ */
+static int setup(struct rec_state *s)
+{
+	const struct btape_meta *meta = &s->meta;
+	struct sigaction sa = { 0 };
+	int err;
+
+	s->kdevs = calloc(meta->ndevices, sizeof(*s->kdevs));
+	s->tag_queues = calloc(meta->ndevices, sizeof(*s->tag_queues));
+	s->tag_depth = calloc(meta->ndevices, sizeof(*s->tag_depth));
+	if (!s->kdevs || !s->tag_queues || !s->tag_depth) {
+		cli_err("record: out of memory");
+		return BTAPE_EXIT_FAIL;
+	}
+	for (uint32_t i = 0; i < meta->ndevices; i++)
+		s->kdevs[i] = rec_kdev(meta->devices[i].dev_t_major, meta->devices[i].dev_t_minor);
+
+	/* The output first: an unwritable path should not cost a BPF load. */
+	err = setup_output(s);
+	if (!err)
+		err = setup_bpf(s);
+	if (err)
+		return BTAPE_EXIT_FAIL;
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -750,24 +789,36 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (o.cmd) {
-		err = rec_child__start(&child, o.cmd, NULL);
+	if (s->o.cmd) {
+		err = rec_child__start(&s->child, s->o.cmd, NULL);
 		if (err) {
 			cli_err("record: starting the command: %s", strerror(-err));
-			goto fail_output;
+			return BTAPE_EXIT_FAIL;
 		}
 	}
+	return 0;
+}
 
-	start = last_t = now_ns(CLOCK_MONOTONIC);
-	next_wm = start + WATERMARK_INTERVAL_NS;
-	next_status = start + STATUS_INTERVAL_NS;
-	while (!stop_signal && !run.limit_hit) {
-		if (o.pause_ms) {
-			struct timespec ts = { o.pause_ms / 1000, (long)(o.pause_ms % 1000) * 1000000 };
+/* Records until a stop condition, then until the devices are idle (linger_inflight). */
+static void record_loop(struct rec_state *s)
+{
+	const struct rec_opts *o = &s->o;
+	uint64_t now, next_wm, next_status, last_n = 0, last_t, emitted, lost_rb, lost_if;
+	bool tty = isatty(STDERR_FILENO);
+	struct rec_stats st;
+	int err;
+
+	s->start = last_t = now_ns(CLOCK_MONOTONIC);
+	next_wm = s->start + WATERMARK_INTERVAL_NS;
+	next_status = s->start + STATUS_INTERVAL_NS;
+	while (!stop_signal && !s->run.limit_hit) {
+		if (o->pause_ms) {
+			struct timespec ts = { o->pause_ms / 1000,
+					       (long)(o->pause_ms % 1000) * 1000000 };
 
 			nanosleep(&ts, NULL);
 		}
-		err = rec_bpf__poll(bpf, o.pause_ms ? 0 : POLL_MS);
+		err = rec_bpf__poll(s->bpf, o->pause_ms ? 0 : POLL_MS);
 		if (err < 0 && err != -EINTR) {
 			cli_err("record: reading the ring buffers: %s", strerror(-err));
 			break;
@@ -777,172 +828,188 @@ int cmd_record(int argc, char **argv)
 			uint64_t wm;
 
 			/* Scan first, then drain: whatever the scan did not see is in the rings. */
-			if (rec_bpf__watermark(bpf, STALE_INFLIGHT_NS, &wm) == 0) {
-				rec_bpf__poll(bpf, 0);
-				rec_core__mark(core, wm > WATERMARK_SAFETY_NS ?
-							     wm - WATERMARK_SAFETY_NS : 0);
+			if (rec_bpf__watermark(s->bpf, STALE_INFLIGHT_NS, &wm) == 0) {
+				rec_bpf__poll(s->bpf, 0);
+				rec_core__mark(s->core, wm > WATERMARK_SAFETY_NS ?
+								wm - WATERMARK_SAFETY_NS : 0);
 			}
 			next_wm = now + WATERMARK_INTERVAL_NS;
 		}
-		rec_core__stats(core, &st);
+		rec_core__stats(s->core, &st);
 		if (st.sink_err) {
-			disk_err = true;
+			s->disk_err = true;
 			break;
 		}
-		if (o.max_size && st.sink_bytes >= o.max_size)
+		if (o->max_size && st.sink_bytes >= o->max_size)
 			break;
-		if (o.duration_ns && now - start >= o.duration_ns)
+		if (o->duration_ns && now - s->start >= o->duration_ns)
 			break;
-		if (child && rec_child__poll(child, &child_status) == 1)
+		if (s->child && rec_child__poll(s->child, &s->child_status) == 1)
 			break;
 		if (tty && now >= next_status) {
-			rec_bpf__counters(bpf, &emitted, &lost_rb, &lost_if);
-			print_status(core, lost_rb + lost_if, start, now, &last_n, &last_t);
+			rec_bpf__counters(s->bpf, &emitted, &lost_rb, &lost_if);
+			print_status(s->core, lost_rb + lost_if, s->start, now, &last_n, &last_t);
 			next_status = now + STATUS_INTERVAL_NS;
 		}
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
-	if (!run.limit_hit && !disk_err)
-		linger_inflight(bpf, &run, &meta, o.bio_layer);
+	if (!s->run.limit_hit && !s->disk_err)
+		linger_inflight(s->bpf, &s->run, &s->meta, o->bio_layer);
+}
+
+/*
+ * Stops the probes, reads what the rings still hold, writes out and closes the trace with
+ * its loss counts, then stops the command. Fills the counts print_summary() prints.
+ */
+static void drain(struct rec_state *s)
+{
+	uint64_t bpf_ns, lost_disk, seen;
+	int err, werr;
 
 	/* Stop producing, then drain what the rings hold. */
-	rec_bpf__detach(bpf);
-	{
-		uint64_t bpf_ns = rec_bpf__prog_stats(bpf);
-
-		rec_core__stats(core, &st);
-		if (bpf_ns && st.pushed)
-			cli_info(1, "record: BPF time %.0f ns per recorded event (the programs also "
-				 "run, and return early, for I/O of unrecorded devices)",
-				 (double)bpf_ns / (double)st.pushed);
-	}
-	drain_rings(bpf, core, &run);
-	if (!run.limit_hit) {
-		int64_t n = rec_bpf__flush_open(bpf);
+	rec_bpf__detach(s->bpf);
+	bpf_ns = rec_bpf__prog_stats(s->bpf);
+	rec_core__stats(s->core, &s->st);
+	if (bpf_ns && s->st.pushed)
+		cli_info(1, "record: BPF time %.0f ns per recorded event (the programs also "
+			 "run, and return early, for I/O of unrecorded devices)",
+			 (double)bpf_ns / (double)s->st.pushed);
+	drain_rings(s->bpf, s->core, &s->run);
+	if (!s->run.limit_hit) {
+		int64_t n = rec_bpf__flush_open(s->bpf);
 
 		if (n < 0)
 			cli_err("record: reading the in-flight map at exit: %s", strerror((int)-n));
 		else
-			open_at_exit = (uint64_t)n;
+			s->open_at_exit = (uint64_t)n;
 	}
-	rec_bpf__counters(bpf, &emitted, &lost_rb, &lost_if);
-	emitted += open_at_exit;
-	seen = emitted + lost_rb + lost_if;
-	rec_core__stats(core, &st);
-	if (!run.limit_hit && emitted > st.pushed) {
+	rec_bpf__counters(s->bpf, &s->emitted, &s->lost_rb, &s->lost_if);
+	s->emitted += s->open_at_exit;
+	seen = s->emitted + s->lost_rb + s->lost_if;
+	rec_core__stats(s->core, &s->st);
+	if (!s->run.limit_hit && s->emitted > s->st.pushed) {
 		/* Sent by BPF but never read back: say so rather than lose them silently. */
 		cli_info(0, "record: %" PRIu64 " records left in the rings at exit (counted as lost)",
-			 emitted - st.pushed);
-		lost_rb += emitted - st.pushed;
+			 s->emitted - s->st.pushed);
+		s->lost_rb += s->emitted - s->st.pushed;
 	}
-	err = rec_core__finish(core);
+	err = rec_core__finish(s->core);
 	if (err)
-		disk_err = true;
-	rec_core__stats(core, &st);
+		s->disk_err = true;
+	rec_core__stats(s->core, &s->st);
 	/*
 	 * Everything accepted goes into the file now, so that what it holds is known before the
 	 * footer is written: with the disk full, the events the writer held for ordering or had
 	 * in the chunk that did not fit are not in it, and count as lost (writer).
 	 */
-	werr = btape_writer__flush(w); /* after a failed write: that error */
-	btape_writer__file_summary(w, &fsum);
-	lost_disk = st.written > fsum.events ? st.written - fsum.events : 0;
-	lost_wr = st.dropped_writer + lost_disk;
+	werr = btape_writer__flush(s->w); /* after a failed write: that error */
+	btape_writer__file_summary(s->w, &s->fsum);
+	lost_disk = s->st.written > s->fsum.events ? s->st.written - s->fsum.events : 0;
+	s->lost_wr = s->st.dropped_writer + lost_disk;
 	cli_info(1, "record: BPF sent %" PRIu64 " records, %" PRIu64 " consumed, %" PRIu64
 		 " accepted by the writer, %" PRIu64 " in the file, %" PRIu64 " malformed; the "
-		 "probes saw %" PRIu64 " events", emitted, st.pushed, st.written, fsum.events,
-		 st.bad_records, seen);
-	btape_writer__add_lost(w, lost_rb, lost_if, lost_wr);
-	late = btape_writer__order_violations(w);
-	err = btape_writer__close(w);
-	w = NULL;
+		 "probes saw %" PRIu64 " events", s->emitted, s->st.pushed, s->st.written,
+		 s->fsum.events, s->st.bad_records, seen);
+	btape_writer__add_lost(s->w, s->lost_rb, s->lost_if, s->lost_wr);
+	s->late = btape_writer__order_violations(s->w);
+	err = btape_writer__close(s->w);
+	s->w = NULL;
 	if (werr) {
 		cli_err("record: writing '%s': %s: recording stopped; the trace holds the %" PRIu64
 			" events written before, %s; the events that did not fit are counted as "
-			"lost (writer)", o.out, strerror(-werr), fsum.events,
+			"lost (writer)", s->o.out, strerror(-werr), s->fsum.events,
 			err ? "without a footer" : "with a footer");
-		disk_err = true;
+		s->disk_err = true;
 	} else if (err) {
-		cli_err("record: finishing '%s': %s", o.out, strerror(-err));
-		disk_err = true;
+		cli_err("record: finishing '%s': %s", s->o.out, strerror(-err));
+		s->disk_err = true;
 	}
 
 	/* the command and whatever it started (rec_child.h); its shutdown is not recording time */
-	now = now_ns(CLOCK_MONOTONIC);
-	rec_child__stop(child, &child_status);
-	child = NULL;
-	{
-		char b1[32], b2[32];
-		uint64_t fbytes = stat(o.out, &sb) == 0 ? (uint64_t)sb.st_size : st.sink_bytes;
-		uint64_t lost = lost_rb + lost_if + lost_wr;
-		const uint64_t *by_op = fsum.count_by_op;
+	s->end = now_ns(CLOCK_MONOTONIC);
+	rec_child__stop(s->child, &s->child_status);
+	s->child = NULL;
+}
 
-		fprintf(stderr,
-			"biotape: recorded %" PRIu64 " events in %s (read %" PRIu64
-			", write %" PRIu64 ", flush %" PRIu64 ", discard %" PRIu64
-			", other %" PRIu64 ") to %s: %s, %.2f B/event\n",
-			fsum.events,
-			cli_fmt_ns(now - start, b1, sizeof(b1)),
-			by_op[BTAPE_OP_READ], by_op[BTAPE_OP_WRITE], by_op[BTAPE_OP_FLUSH],
+static void print_summary(const struct rec_state *s)
+{
+	const uint64_t *by_op = s->fsum.count_by_op;
+	uint64_t lost = s->lost_rb + s->lost_if + s->lost_wr;
+	uint64_t nc = rec_bpf__orphaned(s->bpf) + s->open_at_exit;
+	uint64_t fbytes, events = s->fsum.events;
+	char b1[32], b2[32];
+	struct stat sb;
+
+	fbytes = stat(s->o.out, &sb) == 0 ? (uint64_t)sb.st_size : s->st.sink_bytes;
+	fprintf(stderr,
+		"biotape: recorded %" PRIu64 " events in %s (read %" PRIu64 ", write %" PRIu64
+		", flush %" PRIu64 ", discard %" PRIu64 ", other %" PRIu64 ") to %s: %s, "
+		"%.2f B/event\n",
+		events, cli_fmt_ns(s->end - s->start, b1, sizeof(b1)), by_op[BTAPE_OP_READ],
+		by_op[BTAPE_OP_WRITE], by_op[BTAPE_OP_FLUSH], by_op[BTAPE_OP_DISCARD],
+		events - by_op[BTAPE_OP_READ] - by_op[BTAPE_OP_WRITE] - by_op[BTAPE_OP_FLUSH] -
 			by_op[BTAPE_OP_DISCARD],
-			fsum.events - by_op[BTAPE_OP_READ] - by_op[BTAPE_OP_WRITE] -
-				by_op[BTAPE_OP_FLUSH] - by_op[BTAPE_OP_DISCARD],
-			o.out, cli_fmt_bytes(fbytes, b2, sizeof(b2)),
-			fsum.events ? (double)fbytes / (double)fsum.events : 0.0);
+		s->o.out, cli_fmt_bytes(fbytes, b2, sizeof(b2)),
+		events ? (double)fbytes / (double)events : 0.0);
+	fprintf(stderr,
+		"biotape: lost %" PRIu64 " events (ring buffer full %" PRIu64
+		", in-flight map full %" PRIu64 ", writer queue full %" PRIu64 ")\n",
+		lost, s->lost_rb, s->lost_if, s->lost_wr);
+	if (s->late)
 		fprintf(stderr,
-			"biotape: lost %" PRIu64 " events (ring buffer full %" PRIu64
-			", in-flight map full %" PRIu64 ", writer queue full %" PRIu64 ")\n",
-			lost, lost_rb, lost_if, lost_wr);
-		if (late)
-			fprintf(stderr,
-				"biotape: %" PRIu64 " event%s written out of issue order (in flight "
-				"past the reorder window: 30 s, or more events than the writer "
-				"holds)%s\n",
-				late, late == 1 ? " was" : "s were",
-				bo.user_qd ? ": the queue depths around them are approximate" : "");
-		{
-			uint64_t nc = rec_bpf__orphaned(bpf) + open_at_exit;
-
-			if (nc)
-				fprintf(stderr,
-					"biotape: %" PRIu64 " event%s no completion time: "
-					"completion not seen (%" PRIu64 " found when their request "
-					"or bio was reused, %" PRIu64 " still open at the stop)\n",
-					nc, nc == 1 ? " has" : "s have", nc - open_at_exit,
-					open_at_exit);
-		}
-		if (o.cmd) {
-			if (WIFEXITED(child_status))
-				fprintf(stderr, "biotape: command exited with status %d\n",
-					WEXITSTATUS(child_status));
-			else if (WIFSIGNALED(child_status))
-				fprintf(stderr, "biotape: command killed by signal %d\n",
-					WTERMSIG(child_status));
-		}
+			"biotape: %" PRIu64 " event%s written out of issue order (in flight "
+			"past the reorder window: 30 s, or more events than the writer "
+			"holds)%s\n",
+			s->late, s->late == 1 ? " was" : "s were",
+			s->user_qd ? ": the queue depths around them are approximate" : "");
+	if (nc)
+		fprintf(stderr,
+			"biotape: %" PRIu64 " event%s no completion time: completion not seen "
+			"(%" PRIu64 " found when their request or bio was reused, %" PRIu64
+			" still open at the stop)\n",
+			nc, nc == 1 ? " has" : "s have", nc - s->open_at_exit, s->open_at_exit);
+	if (s->o.cmd) {
+		if (WIFEXITED(s->child_status))
+			fprintf(stderr, "biotape: command exited with status %d\n",
+				WEXITSTATUS(s->child_status));
+		else if (WIFSIGNALED(s->child_status))
+			fprintf(stderr, "biotape: command killed by signal %d\n",
+				WTERMSIG(s->child_status));
 	}
-	ret = disk_err ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
-	goto cleanup;
+}
 
-fail_output:
-	rec_core__free(core);
-	core = NULL;
-	btape_writer__discard(w); /* removes o.out only if this run created it */
-	w = NULL;
-	ret = BTAPE_EXIT_FAIL;
+int cmd_record(int argc, char **argv)
+{
+	struct rec_state s = { .cgroup_fd = -1 };
+	int ret, err;
+
+	err = parse_args(argc, argv, &s.o);
+	if (err)
+		return err > 0 ? BTAPE_EXIT_OK : BTAPE_EXIT_USAGE;
+	ret = preflight(&s);
+	if (!ret)
+		ret = setup(&s);
+	if (ret)
+		goto cleanup;
+	record_loop(&s);
+	drain(&s);
+	print_summary(&s);
+	ret = s.disk_err ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
+
 cleanup:
-	rec_child__stop(child, NULL);
-	rec_bpf__close(bpf);
-	rec_core__free(core);
-	if (w)
-		btape_writer__abort(w);
-	rec_qd__free(qd);
-	if (cgroup_fd >= 0)
-		close(cgroup_fd);
-	free(kdevs);
-	free(tag_queues);
-	free(tag_depth);
-	btape_meta__free(&meta);
+	rec_child__stop(s.child, NULL);
+	rec_bpf__close(s.bpf);
+	/* the writer thread before its output, which is still open only if setup failed */
+	rec_core__free(s.core);
+	btape_writer__discard(s.w); /* removes o.out only if this run created it */
+	rec_qd__free(s.qd);
+	if (s.cgroup_fd >= 0)
+		close(s.cgroup_fd);
+	free(s.kdevs);
+	free(s.tag_queues);
+	free(s.tag_depth);
+	btape_meta__free(&s.meta);
 	return ret;
 }
 
