@@ -50,7 +50,7 @@ static void usage(FILE *fp)
 		"  biotape convert --from alibaba --device-size device_size.csv io.csv ali.btape\n"
 		"  biotape convert sda.btape replay.iolog --to fio3 --target /dev/loop0\n"
 		"  fio --name=replay --read_iolog=replay.iolog --ioengine=psync\n"
-		"Rules for every format: docs/FORMATS.md.\n");
+		"Rules for every format: docs/INTEROP.md.\n");
 }
 
 static bool ends_with(const char *s, const char *suffix)

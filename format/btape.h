@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * libbiotape: the .btape block I/O trace format (spec: docs/FORMAT.md).
+ * libbiotape: the .btape block I/O trace format (spec: docs/BTAPE-FORMAT.md).
  *
  * A pure library: no printing, no exit(), no BPF, no io_uring. Every function that can fail
  * returns 0 (or a count) on success and a negative errno on failure; the reason for the last
@@ -102,7 +102,7 @@ struct btape_event {
 };
 
 /*
- * Extent limits (docs/FORMAT.md, "Extent limits"): bytes fits the kernel's 32-bit request
+ * Extent limits (docs/BTAPE-FORMAT.md, "Extent limits"): bytes fits the kernel's 32-bit request
  * size, and the end, sector * 512 + bytes, is a valid off_t. Writers refuse an event beyond
  * them, readers report it as damage, importers as a malformed line.
  */
@@ -127,7 +127,7 @@ const char *btape_flags_str(uint32_t flags, char *buf, size_t len);
 /* ---------------------------------------------------------------------------------------- */
 
 #define BTAPE_NAME_MAX 256
-#define BTAPE_DEVICES_MAX 65536 /* device table entries a file may hold (docs/FORMAT.md) */
+#define BTAPE_DEVICES_MAX 65536 /* device table entries a file may hold (docs/BTAPE-FORMAT.md) */
 #define BTAPE_TAGS_MAX 4096     /* user tags a file may hold */
 
 struct btape_device {
@@ -229,7 +229,7 @@ int btape_output_check(const char *path, char *why, size_t len);
  * device node meanwhile is refused, the trace discarded); a symlink at PATH is replaced by the
  * rename, its target is left alone. Crash safety: every chunk is written as soon as it is
  * complete, so a killed writer leaves PATH.tmp.* readable up to its last chunk; see
- * docs/FORMAT.md. With opts->sz == 0 or opts NULL, defaults apply.
+ * docs/BTAPE-FORMAT.md. With opts->sz == 0 or opts NULL, defaults apply.
  */
 int btape_writer__open(struct btape_writer **wp, const char *path, const struct btape_meta *meta,
 		       const struct btape_writer_opts *opts);
@@ -253,7 +253,7 @@ int btape_writer__open_fd(struct btape_writer **wp, int fd, const struct btape_m
 int btape_writer__add(struct btape_writer *w, const struct btape_event *ev);
 /*
  * Promise: no event added from now on has issue_ns < watermark_ns. Events issued before the
- * watermark become final and are written in issue order (in batches: see docs/FORMAT.md,
+ * watermark become final and are written in issue order (in batches: see docs/BTAPE-FORMAT.md,
  * "Writer semantics"). The writer holds at most reorder_max_events (at most 2^31); past that
  * it writes the oldest quarter. An event that breaks the promise is still written (never
  * dropped) and counted in order_violations.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* libbiotape private definitions: on-disk constants (docs/FORMAT.md) and shared helpers. */
+/* libbiotape private definitions: on-disk constants (docs/BTAPE-FORMAT.md) and shared helpers. */
 #ifndef BTAPE_INTERNAL_H
 #define BTAPE_INTERNAL_H
 
@@ -30,7 +30,7 @@
 
 /*
  * Every fixed structure is a zstd skippable frame (magic 0x184D2A5?, LE32 content size), so
- * `zstd -d` decompresses a whole .btape file and skips the rest. See docs/FORMAT.md.
+ * `zstd -d` decompresses a whole .btape file and skips the rest. See docs/BTAPE-FORMAT.md.
  *
  * File header (24): LE32 0x184D2A5A, LE32 16, "\x89BTAPE\r\n", LE16 major, LE16 minor,
  *                   LE32 crc32c(bytes 0..19).
@@ -54,7 +54,7 @@ extern const uint8_t btape_file_magic[8];
 
 /*
  * What a reader accepts per frame type, so that no allocation follows from a count a payload
- * declares beyond what the format needs (docs/FORMAT.md, "Limits"). Items are msgpack values
+ * declares beyond what the format needs (docs/BTAPE-FORMAT.md, "Limits"). Items are msgpack values
  * at every level, map keys included.
  *   metadata: 64 MiB decompressed, 2 M items (BTAPE_DEVICES_MAX devices of 17 items, tags);
  *   chunk: BTAPE_FRAME_MAX_BYTES (its columns), BTAPE_CHUNK_MAX_EVENTS + 64 Ki items (a comm

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* libbiotape: metadata and footer frames (msgpack maps), see docs/FORMAT.md. */
+/* libbiotape: metadata and footer frames (msgpack maps), see docs/BTAPE-FORMAT.md. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 /*
  * libbiotape: the streaming reader. Holds one decompressed chunk and a slice of decoded
  * events at a time. Uses the footer index when the trailer and footer are valid; otherwise
- * reads frames in order until the last complete one (recovery). See docs/FORMAT.md "Reader".
+ * reads frames in order until the last complete one (recovery). See docs/BTAPE-FORMAT.md "Reader".
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * libbiotape: the streaming writer. Events enter a reorder buffer (sorted by issue_ns when
  * something is released, ties in arrival order); the watermark promise or the buffer's size
  * limit releases them in issue order into the current chunk; a chunk is encoded, compressed
- * and written as one frame as soon as it is full or old (flush interval). See docs/FORMAT.md
+ * and written as one frame as soon as it is full or old (flush interval). See docs/BTAPE-FORMAT.md
  * "Writer".
  */
 #include <errno.h>
@@ -594,7 +594,7 @@ BTAPE_API int btape_writer__add(struct btape_writer *w, const struct btape_event
 	if (!btape_extent_ok(ev->sector, ev->bytes)) {
 		snprintf(w->errmsg, sizeof(w->errmsg),
 			 "%s: invalid event (sector %" PRIu64 ", %" PRIu64
-			 " bytes): past the extent limits (docs/FORMAT.md)",
+			 " bytes): past the extent limits (docs/BTAPE-FORMAT.md)",
 			 wname(w), ev->sector, ev->bytes);
 		return -EINVAL;
 	}

@@ -38,7 +38,7 @@
 #define BLK_TN_PROCESS 0
 #define PIDMAP_MAX (1u << 16) /* pid -> comm entries (a hash; older entries are replaced) */
 
-/* .btape's file magic (docs/FORMAT.md, "File header") */
+/* .btape's file magic (docs/BTAPE-FORMAT.md, "File header") */
 static const uint8_t btape_file_magic[8] = {0x89, 'B', 'T', 'A', 'P', 'E', '\r', '\n'};
 
 /* vscsi */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * libbiotape interop: import public block trace formats into .btape, export .btape to fio
- * iolog v3, blkparse-style text and CSV. Conversion rules: docs/FORMATS.md.
+ * iolog v3, blkparse-style text and CSV. Conversion rules: docs/INTEROP.md.
  *
  * Pure library: no printing, no exit(). Functions return 0 on success or a negative errno;
  * on failure errmsg (when non-NULL) holds one line naming the file and line or record

@@ -6,7 +6,7 @@
  * merge moves the request's key, a partial completion moves it past the completed part, a
  * remap carries the submitter's pid/comm to the target device. Memory is bounded: at most
  * JOIN_MAX_INFLIGHT requests are kept, a request idle for JOIN_EXPIRE_NS of trace time is given
- * up, and when the table is full the least recently active one is (docs/FORMATS.md). Both
+ * up, and when the table is full the least recently active one is (docs/INTEROP.md). Both
  * take the head of a list kept in order of last activity: O(1) work per event.
  */
 #include "interop_internal.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Line parsers of the text formats. Each turns one line into at most one btape_event (or,
- * for blkparse, one request event for the joiner). Units and rules: docs/FORMATS.md.
+ * for blkparse, one request event for the joiner). Units and rules: docs/INTEROP.md.
  */
 #include "interop_internal.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The extent limits (docs/FORMAT.md, "Extent limits": bytes <= 2^32 - 1, sector * 512 + bytes
+# The extent limits (docs/BTAPE-FORMAT.md, "Extent limits": bytes <= 2^32 - 1, sector * 512 + bytes
 # <= 2^63 - 1): importers refuse a line past them naming the line, and every reader of a .btape
 # (info, dump, analyze, replay) refuses an event past them naming the frame and the event.
 . "$BIOTAPE_SRC/tests/lib.sh"

@@ -347,7 +347,7 @@ static void test_op_names(void **state)
 
 static void test_crc32c(void **state)
 {
-	/* the check value in docs/FORMAT.md; odd lengths and offsets use both code paths */
+	/* the check value in docs/BTAPE-FORMAT.md; odd lengths and offsets use both code paths */
 	assert_int_equal(btape_crc32c(0, "123456789", 9), 0xE3069283u);
 	assert_int_equal(btape_crc32c(btape_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
 	assert_int_equal(btape_crc32c(0, "", 0), 0);

@@ -302,7 +302,7 @@ def num():
     n = random.choice([1, 2, 3, 7, 8, 9, 15, 16, 17, 18, 19, 20])
     return str(random.randint(10 ** (n - 1) if n > 1 else 0, 10 ** n - 1))
 def within(hi):
-    # mostly values within the extent limits (docs/FORMAT.md), some of any length
+    # mostly values within the extent limits (docs/BTAPE-FORMAT.md), some of any length
     return str(random.randint(0, hi)) if random.random() < 0.8 else num()
 def write(name, rows, sep, slow_sep):
     with open(f"{d}/{name}", "w") as f, open(f"{d}/slow_{name}", "w") as g:
