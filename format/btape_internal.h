@@ -149,7 +149,7 @@ int btape_footer_pack(struct bbuf *out, const struct btape_summary *s,
 int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const void *data,
 			size_t len, uint64_t max_chunks, char *err, size_t errlen);
 
-/* Event chunk encoding, format/chunk.c. */
+/* Event chunk encoding, format/chunk_enc.c. */
 struct chunk_enc; /* scratch state of the writer */
 #define BTAPE_NCOLS 16
 #define BTAPE_COL_COMM 12 /* index of the comm column in struct chunk_cols */
@@ -199,7 +199,7 @@ int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len);
 const char *btape_intern_str(const struct btape_intern *t, uint32_t id);
 uint32_t btape_intern_len(const struct btape_intern *t, uint32_t id);
 
-/* Chunk decoding, format/chunk.c. */
+/* Chunk decoding, format/chunk_dec.c. */
 /* What a decoder last stored in an output buffer: lets constant fields skip rewriting. */
 struct dec_cache {
 	const void *buf;
