@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libbiotape: event chunk decoder (docs/FORMAT.md "Event chunk"; the layout in
+ * libbiotape: event chunk decoder (docs/BTAPE-FORMAT.md "Event chunk"; the layout in
  * chunk_internal.h): parses a chunk's map and columns, then decodes them slice by slice
  * into events, with range checks.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libbiotape: event chunk encoder (docs/FORMAT.md "Event chunk"; the layout in
+ * libbiotape: event chunk encoder (docs/BTAPE-FORMAT.md "Event chunk"; the layout in
  * chunk_internal.h): the writer's pending columns, the choice of coding per column, the
  * byte planes and the msgpack map.
  */

@@ -3,7 +3,7 @@
  * libbiotape: event chunks, what the encoder (chunk_enc.c) and the decoder (chunk_dec.c)
  * share: the column ids and names, and the per-device sector prediction table.
  *
- * Event chunk encoding (docs/FORMAT.md "Event chunk"). A chunk is a msgpack map
+ * Event chunk encoding (docs/BTAPE-FORMAT.md "Event chunk"). A chunk is a msgpack map
  * holding one bin blob per field; a blob is a small header (kind, width, shift, base, origin)
  * followed by the field's values as fixed-width little-endian integers split into byte planes
  * (all first bytes, then all second bytes, ...), so zstd sees each plane as its own stream.
