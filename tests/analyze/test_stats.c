@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "hist.h"
+#include "../common/hist_assert.h"
 #include "stats.h"
 
 #define MS 1000000ull
@@ -47,16 +48,6 @@ static struct stats *run_one_by_one(const struct btape_event *evs, size_t n,
 		assert_int_equal(stats__add(s, &evs[i]), 0);
 	assert_int_equal(stats__finish(s), 0);
 	return s;
-}
-
-/* |got - want| within the histogram's stated bound */
-static void assert_hist_close(uint64_t got, uint64_t want)
-{
-	double err = fabs((double)got - (double)want);
-
-	if (err > HIST_REL_ERROR * (double)want + 0.5)
-		fail_msg("got %llu want %llu (rel err %.4f > %.4f)", (unsigned long long)got,
-			 (unsigned long long)want, err / (double)want, HIST_REL_ERROR);
 }
 
 static void test_empty(void **st)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hist.h"
+#include "hist_assert.h"
 
 static struct hist *hist_new(void)
 {
@@ -18,16 +19,6 @@ static struct hist *hist_new(void)
 
 	assert_non_null(h);
 	return h;
-}
-
-/* |got - want| within the histogram's stated bound */
-static void assert_hist_close(uint64_t got, uint64_t want)
-{
-	double err = fabs((double)got - (double)want);
-
-	if (err > HIST_REL_ERROR * (double)want + 0.5)
-		fail_msg("got %llu want %llu (rel err %.4f > %.4f)", (unsigned long long)got,
-			 (unsigned long long)want, err / (double)want, HIST_REL_ERROR);
 }
 
 /*

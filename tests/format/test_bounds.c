@@ -28,28 +28,6 @@
 
 #define MIB 1024L /* in KiB, the unit of ru_maxrss */
 
-/* Appends a frame whose payload is RAW compressed (zstd level 3). */
-static void put_frame(struct bbuf *out, unsigned int type, const void *raw, size_t rlen)
-{
-	size_t cap = ZSTD_compressBound(rlen);
-	uint8_t *c = malloc(cap), env[BTAPE_ENV_SIZE];
-	size_t clen;
-
-	assert_non_null(c);
-	clen = ZSTD_compress(c, cap, raw, rlen, 3);
-	assert_false(ZSTD_isError(clen));
-	btape_env_build(env, type, (uint32_t)clen, (uint32_t)rlen, c);
-	bbuf_put(out, env, sizeof(env));
-	bbuf_put(out, c, clen);
-	free(c);
-}
-
-static void pk_str(msgpack_packer *pk, const char *s)
-{
-	msgpack_pack_str(pk, strlen(s));
-	msgpack_pack_str_body(pk, s, strlen(s));
-}
-
 /* Header and an ordinary metadata frame (one device). */
 static void start_file(struct bbuf *f)
 {
@@ -61,7 +39,7 @@ static void start_file(struct bbuf *f)
 	bbuf_put(f, hdr, sizeof(hdr));
 	tu_meta(&m, 1);
 	assert_int_equal(btape_meta_pack(&raw, &m), 0);
-	put_frame(f, BTAPE_FRAME_META, raw.p, raw.len);
+	tu_put_frame(f, BTAPE_FRAME_META, raw.p, raw.len);
 	btape_meta__free(&m);
 	bbuf_free(&raw);
 }
@@ -174,12 +152,12 @@ static void test_device_table(void **state)
 		bbuf_put(&f, hdr, sizeof(hdr));
 		msgpack_packer_init(&pk, &raw, btape_mp_write);
 		msgpack_pack_map(&pk, 2);
-		pk_str(&pk, "tool");
-		pk_str(&pk, "hostile");
-		pk_str(&pk, "devices");
+		tu_pk_str(&pk, "tool");
+		tu_pk_str(&pk, "hostile");
+		tu_pk_str(&pk, "devices");
 		msgpack_pack_array(&pk, counts[i]);
 		put_run(&raw, 0x80, counts[i]); /* empty maps: every field takes its default */
-		put_frame(&f, BTAPE_FRAME_META, raw.p, raw.len);
+		tu_put_frame(&f, BTAPE_FRAME_META, raw.p, raw.len);
 		assert_int_equal(tu_write_file(p, f.p, f.len), 0);
 		if (i == 0)
 			assert_true(f.len < 1024); /* the file was 147 bytes */
@@ -215,10 +193,10 @@ static void test_chunk_items(void **state)
 	start_file(&f);
 	msgpack_packer_init(&pk, &raw, btape_mp_write);
 	msgpack_pack_map(&pk, 1);
-	pk_str(&pk, "pad");
+	tu_pk_str(&pk, "pad");
 	msgpack_pack_array(&pk, n);
 	put_run(&raw, 0x00, n);
-	put_frame(&f, BTAPE_FRAME_CHUNK, raw.p, raw.len);
+	tu_put_frame(&f, BTAPE_FRAME_CHUNK, raw.p, raw.len);
 	bbuf_free(&raw);
 	assert_int_equal(tu_write_file(p, f.p, f.len), 0);
 	assert_true(f.len < 64 * 1024);
@@ -246,14 +224,14 @@ static void test_chunk_comms(void **state)
 	start_file(&f);
 	msgpack_packer_init(&pk, &raw, btape_mp_write);
 	msgpack_pack_map(&pk, 3);
-	pk_str(&pk, "cols");
+	tu_pk_str(&pk, "cols");
 	msgpack_pack_map(&pk, 0);
-	pk_str(&pk, "n");
+	tu_pk_str(&pk, "n");
 	msgpack_pack_uint32(&pk, 1);
-	pk_str(&pk, "comms");
+	tu_pk_str(&pk, "comms");
 	msgpack_pack_array(&pk, n);
 	put_run(&raw, 0xa0, n); /* empty strings */
-	put_frame(&f, BTAPE_FRAME_CHUNK, raw.p, raw.len);
+	tu_put_frame(&f, BTAPE_FRAME_CHUNK, raw.p, raw.len);
 	bbuf_free(&raw);
 	assert_int_equal(tu_write_file(p, f.p, f.len), 0);
 	probe(p, &pr);
@@ -284,9 +262,9 @@ static void test_distinct_names(void **state)
 		raw.len = 0;
 		msgpack_packer_init(&pk, &raw, btape_mp_write);
 		msgpack_pack_map(&pk, 3);
-		pk_str(&pk, "n");
+		tu_pk_str(&pk, "n");
 		msgpack_pack_uint32(&pk, 0);
-		pk_str(&pk, "comms");
+		tu_pk_str(&pk, "comms");
 		msgpack_pack_array(&pk, per);
 		assert_int_equal(bbuf_reserve(&raw, (size_t)per * 4), 0);
 		for (uint32_t i = 0; i < per; i++, k++) {
@@ -298,9 +276,9 @@ static void test_distinct_names(void **state)
 			q[3] = (uint8_t)(k / 65025 + 1);
 			raw.len += 4;
 		}
-		pk_str(&pk, "cols");
+		tu_pk_str(&pk, "cols");
 		msgpack_pack_map(&pk, 0);
-		put_frame(&f, BTAPE_FRAME_CHUNK, raw.p, raw.len);
+		tu_put_frame(&f, BTAPE_FRAME_CHUNK, raw.p, raw.len);
 	}
 	bbuf_free(&raw);
 	assert_int_equal(tu_write_file(p, f.p, f.len), 0);
@@ -336,16 +314,16 @@ static void test_footer_index(void **state)
 		foot_off = f.len;
 		msgpack_packer_init(&pk, &raw, btape_mp_write);
 		msgpack_pack_map(&pk, 2);
-		pk_str(&pk, "events");
+		tu_pk_str(&pk, "events");
 		msgpack_pack_uint64(&pk, 0);
-		pk_str(&pk, "index");
+		tu_pk_str(&pk, "index");
 		msgpack_pack_map(&pk, 4);
 		for (int c = 0; c < 4; c++) {
-			pk_str(&pk, cols[c]);
+			tu_pk_str(&pk, cols[c]);
 			msgpack_pack_array(&pk, counts[i]);
 			put_run(&raw, 0x00, counts[i]);
 		}
-		put_frame(&f, BTAPE_FRAME_FOOTER, raw.p, raw.len);
+		tu_put_frame(&f, BTAPE_FRAME_FOOTER, raw.p, raw.len);
 		btape_trailer_build(tr, foot_off);
 		bbuf_put(&f, tr, sizeof(tr));
 		assert_int_equal(tu_write_file(p, f.p, f.len), 0);
@@ -377,10 +355,10 @@ static void test_frame_size_limits(void **state)
 	bbuf_put(&f, hdr, sizeof(hdr));
 	msgpack_packer_init(&pk, &raw, btape_mp_write);
 	msgpack_pack_map(&pk, 1);
-	pk_str(&pk, "future_blob");
+	tu_pk_str(&pk, "future_blob");
 	msgpack_pack_bin(&pk, pad);
 	put_run(&raw, 0x00, pad);
-	put_frame(&f, BTAPE_FRAME_META, raw.p, raw.len);
+	tu_put_frame(&f, BTAPE_FRAME_META, raw.p, raw.len);
 	bbuf_free(&raw);
 	assert_int_equal(tu_write_file(p, f.p, f.len), 0);
 	probe(p, &pr);

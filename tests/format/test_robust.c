@@ -287,26 +287,6 @@ static void test_truncate_every_offset(void **state)
 	tu_cleanup_dir(dir);
 }
 
-/* Appends a frame (zstd-compressed payload) to buf. */
-static void put_frame(struct bbuf *out, unsigned int type, const void *raw, size_t rlen)
-{
-	size_t cap = ZSTD_compressBound(rlen);
-	uint8_t *c = malloc(cap), env[BTAPE_ENV_SIZE];
-	size_t clen = ZSTD_compress(c, cap, raw, rlen, 3);
-
-	assert_false(ZSTD_isError(clen));
-	btape_env_build(env, type, (uint32_t)clen, (uint32_t)rlen, c);
-	bbuf_put(out, env, sizeof(env));
-	bbuf_put(out, c, clen);
-	free(c);
-}
-
-static void pk_str(msgpack_packer *pk, const char *s)
-{
-	msgpack_pack_str(pk, strlen(s));
-	msgpack_pack_str_body(pk, s, strlen(s));
-}
-
 static void test_unknown_keys_and_frames(void **state)
 {
 	char *dir = tu_tmpdir();
@@ -340,29 +320,29 @@ static void test_unknown_keys_and_frames(void **state)
 	/* metadata with unknown keys, one holding a nested map */
 	msgpack_packer_init(&pk, &meta, btape_mp_write);
 	msgpack_pack_map(&pk, 4);
-	pk_str(&pk, "hostname");
-	pk_str(&pk, "futurehost");
-	pk_str(&pk, "quantum_settings");
+	tu_pk_str(&pk, "hostname");
+	tu_pk_str(&pk, "futurehost");
+	tu_pk_str(&pk, "quantum_settings");
 	msgpack_pack_map(&pk, 1);
-	pk_str(&pk, "entangled");
+	tu_pk_str(&pk, "entangled");
 	msgpack_pack_true(&pk);
-	pk_str(&pk, "devices");
+	tu_pk_str(&pk, "devices");
 	msgpack_pack_array(&pk, 1);
 	msgpack_pack_map(&pk, 2);
-	pk_str(&pk, "name");
-	pk_str(&pk, "nvme9n1");
-	pk_str(&pk, "wear_level");
+	tu_pk_str(&pk, "name");
+	tu_pk_str(&pk, "nvme9n1");
+	tu_pk_str(&pk, "wear_level");
 	msgpack_pack_double(&pk, 0.5);
-	pk_str(&pk, "tags");
+	tu_pk_str(&pk, "tags");
 	msgpack_pack_array(&pk, 1);
 	msgpack_pack_array(&pk, 3);
-	pk_str(&pk, "k");
-	pk_str(&pk, "v");
-	pk_str(&pk, "extra element");
-	put_frame(&file, BTAPE_FRAME_META, meta.p, meta.len);
+	tu_pk_str(&pk, "k");
+	tu_pk_str(&pk, "v");
+	tu_pk_str(&pk, "extra element");
+	tu_put_frame(&file, BTAPE_FRAME_META, meta.p, meta.len);
 
 	/* an unknown frame type is skipped */
-	put_frame(&file, 77, "whatever", 8);
+	tu_put_frame(&file, 77, "whatever", 8);
 
 	/* chunk with an extra column and an extra top-level key appended */
 	assert_int_equal(
@@ -382,15 +362,15 @@ static void test_unknown_keys_and_frames(void **state)
 		q[7] = 0x11;
 	}
 	msgpack_packer_init(&pk, &chunk, btape_mp_write);
-	pk_str(&pk, "temperature");
+	tu_pk_str(&pk, "temperature");
 	msgpack_pack_bin(&pk, 3);
 	msgpack_pack_bin_body(&pk, "\x00\x00\x00", 3);
-	pk_str(&pk, "future_top");
+	tu_pk_str(&pk, "future_top");
 	msgpack_pack_array(&pk, 2);
 	msgpack_pack_nil(&pk);
 	msgpack_pack_int(&pk, -5);
 	chunk_off = file.len;
-	put_frame(&file, BTAPE_FRAME_CHUNK, chunk.p, chunk.len);
+	tu_put_frame(&file, BTAPE_FRAME_CHUNK, chunk.p, chunk.len);
 
 	sum.events = 3;
 	sum.first_issue_ns = 100;
@@ -402,10 +382,10 @@ static void test_unknown_keys_and_frames(void **state)
 	assert_int_equal(foot.p[0], 0x8b);
 	foot.p[0] = 0x8c;
 	msgpack_packer_init(&pk, &foot, btape_mp_write);
-	pk_str(&pk, "checksum_of_the_universe");
+	tu_pk_str(&pk, "checksum_of_the_universe");
 	msgpack_pack_uint64(&pk, 42);
 	foot_off = file.len;
-	put_frame(&file, BTAPE_FRAME_FOOTER, foot.p, foot.len);
+	tu_put_frame(&file, BTAPE_FRAME_FOOTER, foot.p, foot.len);
 	btape_trailer_build(tr, foot_off);
 	bbuf_put(&file, tr, sizeof(tr));
 	assert_int_equal(tu_write_file(p, file.p, file.len), 0);

@@ -6,6 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <msgpack.h>
+#include <zstd.h>
+
+#include "btape_internal.h"
 #include "test_util.h"
 
 char *tu_tmpdir(void)
@@ -176,4 +180,26 @@ int tu_write_file(const char *path, const void *data, size_t len)
 		return -1;
 	ok = fwrite(data, 1, len, f) == len;
 	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+void tu_put_frame(struct bbuf *out, unsigned int type, const void *raw, size_t rlen)
+{
+	size_t cap = ZSTD_compressBound(rlen), clen;
+	uint8_t *c = malloc(cap), env[BTAPE_ENV_SIZE];
+
+	if (!c)
+		abort();
+	clen = ZSTD_compress(c, cap, raw, rlen, 3);
+	if (ZSTD_isError(clen))
+		abort();
+	btape_env_build(env, type, (uint32_t)clen, (uint32_t)rlen, c);
+	bbuf_put(out, env, sizeof(env));
+	bbuf_put(out, c, clen);
+	free(c);
+}
+
+void tu_pk_str(struct msgpack_packer *pk, const char *s)
+{
+	msgpack_pack_str(pk, strlen(s));
+	msgpack_pack_str_body(pk, s, strlen(s));
 }

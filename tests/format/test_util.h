@@ -8,6 +8,9 @@
 
 #include "btape.h"
 
+struct bbuf;
+struct msgpack_packer;
+
 /* Fresh temporary directory (removed with its files by tu_cleanup_dir). */
 char *tu_tmpdir(void);
 void tu_cleanup_dir(char *dir);
@@ -22,4 +25,9 @@ void tu_meta(struct btape_meta *m, uint32_t ndev);
 /* Reads a whole file into a malloc'd buffer. */
 uint8_t *tu_read_file(const char *path, size_t *len);
 int tu_write_file(const char *path, const void *data, size_t len);
+/* Appends to OUT a frame of TYPE whose payload is RAW, zstd-compressed (level 3). */
+void tu_put_frame(struct bbuf *out, unsigned int type, const void *raw, size_t rlen);
+/* Packs S as a msgpack string. */
+void tu_pk_str(struct msgpack_packer *pk, const char *s);
+
 #endif
