@@ -638,7 +638,7 @@ int cmd_replay(int argc, char **argv)
 	char why[RP_DEVMAP_WHY_MAX];
 	unsigned int depth;
 	int err, ret = BTAPE_EXIT_FAIL;
-	bool sigs = false;
+	bool sigs = false, issued = false;
 
 	memset(&s, 0, sizeof(s));
 	err = parse_args(argc, argv, &o);
@@ -828,6 +828,7 @@ int cmd_replay(int argc, char **argv)
 			goto cleanup;
 		}
 		oc.last_tick = 0;
+		issued = true;
 		err = rp_sched_run(&cfg, eng, e, &clk, src, st);
 		eng->close(e);
 		e = NULL;
@@ -921,6 +922,8 @@ cleanup:
 	if (e)
 		eng->close(e);
 	rp_prefetch__close(pf);
+	if (!issued) /* refused before the first I/O: a file --create made goes too */
+		rp_devices__discard_created(&s.dv);
 	rp_devices__free(&s.dv);
 	free(bufs);
 	free(bufmem);
