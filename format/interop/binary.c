@@ -46,17 +46,17 @@ static const uint8_t btape_file_magic[8] = {0x89, 'B', 'T', 'A', 'P', 'E', '\r',
 #define VSCSI_V2_BYTES 40u
 
 /* Fields of a blktrace record in the byte order blk_endian() found (1 little, 2 big). */
-static uint16_t get16(const uint8_t *p, int endian)
+static inline uint16_t get16(const uint8_t *p, int endian)
 {
 	return endian == 1 ? get_le16(p) : get_be16(p);
 }
 
-static uint32_t get32(const uint8_t *p, int endian)
+static inline uint32_t get32(const uint8_t *p, int endian)
 {
 	return endian == 1 ? get_le32(p) : get_be32(p);
 }
 
-static uint64_t get64(const uint8_t *p, int endian)
+static inline uint64_t get64(const uint8_t *p, int endian)
 {
 	return endian == 1 ? get_le64(p) : get_be64(p);
 }
@@ -135,6 +135,23 @@ struct blkstate {
 	int last_idx;
 };
 
+/* The fixed fields of a record (struct blk_io_trace) in byte order ENDIAN. */
+static inline __attribute__((always_inline)) void blk_fields(struct blkrec *r, const uint8_t *p,
+							     int endian)
+{
+	r->magic = get32(p, endian);
+	r->seq = get32(p + 4, endian);
+	r->time = get64(p + 8, endian);
+	r->sector = get64(p + 16, endian);
+	r->bytes = get32(p + 24, endian);
+	r->action = get32(p + 28, endian);
+	r->pid = get32(p + 32, endian);
+	r->device = get32(p + 36, endian);
+	r->cpu = get32(p + 40, endian);
+	r->error = get16(p + 44, endian);
+	r->pdu_len = get16(p + 46, endian);
+}
+
 /* Reads the next record of f. Returns 1, 0 at EOF, or -errno (via imp_bad/imp_fail). */
 static int blk_read(struct imp *im, struct bfile *f)
 {
@@ -155,17 +172,11 @@ static int blk_read(struct imp *im, struct bfile *f)
 		f->endian = blk_endian(p);
 	if (blk_endian(p) != f->endian || f->endian == 0)
 		goto bad_magic;
-	r->magic = get32(p, f->endian);
-	r->seq = get32(p + 4, f->endian);
-	r->time = get64(p + 8, f->endian);
-	r->sector = get64(p + 16, f->endian);
-	r->bytes = get32(p + 24, f->endian);
-	r->action = get32(p + 28, f->endian);
-	r->pid = get32(p + 32, f->endian);
-	r->device = get32(p + 36, f->endian);
-	r->cpu = get32(p + 40, f->endian);
-	r->error = get16(p + 44, f->endian);
-	r->pdu_len = get16(p + 46, f->endian);
+	/* a constant byte order per call: each is compiled for its order, no test per field */
+	if (f->endian == 1)
+		blk_fields(r, p, 1);
+	else
+		blk_fields(r, p, 2);
 	if ((r->magic & 0xff) != BLK_IO_TRACE_VERSION) {
 		int e = imp_bad(im, "blktrace version %u (expected %u)", r->magic & 0xff,
 				BLK_IO_TRACE_VERSION);
