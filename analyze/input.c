@@ -139,12 +139,12 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	/* open, unify device tables, trace start from the summaries */
 	for (int k = 0; k < npaths; k++) {
 		struct src *sr = &srcs[k];
-		const char *emsg = NULL;
+		char emsg[BTAPE_ERRMSG_LEN];
 		struct btape_summary sum;
 
-		err = btape_reader__open(&sr->r, paths[k], &emsg);
+		err = btape_reader__open(&sr->r, paths[k], emsg, sizeof(emsg));
 		if (err) {
-			path_msg(msg, msglen, paths[k], emsg ? emsg : strerror(-err));
+			path_msg(msg, msglen, paths[k], emsg);
 			goto cleanup;
 		}
 		/* no consumer (stats, profile, compare, renderers) reads these values */

@@ -77,13 +77,12 @@ static int do_export(const char *in, const char *out, int to, const char *target
 	struct btape_export_stats st;
 	struct btape_reader *r = NULL;
 	struct cli_out o = {0};
-	const char *rerr = NULL;
-	char err[512];
+	char err[BTAPE_ERRMSG_LEN];
 	int ret;
 
-	ret = btape_reader__open(&r, in, &rerr);
+	ret = btape_reader__open(&r, in, err, sizeof(err));
 	if (ret) {
-		cli_err("convert: %s", rerr ? rerr : strerror(-ret));
+		cli_err("convert: %s", err);
 		return ret == -ENOENT || ret == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	ret = cli_out_open(&o, out);

@@ -111,7 +111,7 @@ int cmd_dump(int argc, char **argv)
 	uint64_t from = 0, to = UINT64_MAX, limit = UINT64_MAX, printed = 0;
 	struct btape_reader *r = NULL;
 	struct btape_summary sum;
-	const char *errmsg = NULL;
+	char errmsg[BTAPE_ERRMSG_LEN];
 	const struct btape_meta *meta;
 	int c, err, ret = BTAPE_EXIT_OK;
 
@@ -154,9 +154,9 @@ int cmd_dump(int argc, char **argv)
 		cli_err("dump: --from is after --to");
 		return BTAPE_EXIT_USAGE;
 	}
-	err = btape_reader__open(&r, argv[optind], &errmsg);
+	err = btape_reader__open(&r, argv[optind], errmsg, sizeof(errmsg));
 	if (err) {
-		cli_err("dump: %s", errmsg ? errmsg : strerror(-err));
+		cli_err("dump: %s", errmsg);
 		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	meta = btape_reader__meta(r);

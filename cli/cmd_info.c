@@ -252,7 +252,8 @@ int cmd_info(int argc, char **argv)
 	};
 	struct btape_reader *r = NULL;
 	struct btape_summary sum;
-	const char *errmsg = NULL, *path;
+	char errmsg[BTAPE_ERRMSG_LEN];
+	const char *path;
 	char verify_msg[512] = "";
 	bool json = false, verify = true;
 	int c, err, verify_err = 0, ret = BTAPE_EXIT_OK;
@@ -279,9 +280,9 @@ int cmd_info(int argc, char **argv)
 		return BTAPE_EXIT_USAGE;
 	}
 	path = argv[optind];
-	err = btape_reader__open(&r, path, &errmsg);
+	err = btape_reader__open(&r, path, errmsg, sizeof(errmsg));
 	if (err) {
-		cli_err("info: %s", errmsg ? errmsg : strerror(-err));
+		cli_err("info: %s", errmsg);
 		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	err = btape_reader__summary(r, &sum);

@@ -2,13 +2,21 @@
 /*
  * libbiotape: the .btape block I/O trace format (spec: docs/BTAPE-FORMAT.md).
  *
- * A pure library: no printing, no exit(), no BPF, no io_uring. Every function that can fail
- * returns 0 (or a count) on success and a negative errno on failure; the reason for the last
- * failure of an object is available as text from its __errmsg() accessor. Reader messages
- * start with the file's name ("t.btape: frame 3 at offset 18211: checksum mismatch"), so
- * callers print them as they are.
+ * A pure library: no printing, no exit(), no BPF, no io_uring. Objects are opaque; every
+ * destructor accepts NULL.
  *
- * Objects are opaque; every destructor accepts NULL.
+ * Errors, one rule for this header and btape_interop.h. A function that can fail returns 0
+ * (or a count) on success and a negative errno on failure, and has one line of text saying
+ * why, in exactly one of two places:
+ *  - an object keeps the text of its own last failure: btape_writer__errmsg(w),
+ *    btape_reader__errmsg(r);
+ *  - a function that leaves no object to ask (a constructor that fails, btape_writer__close(),
+ *    which frees the writer either way, and the plain functions) writes it into the caller's
+ *    buffer ERRMSG of ERRLEN bytes, truncated to fit (BTAPE_ERRMSG_LEN always suffices);
+ *    ERRMSG may be NULL. Its contents mean something only after a failure.
+ * There is no global or thread-local error state. Messages start with what failed, usually
+ * the file's name ("t.btape: frame 3 at offset 18211: checksum mismatch"), so callers print
+ * them as they are.
  */
 #ifndef BTAPE_H
 #define BTAPE_H
@@ -23,6 +31,8 @@ extern "C" {
 
 #define BTAPE_FORMAT_VERSION_MAJOR 1 /* readers refuse a file with a newer major */
 #define BTAPE_FORMAT_VERSION_MINOR 0 /* minor bumps only add keys; readers ignore unknown keys */
+
+#define BTAPE_ERRMSG_LEN 512 /* a caller's message buffer of this size holds any message whole */
 
 /* ---------------------------------------------------------------------------------------- */
 /* The event record                                                                         */
@@ -217,10 +227,10 @@ struct btape_writer_opts {
  * Whether PATH may receive an output file (docs/SAFETY.md): 0 when it does not exist or is a
  * regular file (a symlink is followed), 1 when it is the null device (char 1:3: written to,
  * never replaced or removed), -EISDIR or -EPERM when it is anything else (a block or character
- * device, FIFO, socket, directory), with a one-line reason in WHY; other -errno from lstat().
+ * device, FIFO, socket, directory), with a one-line reason in ERRMSG; other -errno from lstat().
  * The writers below apply it: a device node is never written to, truncated or renamed over.
  */
-int btape_output_check(const char *path, char *why, size_t len);
+int btape_output_check(const char *path, char *errmsg, size_t errlen);
 
 /*
  * Creates PATH (via PATH.tmp.XXXXXX renamed into place by btape_writer__close(); "-" writes
@@ -232,18 +242,18 @@ int btape_output_check(const char *path, char *why, size_t len);
  * docs/BTAPE-FORMAT.md. With opts->sz == 0 or opts NULL, defaults apply.
  */
 int btape_writer__open(struct btape_writer **wp, const char *path, const struct btape_meta *meta,
-		       const struct btape_writer_opts *opts);
+		       const struct btape_writer_opts *opts, char *errmsg, size_t errlen);
 /*
  * Like __open but writes into PATH directly (no temp file, no rename): for recorders that
  * must leave a readable file at PATH if killed. PATH is created, or an existing regular file
  * (through a symlink too) truncated; the null device is written to; anything else refused.
  */
 int btape_writer__open_direct(struct btape_writer **wp, const char *path,
-			      const struct btape_meta *meta,
-			      const struct btape_writer_opts *opts);
+			      const struct btape_meta *meta, const struct btape_writer_opts *opts,
+			      char *errmsg, size_t errlen);
 /* Writer on an already-open fd (not closed by the writer); no rename. */
 int btape_writer__open_fd(struct btape_writer **wp, int fd, const struct btape_meta *meta,
-			  const struct btape_writer_opts *opts);
+			  const struct btape_writer_opts *opts, char *errmsg, size_t errlen);
 
 /*
  * Adds one event (copied; comm interned). Events may arrive in any order (typically
@@ -285,13 +295,14 @@ void btape_writer__file_summary(const struct btape_writer *w, struct btape_summa
  * footer's order_violations): they are in the file out of issue order. */
 uint64_t btape_writer__order_violations(const struct btape_writer *w);
 /*
- * Flushes, writes the footer, fsyncs, renames into place. The writer is freed either way.
+ * Flushes, writes the footer, fsyncs, renames into place. The writer is freed either way, so
+ * the reason for a failure goes to ERRMSG.
  * With opts.footer_reserve, a write that failed for space (ENOSPC, EDQUOT, EFBIG; that call
  * returned the error) cut the file back to its last complete chunk, and __close then writes
  * the footer of what the file holds (__file_summary, with the lost counts) and returns 0 if
  * that fits; if not, the file ends at its last chunk, without a footer.
  */
-int btape_writer__close(struct btape_writer *w);
+int btape_writer__close(struct btape_writer *w, char *errmsg, size_t errlen);
 /* Discards: removes the temporary file (nothing at PATH is touched). NULL-safe. */
 void btape_writer__abort(struct btape_writer *w);
 /*
@@ -300,9 +311,8 @@ void btape_writer__abort(struct btape_writer *w);
  * left empty, the null device untouched. NULL-safe.
  */
 void btape_writer__discard(struct btape_writer *w);
+/* Reason for the writer's last failure ("no error" if none). */
 const char *btape_writer__errmsg(const struct btape_writer *w);
-/* Reason for the last failed __open* or __close in this thread (the writer is gone then). */
-const char *btape_writer__last_errmsg(void);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Reader                                                                                   */
@@ -313,15 +323,14 @@ struct btape_reader;
 /*
  * Opens PATH ("-" for stdin: no seeking, no footer shortcut). Reads the header and metadata;
  * uses the footer index when present and valid, otherwise scans (recovery). Bounded memory:
- * one decoded chunk at a time. On failure *errmsg (if non-NULL) points at a static-lifetime
- * or thread-local message describing what and where.
+ * one decoded chunk at a time. On failure ERRMSG says what and where.
  */
-int btape_reader__open(struct btape_reader **rp, const char *path, const char **errmsg);
+int btape_reader__open(struct btape_reader **rp, const char *path, char *errmsg, size_t errlen);
 /*
  * Like __open on an already-open fd (not closed by the reader): a regular file gets the
  * footer shortcut and seeking; a pipe is read as a stream. For a memory buffer use memfd.
  */
-int btape_reader__open_fd(struct btape_reader **rp, int fd, const char **errmsg);
+int btape_reader__open_fd(struct btape_reader **rp, int fd, char *errmsg, size_t errlen);
 void btape_reader__close(struct btape_reader *r);
 
 const struct btape_meta *btape_reader__meta(const struct btape_reader *r);
@@ -351,6 +360,7 @@ int btape_reader__skip_fields(struct btape_reader *r, uint32_t has_mask);
 int btape_reader__seek(struct btape_reader *r, uint64_t ns);
 /* Verifies every frame's checksum and decodability from the start; position unchanged. */
 int btape_reader__verify(struct btape_reader *r);
+/* Reason for the reader's last failure ("no error" if none). */
 const char *btape_reader__errmsg(const struct btape_reader *r);
 
 #ifdef __cplusplus

@@ -57,10 +57,8 @@ struct btape_reader {
 
 	bool sum_cached;
 	struct btape_summary sum;
-	char errmsg[512];
+	char errmsg[BTAPE_ERRMSG_LEN];
 };
-
-static __thread char open_err[512];
 
 __attribute__((format(printf, 3, 4))) static int rfail(struct btape_reader *r, int err,
 						       const char *fmt, ...)
@@ -322,8 +320,8 @@ static void load_footer(struct btape_reader *r)
 	fbuf_free(&fb);
 }
 
-static int open_reader(struct btape_reader **rp, int fd, bool own, const char *name,
-		       const char **errmsg)
+static int open_reader(struct btape_reader **rp, int fd, bool own, const char *name, char *errmsg,
+		       size_t errlen)
 {
 	uint8_t hdr[BTAPE_HEADER_SIZE];
 	uint16_t major, minor;
@@ -340,9 +338,8 @@ static int open_reader(struct btape_reader **rp, int fd, bool own, const char *n
 	if (!r) {
 		if (own)
 			close(fd);
-		snprintf(open_err, sizeof(open_err), "%s: out of memory", name);
-		err = -ENOMEM;
-		goto out;
+		snprintf(errmsg, errlen, "%s: out of memory", name);
+		return -ENOMEM;
 	}
 	r->fd = fd;
 	r->own_fd = own;
@@ -408,47 +405,48 @@ static int open_reader(struct btape_reader **rp, int fd, bool own, const char *n
 	*rp = r;
 	return 0;
 cleanup:
-	snprintf(open_err, sizeof(open_err), "%s", r->errmsg);
+	if (r->errmsg[0])
+		snprintf(errmsg, errlen, "%s", r->errmsg);
+	else
+		snprintf(errmsg, errlen, "%s: %s", name, strerror(-err));
 	btape_reader__close(r);
-out:
-	if (errmsg)
-		*errmsg = open_err;
 	return err;
 }
 
-BTAPE_API int btape_reader__open(struct btape_reader **rp, const char *path, const char **errmsg)
+BTAPE_API int btape_reader__open(struct btape_reader **rp, const char *path, char *errmsg,
+				 size_t errlen)
 {
 	int fd;
 
+	if (!errmsg)
+		errlen = 0; /* snprintf(NULL, 0, ...) writes nothing */
 	if (!rp || !path) {
-		if (errmsg)
-			*errmsg = "invalid argument";
+		snprintf(errmsg, errlen, "invalid argument");
 		return -EINVAL;
 	}
 	*rp = NULL;
 	if (!strcmp(path, "-"))
-		return open_reader(rp, STDIN_FILENO, false, "<stdin>", errmsg);
+		return open_reader(rp, STDIN_FILENO, false, "<stdin>", errmsg, errlen);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int err = -errno;
 
-		snprintf(open_err, sizeof(open_err), "%s: %s", path, strerror(errno));
-		if (errmsg)
-			*errmsg = open_err;
+		snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
 		return err;
 	}
-	return open_reader(rp, fd, true, path, errmsg);
+	return open_reader(rp, fd, true, path, errmsg, errlen);
 }
 
-BTAPE_API int btape_reader__open_fd(struct btape_reader **rp, int fd, const char **errmsg)
+BTAPE_API int btape_reader__open_fd(struct btape_reader **rp, int fd, char *errmsg, size_t errlen)
 {
+	if (!errmsg)
+		errlen = 0;
 	if (!rp || fd < 0) {
-		if (errmsg)
-			*errmsg = "invalid argument";
+		snprintf(errmsg, errlen, "invalid argument");
 		return -EINVAL;
 	}
 	*rp = NULL;
-	return open_reader(rp, fd, false, "trace", errmsg);
+	return open_reader(rp, fd, false, "trace", errmsg, errlen);
 }
 
 BTAPE_API void btape_reader__close(struct btape_reader *r)

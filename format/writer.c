@@ -104,7 +104,7 @@ struct btape_writer {
 	uint64_t off;
 	uint64_t added;
 	int err;
-	char errmsg[512];
+	char errmsg[BTAPE_ERRMSG_LEN];
 };
 
 static uint64_t mono_ns(void)
@@ -778,7 +778,15 @@ static int write_start(struct btape_writer *w, const struct btape_meta *meta)
 	if (err)
 		return err;
 	w->fbuf.len = 0;
-	err = btape_meta_pack(&w->fbuf, meta ? meta : &empty);
+	if (!meta)
+		meta = &empty;
+	err = btape_meta_pack(&w->fbuf, meta);
+	if (err == -E2BIG)
+		return fail(w, err,
+			    "%s: metadata too large: %u devices, %u tags (a file holds at most %u "
+			    "devices and %u tags)",
+			    wname(w), meta->ndevices, meta->ntags, BTAPE_DEVICES_MAX,
+			    BTAPE_TAGS_MAX);
 	if (err)
 		return fail(w, err, "%s: out of memory", wname(w));
 	err = write_frame(w, BTAPE_FRAME_META, &w->fbuf, NULL, 0);
@@ -834,9 +842,6 @@ static int writer_new(struct btape_writer **wp, const struct btape_meta *meta,
 	return 0;
 }
 
-/* Thread-local message for failures before a writer object exists. */
-static __thread char open_errmsg[512];
-
 static bool is_null_dev(const struct stat *sb)
 {
 	return S_ISCHR(sb->st_mode) && major(sb->st_rdev) == 1 && minor(sb->st_rdev) == 3;
@@ -869,8 +874,11 @@ static int check_kind(const char *path, const struct stat *sb, char *why, size_t
 	return S_ISDIR(sb->st_mode) ? -EISDIR : -EPERM;
 }
 
-BTAPE_API int btape_output_check(const char *path, char *why, size_t len)
+BTAPE_API int btape_output_check(const char *path, char *errmsg, size_t errlen)
 {
+	char *why = errmsg;
+	size_t len = errmsg ? errlen : 0;
+
 	struct stat sb;
 
 	if (!path || !*path) {
@@ -897,7 +905,7 @@ BTAPE_API int btape_output_check(const char *path, char *why, size_t len)
  * as it is. Nothing else is opened for writing (a device, FIFO, directory...): it is refused
  * first by its stat(), and again by the opened fd's fstat() in case it changed in between.
  */
-static int open_direct(struct btape_writer *w, const char *path)
+static int open_direct(struct btape_writer *w, const char *path, char *errmsg, size_t errlen)
 {
 	struct stat sb;
 	int err;
@@ -910,7 +918,7 @@ static int open_direct(struct btape_writer *w, const char *path)
 		}
 		if (errno != EEXIST)
 			goto sys_err;
-		err = btape_output_check(path, open_errmsg, sizeof(open_errmsg));
+		err = btape_output_check(path, errmsg, errlen);
 		if (err < 0)
 			return err;
 		/* O_NONBLOCK: a FIFO put there since the check must not hang the open */
@@ -921,7 +929,7 @@ static int open_direct(struct btape_writer *w, const char *path)
 			goto sys_err;
 	}
 	if (w->fd < 0 && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
-		snprintf(open_errmsg, sizeof(open_errmsg),
+		snprintf(errmsg, errlen,
 			 "%s is a dangling symbolic link: not followed to create a file", path);
 		return -ENOENT;
 	}
@@ -933,7 +941,7 @@ static int open_direct(struct btape_writer *w, const char *path)
 		w->created_dev = sb.st_dev;
 		w->created_ino = sb.st_ino;
 	}
-	err = check_kind(path, &sb, open_errmsg, sizeof(open_errmsg));
+	err = check_kind(path, &sb, errmsg, errlen);
 	if (err < 0) {
 		close(w->fd);
 		w->fd = -1;
@@ -947,25 +955,29 @@ static int open_direct(struct btape_writer *w, const char *path)
 	return 0;
 sys_err:
 	err = -errno;
-	snprintf(open_errmsg, sizeof(open_errmsg), "create %s: %s", path, strerror(errno));
+	snprintf(errmsg, errlen, "create %s: %s", path, strerror(errno));
 	return err;
 }
 
 static int open_common(struct btape_writer **wp, const char *path, const struct btape_meta *meta,
-		       const struct btape_writer_opts *opts, enum wmode mode, int fd)
+		       const struct btape_writer_opts *opts, enum wmode mode, int fd, char *errmsg,
+		       size_t errlen)
 {
 	struct btape_writer *w;
 	int err;
 
-	if (!wp)
+	if (!errmsg)
+		errlen = 0; /* snprintf(NULL, 0, ...) writes nothing */
+	else if (errlen)
+		errmsg[0] = '\0';
+	if (!wp || (mode != W_FD && (!path || !*path))) {
+		snprintf(errmsg, errlen, "invalid argument");
 		return -EINVAL;
+	}
 	*wp = NULL;
-	if (mode != W_FD && (!path || !*path))
-		return -EINVAL;
 	err = writer_new(&w, meta, opts);
 	if (err) {
-		snprintf(open_errmsg, sizeof(open_errmsg), "%s: %s", path ? path : "trace",
-			 strerror(-err));
+		snprintf(errmsg, errlen, "%s: %s", path ? path : "trace", strerror(-err));
 		return err;
 	}
 	if (mode != W_FD && !strcmp(path, "-")) {
@@ -974,7 +986,7 @@ static int open_common(struct btape_writer **wp, const char *path, const struct 
 	}
 	if (mode == W_TMP) {
 		/* refused before any work; the null device is written to, never renamed over */
-		err = btape_output_check(path, open_errmsg, sizeof(open_errmsg));
+		err = btape_output_check(path, errmsg, errlen);
 		if (err < 0)
 			goto cleanup;
 		if (err == 1)
@@ -1010,56 +1022,57 @@ static int open_common(struct btape_writer **wp, const char *path, const struct 
 		}
 		if (w->fd < 0) {
 			err = -errno;
-			snprintf(open_errmsg, sizeof(open_errmsg), "create %s: %s", w->tmp,
-				 strerror(errno));
+			snprintf(errmsg, errlen, "create %s: %s", w->tmp, strerror(errno));
 			free(w->tmp);
 			w->tmp = NULL;
 			goto cleanup;
 		}
 	} else if (mode == W_DIRECT) {
-		err = open_direct(w, path);
+		err = open_direct(w, path, errmsg, errlen);
 		if (err)
 			goto cleanup;
 	}
 	err = write_start(w, meta);
 	if (err) {
-		snprintf(open_errmsg, sizeof(open_errmsg), "%s", w->errmsg);
+		snprintf(errmsg, errlen, "%s", w->errmsg);
 		goto cleanup;
 	}
 	*wp = w;
 	return 0;
 cleanup:
 	if (err == -ENOMEM)
-		snprintf(open_errmsg, sizeof(open_errmsg), "%s: out of memory", path);
+		snprintf(errmsg, errlen, "%s: out of memory", path ? path : "trace");
+	else if (errlen && !errmsg[0])
+		snprintf(errmsg, errlen, "%s: %s", path ? path : "trace", strerror(-err));
 	btape_writer__discard(w);
 	return err;
 }
 
 BTAPE_API int btape_writer__open(struct btape_writer **wp, const char *path,
 				 const struct btape_meta *meta,
-				 const struct btape_writer_opts *opts)
+				 const struct btape_writer_opts *opts, char *errmsg, size_t errlen)
 {
-	return open_common(wp, path, meta, opts, W_TMP, -1);
+	return open_common(wp, path, meta, opts, W_TMP, -1, errmsg, errlen);
 }
 
 BTAPE_API int btape_writer__open_direct(struct btape_writer **wp, const char *path,
 					const struct btape_meta *meta,
-					const struct btape_writer_opts *opts)
+					const struct btape_writer_opts *opts, char *errmsg,
+					size_t errlen)
 {
-	return open_common(wp, path, meta, opts, W_DIRECT, -1);
+	return open_common(wp, path, meta, opts, W_DIRECT, -1, errmsg, errlen);
 }
 
 BTAPE_API int btape_writer__open_fd(struct btape_writer **wp, int fd, const struct btape_meta *meta,
-				    const struct btape_writer_opts *opts)
+				    const struct btape_writer_opts *opts, char *errmsg,
+				    size_t errlen)
 {
-	if (fd < 0)
+	if (fd < 0) {
+		if (errmsg && errlen)
+			snprintf(errmsg, errlen, "trace: %s", strerror(EBADF));
 		return -EBADF;
-	return open_common(wp, NULL, meta, opts, W_FD, fd);
-}
-
-BTAPE_API const char *btape_writer__last_errmsg(void)
-{
-	return open_errmsg[0] ? open_errmsg : "no error";
+	}
+	return open_common(wp, NULL, meta, opts, W_FD, fd, errmsg, errlen);
 }
 
 static int fsync_dir(const char *path)
@@ -1079,15 +1092,18 @@ static int fsync_dir(const char *path)
 	return err;
 }
 
-BTAPE_API int btape_writer__close(struct btape_writer *w)
+BTAPE_API int btape_writer__close(struct btape_writer *w, char *errmsg, size_t errlen)
 {
 	uint8_t trailer[BTAPE_TRAILER_SIZE] = {0};
 	struct btape_summary *s;
 	uint64_t footer_off = 0;
 	int err;
 
-	if (!w)
+	if (!w) {
+		if (errmsg && errlen)
+			snprintf(errmsg, errlen, "invalid argument");
 		return -EINVAL;
+	}
 	err = w->err;
 	if (!err)
 		err = release(w, true);
@@ -1148,7 +1164,8 @@ BTAPE_API int btape_writer__close(struct btape_writer *w)
 		}
 	}
 	if (err) {
-		snprintf(open_errmsg, sizeof(open_errmsg), "%s", w->errmsg);
+		if (errmsg && errlen)
+			snprintf(errmsg, errlen, "%s", w->errmsg);
 		btape_writer__abort(w);
 		return err;
 	}

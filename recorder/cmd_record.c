@@ -659,6 +659,7 @@ static int setup_output(struct rec_state *s)
 	struct btape_writer_opts wopts = { .sz = sizeof(wopts) };
 	struct rec_core_opts co = { 0 };
 	struct rec_sink sink;
+	char why[BTAPE_ERRMSG_LEN];
 	int err;
 
 	fill_meta(&s->meta, &s->o);
@@ -672,9 +673,9 @@ static int setup_output(struct rec_state *s)
 	wopts.reorder_max_events = s->o.reorder_events;
 	/* a full disk leaves a trace with a footer that counts what did not fit as lost */
 	wopts.footer_reserve = true;
-	err = btape_writer__open_direct(&s->w, s->o.out, &s->meta, &wopts);
+	err = btape_writer__open_direct(&s->w, s->o.out, &s->meta, &wopts, why, sizeof(why));
 	if (err) {
-		cli_err("record: cannot write the trace: %s", btape_writer__last_errmsg());
+		cli_err("record: cannot write the trace: %s", why);
 		return err;
 	}
 
@@ -916,7 +917,7 @@ static void drain(struct rec_state *s)
 		 s->fsum.events, s->st.bad_records, seen);
 	btape_writer__add_lost(s->w, s->lost_rb, s->lost_if, s->lost_wr);
 	s->late = btape_writer__order_violations(s->w);
-	err = btape_writer__close(s->w);
+	err = btape_writer__close(s->w, NULL, 0); /* its errno is reported below */
 	s->w = NULL;
 	if (werr) {
 		cli_err("record: writing '%s': %s: recording stopped; the trace holds the %" PRIu64

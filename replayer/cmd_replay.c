@@ -545,6 +545,7 @@ static int open_output(struct setup *s, struct out_ctx *c)
 	struct btape_writer_opts wo = {.sz = sizeof(wo), .zstd_level = 1, .chunk_events = 16384};
 	struct utsname un;
 	struct timespec rt;
+	char why[BTAPE_ERRMSG_LEN];
 	int err;
 
 	memset(&m, 0, sizeof(m));
@@ -597,10 +598,10 @@ static int open_output(struct setup *s, struct out_ctx *c)
 	}
 	btape_meta__add_tag(&m, "replay.trace", s->o->trace);
 	btape_meta__add_tag(&m, "replay.timing", timing_names[s->o->timing]);
-	err = btape_writer__open(&c->w, s->o->out, &m, &wo);
+	err = btape_writer__open(&c->w, s->o->out, &m, &wo, why, sizeof(why));
 	btape_meta__free(&m);
 	if (err < 0) {
-		cli_err("replay: -o: %s", btape_writer__last_errmsg());
+		cli_err("replay: -o: %s", why);
 		c->w = NULL;
 	}
 	return err;
@@ -634,7 +635,7 @@ int cmd_replay(int argc, char **argv)
 	struct sigaction sa, old_int, old_term;
 	void **bufs = NULL;
 	void *bufmem = NULL;
-	const char *msg = NULL;
+	char msg[BTAPE_ERRMSG_LEN];
 	char why[RP_DEVMAP_WHY_MAX];
 	unsigned int depth;
 	int err, ret = BTAPE_EXIT_FAIL;
@@ -654,9 +655,10 @@ int cmd_replay(int argc, char **argv)
 		return ret;
 	ret = BTAPE_EXIT_FAIL;
 
-	err = rp_prefetch__open(&pf, o.trace, PREFETCH_BLOCK_EVENTS, PREFETCH_BLOCKS, &msg);
+	err = rp_prefetch__open(&pf, o.trace, PREFETCH_BLOCK_EVENTS, PREFETCH_BLOCKS, msg,
+				sizeof(msg));
 	if (err < 0) {
-		cli_err("replay: %s", msg ? msg : strerror(-err));
+		cli_err("replay: %s", msg);
 		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	s.meta = rp_prefetch__meta(pf);
@@ -900,10 +902,10 @@ int cmd_replay(int argc, char **argv)
 			oc.w = NULL;
 			goto cleanup;
 		}
-		err = btape_writer__close(oc.w);
+		err = btape_writer__close(oc.w, msg, sizeof(msg));
 		oc.w = NULL;
 		if (err < 0) {
-			cli_err("replay: -o %s: %s", o.out, btape_writer__last_errmsg());
+			cli_err("replay: -o %s: %s", o.out, msg);
 			goto cleanup;
 		}
 	}

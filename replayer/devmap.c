@@ -131,14 +131,11 @@ static int scan_extents(struct rp_devices *s, char *why, size_t whylen)
 {
 	struct btape_reader *r = NULL;
 	const struct btape_event *evs;
-	const char *msg = NULL;
 	int n, err;
 
-	err = btape_reader__open(&r, s->o->trace, &msg);
-	if (err < 0) {
-		snprintf(why, whylen, "%s", msg ? msg : strerror(-err));
+	err = btape_reader__open(&r, s->o->trace, why, whylen);
+	if (err < 0)
 		return err;
-	}
 	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
 		for (int i = 0; i < n; i++) {
 			uint64_t end;
@@ -236,7 +233,6 @@ static int check_fit(const struct rp_devices *s, const struct rp_sched_cfg *cfg,
 {
 	struct btape_reader *r = NULL;
 	const struct btape_event *evs;
-	const char *msg = NULL;
 	uint64_t idx = 0, first = 0, toff, tlen;
 	bool need = false;
 	int n, err;
@@ -251,11 +247,9 @@ static int check_fit(const struct rp_devices *s, const struct rp_sched_cfg *cfg,
 	}
 	if (!need)
 		return 0;
-	err = btape_reader__open(&r, s->o->trace, &msg);
-	if (err < 0) {
-		snprintf(why, whylen, "%s", msg ? msg : strerror(-err));
+	err = btape_reader__open(&r, s->o->trace, why, whylen);
+	if (err < 0)
 		return err;
-	}
 	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
 		for (int i = 0; i < n; i++, idx++) {
 			const struct btape_event *ev = &evs[i];

@@ -262,13 +262,17 @@ static int prefetch_rewind(struct rp_source *s)
 }
 
 int rp_prefetch__open(struct rp_prefetch **pp, const char *path, size_t block_events,
-		      unsigned int queue_blocks, const char **errmsg)
+		      unsigned int queue_blocks, char *errmsg, size_t errlen)
 {
 	struct rp_prefetch *p = calloc(1, sizeof(*p));
 	int err;
 
-	if (!p)
+	if (!errmsg)
+		errlen = 0;
+	if (!p) {
+		snprintf(errmsg, errlen, "%s", strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	p->src.next_batch = prefetch_next;
 	p->src.rewind = prefetch_rewind;
 	p->block_events = block_events ? block_events : 8192;
@@ -276,18 +280,20 @@ int rp_prefetch__open(struct rp_prefetch **pp, const char *path, size_t block_ev
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	p->consumer_holds = -1;
-	err = btape_reader__open(&p->r, path, errmsg);
+	err = btape_reader__open(&p->r, path, errmsg, errlen);
 	if (err < 0)
 		goto cleanup;
 	p->blocks = calloc(p->nblocks, sizeof(*p->blocks));
 	if (!p->blocks) {
 		err = -ENOMEM;
+		snprintf(errmsg, errlen, "%s", strerror(ENOMEM));
 		goto cleanup;
 	}
 	for (unsigned int i = 0; i < p->nblocks; i++) {
 		p->blocks[i].evs = malloc(p->block_events * sizeof(struct btape_event));
 		if (!p->blocks[i].evs) {
 			err = -ENOMEM;
+			snprintf(errmsg, errlen, "%s", strerror(ENOMEM));
 			goto cleanup;
 		}
 	}

@@ -35,10 +35,10 @@ void rp_array_source_init(struct rp_array_source *a, const struct btape_event *e
 struct rp_prefetch;
 /*
  * Opens PATH and starts the decoding thread (queue_blocks blocks of block_events events).
- * On failure *errmsg (if non-NULL) says why.
+ * On failure ERRMSG (ERRLEN bytes, may be NULL) says why.
  */
 int rp_prefetch__open(struct rp_prefetch **pp, const char *path, size_t block_events,
-		      unsigned int queue_blocks, const char **errmsg);
+		      unsigned int queue_blocks, char *errmsg, size_t errlen);
 struct rp_source *rp_prefetch__source(struct rp_prefetch *p);
 /* Decode the next pass ahead at the end of each one (for loops and sweeps). */
 void rp_prefetch__set_loop_ahead(struct rp_prefetch *p, bool on);

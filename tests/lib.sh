@@ -38,6 +38,12 @@ require_root() {
 	local t
 	for t in "$@"; do command -v "$t" >/dev/null || skip "needs $t"; done
 }
+# t_gen: sets GEN, the trace generator of the build under test (bench/gen/gen_trace.c). It is
+# built with the tests, so a missing one fails the test: it must not pass by skipping.
+t_gen() {
+	GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
+	[ -x "$GEN" ] || fail "no trace generator at $GEN"
+}
 # t_tmpdir: a fresh directory in /dev/shm removed at exit; prints its path.
 t_tmpdir() {
 	local d

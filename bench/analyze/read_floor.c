@@ -13,13 +13,13 @@ int main(int argc, char **argv)
 {
 	struct btape_reader *r;
 	const struct btape_event *evs;
-	const char *msg = NULL;
+	char msg[BTAPE_ERRMSG_LEN] = "";
 	uint64_t n = 0, sum = 0;
 	int k;
 
-	if (argc < 2 || argc > 3 || btape_reader__open(&r, argv[1], &msg) ||
+	if (argc < 2 || argc > 3 || btape_reader__open(&r, argv[1], msg, sizeof(msg)) ||
 	    btape_reader__skip_fields(r, argc == 3 ? (uint32_t)strtoul(argv[2], NULL, 0) : 0)) {
-		fprintf(stderr, "usage: read_floor FILE [SKIP_MASK] (%s)\n", msg ? msg : "");
+		fprintf(stderr, "usage: read_floor FILE [SKIP_MASK] (%s)\n", msg);
 		return 2;
 	}
 	while ((k = btape_reader__next_batch(r, &evs)) > 0) {

@@ -179,6 +179,7 @@ static int do_write(const char *pattern, uint64_t n, const char *path, uint64_t 
 	uint64_t next_issue[64], seq_sector = 2048, last_complete = 0, t0, t1, c0, issued = 0;
 	uint64_t next_wm = 0;
 	uint32_t cpu = 0;
+	char why[BTAPE_ERRMSG_LEN];
 	int err;
 
 	if (!strcmp(pattern, "rand4k"))
@@ -207,10 +208,10 @@ static int do_write(const char *pattern, uint64_t n, const char *path, uint64_t 
 
 	t0 = now_ns();
 	c0 = cpu_ns();
-	err = btape_writer__open(&w, path, &meta, NULL);
+	err = btape_writer__open(&w, path, &meta, NULL, why, sizeof(why));
 	writer_cpu_ns = cpu_ns() - c0;
 	if (err) {
-		fprintf(stderr, "open: %s\n", btape_writer__last_errmsg());
+		fprintf(stderr, "open: %s\n", why);
 		return 1;
 	}
 	while (issued < n || nheap) {
@@ -309,10 +310,10 @@ static int do_write(const char *pattern, uint64_t n, const char *path, uint64_t 
 	if (err)
 		goto fail;
 	c0 = cpu_ns();
-	err = btape_writer__close(w);
+	err = btape_writer__close(w, why, sizeof(why));
 	writer_cpu_ns += cpu_ns() - c0;
 	if (err) {
-		fprintf(stderr, "close: %s\n", btape_writer__last_errmsg());
+		fprintf(stderr, "close: %s\n", why);
 		return 1;
 	}
 	t1 = now_ns();
@@ -348,7 +349,7 @@ static int do_reorder(uint64_t n, uint64_t iops, uint64_t win, uint64_t every, c
 	snprintf(dev.name, sizeof(dev.name), "nvme0n1");
 	btape_meta__add_device(&meta, &dev);
 	c0 = cpu_ns();
-	err = btape_writer__open(&w, path, &meta, NULL);
+	err = btape_writer__open(&w, path, &meta, NULL, NULL, 0);
 	for (uint64_t i = 0; i < n && !err; i++) {
 		struct btape_event e = {0};
 
@@ -361,7 +362,7 @@ static int do_reorder(uint64_t n, uint64_t iops, uint64_t win, uint64_t every, c
 			err = btape_writer__advance(w, newest - win);
 	}
 	if (!err)
-		err = btape_writer__close(w);
+		err = btape_writer__close(w, NULL, 0);
 	btape_meta__free(&meta);
 	if (err) {
 		fprintf(stderr, "reorder: %s\n", strerror(-err));
@@ -377,13 +378,13 @@ static int do_read(const char *path)
 {
 	struct btape_reader *r;
 	const struct btape_event *evs;
-	const char *msg;
+	char msg[BTAPE_ERRMSG_LEN];
 	uint64_t t0, t1, c0, c1, n = 0, sum = 0;
 	int k;
 
 	t0 = now_ns();
 	c0 = cpu_ns();
-	if (btape_reader__open(&r, path, &msg)) {
+	if (btape_reader__open(&r, path, msg, sizeof(msg))) {
 		fprintf(stderr, "%s\n", msg);
 		return 1;
 	}

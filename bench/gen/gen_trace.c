@@ -327,8 +327,8 @@ static int write_btape(struct gen *g)
 		fprintf(stderr, "gen_trace: out of memory\n");
 		goto cleanup;
 	}
-	err = g->kill ? btape_writer__open_direct(&w, g->out, &meta, &wo)
-		      : btape_writer__open(&w, g->out, &meta, &wo);
+	err = g->kill ? btape_writer__open_direct(&w, g->out, &meta, &wo, NULL, 0)
+		      : btape_writer__open(&w, g->out, &meta, &wo, NULL, 0);
 	if (err) {
 		fprintf(stderr, "gen_trace: %s: %s\n", g->out, strerror(-err));
 		w = NULL;
@@ -365,7 +365,7 @@ static int write_btape(struct gen *g)
 		btape_writer__flush(w);
 		raise(SIGKILL); /* no footer: the reader must recover */
 	}
-	err = btape_writer__close(w);
+	err = btape_writer__close(w, NULL, 0);
 	w = NULL;
 	if (err)
 		fprintf(stderr, "gen_trace: %s: %s\n", g->out, strerror(-err));

@@ -21,7 +21,8 @@ int main(int argc, char **argv)
 	};
 	struct btape_reader *r = NULL;
 	const struct btape_event *evs;
-	const char *msg = NULL, *target;
+	char msg[BTAPE_ERRMSG_LEN];
+	const char *target;
 	uint64_t t0 = 0, last = 0, dropped = 0;
 	bool first = true;
 	int n;
@@ -31,8 +32,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	target = argv[2];
-	if (btape_reader__open(&r, argv[1], &msg) < 0) {
-		fprintf(stderr, "btape2iolog: %s: %s\n", argv[1], msg ? msg : "cannot open");
+	if (btape_reader__open(&r, argv[1], msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "btape2iolog: %s: %s\n", argv[1], msg);
 		return 1;
 	}
 	printf("fio version 3 iolog\n0 %s add\n0 %s open\n", target, target);

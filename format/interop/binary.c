@@ -45,6 +45,22 @@ static const uint8_t btape_file_magic[8] = {0x89, 'B', 'T', 'A', 'P', 'E', '\r',
 #define VSCSI_V1_BYTES 32u
 #define VSCSI_V2_BYTES 40u
 
+/* Fields of a blktrace record in the byte order blk_endian() found (1 little, 2 big). */
+static inline uint16_t get16(const uint8_t *p, int endian)
+{
+	return endian == 1 ? get_le16(p) : get_be16(p);
+}
+
+static inline uint32_t get32(const uint8_t *p, int endian)
+{
+	return endian == 1 ? get_le32(p) : get_be32(p);
+}
+
+static inline uint64_t get64(const uint8_t *p, int endian)
+{
+	return endian == 1 ? get_le64(p) : get_be64(p);
+}
+
 /* 1 little-endian, 2 big-endian, 0 not a blktrace record. */
 static int blk_endian(const uint8_t *p)
 {
@@ -79,7 +95,7 @@ int detect_binary(const uint8_t *p, size_t len)
 		return BTAPE_FMT_BTAPE;
 	if (len >= BLK_TRACE_BYTES && blk_endian(p)) {
 		int e = blk_endian(p);
-		uint32_t magic = e == 1 ? get_le32(p) : get_be32(p);
+		uint32_t magic = get32(p, e);
 
 		if ((magic & 0xff) == BLK_IO_TRACE_VERSION)
 			return BTAPE_FMT_BLKTRACE;
@@ -119,6 +135,23 @@ struct blkstate {
 	int last_idx;
 };
 
+/* The fixed fields of a record (struct blk_io_trace) in byte order ENDIAN. */
+static inline __attribute__((always_inline)) void blk_fields(struct blkrec *r, const uint8_t *p,
+							     int endian)
+{
+	r->magic = get32(p, endian);
+	r->seq = get32(p + 4, endian);
+	r->time = get64(p + 8, endian);
+	r->sector = get64(p + 16, endian);
+	r->bytes = get32(p + 24, endian);
+	r->action = get32(p + 28, endian);
+	r->pid = get32(p + 32, endian);
+	r->device = get32(p + 36, endian);
+	r->cpu = get32(p + 40, endian);
+	r->error = get16(p + 44, endian);
+	r->pdu_len = get16(p + 46, endian);
+}
+
 /* Reads the next record of f. Returns 1, 0 at EOF, or -errno (via imp_bad/imp_fail). */
 static int blk_read(struct imp *im, struct bfile *f)
 {
@@ -139,31 +172,11 @@ static int blk_read(struct imp *im, struct bfile *f)
 		f->endian = blk_endian(p);
 	if (blk_endian(p) != f->endian || f->endian == 0)
 		goto bad_magic;
-	if (f->endian == 1) {
-		r->magic = get_le32(p);
-		r->seq = get_le32(p + 4);
-		r->time = get_le64(p + 8);
-		r->sector = get_le64(p + 16);
-		r->bytes = get_le32(p + 24);
-		r->action = get_le32(p + 28);
-		r->pid = get_le32(p + 32);
-		r->device = get_le32(p + 36);
-		r->cpu = get_le32(p + 40);
-		r->error = get_le16(p + 44);
-		r->pdu_len = get_le16(p + 46);
-	} else {
-		r->magic = get_be32(p);
-		r->seq = get_be32(p + 4);
-		r->time = get_be64(p + 8);
-		r->sector = get_be64(p + 16);
-		r->bytes = get_be32(p + 24);
-		r->action = get_be32(p + 28);
-		r->pid = get_be32(p + 32);
-		r->device = get_be32(p + 36);
-		r->cpu = get_be32(p + 40);
-		r->error = get_be16(p + 44);
-		r->pdu_len = get_be16(p + 46);
-	}
+	/* a constant byte order per call: each is compiled for its order, no test per field */
+	if (f->endian == 1)
+		blk_fields(r, p, 1);
+	else
+		blk_fields(r, p, 2);
 	if ((r->magic & 0xff) != BLK_IO_TRACE_VERSION) {
 		int e = imp_bad(im, "blktrace version %u (expected %u)", r->magic & 0xff,
 				BLK_IO_TRACE_VERSION);

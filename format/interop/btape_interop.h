@@ -3,9 +3,10 @@
  * libbiotape interop: import public block trace formats into .btape, export .btape to fio
  * iolog v3, blkparse-style text and CSV. Conversion rules: docs/INTEROP.md.
  *
- * Pure library: no printing, no exit(). Functions return 0 on success or a negative errno;
- * on failure errmsg (when non-NULL) holds one line naming the file and line or record
- * ("trace.csv:17: field 3 (offset): not a number").
+ * Pure library: no printing, no exit(). Errors follow btape.h's rule: functions return 0 on
+ * success or a negative errno, and on failure write one line into the caller's buffer ERRMSG
+ * of ERRLEN bytes (may be NULL) naming the file and line or record ("trace.csv:17: field 3
+ * (offset): not a number").
  */
 #ifndef BTAPE_INTEROP_H
 #define BTAPE_INTEROP_H

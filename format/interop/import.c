@@ -405,7 +405,7 @@ static void note_violations(struct imp *im, const char *path)
 	struct btape_reader *r = NULL;
 	struct btape_summary sum;
 
-	if (!strcmp(path, "-") || btape_reader__open(&r, path, NULL))
+	if (!strcmp(path, "-") || btape_reader__open(&r, path, NULL, 0))
 		return;
 	if (!btape_reader__summary(r, &sum) && sum.order_violations > im->st.order_violations)
 		im->st.order_violations = sum.order_violations;
@@ -421,7 +421,7 @@ INTEROP_API int btape_import(const char *const *inputs, size_t ninputs, const ch
 	struct btape_writer *w = NULL;
 	struct imp im;
 	struct devtab dt;
-	char **files = NULL, local_err[512];
+	char **files = NULL, local_err[512], why[BTAPE_ERRMSG_LEN];
 	size_t nfiles = 0;
 	int err, fmt;
 
@@ -533,9 +533,9 @@ INTEROP_API int btape_import(const char *const *inputs, size_t ninputs, const ch
 	wo.zstd_level = o.zstd_level;
 	wo.reorder_max_events =
 		o.reorder_max_events ? o.reorder_max_events : DEFAULT_REORDER_EVENTS;
-	err = btape_writer__open(&w, out_path, &im.meta, &wo);
+	err = btape_writer__open(&w, out_path, &im.meta, &wo, why, sizeof(why));
 	if (err) {
-		snprintf(errmsg, errlen, "%s: %s", out_path, btape_writer__last_errmsg());
+		snprintf(errmsg, errlen, "%s: %s", out_path, why);
 		btape_writer__abort(w);
 		w = NULL;
 		goto cleanup;
@@ -546,11 +546,10 @@ INTEROP_API int btape_import(const char *const *inputs, size_t ninputs, const ch
 	if (err)
 		goto cleanup;
 	im.w = NULL;
-	err = btape_writer__close(w);
+	err = btape_writer__close(w, why, sizeof(why));
 	w = NULL;
 	if (err) {
-		snprintf(errmsg, errlen, "%s: cannot finish the trace: %s", out_path,
-			 btape_writer__last_errmsg());
+		snprintf(errmsg, errlen, "%s: cannot finish the trace: %s", out_path, why);
 		goto cleanup;
 	}
 	note_violations(&im, out_path);

@@ -4,8 +4,7 @@
 # windows selecting nothing) and bad input (one clear line, exit 2, no crash).
 . "$BIOTAPE_SRC/tests/lib.sh"
 command -v python3 >/dev/null || skip "needs python3 (JSON checks)"
-GEN=$BIOTAPE_BIN_DIR/gen_trace
-[ -x "$GEN" ] || fail "missing $GEN"
+t_gen
 D=$(t_tmpdir)
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 within() { awk -v a="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(a >= lo && a <= hi) }'; }

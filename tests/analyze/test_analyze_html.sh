@@ -5,7 +5,7 @@
 . "$BIOTAPE_SRC/tests/lib.sh"
 CHROMIUM=$(command -v chromium || command -v chromium-browser) || skip "needs chromium (Debian: chromium)"
 command -v python3 >/dev/null || skip "needs python3"
-GEN=$BIOTAPE_BIN_DIR/gen_trace
+t_gen
 D=$(t_tmpdir)
 
 chrome() { # chrome OUT_STDOUT ARGS...: one headless run with a throwaway profile

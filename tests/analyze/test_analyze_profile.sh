@@ -2,7 +2,7 @@
 # biotape profile on a synthetic trace with a known distribution: the job states it exactly,
 # fio accepts the job, and --per-process writes one job per busy process.
 . "$BIOTAPE_SRC/tests/lib.sh"
-GEN=$BIOTAPE_BIN_DIR/gen_trace
+t_gen
 D=$(t_tmpdir)
 "$GEN" -p mixed -n 100000 -o "$D/t.btape" -x 11 -S 1G || fail "gen"
 "$BIOTAPE" profile "$D/t.btape" >"$D/t.fio" || fail "profile"

@@ -176,10 +176,10 @@ static void test_output_not_regular(void **state)
 	assert_non_null(strstr(o.why, "FIFO"));
 	assert_int_equal(cli_out_open(&o, dir), -EISDIR);
 	assert_int_equal(cli_out_check("x", path), BTAPE_EXIT_FAIL);
-	assert_int_equal(btape_writer__open(&w, path, NULL, NULL), -EPERM);
+	assert_int_equal(btape_writer__open(&w, path, NULL, NULL, why, sizeof(why)), -EPERM);
 	assert_null(w);
-	assert_non_null(strstr(btape_writer__last_errmsg(), "FIFO"));
-	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), -EPERM);
+	assert_non_null(strstr(why, "FIFO"));
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL, NULL, 0), -EPERM);
 	assert_int_equal(count_entries(dir), 1);
 	unlink(path);
 
@@ -194,10 +194,11 @@ static void test_output_not_regular(void **state)
 	assert_int_equal(count_entries(dir), 1); /* no temporary left */
 	unlink(path);
 
-	assert_int_equal(btape_writer__open(&w, path, NULL, NULL), 0);
+	assert_int_equal(btape_writer__open(&w, path, NULL, NULL, NULL, 0), 0);
 	assert_int_equal(mkfifo(path, 0600), 0);
-	assert_int_equal(btape_writer__close(w), -EPERM);
-	assert_non_null(strstr(btape_writer__last_errmsg(), "FIFO"));
+	why[0] = '\0';
+	assert_int_equal(btape_writer__close(w, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "FIFO"));
 	assert_int_equal(stat(path, &sb), 0);
 	assert_true(S_ISFIFO(sb.st_mode));
 	assert_int_equal(count_entries(dir), 1);
@@ -211,8 +212,8 @@ static void test_output_not_regular(void **state)
 		assert_int_equal(cli_out_open(&o, path), 0);
 		fputs("nothing\n", o.fp);
 		assert_int_equal(cli_out_commit(&o), 0);
-		assert_int_equal(btape_writer__open(&w, path, NULL, NULL), 0);
-		assert_int_equal(btape_writer__close(w), 0);
+		assert_int_equal(btape_writer__open(&w, path, NULL, NULL, NULL, 0), 0);
+		assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 		assert_int_equal(stat(path, &sb), 0);
 		assert_true(S_ISCHR(sb.st_mode));
 		assert_int_equal(count_entries(dir), 1);
@@ -224,7 +225,7 @@ static void test_output_not_regular(void **state)
 /* A discarded direct trace removes only a file its writer created, and only while it is there. */
 static void test_direct_discard(void **state)
 {
-	char dir[] = "/tmp/biotape-cli-test.XXXXXX", path[256], other[300];
+	char dir[] = "/tmp/biotape-cli-test.XXXXXX", path[256], other[300], why[BTAPE_ERRMSG_LEN];
 	struct btape_writer *w = NULL;
 	struct stat sb;
 	FILE *fp;
@@ -234,7 +235,7 @@ static void test_direct_discard(void **state)
 	snprintf(path, sizeof(path), "%s/t.btape", dir);
 	snprintf(other, sizeof(other), "%s/other", dir);
 
-	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), 0);
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL, NULL, 0), 0);
 	assert_int_equal(access(path, F_OK), 0);
 	btape_writer__discard(w);
 	assert_int_equal(access(path, F_OK), -1); /* created, so removed */
@@ -243,13 +244,13 @@ static void test_direct_discard(void **state)
 	assert_non_null(fp);
 	fputs("an older trace", fp);
 	fclose(fp);
-	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), 0);
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL, NULL, 0), 0);
 	btape_writer__discard(w);
 	assert_int_equal(stat(path, &sb), 0); /* existed: kept, left empty */
 	assert_int_equal(sb.st_size, 0);
 	unlink(path);
 
-	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), 0);
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL, NULL, 0), 0);
 	fp = fopen(other, "w");
 	assert_non_null(fp);
 	fclose(fp);
@@ -260,13 +261,14 @@ static void test_direct_discard(void **state)
 
 	/* a dangling symlink is not followed to create its target */
 	assert_int_equal(symlink(other, path), 0);
-	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), -ENOENT);
-	assert_non_null(strstr(btape_writer__last_errmsg(), "dangling"));
+	assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL, why, sizeof(why)),
+			 -ENOENT);
+	assert_non_null(strstr(why, "dangling"));
 	assert_int_equal(access(other, F_OK), -1);
 	unlink(path);
 
 	if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0) { /* root: our own null node */
-		assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL), 0);
+		assert_int_equal(btape_writer__open_direct(&w, path, NULL, NULL, NULL, 0), 0);
 		btape_writer__discard(w);
 		assert_int_equal(stat(path, &sb), 0);
 		assert_true(S_ISCHR(sb.st_mode));

@@ -2,8 +2,7 @@
 # gen_trace (bench/gen/gen_trace.c), the one generator of the tests' and benchmarks' traces:
 # the same traces as the four generators it replaced, deterministic, and bad usage refused.
 . "$BIOTAPE_SRC/tests/lib.sh"
-GEN="$BIOTAPE_BIN_DIR/gen_trace"
-[ -x "$GEN" ] || fail "missing $GEN"
+t_gen
 d=$(t_tmpdir)
 
 # The analyzer's tests check exact figures of -p mixed traces, and bench/convert's results

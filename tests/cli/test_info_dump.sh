@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # biotape info / dump on a generated trace with exactly known contents (gen_trace -p known: bench/gen/gen_trace.c).
 . "$BIOTAPE_SRC/tests/lib.sh"
-GEN="$BIOTAPE_BIN_DIR/gen_trace"
+t_gen
 d=$(t_tmpdir)
 N=1000
 

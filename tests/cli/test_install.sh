@@ -30,17 +30,33 @@ ipc=$(find "$d/usr" -name libbiotape_interop.pc | head -1)
 [ -n "$ipc" ] || fail "libbiotape_interop.pc not installed"
 "$d/usr/bin/biotape" --version | grep -q '^biotape ' || fail "installed biotape --version"
 man -l "$d/usr/share/man/man1/biotape.1" >/dev/null 2>&1 || command -v man >/dev/null || true
+# The soname carries the library's ABI version (format/CMakeLists.txt), not the tool's.
+so=$(find "$d/usr" -name 'libbiotape.so' | head -1)
+soname=$(objdump -p "$so" | awk '$1 == "SONAME" { print $2 }')
+[ "$soname" = libbiotape.so.1 ] || fail "soname: '$soname', want libbiotape.so.1"
+grep -q '^Version: 1\.' "$pc" || fail "libbiotape.pc: $(grep '^Version' "$pc")"
+# The error rule of btape.h: a failed open writes its message into the caller's buffer.
 cat > "$d/use.c" <<'C'
 #include <btape.h>
 #include <stdio.h>
-int main(void) { printf("%s\n", btape_op_name(BTAPE_OP_WRITE)); return 0; }
+int main(void)
+{
+	struct btape_reader *r;
+	char msg[BTAPE_ERRMSG_LEN];
+
+	if (btape_reader__open(&r, "/nonexistent.btape", msg, sizeof(msg)) >= 0)
+		return 1;
+	printf("%s %s\n", btape_op_name(BTAPE_OP_WRITE), msg);
+	return 0;
+}
 C
 flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-prefix --cflags --libs libbiotape) || fail "pkg-config"
 # A sanitized build installs a sanitized library: its users must load the same runtime.
 case "$sanitize" in ON|on|1|TRUE|true) flags="-fsanitize=address,undefined $flags" ;; esac
 cc "$d/use.c" -o "$d/use" $flags -Wl,-rpath,"$(dirname "$(find "$d/usr" -name 'libbiotape.so' | head -1)")" \
 	|| fail "cannot build against the installed library"
-[ "$("$d/use")" = write ] || fail "program linked to the installed library misbehaves"
+[ "$("$d/use")" = "write /nonexistent.btape: No such file or directory" ] ||
+	fail "program linked to the installed library misbehaves: $("$d/use")"
 # The importers' library on top of it, through its own pkg-config file.
 cat > "$d/use_interop.c" <<'C'
 #include <btape_interop.h>

@@ -7,8 +7,7 @@
 # root) with the numbers of a loop device of our own: a broken check harms nothing else.
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root losetup mknod
-GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
-[ -x "$GEN" ] || skip "no trace generator at $GEN"
+t_gen
 D=$(t_tmpdir)
 t_loop 16
 read -r MA MI < <(stat -c '%t %T' "$LOOP")

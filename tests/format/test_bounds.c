@@ -67,12 +67,12 @@ static void read_everything(const char *path, struct probe *pr)
 	struct btape_reader *r;
 	struct btape_summary s;
 	struct btape_event ev;
-	const char *m = NULL;
+	char m[BTAPE_ERRMSG_LEN];
 	int ret, errors = 0;
 
-	pr->ret = btape_reader__open(&r, path, &m);
+	pr->ret = btape_reader__open(&r, path, m, sizeof(m));
 	if (pr->ret) {
-		snprintf(pr->msg, sizeof(pr->msg), "%s", m ? m : "?");
+		snprintf(pr->msg, sizeof(pr->msg), "%s", m);
 		return;
 	}
 	while ((ret = btape_reader__next(r, &ev)) != 0 && errors < 8) {

@@ -37,7 +37,7 @@ static void write_simple(const char *path, size_t n, uint32_t chunk_events)
 	uint64_t seed = 7;
 
 	tu_meta(&meta, 2);
-	assert_int_equal(btape_writer__open(&w, path, &meta, &o), 0);
+	assert_int_equal(btape_writer__open(&w, path, &meta, &o, NULL, 0), 0);
 	for (size_t i = 0; i < n; i++) {
 		struct btape_event e;
 
@@ -45,7 +45,7 @@ static void write_simple(const char *path, size_t n, uint32_t chunk_events)
 		assert_int_equal(btape_writer__add(w, &e), 0);
 	}
 	btape_writer__add_lost(w, 5, 6, 7);
-	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 	btape_meta__free(&meta);
 }
 
@@ -54,13 +54,13 @@ static size_t read_all(const char *path, int *open_err, int *errors, char *msg, 
 {
 	struct btape_reader *r;
 	struct btape_event ev;
-	const char *m = NULL;
+	char m[BTAPE_ERRMSG_LEN];
 	size_t n = 0;
 	int ret, guard = 0;
 
 	*errors = 0;
 	msg[0] = '\0';
-	*open_err = btape_reader__open(&r, path, &m);
+	*open_err = btape_reader__open(&r, path, m, sizeof(m));
 	if (*open_err) {
 		assert_non_null(m);
 		assert_true(strlen(m) > 0);
@@ -111,29 +111,30 @@ static void test_foreign_and_version(void **state)
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "x", 0);
 	struct btape_reader *r = NULL;
-	const char *msg = NULL;
+	char msg[BTAPE_ERRMSG_LEN];
 	uint8_t hdr[BTAPE_HEADER_SIZE];
 	int ret;
 
 	assert_int_equal(tu_write_file(p, "hello world, no trace here\n", 27), 0);
-	assert_int_equal(btape_reader__open(&r, p, &msg), -EINVAL);
+	assert_int_equal(btape_reader__open(&r, p, msg, sizeof(msg)), -EINVAL);
 	assert_null(r);
 	assert_non_null(strstr(msg, "not a biotape trace (bad magic)"));
 	assert_int_equal(tu_write_file(p, "", 0), 0);
-	assert_true(btape_reader__open(&r, p, &msg) < 0);
+	assert_true(btape_reader__open(&r, p, msg, sizeof(msg)) < 0);
 	assert_non_null(strstr(msg, "empty"));
-	assert_int_equal(btape_reader__open(&r, tu_path(dir, "missing", 1), &msg), -ENOENT);
+	assert_int_equal(btape_reader__open(&r, tu_path(dir, "missing", 1), msg, sizeof(msg)),
+			 -ENOENT);
 	assert_non_null(strstr(msg, "missing"));
 	/* a newer major version is refused */
 	btape_header_build(hdr, BTAPE_FORMAT_VERSION_MAJOR + 1, 0);
 	assert_int_equal(tu_write_file(p, hdr, sizeof(hdr)), 0);
-	ret = btape_reader__open(&r, p, &msg);
+	ret = btape_reader__open(&r, p, msg, sizeof(msg));
 	assert_int_equal(ret, -EPROTONOSUPPORT);
 	assert_non_null(strstr(msg, "version 2.0"));
 	/* header only: truncated in the metadata frame */
 	btape_header_build(hdr, BTAPE_FORMAT_VERSION_MAJOR, 0);
 	assert_int_equal(tu_write_file(p, hdr, sizeof(hdr)), 0);
-	assert_int_equal(btape_reader__open(&r, p, &msg), -EBADMSG);
+	assert_int_equal(btape_reader__open(&r, p, msg, sizeof(msg)), -EBADMSG);
 	assert_non_null(strstr(msg, "metadata"));
 	tu_cleanup_dir(dir);
 }
@@ -155,7 +156,7 @@ static void test_flip_every_byte(void **state)
 	for (size_t pos = 0; pos < len; pos++) {
 		struct btape_reader *r;
 		struct btape_summary s;
-		const char *m;
+		char m[BTAPE_ERRMSG_LEN];
 		int open_err, errors;
 		uint64_t frame = UINT64_MAX;
 		size_t n;
@@ -182,7 +183,7 @@ static void test_flip_every_byte(void **state)
 				fail_msg("flip at %zu (footer): errors %d, msg '%s'", pos, errors,
 					 msg);
 			assert_int_equal(n, 60);
-			assert_int_equal(btape_reader__open(&r, bad, &m), 0);
+			assert_int_equal(btape_reader__open(&r, bad, m, sizeof(m)), 0);
 			assert_true(btape_reader__verify(r) < 0);
 			assert_true(btape_reader__summary(r, &s) < 0);
 			btape_reader__close(r);
@@ -205,7 +206,7 @@ static void test_flip_every_byte(void **state)
 		/* footer or trailer damage: events intact, footer not trusted */
 		assert_int_equal(errors, 0);
 		assert_int_equal(n, 60);
-		assert_int_equal(btape_reader__open(&r, bad, &m), 0);
+		assert_int_equal(btape_reader__open(&r, bad, m, sizeof(m)), 0);
 		assert_int_equal(btape_reader__summary(r, &s), 0);
 		if (s.has_footer) {
 			/* only possible when nothing was changed that matters */
@@ -240,7 +241,7 @@ static void test_truncate_every_offset(void **state)
 		struct btape_reader *r;
 		struct btape_summary s;
 		struct btape_event ev;
-		const char *m;
+		char m[BTAPE_ERRMSG_LEN];
 		size_t complete = 0, n = 0;
 		int ret;
 
@@ -248,7 +249,7 @@ static void test_truncate_every_offset(void **state)
 			if (ix.issue_min[f] == BTAPE_FRAME_CHUNK && ix.issue_max[f] <= l)
 				complete += 5;
 		assert_int_equal(tu_write_file(cut, d, l), 0);
-		ret = btape_reader__open(&r, cut, &m);
+		ret = btape_reader__open(&r, cut, m, sizeof(m));
 		if (l < ix.issue_max[0]) {
 			assert_true(ret < 0);
 			assert_null(r);
@@ -301,7 +302,7 @@ static void test_unknown_keys_and_frames(void **state)
 	struct btape_reader *r;
 	struct btape_event ev;
 	msgpack_packer pk;
-	const char *m;
+	char m[BTAPE_ERRMSG_LEN];
 	size_t *cuts, ncuts;
 	uint8_t hdr[BTAPE_HEADER_SIZE], tr[BTAPE_TRAILER_SIZE];
 	uint64_t chunk_off, foot_off;
@@ -390,7 +391,7 @@ static void test_unknown_keys_and_frames(void **state)
 	bbuf_put(&file, tr, sizeof(tr));
 	assert_int_equal(tu_write_file(p, file.p, file.len), 0);
 
-	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	assert_int_equal(btape_reader__open(&r, p, m, sizeof(m)), 0);
 	assert_string_equal(btape_reader__meta(r)->hostname, "futurehost");
 	assert_int_equal(btape_reader__meta(r)->ndevices, 1);
 	assert_string_equal(btape_reader__meta(r)->devices[0].name, "nvme9n1");
@@ -436,10 +437,10 @@ static void test_seek(void **state)
 			      1000 + 10 * 500 - 3};
 	struct btape_reader *r;
 	struct btape_event ev;
-	const char *m;
+	char m[BTAPE_ERRMSG_LEN];
 
 	write_simple(p, 1000, 64);
-	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	assert_int_equal(btape_reader__open(&r, p, m, sizeof(m)), 0);
 	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
 		uint64_t want =
 			targets[t] <= 1000 ? 1000 : 1000 + ((targets[t] - 1000 + 9) / 10) * 10;
@@ -475,13 +476,13 @@ static void test_reorder_watermark(void **state)
 	struct btape_reader *r;
 	struct btape_summary s;
 	struct btape_event ev;
-	const char *m;
+	char m[BTAPE_ERRMSG_LEN];
 	uint64_t seed = 3, prev = 0, n = 0;
 	/* in-flight window: events complete in random order within 64 outstanding requests */
 	struct btape_event inflight[64];
 	int nin = 0;
 
-	assert_int_equal(btape_writer__open(&w, p, NULL, &o), 0);
+	assert_int_equal(btape_writer__open(&w, p, NULL, &o, NULL, 0), 0);
 	for (uint64_t i = 0; i < 5000; i++) {
 		struct btape_event e = {
 			.issue_ns = 1000 + i * 5, .bytes = 512, .present = BTAPE_HAS_COMPLETE};
@@ -504,8 +505,8 @@ static void test_reorder_watermark(void **state)
 			}
 		}
 	}
-	assert_int_equal(btape_writer__close(w), 0);
-	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
+	assert_int_equal(btape_reader__open(&r, p, m, sizeof(m)), 0);
 	while (btape_reader__next(r, &ev) == 1) {
 		assert_true(ev.issue_ns >= prev);
 		assert_int_equal(ev.issue_ns, 1000 + n * 5);
@@ -530,9 +531,9 @@ static void test_order_violations(void **state)
 	struct btape_event ev, e = {0};
 	uint64_t got[16];
 	int n = 0;
-	const char *m;
+	char m[BTAPE_ERRMSG_LEN];
 
-	assert_int_equal(btape_writer__open(&w, p, NULL, &o), 0);
+	assert_int_equal(btape_writer__open(&w, p, NULL, &o, NULL, 0), 0);
 	e.issue_ns = 100;
 	assert_int_equal(btape_writer__add(w, &e), 0);
 	assert_int_equal(btape_writer__advance(w, 1000), 0); /* 100 is final */
@@ -551,9 +552,9 @@ static void test_order_violations(void **state)
 	assert_int_equal(btape_writer__add(w, &e), 0);
 	assert_int_equal(btape_writer__events(w), 9);
 	assert_int_equal(btape_writer__order_violations(w), 2);
-	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 
-	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	assert_int_equal(btape_reader__open(&r, p, m, sizeof(m)), 0);
 	while (n < 16 && btape_reader__next(r, &ev) == 1)
 		got[n++] = ev.issue_ns;
 	assert_int_equal(n, 9);
@@ -673,13 +674,13 @@ static void model_run(const struct model_cfg *c)
 	struct btape_meta meta;
 	struct btape_event ev;
 	uint64_t seed = c->seed, base = 1000000, n = 0;
-	const char *msg;
+	char msg[BTAPE_ERRMSG_LEN];
 
 	assert_non_null(m.pend);
 	assert_non_null(m.out);
 	assert_non_null(orig);
 	tu_meta(&meta, 4);
-	assert_int_equal(btape_writer__open(&w, p, &meta, &o), 0);
+	assert_int_equal(btape_writer__open(&w, p, &meta, &o, NULL, 0), 0);
 	for (uint64_t id = 0; id < c->nev; id++) {
 		uint64_t x = tu_rand(&seed), k;
 
@@ -725,7 +726,7 @@ static void model_run(const struct model_cfg *c)
 		}
 	}
 	model_release(&m, true);
-	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 	assert_int_equal(m.nout, c->nev);
 	if (m.most_held < c->want_held)
 		fail_msg("run %" PRIu64 ": at most %zu events held, it needs %zu", c->seed,
@@ -733,7 +734,7 @@ static void model_run(const struct model_cfg *c)
 	if (c->want_limit && !m.limit_releases)
 		fail_msg("run %" PRIu64 ": the size limit never released", c->seed);
 
-	assert_int_equal(btape_reader__open(&r, p, &msg), 0);
+	assert_int_equal(btape_reader__open(&r, p, msg, sizeof(msg)), 0);
 	while (btape_reader__next(r, &ev) == 1) {
 		assert_true(n < c->nev);
 		if (ev.sector != m.out[n])
@@ -798,11 +799,12 @@ static void test_tmp_rename_abort(void **state)
 	struct btape_writer *w;
 	struct btape_event e = {.issue_ns = 1};
 	struct stat st;
+	char why[BTAPE_ERRMSG_LEN];
 	size_t len;
 	uint8_t *d;
 
 	/* abort leaves nothing */
-	assert_int_equal(btape_writer__open(&w, p, NULL, NULL), 0);
+	assert_int_equal(btape_writer__open(&w, p, NULL, NULL, NULL, 0), 0);
 	assert_int_equal(btape_writer__add(w, &e), 0);
 	assert_int_equal(count_files(dir), 1); /* the temp file */
 	assert_int_equal(stat(p, &st), -1);
@@ -812,7 +814,7 @@ static void test_tmp_rename_abort(void **state)
 
 	/* an existing PATH is untouched until close, then replaced */
 	assert_int_equal(tu_write_file(p, "old", 3), 0);
-	assert_int_equal(btape_writer__open(&w, p, NULL, NULL), 0);
+	assert_int_equal(btape_writer__open(&w, p, NULL, NULL, NULL, 0), 0);
 	assert_int_equal(btape_writer__add(w, &e), 0);
 	assert_int_equal(btape_writer__flush(w), 0);
 	d = tu_read_file(p, &len);
@@ -822,21 +824,22 @@ static void test_tmp_rename_abort(void **state)
 	d = tu_read_file(p, &len);
 	assert_int_equal(len, 3);
 	free(d);
-	assert_int_equal(btape_writer__open(&w, p, NULL, NULL), 0);
+	assert_int_equal(btape_writer__open(&w, p, NULL, NULL, NULL, 0), 0);
 	assert_int_equal(btape_writer__add(w, &e), 0);
 	assert_int_equal(count_files(dir), 2);
-	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 	assert_int_equal(count_files(dir), 1);
 	d = tu_read_file(p, &len);
 	assert_true(len > 3 && !memcmp(d + 8, btape_file_magic, 8));
 	free(d);
 
 	/* failure to create names the path */
-	assert_true(btape_writer__open(&w, "/nonexistent-dir/x.btape", NULL, NULL) < 0);
+	assert_true(btape_writer__open(&w, "/nonexistent-dir/x.btape", NULL, NULL, why,
+				       sizeof(why)) < 0);
 	assert_null(w);
-	assert_non_null(strstr(btape_writer__last_errmsg(), "/nonexistent-dir/x.btape"));
+	assert_non_null(strstr(why, "/nonexistent-dir/x.btape"));
 	/* invalid events are refused */
-	assert_int_equal(btape_writer__open(&w, p, NULL, NULL), 0);
+	assert_int_equal(btape_writer__open(&w, p, NULL, NULL, NULL, 0), 0);
 	e.op = BTAPE_OP__COUNT;
 	assert_int_equal(btape_writer__add(w, &e), -EINVAL);
 	e.op = 0;
@@ -854,7 +857,7 @@ static void test_direct_sigkill(void **state)
 	struct btape_reader *r;
 	struct btape_summary s;
 	struct btape_event ev;
-	const char *m;
+	char m[BTAPE_ERRMSG_LEN];
 	pid_t pid;
 	int status, n = 0;
 
@@ -864,7 +867,7 @@ static void test_direct_sigkill(void **state)
 		struct btape_writer_opts o = {.sz = sizeof(o), .chunk_events = 10};
 		struct btape_writer *w;
 
-		if (btape_writer__open_direct(&w, p, NULL, &o))
+		if (btape_writer__open_direct(&w, p, NULL, &o, NULL, 0))
 			_exit(3);
 		for (uint64_t i = 0; i < 105; i++) {
 			struct btape_event e = {.issue_ns = i};
@@ -877,7 +880,7 @@ static void test_direct_sigkill(void **state)
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status));
-	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	assert_int_equal(btape_reader__open(&r, p, m, sizeof(m)), 0);
 	while (btape_reader__next(r, &ev) == 1) {
 		assert_int_equal(ev.issue_ns, (uint64_t)n);
 		n++;
@@ -899,7 +902,7 @@ static void test_pipe_and_fd(void **state)
 	struct btape_reader *r;
 	struct btape_summary s;
 	struct btape_event ev;
-	const char *m;
+	char m[BTAPE_ERRMSG_LEN];
 	int fds[2], status, n = 0, fd;
 	pid_t pid;
 	struct btape_writer *w;
@@ -907,13 +910,13 @@ static void test_pipe_and_fd(void **state)
 	/* writer on an fd */
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	assert_true(fd >= 0);
-	assert_int_equal(btape_writer__open_fd(&w, fd, NULL, NULL), 0);
+	assert_int_equal(btape_writer__open_fd(&w, fd, NULL, NULL, NULL, 0), 0);
 	for (uint64_t i = 0; i < 3000; i++) {
 		struct btape_event e = {.issue_ns = i * 3};
 
 		assert_int_equal(btape_writer__add(w, &e), 0);
 	}
-	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 	assert_int_equal(close(fd), 0);
 
 	/* reader on a pipe: no seeking, footer read at the end */
@@ -936,7 +939,7 @@ static void test_pipe_and_fd(void **state)
 		_exit(0);
 	}
 	close(fds[1]);
-	assert_int_equal(btape_reader__open_fd(&r, fds[0], &m), 0);
+	assert_int_equal(btape_reader__open_fd(&r, fds[0], m, sizeof(m)), 0);
 	assert_int_equal(btape_reader__summary(r, &s), -ESPIPE);
 	assert_int_equal(btape_reader__seek(r, 300), 0);
 	while (btape_reader__next(r, &ev) == 1) {
@@ -963,10 +966,10 @@ static void test_flush_interval(void **state)
 	struct btape_writer *w;
 	struct btape_reader *r;
 	struct btape_summary s;
-	const char *m;
+	char m[BTAPE_ERRMSG_LEN];
 	struct timespec ts = {0, 1000};
 
-	assert_int_equal(btape_writer__open(&w, p, NULL, &o), 0);
+	assert_int_equal(btape_writer__open(&w, p, NULL, &o, NULL, 0), 0);
 	for (uint64_t i = 0; i < 10; i++) {
 		struct btape_event e = {.issue_ns = i};
 
@@ -975,8 +978,8 @@ static void test_flush_interval(void **state)
 		assert_int_equal(btape_writer__advance(w, i + 1), 0);
 	}
 	assert_true(btape_writer__bytes(w) > 0);
-	assert_int_equal(btape_writer__close(w), 0);
-	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
+	assert_int_equal(btape_reader__open(&r, p, m, sizeof(m)), 0);
 	assert_int_equal(btape_reader__summary(r, &s), 0);
 	assert_int_equal(s.events, 10);
 	assert_int_equal(s.chunks, 10); /* each advance found its chunk older than 1 ns */
@@ -989,19 +992,63 @@ static void test_write_errors(void **state)
 {
 	struct btape_writer_opts o = {.sz = sizeof(o), .chunk_events = 4};
 	struct btape_writer *w = NULL;
+	char why[BTAPE_ERRMSG_LEN];
 	int fd = open("/dev/full", O_WRONLY);
 
 	if (fd < 0)
 		skip();
 	/* the header write fails: open reports it, nothing leaks */
-	assert_int_equal(btape_writer__open_fd(&w, fd, NULL, &o), -ENOSPC);
+	assert_int_equal(btape_writer__open_fd(&w, fd, NULL, &o, why, sizeof(why)), -ENOSPC);
 	assert_null(w);
-	assert_non_null(strstr(btape_writer__last_errmsg(), "No space left"));
+	assert_non_null(strstr(why, "No space left"));
 	close(fd);
 	/* an invalid fd */
-	assert_int_equal(btape_writer__open_fd(&w, -1, NULL, NULL), -EBADF);
-	assert_int_equal(btape_writer__close(NULL), -EINVAL);
+	assert_int_equal(btape_writer__open_fd(&w, -1, NULL, NULL, NULL, 0), -EBADF);
+	assert_int_equal(btape_writer__close(NULL, NULL, 0), -EINVAL);
 	assert_int_equal(btape_writer__add(NULL, NULL), -EINVAL);
+}
+
+/* btape.h's error rule: a caller buffer for what leaves no object, truncated to fit, and no
+ * shared state (one failure never rewrites the message of another). */
+static void test_error_messages(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "big.btape", 0);
+	struct btape_meta meta = {0};
+	struct btape_reader *r = NULL;
+	struct btape_writer *w = NULL;
+	char a[BTAPE_ERRMSG_LEN], b[BTAPE_ERRMSG_LEN], tiny[8];
+
+	(void)state;
+	assert_int_equal(btape_reader__open(&r, tu_path(dir, "first", 1), a, sizeof(a)), -ENOENT);
+	assert_int_equal(btape_reader__open(&r, tu_path(dir, "second", 1), b, sizeof(b)), -ENOENT);
+	assert_non_null(strstr(a, "first: No such file"));
+	assert_non_null(strstr(b, "second: No such file"));
+	assert_int_equal(btape_reader__open(&r, tu_path(dir, "first", 1), tiny, sizeof(tiny)),
+			 -ENOENT);
+	assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
+	assert_int_equal(btape_reader__open(&r, tu_path(dir, "first", 1), NULL, 0), -ENOENT);
+	assert_int_equal(btape_reader__open(NULL, "x", a, sizeof(a)), -EINVAL);
+	assert_string_equal(a, "invalid argument");
+
+	/* a device table past the format's limit is named as such, not "out of memory" */
+	meta.ndevices = BTAPE_DEVICES_MAX + 1;
+	meta.devices = calloc(meta.ndevices, sizeof(*meta.devices));
+	assert_non_null(meta.devices);
+	assert_int_equal(btape_writer__open(&w, p, &meta, NULL, a, sizeof(a)), -E2BIG);
+	assert_null(w);
+	assert_non_null(strstr(a, "metadata too large: 65537 devices"));
+	assert_null(strstr(a, "out of memory"));
+	assert_int_equal(access(p, F_OK), -1);
+	meta.ndevices = 1;
+	meta.ntags = BTAPE_TAGS_MAX + 1;
+	meta.tags = calloc(meta.ntags, sizeof(*meta.tags));
+	assert_non_null(meta.tags);
+	assert_int_equal(btape_writer__open_direct(&w, p, &meta, NULL, b, sizeof(b)), -E2BIG);
+	assert_non_null(strstr(b, "4097 tags"));
+	assert_int_equal(access(p, F_OK), -1); /* the file it created is removed again */
+	btape_meta__free(&meta);
+	tu_cleanup_dir(dir);
 }
 
 static void test_lost_accounting(void **state)
@@ -1010,10 +1057,10 @@ static void test_lost_accounting(void **state)
 	const char *p = tu_path(dir, "l.btape", 0);
 	struct btape_reader *r;
 	struct btape_summary s;
-	const char *m;
+	char m[BTAPE_ERRMSG_LEN];
 
 	write_simple(p, 10, 0);
-	assert_int_equal(btape_reader__open(&r, p, &m), 0);
+	assert_int_equal(btape_reader__open(&r, p, m, sizeof(m)), 0);
 	assert_int_equal(btape_reader__summary(r, &s), 0);
 	assert_int_equal(s.lost_ringbuf, 5);
 	assert_int_equal(s.lost_inflight, 6);
@@ -1041,6 +1088,7 @@ int main(void)
 		cmocka_unit_test(test_flush_interval),
 		cmocka_unit_test(test_lost_accounting),
 		cmocka_unit_test(test_write_errors),
+		cmocka_unit_test(test_error_messages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

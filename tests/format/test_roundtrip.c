@@ -34,18 +34,18 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 	struct btape_meta meta;
 	struct btape_summary s;
 	struct btape_event ev;
-	const char *msg = NULL;
+	char msg[BTAPE_ERRMSG_LEN];
 	uint64_t bytes[BTAPE_OP__COUNT] = {0}, count[BTAPE_OP__COUNT] = {0};
 	struct btape_event *sorted = malloc(sizeof(*sorted) * (n ? n : 1));
 	size_t i;
 
 	assert_non_null(dir);
 	tu_meta(&meta, ndev);
-	assert_int_equal(btape_writer__open(&w, path, &meta, opts), 0);
+	assert_int_equal(btape_writer__open(&w, path, &meta, opts, NULL, 0), 0);
 	for (i = 0; i < n; i++)
 		assert_int_equal(btape_writer__add(w, &evs[i]), 0);
 	assert_int_equal(btape_writer__events(w), n);
-	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 
 	memcpy(sorted, evs, sizeof(*sorted) * n);
 	/* stable sort: insertion-merge via qsort on (issue, index) would need keys; use mergesort
@@ -71,7 +71,7 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 	}
 	(void)cmp_issue;
 
-	assert_int_equal(btape_reader__open(&r, path, &msg), 0);
+	assert_int_equal(btape_reader__open(&r, path, msg, sizeof(msg)), 0);
 	{
 		const struct btape_meta *m = btape_reader__meta(r);
 
@@ -117,7 +117,7 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 	btape_reader__close(r);
 
 	/* batch interface yields the same sequence */
-	assert_int_equal(btape_reader__open(&r, path, &msg), 0);
+	assert_int_equal(btape_reader__open(&r, path, msg, sizeof(msg)), 0);
 	{
 		const struct btape_event *b;
 		size_t got = 0;
@@ -310,7 +310,8 @@ static void test_extent_limits(void **state)
 
 	(void)state;
 	tu_meta(&meta, 1);
-	assert_int_equal(btape_writer__open(&w, tu_path(dir, "t.btape", 0), &meta, NULL), 0);
+	assert_int_equal(btape_writer__open(&w, tu_path(dir, "t.btape", 0), &meta, NULL, NULL, 0),
+			 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct btape_event ev = {.issue_ns = i, .op = BTAPE_OP_READ};
 
@@ -322,7 +323,7 @@ static void test_extent_limits(void **state)
 			assert_non_null(strstr(btape_writer__errmsg(w), "past the extent limits"));
 	}
 	assert_int_equal(btape_writer__events(w), 2);
-	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 	btape_meta__free(&meta);
 	tu_cleanup_dir(dir);
 }

@@ -85,10 +85,10 @@ static char *write_trace(struct btape_event *evs, size_t n)
 
 	assert_non_null(dir);
 	tu_meta(&meta, 4);
-	assert_int_equal(btape_writer__open(&w, tu_path(dir, "t.btape", 0), &meta, &o), 0);
+	assert_int_equal(btape_writer__open(&w, tu_path(dir, "t.btape", 0), &meta, &o, NULL, 0), 0);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(btape_writer__add(w, &evs[i]), 0);
-	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 	btape_meta__free(&meta);
 	return dir;
 }
@@ -165,9 +165,10 @@ static int teardown(void **state)
 static struct btape_reader *open_trace(const struct trace *tr)
 {
 	struct btape_reader *r = NULL;
-	const char *msg = NULL;
+	char msg[BTAPE_ERRMSG_LEN];
 
-	assert_int_equal(btape_reader__open(&r, tu_path(tr->dir, "t.btape", 0), &msg), 0);
+	assert_int_equal(btape_reader__open(&r, tu_path(tr->dir, "t.btape", 0), msg, sizeof(msg)),
+			 0);
 	return r;
 }
 

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct btape_summary s;
 	struct btape_event ev;
 	const struct btape_event *evs;
-	const char *msg;
+	char msg[BTAPE_ERRMSG_LEN];
 	size_t off = 0;
 	int fd, n, errors = 0;
 	/* from a byte in the middle: the fuzzer controls it, the trailer does not fix it */
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			goto out;
 		off += (size_t)w;
 	}
-	if (btape_reader__open_fd(&r, fd, &msg))
+	if (btape_reader__open_fd(&r, fd, msg, sizeof(msg)))
 		goto out;
 	(void)btape_reader__meta(r);
 	btape_reader__skip_fields(r, mask);

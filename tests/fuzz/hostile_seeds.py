@@ -6,13 +6,9 @@
 #   python3 tests/fuzz/hostile_seeds.py tests/fuzz/corpus      (needs the zstd program)
 import os, struct, subprocess, sys
 
-def crc32c(b):
-    c = 0xffffffff
-    for x in b:
-        c ^= x
-        for _ in range(8):
-            c = (c >> 1) ^ (0x82f63b78 & -(c & 1))
-    return c ^ 0xffffffff
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from btape_frame import header, frame as envelope
 
 def zstd(raw):
     # --stream-size: the frame declares its content size, as the writer's do
@@ -23,13 +19,7 @@ def s(x):
     return bytes([0xa0 | len(x)]) + x.encode()
 
 def frame(kind, raw):
-    comp = zstd(raw)
-    env = struct.pack('<IIBBHIII', 0x184D2A5B, 20, kind, 0, 0, len(comp), len(raw), crc32c(comp))
-    return env + struct.pack('<I', crc32c(env)) + comp
-
-def header():
-    h = struct.pack('<II', 0x184D2A5A, 16) + b'\x89BTAPE\r\n' + struct.pack('<HH', 1, 0)
-    return h + struct.pack('<I', crc32c(h))
+    return envelope(kind, zstd(raw), len(raw))
 
 devices = b'\x82' + s('tool') + s('hostile') + s('devices') + b'\xdd' + struct.pack('>I', 2 << 20) \
     + b'\x80' * (2 << 20)

@@ -129,17 +129,25 @@ static struct rec_child *start_sh(const char *script, const struct rec_child_opt
 	return c;
 }
 
-static void test_exit_status(void **state)
+/* Polls until the command exits (5 s at most): it must have exited with CODE. */
+static void wait_exit(struct rec_child *c, int code)
 {
-	struct rec_child *c = start_sh("exit 3", NULL);
 	uint64_t end = now_ms() + 5000;
 	int st = 0;
 
-	(void)state;
 	while (rec_child__poll(c, &st) == 0 && now_ms() < end)
 		sleep_ms(5);
 	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 3);
+	assert_int_equal(WEXITSTATUS(st), code);
+}
+
+static void test_exit_status(void **state)
+{
+	struct rec_child *c = start_sh("exit 3", NULL);
+	int st = 0;
+
+	(void)state;
+	wait_exit(c, 3);
 	rec_child__stop(c, &st);
 	assert_int_equal(WEXITSTATUS(st), 3);
 
@@ -187,14 +195,10 @@ static void test_leftovers(void **state)
 {
 	struct rec_child *c = start_sh("sleep 1000 & echo $! > $1/p; exit 4", NULL);
 	pid_t left = read_pid("p");
-	uint64_t end = now_ms() + 5000;
 	int st = 0;
 
 	(void)state;
-	while (rec_child__poll(c, &st) == 0 && now_ms() < end)
-		sleep_ms(5);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 4);
+	wait_exit(c, 4);
 	assert_gone(left, 2000); /* before any __stop */
 	rec_child__stop(c, &st);
 	assert_int_equal(WEXITSTATUS(st), 4);

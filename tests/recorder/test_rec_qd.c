@@ -163,7 +163,7 @@ static void test_writer_hook(void **state)
 	close(fd);
 	assert_true(btape_meta__add_device(&meta, &d) >= 0);
 	assert_true(btape_meta__add_device(&meta, &d) >= 0);
-	assert_int_equal(btape_writer__open(&w, path, &meta, NULL), 0);
+	assert_int_equal(btape_writer__open(&w, path, &meta, NULL, NULL, 0), 0);
 	assert_int_equal(rec_qd__new(&q), 0);
 	btape_writer__set_release_hook(w, qd_hook, q);
 	for (size_t i = 0; i < N; i++) {
@@ -198,8 +198,8 @@ static void test_writer_hook(void **state)
 		last0 = e[j].dev == 0 ? e[j].issue_ns : last0;
 	for (size_t j = 0; j < N; j++)
 		late_want += e[j].dev == 0 && e[j].complete_ns > last0;
-	assert_int_equal(btape_writer__close(w), 0);
-	assert_int_equal(btape_reader__open(&r, path, NULL), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
+	assert_int_equal(btape_reader__open(&r, path, NULL, 0), 0);
 	while (btape_reader__next(r, &got) == 1) {
 		assert_true(n <= N);
 		assert_true(got.present & BTAPE_HAS_QD);

@@ -2,8 +2,7 @@
 # biotape replay on file targets (no root needed): usage errors, refusals, fit rules, JSON,
 # result traces, sweep + HTML, SIGINT.
 . "$BIOTAPE_SRC/tests/lib.sh"
-GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
-[ -x "$GEN" ] || skip "no trace generator at $GEN"
+t_gen
 command -v python3 >/dev/null || skip "needs python3"
 D=$(t_tmpdir)
 

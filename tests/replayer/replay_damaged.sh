@@ -5,8 +5,7 @@
 # cut-short trace (no footer) is no damage: info and replay both accept it. Then a sample of
 # random mutants: replay rejects exactly those info rejects. File targets only (no root).
 . "$BIOTAPE_SRC/tests/lib.sh"
-GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
-[ -x "$GEN" ] || skip "no trace generator at $GEN"
+t_gen
 command -v python3 >/dev/null || skip "needs python3"
 command -v zstd >/dev/null || skip "needs zstd"
 D=$(t_tmpdir)
@@ -17,18 +16,11 @@ D=$(t_tmpdir)
 # mutate KIND IN OUT: rewrites the footer with a wrong total (valid checksums everywhere), or
 # flips a byte in the trailer's checksum or in the first chunk's payload
 mutate() {
-	python3 - "$@" <<'PY'
+	PYTHONPATH="$BIOTAPE_SRC/tests" PYTHONDONTWRITEBYTECODE=1 python3 - "$@" <<'PY'
 import struct, subprocess, sys
+from btape_frame import frame
 kind, src, dst = sys.argv[1:4]
 d = bytearray(open(src, 'rb').read())
-
-def crc32c(b):
-    c = 0xffffffff
-    for x in b:
-        c ^= x
-        for _ in range(8):
-            c = (c >> 1) ^ (0x82f63b78 & -(c & 1))
-    return c ^ 0xffffffff
 
 foff = struct.unpack_from('<Q', d, len(d) - 24)[0]
 clen, rlen = struct.unpack_from('<II', d, foff + 12)
@@ -45,10 +37,7 @@ if kind in ('events', 'count'):
     struct.pack_into('>I', raw, at + 1, struct.unpack_from('>I', raw, at + 1)[0] + 1)
     comp = subprocess.run(['zstd', '-cq', '-3'], input=bytes(raw), capture_output=True,
                           check=True).stdout
-    env = bytearray(struct.pack('<IIBBHIII', 0x184D2A5B, 20, 3, 0, 0, len(comp), len(raw),
-                                crc32c(comp)))
-    env += struct.pack('<I', crc32c(env))
-    d = d[:foff] + env + comp + d[len(d) - 32:]  # same offset: the trailer stays valid
+    d = d[:foff] + frame(3, comp, len(raw)) + d[len(d) - 32:]  # same offset: trailer valid
 elif kind == 'trailer':
     d[len(d) - 12] ^= 0x01
 elif kind == 'chunk':

@@ -3,8 +3,7 @@
 # nothing else; flushes and discards go through; counts match the trace.
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root losetup python3
-GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
-[ -x "$GEN" ] || skip "no trace generator at $GEN"
+t_gen
 D=$(t_tmpdir)
 t_loop 16
 A=$LOOP

@@ -7,8 +7,7 @@
 # refused for writes whatever that device's state.
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root losetup mkfs.ext4 mount e2fsck
-GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
-[ -x "$GEN" ] || skip "no trace generator at $GEN"
+t_gen
 D=$(t_tmpdir)
 "$GEN" -o "$D/w.btape" -n 300 -r 50000 -p randwrite -S $((16 << 20)) || fail "gen"
 

@@ -4,8 +4,7 @@
 # target in /dev is an error, never a file made there (docs/SAFETY.md).
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root losetup mkfs.ext4 mount blkid
-GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
-[ -x "$GEN" ] || skip "no trace generator at $GEN"
+t_gen
 D=$(t_tmpdir)
 "$GEN" -o "$D/w.btape" -n 300 -r 50000 -p randwrite -S $((16 << 20)) || fail "gen"
 "$GEN" -o "$D/r.btape" -n 300 -r 50000 -p randread -S $((16 << 20)) || fail "gen"

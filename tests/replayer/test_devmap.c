@@ -84,10 +84,10 @@ static void write_trace(const char *path, unsigned int ndev, const char *const *
 		snprintf(dv.name, sizeof(dv.name), "%s", names[d]);
 		assert_true(btape_meta__add_device(&meta, &dv) >= 0);
 	}
-	assert_int_equal(btape_writer__open(&w, path, &meta, &wo), 0);
+	assert_int_equal(btape_writer__open(&w, path, &meta, &wo, NULL, 0), 0);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(btape_writer__add(w, &evs[i]), 0);
-	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 	btape_meta__free(&meta);
 }
 

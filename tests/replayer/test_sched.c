@@ -530,13 +530,13 @@ static void test_prefetch_source(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	assert_true(btape_meta__add_device(&meta, &dev) >= 0);
-	assert_int_equal(btape_writer__open(&w, path, &meta, &wo), 0);
+	assert_int_equal(btape_writer__open(&w, path, &meta, &wo, NULL, 0), 0);
 	for (uint64_t i = 0; i < n; i++) {
 		struct btape_event ev = ev_at(i * 10, BTAPE_OP_READ, i * 8, 4096);
 
 		assert_int_equal(btape_writer__add(w, &ev), 0);
 	}
-	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
 	btape_meta__free(&meta);
 
 	/* blocks smaller and larger than the file's chunks, queues of 2 and 5 */
@@ -544,7 +544,7 @@ static void test_prefetch_source(void **state)
 
 	for (unsigned int b = 0; b < 3; b++) {
 		for (int ahead = 0; ahead < 2; ahead++) {
-			assert_int_equal(rp_prefetch__open(&p, path, blocks[b], b ? 5 : 2, NULL),
+			assert_int_equal(rp_prefetch__open(&p, path, blocks[b], b ? 5 : 2, NULL, 0),
 					 0);
 			rp_prefetch__set_loop_ahead(p, ahead);
 			check_passes(p, 3, n, false);
@@ -559,9 +559,9 @@ static void test_prefetch_source(void **state)
 		}
 	}
 	/* a bad file is refused with a message */
-	const char *msg = NULL;
+	char msg[BTAPE_ERRMSG_LEN];
 
-	assert_true(rp_prefetch__open(&p, "/nonexistent/x.btape", 100, 2, &msg) < 0);
+	assert_true(rp_prefetch__open(&p, "/nonexistent/x.btape", 100, 2, msg, sizeof(msg)) < 0);
 	unlink(path);
 }
 
