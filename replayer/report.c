@@ -122,6 +122,14 @@ static void header(FILE *fp, const struct rp_run_info *info)
 	if (strcmp(info->timing, "original") == 0)
 		fprintf(fp, " x%g", info->speed);
 	fprintf(fp, ", iodepth %u, scale %u (%s)\n", info->iodepth, info->scale, info->layout);
+	if (strcmp(info->timing, "original") == 0) {
+		if (info->rt_priority)
+			fprintf(fp, "  issuing thread SCHED_FIFO %u, spin %u us\n", info->rt_priority,
+				info->spin_us);
+		else
+			fprintf(fp, "  issuing thread in the normal class, spin %u us\n",
+				info->spin_us);
+	}
 }
 
 static double sec(uint64_t ns)
@@ -264,7 +272,8 @@ static void json_info(FILE *fp, const struct rp_run_info *info)
 	cli_json_str(fp, info->engine);
 	fprintf(fp, ",\"timing\":");
 	cli_json_str(fp, info->timing);
-	fprintf(fp, ",\"speed\":%g,\"iodepth\":%u,\"layout\":", info->speed, info->iodepth);
+	fprintf(fp, ",\"speed\":%g,\"iodepth\":%u,\"rt_priority\":%u,\"spin_us\":%u,\"layout\":",
+		info->speed, info->iodepth, info->rt_priority, info->spin_us);
 	cli_json_str(fp, info->layout);
 }
 
