@@ -161,8 +161,8 @@ static void text_lag(FILE *fp, const struct rp_stats *st)
 		cli_fmt_ns(st->lag_max_ns, a, sizeof(a)), sec(st->lag_at_ns), RP_LATE_NS / 1000,
 		sec(st->behind_ns), rp_stats_seconds(st));
 	fprintf(fp,
-		"    held back: %.3f s at the depth cap (%" PRIu64 " times: the target completed "
-		"too slowly), %.3f s waiting for a CPU (%" PRIu64 " preemptions)\n",
+		"    held back: %.3f s by the depth cap (%" PRIu64 " I/Os; a target slower than the "
+		"recording fills it), %.3f s waiting for a CPU (%" PRIu64 " preemptions)\n",
 		sec(sg->capped_ns), st->depth_capped, sec(sg->runq_ns), sg->nivcsw);
 }
 
