@@ -28,7 +28,7 @@
 
 #define BUF_BYTES (64 * 1024) /* registered buffer per slot; bigger I/Os get their own */
 #define SPIN_NS 40000ull      /* default: spin this long before a deadline (docs/REPLAY.md) */
-#define RT_SPIN_NS 10000ull   /* ... when the issuing thread is real-time: its wake-ups are prompt */
+#define RT_SPIN_NS 10000ull   /* ... real-time: its wake-ups are prompt */
 #define RT_AUTO_PRIORITY 1    /* default class when permitted: SCHED_FIFO, lowest priority */
 #define RT_AUTO UINT_MAX      /* --rt-priority not given */
 #define SPIN_AUTO UINT_MAX    /* --spin-us not given */

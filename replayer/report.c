@@ -124,8 +124,8 @@ static void header(FILE *fp, const struct rp_run_info *info)
 	fprintf(fp, ", iodepth %u, scale %u (%s)\n", info->iodepth, info->scale, info->layout);
 	if (strcmp(info->timing, "original") == 0) {
 		if (info->rt_priority)
-			fprintf(fp, "  issuing thread SCHED_FIFO %u, spin %u us\n", info->rt_priority,
-				info->spin_us);
+			fprintf(fp, "  issuing thread SCHED_FIFO %u, spin %u us\n",
+				info->rt_priority, info->spin_us);
 		else
 			fprintf(fp, "  issuing thread in the normal class, spin %u us\n",
 				info->spin_us);
@@ -161,8 +161,9 @@ static void text_lag(FILE *fp, const struct rp_stats *st)
 		cli_fmt_ns(st->lag_max_ns, a, sizeof(a)), sec(st->lag_at_ns), RP_LATE_NS / 1000,
 		sec(st->behind_ns), rp_stats_seconds(st));
 	fprintf(fp,
-		"    held back: %.3f s by the depth cap (%" PRIu64 " I/Os; a target slower than the "
-		"recording fills it), %.3f s waiting for a CPU (%" PRIu64 " preemptions)\n",
+		"    held back: %.3f s by the depth cap (%" PRIu64 " I/Os; a target slower "
+		"than the recording fills it), %.3f s waiting for a CPU (%" PRIu64
+		" preemptions)\n",
 		sec(sg->capped_ns), st->depth_capped, sec(sg->runq_ns), sg->nivcsw);
 }
 
@@ -177,9 +178,8 @@ static void text_stages(FILE *fp, const struct rp_stats *st)
 		sec(sg->run_ns), sec(sg->cpu_ns), sec(sg->submit_ns), sg->submit_calls,
 		sec(sg->wait_ns), sg->waits, sec(sg->spin_ns), sec(sg->prepare_ns),
 		sec(sg->source_ns),
-		sg->wakes_with_completions
-			? (double)sg->reaped / (double)sg->wakes_with_completions
-			: 0.0);
+		sg->wakes_with_completions ? (double)sg->reaped / (double)sg->wakes_with_completions
+					   : 0.0);
 }
 
 void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st)
@@ -311,8 +311,8 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		fprintf(fp,
 			",\"fell_behind\":%s,\"lag\":{\"max_us\":%.3f,\"at_s\":%.6f,"
 			"\"behind_s\":%.6f}",
-			st->lag_max_ns > RP_LATE_NS ? "true" : "false", (double)st->lag_max_ns / 1e3,
-			sec(st->lag_at_ns), sec(st->behind_ns));
+			st->lag_max_ns > RP_LATE_NS ? "true" : "false",
+			(double)st->lag_max_ns / 1e3, sec(st->lag_at_ns), sec(st->behind_ns));
 	}
 	{
 		const struct rp_stage *sg = &st->stage;

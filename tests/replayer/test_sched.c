@@ -174,8 +174,8 @@ static void test_fell_behind(void **state)
 {
 	struct fixture *f = fx_new();
 	struct btape_event evs[] = {
-		ev_at(0, BTAPE_OP_READ, 0, 4096),    ev_at(10, BTAPE_OP_READ, 8, 4096),
-		ev_at(20, BTAPE_OP_READ, 16, 4096),  ev_at(400, BTAPE_OP_READ, 24, 4096),
+		ev_at(0, BTAPE_OP_READ, 0, 4096),     ev_at(10, BTAPE_OP_READ, 8, 4096),
+		ev_at(20, BTAPE_OP_READ, 16, 4096),   ev_at(400, BTAPE_OP_READ, 24, 4096),
 		ev_at(1000, BTAPE_OP_READ, 32, 4096), ev_at(1010, BTAPE_OP_READ, 40, 4096)};
 
 	f->cfg.iodepth = 1;
