@@ -531,8 +531,11 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 		io->buf_index = -1;
 	}
 	if (op == RP_IO_WRITE && cfg->payload) {
+		uint64_t t0 = r->clock->now(r->clock);
+
 		rp_payload_fill(cfg->payload, io->buf, io->bytes);
 		rp_payload_stamp(cfg->payload, io->buf, io->bytes, io->seq);
+		r->st->stage.prepare_ns += r->clock->now(r->clock) - t0;
 	}
 	return 0;
 }
@@ -620,7 +623,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 		}
 		while (!draining) {
 			const struct btape_event *ev;
-			uint64_t deadline = 0, t0;
+			uint64_t deadline = 0;
 			struct rp_io *io;
 			int op;
 
@@ -671,12 +674,10 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				}
 				break;
 			}
-			t0 = clock->now(clock);
 			if (r->cur_capped)
-				st->stage.capped_ns += t0 - r->capped_since;
+				st->stage.capped_ns += clock->now(clock) - r->capped_since;
 			io = r->freel[--r->nfree];
 			err = prepare_io(r, io, ev, op, deadline);
-			st->stage.prepare_ns += clock->now(clock) - t0;
 			if (err) {
 				r->freel[r->nfree++] = io;
 				unissue(r, batch, nb);

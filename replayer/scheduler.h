@@ -62,8 +62,8 @@ void rp_payload_fill(const struct rp_payload *p, void *buf, uint64_t bytes);
  * Where the issuing thread's time went (ns, whole run, warmup included). submit: handing I/Os
  * to the engine without waiting; wait: blocked in the engine or the clock until a completion or
  * shortly before a deadline; source: getting events from the trace (a decoder stall shows
- * here); prepare: mapping an event and filling its buffer; the rest of run_ns is the issue
- * loop itself, mostly spinning before deadlines (spin_ns). capped_ns: how long I/Os that were
+ * here); prepare: filling write buffers with the payload; the rest of run_ns is the issue
+ * loop itself (mapping events, completion bookkeeping) and spinning before deadlines (spin_ns). capped_ns: how long I/Os that were
  * due stood behind the depth cap. The thread's CPU figures come from the kernel
  * (rp_thread_cpu()): cpu_ns on a CPU, runq_ns runnable but waiting for one, nivcsw preempted.
  */
