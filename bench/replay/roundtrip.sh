@@ -87,6 +87,8 @@ replay_write() { # NAME SPEED replay-options...
 	"$BT" record -o "$W/rep.btape" -d "$B" -- "$BT" replay "$W/orig.btape" --target "$B" \
 		--write --json --no-progress --speed "$speed" "$@" >"$W/$name.json" 2>"$W/$name.log" ||
 		{ echo "$name replay failed: $(tail -2 "$W/$name.log")" >&2; exit 1; }
+	grep -q "lost 0 events" "$W/$name.log" ||
+		echo "  ($name: the recording of the replay lost events: $(grep lost "$W/$name.log"))"
 	"$BT" analyze --json "$W/rep.btape" >"$W/rep.json"
 	"$BT" dump --csv "$W/rep.btape" >"$W/rep.csv"
 	python3 "$HERE/fidelity.py" "$W/orig.csv" "$W/rep.csv" "$speed" >"$W/fid.json"
@@ -107,6 +109,10 @@ for op in ("write", "flush"):
         for q in ("p50", "p99"):
             row[f"{op}_{q}"] = b[q + "_ns"] / a[q + "_ns"]
             dt.append(f"{op} {q} {row[op + '_' + q]:.2f}x")
+cnt = lambda j, op: j["ops"].get(op, {}).get("latency", {}).get("device", {}).get("count", 0)
+if cnt(o, "flush"):
+    # blk-flush merges flushes that are pending together: fewer reach the device when late
+    dt.append(f"flushes at the device {cnt(p, 'flush') / cnt(o, 'flush'):.2f}x")
 open(rows, "a").write(json.dumps(row) + "\n")
 print(f"  {name:8s} late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
       f" (block {row['block_p99_us']:8.1f} us)  depth-capped {row['capped']:6d}  fell behind by"
