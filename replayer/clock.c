@@ -2,6 +2,8 @@
 #include "clock.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <time.h>
 
@@ -58,4 +60,20 @@ void rp_clock_advance(struct rp_clock *c, uint64_t to_ns)
 {
 	if (to_ns > c->fake_now)
 		c->fake_now = to_ns;
+}
+
+void rp_thread_cpu(struct rp_thread_cpu *t)
+{
+	unsigned long long run = 0, wait = 0;
+	struct rusage ru;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+			run = wait = 0;
+		fclose(f);
+	}
+	t->cpu_ns = run;
+	t->runq_ns = wait;
+	t->nivcsw = getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
 }

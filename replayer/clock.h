@@ -23,4 +23,12 @@ void rp_clock_init_fake(struct rp_clock *c, uint64_t start_ns);
 void rp_clock_advance(struct rp_clock *c, uint64_t to_ns);
 uint64_t rp_mono_ns(void);
 
+/* The calling thread's CPU accounting from the kernel (ns, count); 0s where unavailable. */
+struct rp_thread_cpu {
+	uint64_t cpu_ns;  /* time on a CPU (/proc/thread-self/schedstat, field 1) */
+	uint64_t runq_ns; /* runnable, waiting for a CPU (field 2) */
+	uint64_t nivcsw;  /* involuntary context switches (getrusage RUSAGE_THREAD) */
+};
+void rp_thread_cpu(struct rp_thread_cpu *t);
+
 #endif

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,10 @@
 
 #define BUF_BYTES (64 * 1024) /* registered buffer per slot; bigger I/Os get their own */
 #define SPIN_NS 40000ull      /* default: spin this long before a deadline (docs/REPLAY.md) */
+#define RT_SPIN_NS 10000ull   /* ... real-time: its wake-ups are prompt */
+#define RT_AUTO_PRIORITY 1    /* default class when permitted: SCHED_FIFO, lowest priority */
+#define RT_AUTO UINT_MAX      /* --rt-priority not given */
+#define SPIN_AUTO UINT_MAX    /* --spin-us not given */
 #define TICK_NS 1000000000ull /* progress line refresh */
 #define PREFETCH_BLOCK_EVENTS 8192
 #define PREFETCH_BLOCKS 8	/* 8 x 8192 x ~96 B: ~6 MiB of decoded events at most */
@@ -89,8 +94,11 @@ static void usage(FILE *fp)
 		"  --warmup S             replay but do not measure the first S\n"
 		"  --no-progress          no live progress line (shown on a terminal)\n"
 		"  --rt-priority N        run the issuing thread SCHED_FIFO at priority N (root): far fewer\n"
-		"                         late I/Os on a busy machine (the decoder thread stays normal)\n"
-		"  --spin-us N            sleep until N us before each deadline, then spin (default %llu)\n"
+		"                         late I/Os on a busy machine (the decoder thread stays normal);\n"
+		"                         default: priority 1 when permitted, in original timing on\n"
+		"                         io_uring; 0: the normal class\n"
+		"  --spin-us N            sleep until N us before each deadline, then spin (default %llu,\n"
+		"                         %llu with a real-time issuing thread)\n"
 		"results:\n"
 		"  --json                 the summary as JSON on stdout\n"
 		"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
@@ -102,7 +110,7 @@ static void usage(FILE *fp)
 		"  biotape replay vm.btape --target /dev/vg/test --write --sweep 1,2,4,8 --html knee.html\n"
 		"\n"
 		"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
-		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000);
+		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000, RT_SPIN_NS / 1000);
 }
 
 struct opts {
@@ -134,6 +142,43 @@ struct opts {
 };
 
 static const char *const timing_names[] = {"original", "afap", "load"};
+
+/*
+ * The issuing thread's scheduling class (docs/REPLAY.md, "Where the time goes"): --rt-priority
+ * N is SCHED_FIFO at N (an error when refused), 0 the normal class. By default, a replay in
+ * original timing on io_uring runs SCHED_FIFO at RT_AUTO_PRIORITY when permitted, and the
+ * normal class otherwise (an afap run or the null engine never sleeps: real-time, it would hold
+ * a CPU). Leaves o->rt_priority the priority in effect (0: normal) and fills in the spin's
+ * default by it. Returns 0 or -errno (reported).
+ */
+static int set_issuer_class(struct opts *o, const struct rp_engine_ops *eng)
+{
+	bool asked = o->rt_priority != RT_AUTO;
+	struct sched_param sp;
+
+	if (!asked)
+		o->rt_priority = o->timing == RP_TIMING_ORIGINAL && eng == &rp_engine_uring
+					 ? RT_AUTO_PRIORITY
+					 : 0;
+	if (o->rt_priority) {
+		sp.sched_priority = (int)o->rt_priority;
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
+			int err = -errno;
+
+			if (asked) {
+				cli_err("replay: --rt-priority %u: %s", o->rt_priority,
+					strerror(-err));
+				return err;
+			}
+			cli_info(1, "replay: the issuing thread stays in the normal class: %s",
+				 strerror(-err));
+			o->rt_priority = 0;
+		}
+	}
+	if (o->spin_us == SPIN_AUTO)
+		o->spin_us = (unsigned int)((o->rt_priority ? RT_SPIN_NS : SPIN_NS) / 1000);
+	return 0;
+}
 static const char *const layout_names[] = {"shard", "overlay"};
 static const char *const fit_names[] = {"error", "wrap", "scale"};
 
@@ -230,7 +275,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->payload = RP_PAYLOAD_RANDOM;
 	o->compress = 1;
 	o->dedupe = 1;
-	o->spin_us = SPIN_NS / 1000;
+	o->spin_us = SPIN_AUTO;
+	o->rt_priority = RT_AUTO;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
@@ -385,7 +431,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			break;
 		case OPT_RT:
-			if (parse_uint("--rt-priority", optarg, 1, 99, &o->rt_priority))
+			if (parse_uint("--rt-priority", optarg, 0, 99, &o->rt_priority))
 				return -EINVAL;
 			break;
 		case 'o':
@@ -790,21 +836,17 @@ int cmd_replay(int argc, char **argv)
 	sigs = true;
 
 	rp_prefetch__set_loop_ahead(pf, o.loops != 1 || o.nsweep > 1);
+	if (set_issuer_class(&o, eng) < 0)
+		goto cleanup;
 	rp_clock_init_real(&clk, (uint64_t)o.spin_us * 1000);
-	if (o.rt_priority) {
-		struct sched_param sp = {.sched_priority = (int)o.rt_priority};
-
-		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
-			cli_err("replay: --rt-priority %u: %s", o.rt_priority, strerror(errno));
-			goto cleanup;
-		}
-	}
 	info = (struct rp_run_info){.trace = o.trace,
 				    .engine = eng->name,
 				    .timing = timing_names[o.timing],
 				    .layout = layout_names[o.layout],
 				    .speed = o.speed,
 				    .iodepth = o.iodepth,
+				    .rt_priority = o.rt_priority,
+				    .spin_us = o.spin_us,
 				    .scale = o.scale,
 				    .targets = s.dv.tpaths,
 				    .ntargets = s.dv.ntargets,

@@ -122,6 +122,64 @@ static void header(FILE *fp, const struct rp_run_info *info)
 	if (strcmp(info->timing, "original") == 0)
 		fprintf(fp, " x%g", info->speed);
 	fprintf(fp, ", iodepth %u, scale %u (%s)\n", info->iodepth, info->scale, info->layout);
+	if (strcmp(info->timing, "original") == 0) {
+		if (info->rt_priority)
+			fprintf(fp, "  issuing thread SCHED_FIFO %u, spin %u us\n",
+				info->rt_priority, info->spin_us);
+		else
+			fprintf(fp, "  issuing thread in the normal class, spin %u us\n",
+				info->spin_us);
+	}
+}
+
+static double sec(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+/*
+ * Whether the replay kept to its schedule, and if not, by how much, when, and what held it:
+ * the depth cap (the target completed slower than the recording needs) or the issuing thread
+ * itself (waiting for a CPU).
+ */
+static void text_lag(FILE *fp, const struct rp_stats *st)
+{
+	const struct rp_stage *sg = &st->stage;
+	char a[32];
+
+	if (!st->issue_err.count)
+		return;
+	if (st->lag_max_ns <= RP_LATE_NS) {
+		fprintf(fp, "  kept up: never more than %llu us behind (worst %s at %.3f s)\n",
+			RP_LATE_NS / 1000, cli_fmt_ns(st->lag_max_ns, a, sizeof(a)),
+			sec(st->lag_at_ns));
+		return;
+	}
+	fprintf(fp,
+		"  the replayer fell behind by %s at %.3f s; it was more than %llu us behind for "
+		"%.3f s of %.3f s\n",
+		cli_fmt_ns(st->lag_max_ns, a, sizeof(a)), sec(st->lag_at_ns), RP_LATE_NS / 1000,
+		sec(st->behind_ns), rp_stats_seconds(st));
+	fprintf(fp,
+		"    held back: %.3f s by the depth cap (%" PRIu64 " I/Os; a target slower "
+		"than the recording fills it), %.3f s waiting for a CPU (%" PRIu64
+		" preemptions)\n",
+		sec(sg->capped_ns), st->depth_capped, sec(sg->runq_ns), sg->nivcsw);
+}
+
+static void text_stages(FILE *fp, const struct rp_stats *st)
+{
+	const struct rp_stage *sg = &st->stage;
+
+	fprintf(fp,
+		"  issuing thread: %.3f s, on a CPU %.3f s; submit %.3f s (%" PRIu64
+		" calls), wait %.3f s (%" PRIu64 "), spin %.3f s, prepare %.3f s, trace %.3f s; "
+		"%.1f completions per reap\n",
+		sec(sg->run_ns), sec(sg->cpu_ns), sec(sg->submit_ns), sg->submit_calls,
+		sec(sg->wait_ns), sg->waits, sec(sg->spin_ns), sec(sg->prepare_ns),
+		sec(sg->source_ns),
+		sg->wakes_with_completions ? (double)sg->reaped / (double)sg->wakes_with_completions
+					   : 0.0);
 }
 
 void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st)
@@ -161,6 +219,7 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			cli_fmt_ns(st->issue_err.max, c, sizeof(c)), RP_LATE_NS / 1000, st->late,
 			100.0 * (double)st->late / (double)st->issue_err.count);
 	}
+	text_lag(fp, st);
 	fprintf(fp, "  depth-capped: %" PRIu64 ", max in flight: %u, errors: %" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	if (st->errors)
@@ -183,6 +242,7 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	}
 	fprintf(fp, "\n  trace events: %" PRIu64 " in %" PRIu64 " pass(es)\n", st->events,
 		st->loops);
+	text_stages(fp, st);
 }
 
 static void json_lat(FILE *fp, const struct hist *h)
@@ -212,7 +272,8 @@ static void json_info(FILE *fp, const struct rp_run_info *info)
 	cli_json_str(fp, info->engine);
 	fprintf(fp, ",\"timing\":");
 	cli_json_str(fp, info->timing);
-	fprintf(fp, ",\"speed\":%g,\"iodepth\":%u,\"layout\":", info->speed, info->iodepth);
+	fprintf(fp, ",\"speed\":%g,\"iodepth\":%u,\"rt_priority\":%u,\"spin_us\":%u,\"layout\":",
+		info->speed, info->iodepth, info->rt_priority, info->spin_us);
 	cli_json_str(fp, info->layout);
 }
 
@@ -247,6 +308,27 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			(double)st->issue_err.max / 1e3);
 		fprintf(fp, ",\"late\":%" PRIu64 ",\"late_rate\":%.6f", st->late,
 			(double)st->late / (double)n);
+		fprintf(fp,
+			",\"fell_behind\":%s,\"lag\":{\"max_us\":%.3f,\"at_s\":%.6f,"
+			"\"behind_s\":%.6f}",
+			st->lag_max_ns > RP_LATE_NS ? "true" : "false",
+			(double)st->lag_max_ns / 1e3, sec(st->lag_at_ns), sec(st->behind_ns));
+	}
+	{
+		const struct rp_stage *sg = &st->stage;
+
+		fprintf(fp,
+			",\"stages_s\":{\"run\":%.6f,\"cpu\":%.6f,\"runq\":%.6f,\"submit\":%.6f,"
+			"\"wait\":%.6f,\"spin\":%.6f,\"prepare\":%.6f,\"source\":%.6f,"
+			"\"capped\":%.6f},\"submit_calls\":%" PRIu64 ",\"waits\":%" PRIu64
+			",\"reaped_per_wake\":%.3f,\"preempted\":%" PRIu64,
+			sec(sg->run_ns), sec(sg->cpu_ns), sec(sg->runq_ns), sec(sg->submit_ns),
+			sec(sg->wait_ns), sec(sg->spin_ns), sec(sg->prepare_ns), sec(sg->source_ns),
+			sec(sg->capped_ns), sg->submit_calls, sg->waits,
+			sg->wakes_with_completions
+				? (double)sg->reaped / (double)sg->wakes_with_completions
+				: 0.0,
+			sg->nivcsw);
 	}
 	fprintf(fp, ",\"depth_capped\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);

@@ -18,6 +18,8 @@ struct rp_run_info {
 	const char *const *targets;
 	unsigned int ntargets;
 	const struct rp_target *topen; /* the opened targets (kind, size), or NULL */
+	unsigned int rt_priority;      /* the issuing thread's SCHED_FIFO priority, 0: normal */
+	unsigned int spin_us;
 };
 
 /* One step of a sweep (or the one run). */

@@ -201,6 +201,7 @@ struct run {
 	uint64_t base_ns, loop_off_ns;
 	uint64_t pass_first, pass_last, pass_events;
 	bool cur_capped;
+	uint64_t capped_since; /* when the current event was first held by the depth cap */
 	uint64_t seq;
 };
 
@@ -277,20 +278,39 @@ static int reap(struct run *r, uint64_t wait_until)
 	int n, total = 0;
 	uint64_t now;
 
+	struct rp_stage *sg = &r->st->stage;
+	uint64_t t0 = r->clock->now(r->clock);
+
 	if (!r->inflight) {
-		if (wait_until)
+		if (wait_until) {
 			r->clock->sleep_until(r->clock, wait_until);
+			sg->wait_ns += r->clock->now(r->clock) - t0;
+			sg->waits++;
+		}
 		return 0;
 	}
 	do {
-		n = r->ops->reap(r->e, done, REAP_MAX, total ? 0 : wait_until);
+		bool waits = !total && wait_until;
+
+		n = r->ops->reap(r->e, done, REAP_MAX, waits ? wait_until : 0);
 		if (n < 0)
 			return n;
 		now = r->clock->now(r->clock);
+		if (waits) {
+			sg->wait_ns += now - t0;
+			sg->waits++;
+		} else {
+			sg->submit_ns += now - t0;
+		}
 		for (int i = 0; i < n; i++)
 			complete_io(r, done[i], now);
 		total += n;
+		t0 = r->clock->now(r->clock);
 	} while (n == REAP_MAX);
+	if (total) {
+		sg->wakes_with_completions++;
+		sg->reaped += (uint64_t)total;
+	}
 	return total;
 }
 
@@ -308,9 +328,45 @@ static void unissue(struct run *r, struct rp_io **ios, unsigned int n)
 	}
 }
 
+/* Closes the episode of falling behind being summed into behind_ns. */
+static void behind_close(struct rp_stats *st)
+{
+	st->behind_ns += st->behind_to_ns - st->behind_from_ns;
+	st->behind_from_ns = st->behind_to_ns = 0;
+}
+
+/*
+ * An I/O due at deadline went at issue: the worst lag, and the time the replay was behind (by
+ * more than RP_LATE_NS: from deadline + RP_LATE_NS until issue), summed over the union of
+ * those intervals. I/Os come in deadline order, so an interval either extends the current
+ * episode or starts a new one.
+ */
+static void note_lag(struct rp_stats *st, uint64_t deadline, uint64_t issue)
+{
+	uint64_t lag = issue > deadline ? issue - deadline : 0, from = deadline + RP_LATE_NS;
+
+	if (lag > st->lag_max_ns) {
+		st->lag_max_ns = lag;
+		st->lag_at_ns = deadline - st->start_ns;
+	}
+	if (lag <= RP_LATE_NS)
+		return;
+	if (st->behind_to_ns && from > st->behind_to_ns)
+		behind_close(st);
+	if (!st->behind_to_ns) {
+		st->behind_from_ns = from;
+		st->behind_to_ns = issue;
+		return;
+	}
+	if (from < st->behind_from_ns)
+		st->behind_from_ns = from;
+	if (issue > st->behind_to_ns)
+		st->behind_to_ns = issue;
+}
+
 static int submit(struct run *r, struct rp_io **ios, unsigned int n)
 {
-	uint64_t t = r->clock->now(r->clock);
+	uint64_t t = r->clock->now(r->clock), t1;
 	unsigned int done = 0;
 	int ret;
 
@@ -319,10 +375,16 @@ static int submit(struct run *r, struct rp_io **ios, unsigned int n)
 		ios[i]->busy = true;
 		if (r->cfg->timing != RP_TIMING_ORIGINAL)
 			ios[i]->intended_ns = t;
+		else if (measured(r, ios[i]->intended_ns))
+			note_lag(r->st, ios[i]->intended_ns, t);
 	}
 	r->st->issued += n;
 	while (done < n) {
 		ret = r->ops->submit(r->e, ios + done, n - done);
+		t1 = r->clock->now(r->clock);
+		r->st->stage.submit_ns += t1 - t;
+		r->st->stage.submit_calls++;
+		t = t1;
 		if (ret < 0) {
 			r->st->issued -= n - done;
 			unissue(r, ios + done, n - done);
@@ -348,7 +410,10 @@ static int cursor(struct run *r)
 	while (r->pos >= r->nbatch) {
 		if (r->src_done)
 			return 0;
+		uint64_t t0 = r->clock->now(r->clock);
+
 		n = r->src->next_batch(r->src, &r->batch);
+		r->st->stage.source_ns += r->clock->now(r->clock) - t0;
 		if (n < 0)
 			return n;
 		r->pos = 0;
@@ -466,10 +531,27 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 		io->buf_index = -1;
 	}
 	if (op == RP_IO_WRITE && cfg->payload) {
+		uint64_t t0 = r->clock->now(r->clock);
+
 		rp_payload_fill(cfg->payload, io->buf, io->bytes);
 		rp_payload_stamp(cfg->payload, io->buf, io->bytes, io->seq);
+		r->st->stage.prepare_ns += r->clock->now(r->clock) - t0;
 	}
 	return 0;
+}
+
+/* Run time, the spin (what no other stage took) and the thread's CPU figures since cpu0. */
+static void stage_close(struct rp_stage *sg, uint64_t run_ns, const struct rp_thread_cpu *cpu0)
+{
+	struct rp_thread_cpu cpu1;
+	uint64_t other = sg->submit_ns + sg->wait_ns + sg->source_ns + sg->prepare_ns;
+
+	sg->run_ns = run_ns;
+	sg->spin_ns = run_ns > other ? run_ns - other : 0;
+	rp_thread_cpu(&cpu1);
+	sg->cpu_ns = cpu1.cpu_ns - cpu0->cpu_ns;
+	sg->runq_ns = cpu1.runq_ns - cpu0->runq_ns;
+	sg->nivcsw = cpu1.nivcsw - cpu0->nivcsw;
 }
 
 int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops,
@@ -479,11 +561,14 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	struct run rr = {.cfg = cfg, .ops = ops, .e = e, .clock = clock, .src = src, .st = st};
 	struct run *r = &rr;
 	struct rp_io *batch[BATCH_MAX];
-	uint64_t next_tick, end_ns = 0;
+	struct rp_thread_cpu cpu0;
+	uint64_t next_tick, end_ns = 0, run0;
 	bool draining = false, reaped = false;
 	int err = 0;
 
 	rp_stats_reset(st);
+	rp_thread_cpu(&cpu0);
+	run0 = clock->now(clock);
 	if (cfg->scale < 1 || cfg->iodepth < 1 || !cfg->ndev)
 		return -EINVAL;
 	r->depth = cfg->iodepth * cfg->scale;
@@ -585,9 +670,12 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				if (cfg->timing != RP_TIMING_AFAP && !r->cur_capped) {
 					st->depth_capped++;
 					r->cur_capped = true;
+					r->capped_since = clock->now(clock);
 				}
 				break;
 			}
+			if (r->cur_capped)
+				st->stage.capped_ns += clock->now(clock) - r->capped_since;
 			io = r->freel[--r->nfree];
 			err = prepare_io(r, io, ev, op, deadline);
 			if (err) {
@@ -685,6 +773,8 @@ cleanup:
 	}
 	if (cfg->stop && *cfg->stop)
 		st->interrupted = true;
+	behind_close(st);
+	stage_close(&st->stage, clock->now(clock) - run0, &cpu0);
 	run_free(r);
 	return err;
 }

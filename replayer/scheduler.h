@@ -58,6 +58,21 @@ void rp_payload_stamp(const struct rp_payload *p, void *buf, uint64_t bytes, uin
 /* Fills a fresh buffer with the pattern. */
 void rp_payload_fill(const struct rp_payload *p, void *buf, uint64_t bytes);
 
+/*
+ * Where the issuing thread's time went (ns, whole run, warmup included). submit: handing I/Os
+ * to the engine without waiting; wait: blocked in the engine or the clock until a completion or
+ * shortly before a deadline; source: getting events from the trace (a decoder stall shows
+ * here); prepare: filling write buffers with the payload; the rest of run_ns is the issue
+ * loop itself (mapping events, completion bookkeeping) and spinning before deadlines (spin_ns). capped_ns: how long I/Os that were
+ * due stood behind the depth cap. The thread's CPU figures come from the kernel
+ * (rp_thread_cpu()): cpu_ns on a CPU, runq_ns runnable but waiting for one, nivcsw preempted.
+ */
+struct rp_stage {
+	uint64_t run_ns, submit_ns, wait_ns, source_ns, prepare_ns, spin_ns, capped_ns;
+	uint64_t submit_calls, waits, wakes_with_completions, reaped;
+	uint64_t cpu_ns, runq_ns, nivcsw;
+};
+
 struct rp_stats {
 	uint64_t start_ns;	    /* the first deadline (original timing), or the run start */
 	uint64_t measure_start_ns;  /* start + warmup */
@@ -80,6 +95,14 @@ struct rp_stats {
 	unsigned int max_inflight;
 	bool interrupted;
 	bool duration_hit;
+	/*
+	 * Falling behind (original timing, measured I/Os): the worst lag (issue - deadline) and
+	 * when its deadline was (ns after start_ns); behind_ns: how long the replay was more than
+	 * RP_LATE_NS behind, the union over late I/Os of [deadline + RP_LATE_NS, issue].
+	 */
+	uint64_t lag_max_ns, lag_at_ns, behind_ns;
+	uint64_t behind_from_ns, behind_to_ns; /* the episode being summed */
+	struct rp_stage stage;
 };
 
 struct rp_sched_cfg {

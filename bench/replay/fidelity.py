@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Issue-time fidelity of a replay, from a recording of it.
 
-usage: fidelity.py TRACE.csv RECORDED.csv   (both from `biotape dump --csv`)
+usage: fidelity.py TRACE.csv RECORDED.csv [SPEED]   (both from `biotape dump --csv`)
 
 Each recorded I/O is matched to the trace I/O with the same (op, sector, bytes), first come
 first served, so reordering between close I/Os does not count as error. The error of an I/O
-is (recorded issue - first recorded issue) - (trace issue - first trace issue), shifted so that
+is (recorded issue - first recorded issue) - (trace issue - first trace issue) / SPEED (the
+replay's --speed, 1 by default), shifted so that
 its 1st percentile is 0 (a constant submission-path offset is not an error). Prints one JSON
 line: matched, unmatched, p50/p99/max of |error| in us, and the late rate (error > 100 us).
 """
@@ -27,10 +28,11 @@ def rows(path):
 def main():
     trace = list(rows(sys.argv[1]))
     rec = list(rows(sys.argv[2]))
+    speed = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
     t0 = trace[0][0]
     want = defaultdict(deque)
     for t, k in trace:
-        want[k].append(t - t0)
+        want[k].append((t - t0) / speed)
     raw = []
     unmatched = 0
     r0 = None

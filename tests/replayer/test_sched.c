@@ -159,6 +159,60 @@ static void test_late_does_not_shift(void **state)
 	assert_int_equal(rel(f, 3), 1000 * US);
 	assert_int_equal(f->st.late, 1);
 	assert_int_equal(f->st.issue_err.max, 200 * US);
+	/* fell behind by 200 us at 100 us; more than 100 us behind from 200 us to 300 us */
+	assert_int_equal(f->st.lag_max_ns, 200 * US);
+	assert_int_equal(f->st.lag_at_ns, 100 * US);
+	assert_int_equal(f->st.behind_ns, 100 * US);
+	free(f);
+}
+
+/*
+ * Falling behind at the depth cap (depth 1, each I/O takes 150 us): the worst lag and when, and
+ * the time behind summed over two separate episodes whose late intervals overlap within each.
+ */
+static void test_fell_behind(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[] = {
+		ev_at(0, BTAPE_OP_READ, 0, 4096),     ev_at(10, BTAPE_OP_READ, 8, 4096),
+		ev_at(20, BTAPE_OP_READ, 16, 4096),   ev_at(400, BTAPE_OP_READ, 24, 4096),
+		ev_at(1000, BTAPE_OP_READ, 32, 4096), ev_at(1010, BTAPE_OP_READ, 40, 4096)};
+
+	f->cfg.iodepth = 1;
+	f->latency_ns = 150 * US;
+	assert_int_equal(fx_run(f, evs, 6), 0);
+	assert_int_equal(f->cap.n, 6);
+	assert_int_equal(rel(f, 1), 150 * US); /* 140 us late */
+	assert_int_equal(rel(f, 2), 300 * US); /* 280 us late: the worst */
+	assert_int_equal(rel(f, 3), 450 * US); /* 50 us: not late */
+	assert_int_equal(rel(f, 4), 1000 * US);
+	assert_int_equal(rel(f, 5), 1150 * US); /* 140 us late, a second episode */
+	assert_int_equal(f->st.late, 3);
+	assert_int_equal(f->st.lag_max_ns, 280 * US);
+	assert_int_equal(f->st.lag_at_ns, 20 * US);
+	/* [110, 150] and [120, 300] make [110, 300]; then [1110, 1150] */
+	assert_int_equal(f->st.behind_ns, 190 * US + 40 * US);
+	/* held by the cap: #1 from 10 to 150, #2 150-300, #3 400-450, #5 1010-1150 */
+	assert_int_equal(f->st.depth_capped, 4);
+	assert_int_equal(f->st.stage.capped_ns, (140 + 150 + 50 + 140) * US);
+	/* the fake clock only moves while the scheduler waits: every ns of it is a wait */
+	assert_int_equal(f->st.stage.wait_ns, f->st.stage.run_ns);
+	assert_int_equal(f->st.stage.reaped, 6);
+	free(f);
+}
+
+/* On time: no lag, nothing behind. */
+static void test_kept_up(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[] = {ev_at(0, BTAPE_OP_READ, 0, 4096),
+				    ev_at(500, BTAPE_OP_READ, 8, 4096)};
+
+	f->latency_ns = 150 * US;
+	assert_int_equal(fx_run(f, evs, 2), 0);
+	assert_int_equal(f->st.lag_max_ns, 0);
+	assert_int_equal(f->st.behind_ns, 0);
+	assert_int_equal(f->st.stage.capped_ns, 0);
 	free(f);
 }
 
@@ -571,6 +625,8 @@ int main(void)
 		cmocka_unit_test(test_deadlines_exact),
 		cmocka_unit_test(test_speed),
 		cmocka_unit_test(test_late_does_not_shift),
+		cmocka_unit_test(test_fell_behind),
+		cmocka_unit_test(test_kept_up),
 		cmocka_unit_test(test_depth_cap_original),
 		cmocka_unit_test(test_afap_depth),
 		cmocka_unit_test(test_load_keeps_recorded_qd),

@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# bench/replay/roundtrip.sh: the round trip of docs/REPLAY.md ("Where the time goes") and its
+# targets (issue #20), in one self-contained run:
+#   1. record a write-heavy workload on loop device A: fio, 4 KiB O_DIRECT random writes with an
+#      fdatasync every 16 (a journalled database's small commits), on ext4, at RATE IOPS;
+#   2. replay it with default settings onto a fresh loop device of the same size, recorded;
+#   3. the same at --speed 0.5 (the unloaded reference), and with --rt-priority 0 (the normal
+#      class: the old default, a peer measured in the same rotation);
+#   4. replay a 20k IOPS Poisson read trace (gen_trace) while a bpftrace probe prints every
+#      block_rq_issue event.
+# Rounds alternate the kinds; the summary is medians over the rounds, each against its target:
+#   late (> 100 us) <= 1%, p99 issue error <= 100 us, per-op device time p50 and p99 within 20%
+#   of the recording's, and the probed read replay's p99 issue error <= 100 us.
+# Issue error is the replayer's own (it stamps an I/O when handing it to the kernel); "block"
+# is the same measured at the block layer (bench/replay/fidelity.py on the replay's recording).
+# Device time (complete - issue, at the block layer) comes from `biotape analyze` of both
+# recordings.
+#   bash bench/replay/roundtrip.sh [BUILD_DIR]
+# Environment: ROUNDS (3), RATE (30000), REC_S (8, seconds recorded), READ_N (200000 I/Os),
+# BIOTAPE=PATH (measure that binary). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
+# (skipped, and said so, without it). Writes only to its own loop devices over /dev/shm files
+# (512 MiB each, one at a time besides A) and detaches them.
+set -euo pipefail
+BUILD=${1:-build}
+ROUNDS=${ROUNDS:-3}
+RATE=${RATE:-30000}
+REC_S=${REC_S:-8}
+READ_N=${READ_N:-200000}
+BIN=$(cd "$BUILD/bin" && pwd)
+BT=${BIOTAPE:-$BIN/biotape}
+GEN=$BIN/gen_trace
+HERE=$(cd "$(dirname "$0")" && pwd)
+SIZE_MB=512
+[ "$(id -u)" = 0 ] || { echo "roundtrip.sh needs root (loop devices, eBPF)" >&2; exit 1; }
+for t in fio mkfs.ext4 python3; do
+	command -v "$t" >/dev/null || { echo "roundtrip.sh needs $t" >&2; exit 1; }
+done
+[ -x "$GEN" ] || { echo "missing $GEN" >&2; exit 1; }
+. "$HERE/../../tests/loop.sh"
+W=$(mktemp -d /dev/shm/biotape-roundtrip.XXXXXX)
+MNT=$W/mnt
+PROBE_PID=
+cleanup() {
+	[ -n "$PROBE_PID" ] && kill "$PROBE_PID" 2>/dev/null && wait "$PROBE_PID" 2>/dev/null
+	mountpoint -q "$MNT" && umount "$MNT"
+	loop_detach_all
+	rm -rf "$W"
+}
+trap cleanup EXIT
+jget() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval("j"+sys.argv[2]))' "$@"; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+echo "# bench/replay/roundtrip on $(uname -r), $(nproc) CPUs, $(fio --version)," \
+	"biotape $("$BT" --version | awk '{print $2}'), rounds $ROUNDS; load average $(load)"
+
+# 1. the recording
+loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
+A=$LOOP
+mkfs.ext4 -q -F "$A"
+mkdir -p "$MNT"
+mount "$A" "$MNT"
+fallocate -l 256M "$MNT/db"
+sync
+"$BT" record -o "$W/orig.btape" -d "$A" -- fio --name=db --filename="$MNT/db" --rw=randwrite \
+	--bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --rate_iops="$RATE" --fdatasync=16 \
+	--size=256M --time_based --runtime="$REC_S" --randseed=7 --output="$W/fio.txt" \
+	>"$W/rec.log" 2>&1 || { echo "recording failed: $(tail -2 "$W/rec.log")" >&2; exit 1; }
+umount "$MNT"
+"$BT" analyze --json "$W/orig.btape" >"$W/orig.json"
+python3 - "$W/orig.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+secs, ops = j["window"]["duration_s"], j["ops"]
+tot = j["overall"]["count"]
+w = ops.get("write", {}).get("latency", {}).get("device", {}).get("count", 0)
+low = "" if tot / secs >= 25000 else "  (BELOW the 25k IOPS the benchmark asks for)"
+print(f"recorded: {tot} I/Os in {secs:.1f} s: {tot / secs:.0f} IOPS, {w / secs:.0f} writes/s{low}")
+PY
+"$BT" dump --csv "$W/orig.btape" >"$W/orig.csv"
+
+# 2, 3. replays of the recording, each onto a fresh device, recorded
+replay_write() { # NAME SPEED replay-options...
+	local name=$1 speed=$2 B
+	shift 2
+	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
+	B=$LOOP
+	"$BT" record -o "$W/rep.btape" -d "$B" -- "$BT" replay "$W/orig.btape" --target "$B" \
+		--write --json --no-progress --speed "$speed" "$@" >"$W/$name.json" 2>"$W/$name.log" ||
+		{ echo "$name replay failed: $(tail -2 "$W/$name.log")" >&2; exit 1; }
+	grep -q "lost 0 events" "$W/$name.log" ||
+		echo "  ($name: the recording of the replay lost events: $(grep lost "$W/$name.log"))"
+	"$BT" analyze --json "$W/rep.btape" >"$W/rep.json"
+	"$BT" dump --csv "$W/rep.btape" >"$W/rep.csv"
+	python3 "$HERE/fidelity.py" "$W/orig.csv" "$W/rep.csv" "$speed" >"$W/fid.json"
+	python3 - "$name" "$W/$name.json" "$W/orig.json" "$W/rep.json" "$W/fid.json" "$(load)" \
+		"$W/rows.jsonl" <<'PY'
+import json, sys
+name, rj, oj, pj, fj, load, rows = sys.argv[1:8]
+r, o, p, f = (json.load(open(x)) for x in (rj, oj, pj, fj))
+row = {"kind": name, "late": r["late_rate"], "p99_err_us": r["issue_error_us"]["p99"],
+       "block_p99_us": f["p99_us"], "block_late": f["late_rate"],
+       "capped": r["depth_capped"], "lag_ms": r["lag"]["max_us"] / 1e3,
+       "behind_s": r["lag"]["behind_s"], "runq_s": r["stages_s"]["runq"],
+       "cpu_s": r["stages_s"]["cpu"], "load": load}
+dt = []
+for op in ("write", "flush"):
+    if op in o["ops"] and op in p["ops"]:
+        a, b = o["ops"][op]["latency"]["device"], p["ops"][op]["latency"]["device"]
+        for q in ("p50", "p99"):
+            row[f"{op}_{q}"] = b[q + "_ns"] / a[q + "_ns"]
+            dt.append(f"{op} {q} {row[op + '_' + q]:.2f}x")
+cnt = lambda j, op: j["ops"].get(op, {}).get("latency", {}).get("device", {}).get("count", 0)
+if cnt(o, "flush"):
+    # blk-flush merges flushes that are pending together: fewer reach the device when late
+    dt.append(f"flushes at the device {cnt(p, 'flush') / cnt(o, 'flush'):.2f}x")
+open(rows, "a").write(json.dumps(row) + "\n")
+print(f"  {name:8s} late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
+      f" (block {row['block_p99_us']:8.1f} us)  depth-capped {row['capped']:6d}  fell behind by"
+      f" {row['lag_ms']:.2f} ms, {row['behind_s']:.2f} s behind; thread waited"
+      f" {row['runq_s']:.2f} s for a CPU, ran {row['cpu_s']:.2f} s; device time vs recording:"
+      f" {', '.join(dt)}  (load {load})")
+PY
+	loop_detach_all_but_a
+}
+# detaches every loop device made after A (A's recording stays for the next rounds)
+loop_detach_all_but_a() {
+	local i
+	for ((i = ${#LOOP_DEVS[@]} - 1; i >= 1; i--)); do losetup -d "${LOOP_DEVS[i]}"; done
+	for ((i = ${#LOOP_FILES[@]} - 1; i >= 1; i--)); do rm -f -- "${LOOP_FILES[i]}"; done
+	LOOP_DEVS=("${LOOP_DEVS[0]}")
+	LOOP_FILES=("${LOOP_FILES[0]}")
+}
+
+# The floors this machine allows right now: the same schedule with no device (null engine: the
+# replayer alone), and the device alone at the recorded rate (fio on a fresh device, clat).
+floor_null() {
+	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
+	"$BT" replay "$W/orig.btape" --target "$LOOP" --write --engine null --rt-priority 1 \
+		--spin-us 10 --json --no-progress >"$W/null.json"
+	python3 - "$W/null.json" "$(load)" "$W/rows.jsonl" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+row = {"kind": "null", "late": r["late_rate"], "p99_err_us": r["issue_error_us"]["p99"],
+       "runq_s": r["stages_s"]["runq"], "load": sys.argv[2]}
+open(sys.argv[3], "a").write(json.dumps(row) + "\n")
+print(f"  null     late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
+      f"  (the replayer alone); thread waited {row['runq_s']:.2f} s for a CPU  (load {row['load']})")
+PY
+	loop_detach_all_but_a
+}
+floor_fio() {
+	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
+	fio --name=dev --filename="$LOOP" --rw=randwrite --bs=4k --direct=1 --ioengine=io_uring \
+		--iodepth=32 --rate_iops="$RATE" --fdatasync=16 --size=256M --time_based \
+		--runtime="$REC_S" --randseed=7 --output-format=json >"$W/fio.json" 2>/dev/null
+	python3 - "$W/fio.json" "$W/orig.json" "$(load)" "$W/rows.jsonl" <<'PY'
+import json, sys
+f, o = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+c = f["jobs"][0]["write"]["clat_ns"]["percentile"]
+a = o["ops"]["write"]["latency"]["device"]
+row = {"kind": "fio", "write_p50": c["50.000000"] / a["p50_ns"],
+       "write_p99": c["99.000000"] / a["p99_ns"], "load": sys.argv[3]}
+open(sys.argv[4], "a").write(json.dumps(row) + "\n")
+print(f"  fio      write clat p50 {c['50.000000'] / 1e3:.1f} us, p99 {c['99.000000'] / 1e3:.1f} us:"
+      f" {row['write_p50']:.2f}x, {row['write_p99']:.2f}x the recording's device time"
+      f" (the device alone at the recorded rate)  (load {row['load']})")
+PY
+	loop_detach_all_but_a
+}
+
+# 4. the Poisson read replay under a bpftrace probe printing every block_rq_issue
+"$GEN" -o "$W/p.btape" -n "$READ_N" -r 20000 -a poisson -p randread -b 4096 -S $((256 << 20))
+probe_read() {
+	local C
+	if ! command -v bpftrace >/dev/null; then
+		echo "  probe    skipped: no bpftrace (Debian package bpftrace)"
+		return
+	fi
+	loop_new 256 "$W" || { echo "cannot create a loop device" >&2; exit 1; }
+	C=$LOOP
+	bpftrace -e 'tracepoint:block:block_rq_issue { printf("%d %s %llu %u\n", args->dev,
+		args->rwbs, args->sector, args->nr_sector); }' >"$W/probe.txt" 2>"$W/probe.err" &
+	PROBE_PID=$!
+	for _ in $(seq 100); do # attached when it says so
+		grep -q Attaching "$W/probe.txt" 2>/dev/null && break
+		sleep 0.1
+	done
+	"$BT" replay "$W/p.btape" --target "$C" --json --no-progress >"$W/probe.json"
+	kill "$PROBE_PID"
+	wait "$PROBE_PID" 2>/dev/null || true
+	PROBE_PID=
+	python3 - "$W/probe.json" "$(wc -l <"$W/probe.txt")" "$(load)" "$W/rows.jsonl" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+row = {"kind": "probe", "late": r["late_rate"], "p99_err_us": r["issue_error_us"]["p99"],
+       "lines": int(sys.argv[2]), "capped": r["depth_capped"],
+       "lag_ms": r["lag"]["max_us"] / 1e3, "runq_s": r["stages_s"]["runq"],
+       "capped_s": r["stages_s"]["capped"], "read_p99_us": r["ops"]["read"]["lat_us"]["p99"],
+       "load": sys.argv[3]}
+open(sys.argv[4], "a").write(json.dumps(row) + "\n")
+print(f"  probe    late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
+      f"  ({row['lines']} probe lines)  fell behind by {row['lag_ms']:.2f} ms; depth-capped"
+      f" {row['capped']} ({row['capped_s']:.2f} s); thread waited {row['runq_s']:.2f} s for a CPU;"
+      f" read p99 {row['read_p99_us']:.0f} us  (load {row['load']})")
+PY
+	loop_detach_all_but_a
+}
+
+for r in $(seq "$ROUNDS"); do
+	echo "round $r"
+	replay_write default 1
+	replay_write half 0.5
+	replay_write normal 1 --rt-priority 0
+	floor_null
+	floor_fio
+	probe_read
+done
+
+python3 - "$W/rows.jsonl" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+def med(kind, k):
+    xs = [r[k] for r in rows if r["kind"] == kind and k in r]
+    return statistics.median(xs) if xs else None
+def check(label, v, ok, fmt):
+    if v is None:
+        return
+    print(f"  {label:44s} {fmt.format(v):>12s}   {'met' if ok(v) else 'NOT met'}")
+names = {"default": "default settings", "half": "--speed 0.5 (unloaded reference)",
+         "normal": "--rt-priority 0 (normal class, peer)",
+         "null": "floor: null engine (the replayer alone, same schedule)",
+         "fio": "floor: fio on the device alone at the recorded rate"}
+print("SUMMARY (medians over the rounds; targets: late <= 1%, p99 issue error <= 100 us,"
+      " device time within 20%)")
+for kind, title in names.items():
+    if not any(r["kind"] == kind for r in rows):
+        continue
+    print(f" {title}")
+    late = med(kind, "late")
+    check("late", None if late is None else 100 * late, lambda v: v <= 1, "{:.2f}%")
+    check("p99 issue error (replayer)", med(kind, "p99_err_us"), lambda v: v <= 100, "{:.1f} us")
+    check("p99 issue error (block layer)", med(kind, "block_p99_us"), lambda v: v <= 100,
+          "{:.1f} us")
+    for op in ("write", "flush"):
+        for q in ("p50", "p99"):
+            check(f"{op} device time {q}, replay / recording", med(kind, f"{op}_{q}"),
+                  lambda v: 0.8 <= v <= 1.2, "{:.2f}x")
+if med("probe", "late") is not None:
+    print(" 20k IOPS Poisson reads, bpftrace probe printing every block_rq_issue")
+    check("late", 100 * med("probe", "late"), lambda v: v <= 1, "{:.2f}%")
+    check("p99 issue error", med("probe", "p99_err_us"), lambda v: v <= 100, "{:.1f} us")
+    print(f"  (read device time p99 {med('probe', 'read_p99_us'):.0f} us; the trace's is 50 us:"
+          f" a slower device fills the depth cap, and its I/Os wait)")
+PY
+echo "# load average at the end $(load)"
