@@ -203,8 +203,8 @@ enum arrival { ARRIVAL_LINEAR, ARRIVAL_POISSON, ARRIVAL_ONOFF };
 /* The arrival process fitted to a phase's inter-arrival gaps. */
 struct arrival_fit {
 	enum arrival kind;
-	bool poisson;	      /* the on-period gaps are closer to exponential than to even */
-	double ks_exp, ks_even; /* KS distance of the on-period gaps to those two shapes */
+	bool poisson;	      /* the on-period gaps pass as exponential */
+	double ks_exp;	      /* KS distance of the on-period gaps to an exponential */
 	uint64_t off_n;	      /* gaps counted as off periods (>= off_min_ns) */
 	double off_ns;	      /* their total length */
 	uint64_t off_min_ns;  /* the shortest gap that is an off period */
@@ -216,13 +216,15 @@ struct arrival_fit {
  * method on their log lengths; the longer class is the off periods, so that jitter inside a
  * burst stays in the burst. With at least ARRIVAL_ONOFF_MIN_N off periods covering >=
  * ARRIVAL_ONOFF_SHARE of the phase, the phase is on/off. The other gaps are then compared (KS)
- * with an exponential and with an even spacing of their own mean m (jittered: uniform on
- * [0.75 m, 1.25 m]); the closer one is fio's rate_process=poisson or linear.
+ * with an exponential of their own mean: within ARRIVAL_POISSON_KS they are Poisson (fio's
+ * rate_process=poisson), else fio's linear rate, whose gaps at the block layer are not even
+ * either (fio issues in small batches) but are what fio's linear rate makes of them.
  */
 #define ARRIVAL_OFF_MIN_NS 1000000ull
 #define ARRIVAL_OFF_MEANS 10
 #define ARRIVAL_ONOFF_MIN_N 3
 #define ARRIVAL_ONOFF_SHARE 0.2
+#define ARRIVAL_POISSON_KS 0.25
 
 static double bucket_mid(const struct hist *h, unsigned int i)
 {
@@ -299,14 +301,11 @@ static void arrival_of(const struct hist *h, uint64_t duration_ns, struct arriva
 		double lo = (double)hist_bucket_lo(i), hi = lo + (double)hist_bucket_width(i);
 		double f0 = (double)c / (double)n, f1 = (double)(c + h->b[i]) / (double)n;
 		double e0 = 1 - exp(-lo / m), e1 = 1 - exp(-hi / m);
-		double u0 = fmin(1, fmax(0, (lo - 0.75 * m) / (0.5 * m)));
-		double u1 = fmin(1, fmax(0, (hi - 0.75 * m) / (0.5 * m)));
 
 		a->ks_exp = fmax(a->ks_exp, fmax(fabs(f0 - e0), fabs(f1 - e1)));
-		a->ks_even = fmax(a->ks_even, fmax(fabs(f0 - u0), fabs(f1 - u1)));
 		c += h->b[i];
 	}
-	a->poisson = a->ks_exp < a->ks_even;
+	a->poisson = n && a->ks_exp <= ARRIVAL_POISSON_KS;
 	if (a->kind != ARRIVAL_ONOFF && a->poisson)
 		a->kind = ARRIVAL_POISSON;
 }
@@ -316,11 +315,13 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 			     const uint64_t min_bs[DIR__COUNT])
 {
 	uint64_t nr = s->all.n_dir[DIR_READ], nw = s->all.n_dir[DIR_WRITE];
-	double dur = (double)ph->duration_ns / 1e9, on = dur;
+	/* rates over the phase's active time (first to last issue): the window also holds the
+	 * pauses between the recorded jobs */
+	double dur = (double)(s->duration_ns ? s->duration_ns : ph->duration_ns) / 1e9, on = dur;
 	struct arrival_fit a;
 	char b1[32];
 
-	arrival_of(s->interarrival, ph->duration_ns, &a);
+	arrival_of(s->interarrival, (uint64_t)(dur * 1e9), &a);
 	fprintf(fp, "; arrivals: %s gaps between issues; ",
 		fmt_count(hist_count(s->interarrival), b1, sizeof(b1)));
 	fprintf(fp, "%" PRIu64 " gaps >= %s cover %.1f%% of the phase; ", a.off_n,
@@ -329,8 +330,8 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 		fprintf(fp, "peak-to-mean (1 s windows) %.2f\n", stats_burstiness(s, &s->all));
 	else
 		fprintf(fp, "peak-to-mean n/a (shorter than 1 s)\n");
-	fprintf(fp, "; %sgaps: KS distance %.3f to exponential, %.3f to even spacing\n",
-		a.kind == ARRIVAL_ONOFF ? "in-burst " : "", a.ks_exp, a.ks_even);
+	fprintf(fp, "; %sgaps: KS distance %.3f to an exponential of their mean\n",
+		a.kind == ARRIVAL_ONOFF ? "in-burst " : "", a.ks_exp);
 	if (a.kind == ARRIVAL_ONOFF) {
 		uint64_t bursts = a.off_n + 1, blocks = (nr + nw + bursts / 2) / bursts;
 
@@ -351,13 +352,14 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 	double wb = (double)s->all.bytes_dir[DIR_WRITE] / on;
 
 	if (a.poisson) {
-		fprintf(fp, "; Poisson arrivals; fio draws poisson gaps for rate / (smallest size): "
-			    "rate = IOPS x smallest size\n");
+		fprintf(fp, "; Poisson arrivals (KS <= %.2f); fio draws poisson gaps for rate / (smallest size): "
+			    "rate = IOPS x smallest size\n",
+			ARRIVAL_POISSON_KS);
 		fprintf(fp, "rate_process=poisson\n");
 		rb = (double)nr / on * (double)min_bs[DIR_READ];
 		wb = (double)nw / on * (double)min_bs[DIR_WRITE];
 	} else {
-		fprintf(fp, "; evenly spaced arrivals: fio's linear rate\n");
+		fprintf(fp, "; not Poisson (KS > %.2f): fio's linear rate\n", ARRIVAL_POISSON_KS);
 	}
 	fprintf(fp, "; IOPS in the phase: read %.1f, write %.1f; rate in bytes/s\n",
 		(double)nr / dur, (double)nw / dur);
