@@ -505,7 +505,7 @@ int cmd_compare(int argc, char **argv)
 	struct fidelity fid;
 	bool has_fid = false;
 
-	if (!rc && sa->all.n && sb->all.n && c.kind != OUT_HTML) {
+	if (!rc && sa->all.n && sb->all.n) {
 		char msg[512];
 		int err = fidelity_compute(&fid, &c.files[0], &c.files[1], &c.f, &c.so, sa, sb,
 					   c.window_ns, msg, sizeof(msg));

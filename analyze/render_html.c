@@ -7,6 +7,7 @@
  */
 #include "render.h"
 #include "chart.h"
+#include "fidelity.h"
 #include "cli.h"
 #include "html.h"
 
@@ -554,6 +555,37 @@ static void cards(FILE *fp, const struct stats *s)
 	fputs("</div>\n", fp);
 }
 
+/* The fidelity score of B against A as cards (the compare page's headline). */
+static void fidelity_cards(FILE *fp, const struct fidelity *f)
+{
+	double tvd = NAN;
+	char b[32];
+
+	for (int k = 0; k < f->nphases; k++)
+		for (int d = 0; d < DIR__COUNT; d++)
+			if (isfinite(f->ph[k].size_tvd[d]) && !(f->ph[k].size_tvd[d] <= tvd))
+				tvd = f->ph[k].size_tvd[d];
+	fputs("<h2>Fidelity of B to A</h2>\n<div class=\"cards\">\n", fp);
+	snprintf(b, sizeof(b), "%.3f", f->iops_corr);
+	card(fp, "iops_window_correlation", "IOPS correlation per window", b, f->iops_corr);
+	snprintf(b, sizeof(b), "%.3f", f->gap_ks);
+	card(fp, "interarrival_ks", "inter-arrival KS distance", b, f->gap_ks);
+	snprintf(b, sizeof(b), "%.3f", tvd);
+	card(fp, "size_tvd_max", "size TVD, worst phase", b, tvd);
+	if (f->ptm_a > 0 && f->ptm_b > 0) {
+		snprintf(b, sizeof(b), "%.2fx", f->ptm_b / f->ptm_a);
+		card(fp, "peak_to_mean_ratio", "peak-to-mean B/A", b, f->ptm_b / f->ptm_a);
+	}
+	if (f->ws_a && f->ws_b) {
+		snprintf(b, sizeof(b), "%.2fx", (double)f->ws_b / (double)f->ws_a);
+		card(fp, "working_set_ratio", "working set B/A", b,
+		     (double)f->ws_b / (double)f->ws_a);
+	}
+	snprintf(b, sizeof(b), "%d", f->nphases);
+	card(fp, "phases", "phases of A", b, f->nphases);
+	fputs("</div>\n", fp);
+}
+
 static int cmp_dev_n(const void *x, const void *y)
 {
 	const struct devstat *a = *(const struct devstat *const *)x;
@@ -657,6 +689,8 @@ int render_compare_html(FILE *fp, const struct report *a, const struct report *b
 	fputs("<h1>", fp);
 	html_escape(fp, title);
 	fputs("</h1>\n", fp);
+	if (a->fid)
+		fidelity_cards(fp, a->fid);
 	err = text_pre(fp, text_cmp, a, b);
 	if (err)
 		return err;

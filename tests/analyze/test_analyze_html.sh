@@ -105,6 +105,15 @@ if odd or not p.ticks: sys.exit("axis ticks not round numbers with units: %s" % 
 print(len(p.cards), "cards,", len(p.ticks), "ticks")
 PY
 python3 "$D/cards.py" "$D/a.dom" "$D/a.json" || fail "headline cards or axis ticks wrong"
+"$BIOTAPE" compare "$D/a.btape" "$D/b.btape" --json >"$D/c.json" || fail "compare --json"
+python3 - "$D/c.dom" "$D/c.json" <<'PY' || fail "compare page: fidelity cards differ from the JSON"
+import json, re, sys
+cards = {k: float(v) for k, v in re.findall(r'class="card" data-key="([a-z_]+)" data-value="([^"]+)"', open(sys.argv[1]).read())}
+f = json.load(open(sys.argv[2]))["fidelity"]
+for k in ("iops_window_correlation", "interarrival_ks"):
+    if k not in cards or abs(cards[k] - f[k]) > 1e-6: sys.exit("%s: card %s, JSON %s" % (k, cards.get(k), f[k]))
+if cards.get("phases") != len(f["phases"]): sys.exit("phases: card %s, JSON %d" % (cards.get("phases"), len(f["phases"])))
+PY
 grep -q 'data-chart="sizes-flush"' "$D/b.html" && fail "a size chart for flushes (they carry no data)"
 grep -q 'data-chart="sizes-read"' "$D/b.html" || fail "b.html: no read size chart"
 pass "HTML reports load offline in Chromium with every chart drawn"
