@@ -28,31 +28,6 @@
 static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
 				     "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
 
-static void head(FILE *fp, const char *title)
-{
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", fp);
-	html_escape(fp, title);
-	fputs("</title>\n<style>\n"
-	      "body{font-family:system-ui,sans-serif;margin:24px auto;padding:0 24px;color:#222;"
-	      "max-width:1500px}\n"
-	      "h1{font-size:20px;word-break:break-all}"
-	      "h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ccc}\n"
-	      "pre{background:#f6f6f6;padding:10px;font-size:12px;overflow-x:auto}\n"
-	      ".charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));"
-	      "gap:12px}\n"
-	      ".charts.wide{grid-template-columns:1fr}\n"
-	      "svg.chart{background:#fff;border:1px solid #ddd;width:100%;height:auto}\n"
-	      "svg text{font-size:11px;fill:#333}\n"
-	      ".cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0 4px}\n"
-	      ".card{border:1px solid #ddd;border-radius:6px;padding:10px 16px;min-width:130px}\n"
-	      ".card .v{font-size:24px;font-weight:600}.card .k{color:#666;font-size:12px}\n"
-	      ".note{color:#666;font-style:italic}\n"
-	      "@media print{body{margin:0;max-width:none}.charts{display:block}"
-	      "svg.chart,.card{break-inside:avoid;margin-bottom:8px}pre{white-space:pre-wrap}}\n"
-	      "</style></head><body>\n",
-	      fp);
-}
-
 static void svg_begin(FILE *fp, const char *name, const char *title)
 {
 	fprintf(fp,
@@ -501,16 +476,6 @@ static int text_one(FILE *fp, const struct report *a, const struct report *b)
 	return render_text(fp, a);
 }
 
-static void card(FILE *fp, const char *key, const char *what, const char *text, double value)
-{
-	fprintf(fp, "<div class=\"card\" data-key=\"%s\" data-value=\"%.10g\"><div class=\"v\">",
-		key, value);
-	html_escape(fp, text);
-	fputs("</div><div class=\"k\">", fp);
-	html_escape(fp, what);
-	fputs("</div></div>\n", fp);
-}
-
 /* Headline cards: IOPS, throughput, read share, p99 device latency per op, working set. */
 static void cards(FILE *fp, const struct stats *s)
 {
@@ -523,8 +488,8 @@ static void cards(FILE *fp, const struct stats *s)
 
 		chart_axis_init(&ax, iops, 1, CHART_COUNT);
 		ax.decimals = iops >= 1000 ? 1 : 0;
-		card(fp, "iops_mean", "IOPS (mean)", chart_axis_label(&ax, iops, b, sizeof(b)), iops);
-		card(fp, "throughput_mean_bps", "throughput (mean)",
+		html_card(fp, "iops_mean", "IOPS (mean)", chart_axis_label(&ax, iops, b, sizeof(b)), iops);
+		html_card(fp, "throughput_mean_bps", "throughput (mean)",
 		     fmt_rate_bytes(bps, b, sizeof(b)), bps);
 	}
 	uint64_t rw = s->all.n_dir[DIR_READ] + s->all.n_dir[DIR_WRITE];
@@ -533,7 +498,7 @@ static void cards(FILE *fp, const struct stats *s)
 		double rs = (double)s->all.n_dir[DIR_READ] / (double)rw;
 
 		snprintf(b, sizeof(b), "%.1f%%", 100 * rs);
-		card(fp, "read_share", "reads of reads + writes", b, rs);
+		html_card(fp, "read_share", "reads of reads + writes", b, rs);
 	}
 	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
 		struct op_summary o;
@@ -545,10 +510,10 @@ static void cards(FILE *fp, const struct stats *s)
 		char key[48];
 
 		snprintf(key, sizeof(key), "p99_%s_ns", btape_op_name(op));
-		card(fp, key, what, fmt_lat((double)o.q[2], b, sizeof(b)), (double)o.q[2]);
+		html_card(fp, key, what, fmt_lat((double)o.q[2], b, sizeof(b)), (double)o.q[2]);
 	}
 	if (s->wsr.blocks)
-		card(fp, "working_set_blocks",
+		html_card(fp, "working_set_blocks",
 		     s->wsr.estimated ? "working set (estimated)" : "working set",
 		     cli_fmt_bytes(s->wsr.blocks * STATS_WS_BLOCK, b, sizeof(b)),
 		     (double)s->wsr.blocks);
@@ -567,22 +532,22 @@ static void fidelity_cards(FILE *fp, const struct fidelity *f)
 				tvd = f->ph[k].size_tvd[d];
 	fputs("<h2>Fidelity of B to A</h2>\n<div class=\"cards\">\n", fp);
 	snprintf(b, sizeof(b), "%.3f", f->iops_corr);
-	card(fp, "iops_window_correlation", "IOPS correlation per window", b, f->iops_corr);
+	html_card(fp, "iops_window_correlation", "IOPS correlation per window", b, f->iops_corr);
 	snprintf(b, sizeof(b), "%.3f", f->gap_ks);
-	card(fp, "interarrival_ks", "inter-arrival KS distance", b, f->gap_ks);
+	html_card(fp, "interarrival_ks", "inter-arrival KS distance", b, f->gap_ks);
 	snprintf(b, sizeof(b), "%.3f", tvd);
-	card(fp, "size_tvd_max", "size TVD, worst phase", b, tvd);
+	html_card(fp, "size_tvd_max", "size TVD, worst phase", b, tvd);
 	if (f->ptm_a > 0 && f->ptm_b > 0) {
 		snprintf(b, sizeof(b), "%.2fx", f->ptm_b / f->ptm_a);
-		card(fp, "peak_to_mean_ratio", "peak-to-mean B/A", b, f->ptm_b / f->ptm_a);
+		html_card(fp, "peak_to_mean_ratio", "peak-to-mean B/A", b, f->ptm_b / f->ptm_a);
 	}
 	if (f->ws_a && f->ws_b) {
 		snprintf(b, sizeof(b), "%.2fx", (double)f->ws_b / (double)f->ws_a);
-		card(fp, "working_set_ratio", "working set B/A", b,
-		     (double)f->ws_b / (double)f->ws_a);
+		html_card(fp, "working_set_ratio", "working set B/A", b,
+			  (double)f->ws_b / (double)f->ws_a);
 	}
 	snprintf(b, sizeof(b), "%d", f->nphases);
-	card(fp, "phases", "phases of A", b, f->nphases);
+	html_card(fp, "phases", "phases of A", b, f->nphases);
 	fputs("</div>\n", fp);
 }
 
@@ -603,7 +568,7 @@ int render_html(FILE *fp, const struct report *r)
 
 	snprintf(title, sizeof(title), "biotape analyze: %s%s", r->paths[0],
 		 r->npaths > 1 ? " ..." : "");
-	head(fp, title);
+	html_page_begin(fp, title);
 	fputs("<h1>", fp);
 	html_escape(fp, title);
 	fputs("</h1>\n", fp);
@@ -685,7 +650,7 @@ int render_compare_html(FILE *fp, const struct report *a, const struct report *b
 	int err;
 
 	snprintf(title, sizeof(title), "biotape compare: %s vs %s", a->paths[0], b->paths[0]);
-	head(fp, title);
+	html_page_begin(fp, title);
 	fputs("<h1>", fp);
 	html_escape(fp, title);
 	fputs("</h1>\n", fp);
