@@ -114,6 +114,26 @@ for k in ("iops_window_correlation", "interarrival_ks"):
     if k not in cards or abs(cards[k] - f[k]) > 1e-6: sys.exit("%s: card %s, JSON %s" % (k, cards.get(k), f[k]))
 if cards.get("phases") != len(f["phases"]): sys.exit("phases: card %s, JSON %d" % (cards.get("phases"), len(f["phases"])))
 PY
+# the replay sweep page (null engine over sparse files: no device is written)
+truncate -s 20G "$D/t0" "$D/t1" || fail "truncate"
+"$BIOTAPE" replay "$D/a.btape" --map synth0="$D/t0" --map synth1="$D/t1" --engine null --timing afap \
+	--writes-as-reads --fit wrap --sweep 1,2,4 --html "$D/s.html" --json >"$D/s.json" || fail "replay --sweep --html"
+rm -f "$D/t0" "$D/t1"
+: >"$D/chrome.err"
+chrome "$D/s.dom" --dump-dom "file://$D/s.html" || fail "chromium --dump-dom (sweep) failed"
+grep -E 'CONSOLE|Uncaught|SyntaxError' "$D/chrome.err" && fail "console errors (sweep)"
+python3 "$D/marks.py" "$D/s.dom" >"$D/s.marks"
+[ "$(awk '$1 == "sweep" { print $2 }' "$D/s.marks")" = 2 ] || fail "sweep chart: want p50 and p99: $(cat "$D/s.marks")"
+python3 - "$D/s.dom" "$D/s.json" <<'PY' || fail "sweep page: cards differ from the JSON"
+import json, re, sys
+dom = open(sys.argv[1]).read()
+cards = {k: float(v) for k, v in re.findall(r'class="card" data-key="([a-z_]+)" data-value="([^"]+)"', dom)}
+j = json.load(open(sys.argv[2]))
+best = max(s["iops"] for s in j["sweep"])
+if abs(cards.get("iops_max", -1) - best) > 1e-6 * best: sys.exit("iops_max %s vs %s" % (cards.get("iops_max"), best))
+if cards.get("knee") != (j["knee"] or 0): sys.exit("knee %s vs %s" % (cards.get("knee"), j["knee"]))
+if ("No knee up to x4" in dom) != (j["knee"] is None): sys.exit("knee sentence does not match the JSON")
+PY
 grep -q 'data-chart="sizes-flush"' "$D/b.html" && fail "a size chart for flushes (they carry no data)"
 grep -q 'data-chart="sizes-read"' "$D/b.html" || fail "b.html: no read size chart"
 pass "HTML reports load offline in Chromium with every chart drawn"
