@@ -350,12 +350,20 @@ static int profile_phases(FILE *fp, const struct prof_arg *a)
 						   .start_ns = base + sp[k].from_ns,
 						   .duration_ns = sp[k].to_ns - sp[k].from_ns,
 						   .stonewall = k > 0 && first};
+			bool idle = !ps->all.n_dir[DIR_READ] && !ps->all.n_dir[DIR_WRITE];
 
 			pr.s = ps;
 			pr.info = &pinfo;
-			err = profile_write_job(fp, &pr, c->per_process ? v[i]->pid : 0,
-						c->per_process ? v[i]->comm : NULL, &ph);
-			first = false;
+			/* a process idle in this phase gets no job, unless the whole phase is idle */
+			bool last = !c->per_process || i + 1 >= np || i + 1 >= PROFILE_MAX_PROCS ||
+				    (double)v[i + 1]->acc.n < 0.01 * (double)s->all.n;
+
+			if (!idle || (first && last)) {
+				err = profile_write_job(fp, &pr, c->per_process && !idle ? v[i]->pid : 0,
+							c->per_process && !idle ? v[i]->comm : NULL,
+							&ph);
+				first = false;
+			}
 			stats__free(ps);
 		}
 	}

@@ -73,6 +73,11 @@ record "$REF_DEV" "$D/ref.btape" "$D/ref.fio" || fail "recording the reference: 
 n=$(grep -c '^\[phase' "$D/phases.fio")
 [ "$n" = 3 ] || fail "profile --phases auto found $n phases in a three-section job, not 3"
 TARGET=$REF_DEV fio --parse-only "$D/phases.fio" >/dev/null 2>"$D/parse.err" || fail "fio rejects the job: $(head -3 "$D/parse.err")"
+# with --per-process: fio ran each section as its own process, so one job per phase
+"$BIOTAPE" profile --phases auto --per-process "$D/ref.btape" >"$D/pp.fio" || fail "profile --phases auto --per-process"
+n=$(grep -c '^\[phase[0-9]-pid' "$D/pp.fio")
+[ "$n" = 3 ] || fail "--phases auto --per-process: $n jobs, want 3: $(grep '^\[' "$D/pp.fio")"
+TARGET=$REF_DEV fio --parse-only "$D/pp.fio" >/dev/null 2>"$D/parse.err" || fail "fio rejects the per-process job: $(head -3 "$D/parse.err")"
 run_profile() { # run_profile KIND: run KIND.fio on a fresh loop device while recording, compare
 	t_loop 256
 	record "$LOOP" "$D/$1.btape" "$D/$1.fio" || fail "$1: recording the profile run: $(tail -3 "$D/rec.log")"
