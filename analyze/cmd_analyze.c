@@ -292,6 +292,24 @@ struct prof_arg {
 	const struct report *r;
 };
 
+/* One more analysis pass of the profiled trace through filter f (a phase, a process). */
+static int profile_pass(const struct common *c, const struct an_filter *f,
+			const struct stats_opts *so, struct stats **ps, struct an_info *info)
+{
+	char msg[512];
+	int err = an_run(c->files, c->nfiles, f, so, ps, info, msg, sizeof(msg));
+
+	if (err)
+		cli_err("profile: %s", msg);
+	return err;
+}
+
+/* A process busy enough for a job of its own: >= 1% of the I/Os. */
+static bool busy_proc(const struct stats *s, const struct procstat *p)
+{
+	return (double)p->acc.n >= 0.01 * (double)s->all.n;
+}
+
 /*
  * A profile with phases: the phases from the first pass's timeline, then one analysis pass per
  * phase (and per process with --per-process), each bounded in memory.
@@ -319,31 +337,27 @@ static int profile_phases(FILE *fp, const struct prof_arg *a)
 		bool first = true;
 
 		for (int i = 0; i < (c->per_process ? np : 1) && !err; i++) {
-			if (c->per_process &&
-			    (i >= PROFILE_MAX_PROCS || (double)v[i]->acc.n < 0.01 * (double)s->all.n))
+			if (c->per_process && (i >= PROFILE_MAX_PROCS || !busy_proc(s, v[i])))
 				break;
-			struct common pc = *c;
+			struct an_filter f = c->f;
+			struct stats_opts so = c->so;
 			struct stats *ps = NULL;
 			struct an_info pinfo;
-			char msg[512];
 
-			pc.f.has_from = true;
-			pc.f.from_ns = base + sp[k].from_ns;
+			f.has_from = true;
+			f.from_ns = base + sp[k].from_ns;
 			if (k + 1 < nph) {
-				pc.f.has_to = true;
-				pc.f.to_ns = base + sp[k].to_ns;
+				f.has_to = true;
+				f.to_ns = base + sp[k].to_ns;
 			}
 			if (c->per_process) {
-				pc.f.has_pid = true;
-				pc.f.pid = v[i]->pid;
+				f.has_pid = true;
+				f.pid = v[i]->pid;
 			}
-			pc.so.interval_ns = 0;
-			err = an_run(c->files, c->nfiles, &pc.f, &pc.so, &ps, &pinfo, msg,
-				     sizeof(msg));
-			if (err) {
-				cli_err("profile: %s", msg);
+			so.interval_ns = 0;
+			err = profile_pass(c, &f, &so, &ps, &pinfo);
+			if (err)
 				break;
-			}
 			struct report pr = *a->r;
 			struct profile_phase ph = {.index = k + 1,
 						   .count = nph,
@@ -356,7 +370,7 @@ static int profile_phases(FILE *fp, const struct prof_arg *a)
 			pr.info = &pinfo;
 			/* a process idle in this phase gets no job, unless the whole phase is idle */
 			bool last = !c->per_process || i + 1 >= np || i + 1 >= PROFILE_MAX_PROCS ||
-				    (double)v[i + 1]->acc.n < 0.01 * (double)s->all.n;
+				    !busy_proc(s, v[i + 1]);
 
 			if (!idle || (first && last)) {
 				err = profile_write_job(fp, &pr, c->per_process && !idle ? v[i]->pid : 0,
@@ -389,20 +403,17 @@ static int fn_profile(FILE *fp, const void *p)
 		return -ENOMEM;
 	err = profile_write_global(fp, a->r, true, 0);
 	for (int i = 0; i < n && jobs < PROFILE_MAX_PROCS && !err; i++) {
-		if ((double)v[i]->acc.n < 0.01 * (double)s->all.n)
+		if (!busy_proc(s, v[i]))
 			break;
-		struct common pc = *c;
+		struct an_filter f = c->f;
 		struct stats *ps = NULL;
 		struct an_info pinfo;
-		char msg[512];
 
-		pc.f.has_pid = true;
-		pc.f.pid = v[i]->pid;
-		err = an_run(c->files, c->nfiles, &pc.f, &pc.so, &ps, &pinfo, msg, sizeof(msg));
-		if (err) {
-			cli_err("profile: %s", msg);
+		f.has_pid = true;
+		f.pid = v[i]->pid;
+		err = profile_pass(c, &f, &c->so, &ps, &pinfo);
+		if (err)
 			break;
-		}
 		struct report pr = *a->r;
 
 		pr.s = ps;

@@ -24,19 +24,9 @@ REF_DEV=$LOOP
 if ! timeout 20 "$BIOTAPE" record -o "$D/probe.btape" -d "$REF_DEV" --duration 1s >"$D/probe.log" 2>&1; then
 	skip "biotape record does not work here: $(tail -1 "$D/probe.log")"
 fi
-record() { # record DEV OUT JOB
-	TARGET=$1 timeout 120 "$BIOTAPE" record -o "$2" -d "$1" -- fio --output=/dev/null "$3" \
-		>"$D/rec.log" 2>&1
-}
-cat >"$D/ref.fio" <<JOB
-[global]
-filename=\${TARGET}
-ioengine=io_uring
-direct=1
-norandommap=1
-randrepeat=0
-time_based=1
-runtime=$SECT
+record() { t_fio_record "$1" "$2" "$3" "$D/rec.log"; } # record DEV OUT JOB
+t_fio_global "$SECT" >"$D/ref.fio"
+cat >>"$D/ref.fio" <<JOB
 ; steady OLTP-like: random 8k/16k reads and 8k writes, Poisson arrivals
 [oltp]
 rw=randrw
