@@ -137,7 +137,11 @@ int fidelity_compute(struct fidelity *fid, char *const *pa, char *const *pb,
 		struct fid_phase *p = &fid->ph[k];
 		struct stats *x = NULL, *y = NULL;
 		uint64_t to = k + 1 < n ? sp[k].to_ns : 0;
-		double len = (double)(sp[k].to_ns - sp[k].from_ns) / 1e9;
+		/* the last phase runs to each trace's own last issue */
+		double len_a = (double)(sp[k].to_ns - sp[k].from_ns) / 1e9, len_b = len_a;
+
+		if (!to && b->duration_ns + 1 > sp[k].from_ns)
+			len_b = (double)(b->duration_ns + 1 - sp[k].from_ns) / 1e9;
 
 		p->from_ns = sp[k].from_ns;
 		p->to_ns = sp[k].to_ns;
@@ -145,8 +149,8 @@ int fidelity_compute(struct fidelity *fid, char *const *pa, char *const *pb,
 		if (!err)
 			err = pass(pb, f, so, b, sp[k].from_ns, to, &y, msg, msglen);
 		if (!err) {
-			p->iops_a = (double)x->all.n / len;
-			p->iops_b = (double)y->all.n / len;
+			p->iops_a = (double)x->all.n / len_a;
+			p->iops_b = len_b > 0 ? (double)y->all.n / len_b : NAN;
 			p->mix_tvd = mix_tvd(x, y);
 			p->size_tvd[DIR_READ] =
 				size_tvd(&x->ops[BTAPE_OP_READ], &y->ops[BTAPE_OP_READ]);
