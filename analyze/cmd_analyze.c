@@ -2,7 +2,9 @@
 /* biotape analyze / profile / compare: the analyzer's commands. */
 #include "cli.h"
 #include "cmd_analyze.h"
+#include "fidelity.h"
 #include "input.h"
+#include "phases.h"
 #include "profile.h"
 #include "render.h"
 
@@ -19,6 +21,9 @@ struct common {
 	enum out_kind kind;
 	const char *html_path;
 	bool per_process;
+	int nphases; /* profile: 1 flat (default), 0 auto, else at most that many */
+	bool phases_given;
+	uint64_t window_ns; /* profile: phase detection windows; compare: fidelity windows */
 	char *files[256];
 	int nfiles;
 };
@@ -48,7 +53,8 @@ static const char analyze_usage[] =
 	"  biotape analyze db.btape --from 30s --to 90s --device nvme0n1 --html report.html\n";
 
 static const char profile_usage[] =
-	"usage: biotape profile FILE [--per-process] [--from T] [--to T] [--device D] > job.fio\n"
+	"usage: biotape profile FILE [--per-process] [--phases auto|N] [--window S] [--from T]\n"
+	"                       [--to T] [--device D] > job.fio\n"
 	"\n"
 	"Write a fio job file that reproduces the trace's workload: bssplit per direction,\n"
 	"rwmixread, percentage_random, random_distribution=zoned (from the measured skew),\n"
@@ -56,16 +62,28 @@ static const char profile_usage[] =
 	"in the job say what was measured. The target is ${TARGET} (set it in the environment).\n"
 	"\n"
 	"  --per-process      one job per process (the busiest 16 with >= 1% of the I/Os)\n"
+	"  --phases auto|N    split the trace where its character changes (IOPS, mix, sizes):\n"
+	"                     one job per phase, run in sequence, each with its own rates,\n"
+	"                     sizes, locality and arrival process (Poisson, on/off bursts);\n"
+	"                     N: at most N phases; 1 (the default): one flat job\n"
+	"  --window S         window of the phase detection (default: 1/100 of the trace);\n"
+	"                     alone, it means --phases auto\n"
 	"\n"
 	"example:\n"
 	"  biotape profile db.btape > db.fio && TARGET=/dev/loop0 fio db.fio\n";
 
 static const char compare_usage[] =
-	"usage: biotape compare A B [--from T] [--to T] [--device D] [--json | --html OUT]\n"
+	"usage: biotape compare A B [--from T] [--to T] [--device D] [--window S]\n"
+	"                       [--json | --html OUT]\n"
 	"\n"
 	"Compare two traces side by side (a recording and its replay on new storage, or two\n"
 	"systems): IOPS, throughput, latency percentiles per op with ratios, request sizes and\n"
-	"op mix; in HTML with overlaid latency CDFs.\n"
+	"op mix; in HTML with overlaid latency CDFs. Text and JSON end with a fidelity score of\n"
+	"B as a reproduction of A: per-window IOPS correlation, inter-arrival KS distance,\n"
+	"peak-to-mean, working set, latency demerit, and per phase of A the TVD of op mix and\n"
+	"sizes (docs/ANALYSIS.md).\n"
+	"\n"
+	"  --window S         fidelity windows (default 1s; a tenth of A when shorter than 10 s)\n"
 	"\n"
 	"example:\n"
 	"  biotape compare prod.btape replay-on-new-array.btape --html compare.html\n";
@@ -74,6 +92,7 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 			bool per_process)
 {
 	memset(c, 0, sizeof(*c));
+	c->nphases = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -144,6 +163,25 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 			c->html_path = v;
 		} else if (per_process && strcmp(a, "--per-process") == 0) {
 			c->per_process = true;
+		} else if (per_process && strcmp(a, "--phases") == 0) {
+			NEED_ARG();
+			if (strcmp(v, "auto") == 0) {
+				c->nphases = 0;
+			} else if (cli_parse_u64(v, &u) || !u || u > PHASES_MAX) {
+				cli_err("%s: --phases: need auto or 1..%d, got '%s'", cmd,
+					PHASES_MAX, v);
+				return -EINVAL;
+			} else {
+				c->nphases = (int)u;
+			}
+			c->phases_given = true;
+		} else if (strcmp(cmd, "analyze") != 0 && strcmp(a, "--window") == 0) {
+			NEED_ARG();
+			if (cli_parse_duration_ns(v, &u) || !u) {
+				cli_err("%s: --window: bad duration '%s' (e.g. 1s, 250ms)", cmd, v);
+				return -EINVAL;
+			}
+			c->window_ns = u;
 		} else if (a[0] == '-' && a[1]) {
 			cli_err("%s: unknown option '%s' (see biotape %s --help)", cmd, a, cmd);
 			return -EINVAL;
@@ -254,12 +292,107 @@ struct prof_arg {
 	const struct report *r;
 };
 
+/* One more analysis pass of the profiled trace through filter f (a phase, a process). */
+static int profile_pass(const struct common *c, const struct an_filter *f,
+			const struct stats_opts *so, struct stats **ps, struct an_info *info)
+{
+	char msg[512];
+	int err = an_run(c->files, c->nfiles, f, so, ps, info, msg, sizeof(msg));
+
+	if (err)
+		cli_err("profile: %s", msg);
+	return err;
+}
+
+/* A process busy enough for a job of its own: >= 1% of the I/Os. */
+static bool busy_proc(const struct stats *s, const struct procstat *p)
+{
+	return (double)p->acc.n >= 0.01 * (double)s->all.n;
+}
+
+/*
+ * A profile with phases: the phases from the first pass's timeline, then one analysis pass per
+ * phase (and per process with --per-process), each bounded in memory.
+ */
+static int profile_phases(FILE *fp, const struct prof_arg *a)
+{
+	struct common *c = a->c;
+	const struct stats *s = a->r->s;
+	struct phase_span sp[PHASES_MAX];
+	const struct procstat **v = NULL;
+	int np = 0, nph, err;
+
+	nph = phases_detect(s, c->nphases, sp, PHASES_MAX);
+	if (nph < 0)
+		return nph;
+	if (c->per_process) {
+		np = report_procs(s, &v);
+		if (np < 0)
+			return -ENOMEM;
+	}
+	err = profile_write_global(fp, a->r, c->per_process, nph);
+	uint64_t base = s->origin_ns - s->trace_start_ns;
+
+	for (int k = 0; k < nph && !err; k++) {
+		bool first = true;
+
+		for (int i = 0; i < (c->per_process ? np : 1) && !err; i++) {
+			if (c->per_process && (i >= PROFILE_MAX_PROCS || !busy_proc(s, v[i])))
+				break;
+			struct an_filter f = c->f;
+			struct stats_opts so = c->so;
+			struct stats *ps = NULL;
+			struct an_info pinfo;
+
+			f.has_from = true;
+			f.from_ns = base + sp[k].from_ns;
+			if (k + 1 < nph) {
+				f.has_to = true;
+				f.to_ns = base + sp[k].to_ns;
+			}
+			if (c->per_process) {
+				f.has_pid = true;
+				f.pid = v[i]->pid;
+			}
+			so.interval_ns = 0;
+			err = profile_pass(c, &f, &so, &ps, &pinfo);
+			if (err)
+				break;
+			struct report pr = *a->r;
+			struct profile_phase ph = {.index = k + 1,
+						   .count = nph,
+						   .start_ns = base + sp[k].from_ns,
+						   .duration_ns = sp[k].to_ns - sp[k].from_ns,
+						   .stonewall = k > 0 && first};
+			bool idle = !ps->all.n_dir[DIR_READ] && !ps->all.n_dir[DIR_WRITE];
+
+			pr.s = ps;
+			pr.info = &pinfo;
+			/* a process idle in this phase gets no job, unless the whole phase is idle */
+			bool last = !c->per_process || i + 1 >= np || i + 1 >= PROFILE_MAX_PROCS ||
+				    !busy_proc(s, v[i + 1]);
+
+			if (!idle || (first && last)) {
+				err = profile_write_job(fp, &pr, c->per_process && !idle ? v[i]->pid : 0,
+							c->per_process && !idle ? v[i]->comm : NULL,
+							&ph);
+				first = false;
+			}
+			stats__free(ps);
+		}
+	}
+	free(v);
+	return err;
+}
+
 static int fn_profile(FILE *fp, const void *p)
 {
 	const struct prof_arg *a = p;
 	struct common *c = a->c;
 	const struct stats *s = a->r->s;
 
+	if (c->phases_given && c->nphases != 1)
+		return profile_phases(fp, a);
 	if (!c->per_process)
 		return profile_write(fp, a->r, NULL, 0);
 	/* one analysis pass per busy process (each pass is bounded in memory) */
@@ -268,27 +401,24 @@ static int fn_profile(FILE *fp, const void *p)
 
 	if (n < 0)
 		return -ENOMEM;
-	err = profile_write_global(fp, a->r, true);
+	err = profile_write_global(fp, a->r, true, 0);
 	for (int i = 0; i < n && jobs < PROFILE_MAX_PROCS && !err; i++) {
-		if ((double)v[i]->acc.n < 0.01 * (double)s->all.n)
+		if (!busy_proc(s, v[i]))
 			break;
-		struct common pc = *c;
+		struct an_filter f = c->f;
 		struct stats *ps = NULL;
 		struct an_info pinfo;
-		char msg[512];
 
-		pc.f.has_pid = true;
-		pc.f.pid = v[i]->pid;
-		err = an_run(c->files, c->nfiles, &pc.f, &pc.so, &ps, &pinfo, msg, sizeof(msg));
-		if (err) {
-			cli_err("profile: %s", msg);
+		f.has_pid = true;
+		f.pid = v[i]->pid;
+		err = profile_pass(c, &f, &c->so, &ps, &pinfo);
+		if (err)
 			break;
-		}
 		struct report pr = *a->r;
 
 		pr.s = ps;
 		pr.info = &pinfo;
-		err = profile_write_job(fp, &pr, v[i]->pid, v[i]->comm);
+		err = profile_write_job(fp, &pr, v[i]->pid, v[i]->comm, NULL);
 		stats__free(ps);
 		jobs++;
 	}
@@ -309,6 +439,14 @@ int cmd_profile(int argc, char **argv)
 	}
 	if (parse_common(argc, argv, &c, "profile", false, true))
 		return BTAPE_EXIT_USAGE;
+	if (c.window_ns) {
+		c.so.interval_ns = c.window_ns; /* the timeline's rows are the windows */
+		c.interval_given = true;
+	}
+	if (c.window_ns && !c.phases_given) {
+		c.nphases = 0; /* --window alone: phases found automatically */
+		c.phases_given = true;
+	}
 	if (c.nfiles != 1) {
 		cli_err("profile: need exactly one trace (usage: biotape profile FILE > job.fio)");
 		return BTAPE_EXIT_USAGE;
@@ -383,9 +521,27 @@ int cmd_compare(int argc, char **argv)
 	rc = run_one(&c, &c.files[0], 1, &sa, &ia, "compare");
 	if (!rc)
 		rc = run_one(&c, &c.files[1], 1, &sb, &ib, "compare");
+	struct fidelity fid;
+	bool has_fid = false;
+
+	if (!rc && sa->all.n && sb->all.n) {
+		char msg[512];
+		int err = fidelity_compute(&fid, &c.files[0], &c.files[1], &c.f, &c.so, sa, sb,
+					   c.window_ns, msg, sizeof(msg));
+
+		if (err) {
+			cli_err("compare: %s", msg);
+			rc = err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+		}
+		has_fid = !err;
+	}
 	if (!rc) {
-		struct report ra = {
-			.s = sa, .info = &ia, .paths = &c.files[0], .npaths = 1, .label = "A"};
+		struct report ra = {.s = sa,
+				    .info = &ia,
+				    .paths = &c.files[0],
+				    .npaths = 1,
+				    .label = "A",
+				    .fid = has_fid ? &fid : NULL};
 		struct report rb = {
 			.s = sb, .info = &ib, .paths = &c.files[1], .npaths = 1, .label = "B"};
 		struct cmp_arg a = {.a = &ra, .b = &rb, .kind = c.kind};

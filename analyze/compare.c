@@ -2,6 +2,7 @@
 /* biotape compare: two analyses side by side, phrased for a buyer. */
 #include "render.h"
 #include "cli.h"
+#include "fidelity.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -48,6 +49,9 @@ double report_size_tvd(const struct opstat *a, const struct opstat *b)
 	free(vb);
 	return tvd / 2;
 }
+
+static void fidelity_text(FILE *fp, const struct fidelity *f);
+static void fidelity_json(struct jw *j, const struct fidelity *f);
 
 /* "3.2x lower" / "1.5x higher" / "the same" for b relative to a, lower_better decides words. */
 /* "p99 read latency  0.41 ms vs 1.30 ms: B 3.17x higher (worse)"; ratios are B/A. */
@@ -213,7 +217,106 @@ int render_compare_text(FILE *fp, const struct report *ra, const struct report *
 		fprintf(fp, "  working set %s vs %s\n",
 			cli_fmt_bytes(a->wsr.blocks * STATS_WS_BLOCK, s1, sizeof(s1)),
 			cli_fmt_bytes(b->wsr.blocks * STATS_WS_BLOCK, s2, sizeof(s2)));
+	if (ra->fid)
+		fidelity_text(fp, ra->fid);
 	return 0;
+}
+
+static double ratio(double a, double b)
+{
+	return a > 0 ? b / a : NAN;
+}
+
+/* "0.123" or "n/a" */
+static const char *num3(double v, char *buf, size_t len)
+{
+	if (isfinite(v))
+		snprintf(buf, len, "%.3f", v);
+	else
+		snprintf(buf, len, "n/a");
+	return buf;
+}
+
+static void fidelity_text(FILE *fp, const struct fidelity *f)
+{
+	char s1[32], s2[32], s3[32];
+
+	fprintf(fp, "\nFidelity (how closely B reproduces A)\n");
+	fprintf(fp, "  IOPS per %s window: correlation %s over %zu windows\n",
+		fmt_lat((double)f->window_ns, s1, sizeof(s1)), num3(f->iops_corr, s2, sizeof(s2)),
+		f->windows);
+	fprintf(fp, "  inter-arrival gaps: KS distance %s\n", num3(f->gap_ks, s1, sizeof(s1)));
+	if (f->ptm_a > 0 && f->ptm_b > 0)
+		fprintf(fp, "  peak-to-mean (1 s windows): %.2f vs %.2f (B/A %.3f)\n", f->ptm_a,
+			f->ptm_b, f->ptm_b / f->ptm_a);
+	if (f->ws_a && f->ws_b)
+		fprintf(fp, "  working set: %s vs %s blocks of 4 KiB (B/A %.3f)\n",
+			fmt_count(f->ws_a, s1, sizeof(s1)), fmt_count(f->ws_b, s2, sizeof(s2)),
+			(double)f->ws_b / (double)f->ws_a);
+	static const char *dn[] = {"read", "write"};
+
+	for (int d = 0; d < DIR__COUNT; d++)
+		if (isfinite(f->demerit_ns[d]))
+			fprintf(fp, "  %s device latency: demerit (RMS distance of the CDFs) %s\n",
+				dn[d], fmt_lat(f->demerit_ns[d], s1, sizeof(s1)));
+	fprintf(fp, "  phases of A (%d), laid on B at the same offsets:\n", f->nphases);
+	for (int k = 0; k < f->nphases; k++) {
+		const struct fid_phase *p = &f->ph[k];
+
+		fprintf(fp, "    %d: %s .. ", k + 1, fmt_lat((double)p->from_ns, s1, sizeof(s1)));
+		fprintf(fp, "%s  IOPS %.1f vs %.1f; TVD mix %s, ", fmt_lat((double)p->to_ns, s2, sizeof(s2)),
+			p->iops_a, p->iops_b, num3(p->mix_tvd, s3, sizeof(s3)));
+		fprintf(fp, "sizes read %s ", num3(p->size_tvd[DIR_READ], s1, sizeof(s1)));
+		fprintf(fp, "write %s; gap KS %s\n", num3(p->size_tvd[DIR_WRITE], s2, sizeof(s2)),
+			num3(p->gap_ks, s3, sizeof(s3)));
+	}
+}
+
+static void fidelity_json(struct jw *j, const struct fidelity *f)
+{
+	static const char *dn[] = {"read", "write"};
+
+	jw_obj(j, "fidelity");
+	jw_u64(j, "window_ns", f->window_ns);
+	jw_u64(j, "windows", f->windows);
+	jw_dbl(j, "iops_window_correlation", f->iops_corr);
+	jw_dbl(j, "interarrival_ks", f->gap_ks);
+	jw_obj(j, "peak_to_mean");
+	jw_dbl(j, "a", f->ptm_a > 0 ? f->ptm_a : NAN);
+	jw_dbl(j, "b", f->ptm_b > 0 ? f->ptm_b : NAN);
+	jw_dbl(j, "ratio_b_over_a", f->ptm_b > 0 ? ratio(f->ptm_a, f->ptm_b) : NAN);
+	jw_end_obj(j);
+	jw_obj(j, "working_set_blocks");
+	jw_u64(j, "a", f->ws_a);
+	jw_u64(j, "b", f->ws_b);
+	jw_dbl(j, "ratio_b_over_a", ratio((double)f->ws_a, (double)f->ws_b));
+	jw_end_obj(j);
+	jw_obj(j, "latency_demerit_ns");
+	for (int d = 0; d < DIR__COUNT; d++)
+		jw_dbl(j, dn[d], f->demerit_ns[d]);
+	jw_end_obj(j);
+	jw_arr(j, "phases");
+	for (int k = 0; k < f->nphases; k++) {
+		const struct fid_phase *p = &f->ph[k];
+
+		jw_obj(j, NULL);
+		jw_u64(j, "from_ns", p->from_ns);
+		jw_u64(j, "to_ns", p->to_ns);
+		jw_obj(j, "iops");
+		jw_dbl(j, "a", p->iops_a);
+		jw_dbl(j, "b", p->iops_b);
+		jw_dbl(j, "ratio_b_over_a", ratio(p->iops_a, p->iops_b));
+		jw_end_obj(j);
+		jw_dbl(j, "mix_tvd", p->mix_tvd);
+		jw_obj(j, "size_tvd");
+		for (int d = 0; d < DIR__COUNT; d++)
+			jw_dbl(j, dn[d], p->size_tvd[d]);
+		jw_end_obj(j);
+		jw_dbl(j, "interarrival_ks", p->gap_ks);
+		jw_end_obj(j);
+	}
+	jw_end_arr(j);
+	jw_end_obj(j);
 }
 
 static void j_pair(struct jw *j, const char *key, double a, double b, bool valid)
@@ -287,6 +390,8 @@ int render_compare_json(FILE *fp, const struct report *ra, const struct report *
 	j_pair(&j, "read_share_of_rw", share(a->all.n_dir[0], ra_rw), share(b->all.n_dir[0], rb_rw),
 	       ra_rw && rb_rw);
 	jw_end_obj(&j);
+	if (ra->fid)
+		fidelity_json(&j, ra->fid);
 	jw_obj(&j, "a");
 	render_json_body(&j, ra);
 	jw_end_obj(&j);

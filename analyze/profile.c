@@ -165,7 +165,7 @@ static void range_of(const struct stats *s, uint64_t *lo, uint64_t *hi, uint32_t
 		*lo = 0;
 }
 
-int profile_write_global(FILE *fp, const struct report *r, bool per_process)
+int profile_write_global(FILE *fp, const struct report *r, bool per_process, int nphases)
 {
 	const struct stats *s = r->s;
 	uint64_t runtime_s = (s->duration_ns + 999999999ull) / 1000000000ull;
@@ -183,7 +183,13 @@ int profile_write_global(FILE *fp, const struct report *r, bool per_process)
 		"; flushes, discards and other ops in the trace are not reproduced by this job\n");
 	fprintf(fp, "\n[global]\nfilename=${TARGET}\nioengine=io_uring\ndirect=1\n");
 	fprintf(fp, "norandommap=1\nrandrepeat=0\n");
-	if (runtime_s) {
+	if (nphases > 0) {
+		fprintf(fp,
+			"; %d phase%s found by change-point detection (docs/ANALYSIS.md, Phases), run "
+			"in sequence (stonewall); each job runs for its phase's duration\n",
+			nphases, nphases == 1 ? "" : "s");
+		fprintf(fp, "time_based=1\n");
+	} else if (runtime_s) {
 		fprintf(fp, "; runtime: the trace's duration\n");
 		fprintf(fp, "time_based=1\nruntime=%" PRIu64 "\n", runtime_s);
 	}
@@ -192,7 +198,178 @@ int profile_write_global(FILE *fp, const struct report *r, bool per_process)
 	return 0;
 }
 
-int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char *comm)
+enum arrival { ARRIVAL_LINEAR, ARRIVAL_POISSON, ARRIVAL_ONOFF };
+
+/* The arrival process fitted to a phase's inter-arrival gaps. */
+struct arrival_fit {
+	enum arrival kind;
+	bool poisson;	      /* the on-period gaps pass as exponential */
+	double ks_exp;	      /* KS distance of the on-period gaps to an exponential */
+	uint64_t off_n;	      /* gaps counted as off periods (>= off_min_ns) */
+	double off_ns;	      /* their total length */
+	uint64_t off_min_ns;  /* the shortest gap that is an off period */
+};
+
+/*
+ * Off periods: the gaps >= max(ARRIVAL_OFF_MIN_NS, ARRIVAL_OFF_MEANS x the mean gap) (Poisson
+ * arrivals spend e^-10 x 11 = 0.05% of the time in such gaps) are split in two by Otsu's
+ * method on their log lengths; the longer class is the off periods, so that jitter inside a
+ * burst stays in the burst. With at least ARRIVAL_ONOFF_MIN_N off periods covering >=
+ * ARRIVAL_ONOFF_SHARE of the phase, the phase is on/off. The other gaps are then compared (KS)
+ * with an exponential of their own mean: within ARRIVAL_POISSON_KS they are Poisson (fio's
+ * rate_process=poisson), else fio's linear rate, whose gaps at the block layer are not even
+ * either (fio issues in small batches) but are what fio's linear rate makes of them.
+ */
+#define ARRIVAL_OFF_MIN_NS 1000000ull
+#define ARRIVAL_OFF_MEANS 10
+#define ARRIVAL_ONOFF_MIN_N 3
+#define ARRIVAL_ONOFF_SHARE 0.2
+#define ARRIVAL_POISSON_KS 0.25
+
+static double bucket_mid(const struct hist *h, unsigned int i)
+{
+	double mid = (double)hist_bucket_lo(i) + ((double)hist_bucket_width(i) - 1) / 2;
+
+	if (mid < (double)h->min)
+		mid = (double)h->min;
+	if (mid > (double)h->max)
+		mid = (double)h->max;
+	return mid;
+}
+
+static void arrival_of(const struct hist *h, uint64_t duration_ns, struct arrival_fit *a)
+{
+	double mean = hist_mean(h), acc = 0;
+	unsigned int cut = HIST_BUCKETS, first;
+
+	memset(a, 0, sizeof(*a));
+	a->off_min_ns = (uint64_t)(mean * ARRIVAL_OFF_MEANS);
+	if (a->off_min_ns < ARRIVAL_OFF_MIN_NS)
+		a->off_min_ns = ARRIVAL_OFF_MIN_NS;
+	if (!hist_count(h))
+		return;
+	first = hist_index(a->off_min_ns);
+	/* Otsu's split of the log lengths of the long gaps: the longer class is the off periods */
+	double w_all = 0, lw_all = 0, w0 = 0, lw0 = 0, best = -1;
+
+	for (unsigned int i = first; i < HIST_BUCKETS; i++) {
+		w_all += (double)h->b[i];
+		lw_all += h->b[i] ? (double)h->b[i] * log2(bucket_mid(h, i)) : 0;
+	}
+	for (unsigned int i = first; i < HIST_BUCKETS && w_all > 0; i++) {
+		if (!h->b[i])
+			continue;
+		if (w0 > 0) { /* split before bucket i */
+			double w1 = w_all - w0, m0 = lw0 / w0, m1 = (lw_all - lw0) / w1;
+			double between = w0 * w1 * (m1 - m0) * (m1 - m0);
+
+			if (between > best) {
+				best = between;
+				cut = i;
+			}
+		} else {
+			cut = i; /* one class only: every long gap is off */
+		}
+		w0 += (double)h->b[i];
+		lw0 += (double)h->b[i] * log2(bucket_mid(h, i));
+	}
+	for (unsigned int i = cut; i < HIST_BUCKETS; i++) {
+		acc += (double)h->b[i] * bucket_mid(h, i);
+		a->off_n += h->b[i];
+	}
+	a->off_ns = acc;
+	if (cut < HIST_BUCKETS)
+		a->off_min_ns = hist_bucket_lo(cut);
+	if (a->off_n >= ARRIVAL_ONOFF_MIN_N && a->off_ns >= ARRIVAL_ONOFF_SHARE * (double)duration_ns)
+		a->kind = ARRIVAL_ONOFF;
+	else
+		cut = HIST_BUCKETS; /* not on/off: every gap is an on-period gap */
+
+	/* the on-period gaps against an exponential and an even spacing of their mean */
+	uint64_t n = 0, c = 0;
+	double sum = 0;
+
+	for (unsigned int i = 0; i < cut; i++) {
+		n += h->b[i];
+		sum += (double)h->b[i] * bucket_mid(h, i);
+	}
+	double m = n ? sum / (double)n : 0;
+
+	for (unsigned int i = 0; i < cut && m > 0; i++) {
+		if (!h->b[i])
+			continue;
+		double lo = (double)hist_bucket_lo(i), hi = lo + (double)hist_bucket_width(i);
+		double f0 = (double)c / (double)n, f1 = (double)(c + h->b[i]) / (double)n;
+		double e0 = 1 - exp(-lo / m), e1 = 1 - exp(-hi / m);
+
+		a->ks_exp = fmax(a->ks_exp, fmax(fabs(f0 - e0), fabs(f1 - e1)));
+		c += h->b[i];
+	}
+	a->poisson = n && a->ks_exp <= ARRIVAL_POISSON_KS;
+	if (a->kind != ARRIVAL_ONOFF && a->poisson)
+		a->kind = ARRIVAL_POISSON;
+}
+
+/* Rates and arrival options of a phase's job. */
+static void write_phase_rate(FILE *fp, const struct stats *s, const struct profile_phase *ph,
+			     const uint64_t min_bs[DIR__COUNT])
+{
+	uint64_t nr = s->all.n_dir[DIR_READ], nw = s->all.n_dir[DIR_WRITE];
+	/* rates over the phase's active time (first to last issue): the window also holds the
+	 * pauses between the recorded jobs */
+	double dur = (double)(s->duration_ns ? s->duration_ns : ph->duration_ns) / 1e9, on = dur;
+	struct arrival_fit a;
+	char b1[32];
+
+	arrival_of(s->interarrival, (uint64_t)(dur * 1e9), &a);
+	fprintf(fp, "; arrivals: %s gaps between issues; ",
+		fmt_count(hist_count(s->interarrival), b1, sizeof(b1)));
+	fprintf(fp, "%" PRIu64 " gaps >= %s cover %.1f%% of the phase; ", a.off_n,
+		fmt_lat((double)a.off_min_ns, b1, sizeof(b1)), 100 * a.off_ns / (1e9 * dur));
+	if (s->complete_windows)
+		fprintf(fp, "peak-to-mean (1 s windows) %.2f\n", stats_burstiness(s, &s->all));
+	else
+		fprintf(fp, "peak-to-mean n/a (shorter than 1 s)\n");
+	fprintf(fp, "; %sgaps: KS distance %.3f to an exponential of their mean\n",
+		a.kind == ARRIVAL_ONOFF ? "in-burst " : "", a.ks_exp);
+	if (a.kind == ARRIVAL_ONOFF) {
+		uint64_t bursts = a.off_n + 1, blocks = (nr + nw + bursts / 2) / bursts;
+
+		on = dur - a.off_ns / 1e9;
+		if (on < dur / 10)
+			on = dur / 10;
+		fprintf(fp,
+			"; bursty on/off: %" PRIu64 " bursts of about %" PRIu64
+			" I/Os, %.1f ms off between them; rate = the on-period rate\n",
+			bursts, blocks ? blocks : 1, a.off_ns / 1e6 / (double)a.off_n);
+		fprintf(fp, "; (fio repeats one burst size and one pause: their spread is not "
+			    "reproduced)\n");
+		fprintf(fp, "thinktime=%" PRIu64 "\nthinktime_blocks=%" PRIu64 "\n",
+			(uint64_t)llround(a.off_ns / 1e3 / (double)a.off_n), blocks ? blocks : 1);
+		fprintf(fp, "thinktime_blocks_type=issue\nrate_ignore_thinktime=1\n");
+	}
+	double rb = (double)s->all.bytes_dir[DIR_READ] / on;
+	double wb = (double)s->all.bytes_dir[DIR_WRITE] / on;
+
+	if (a.poisson) {
+		fprintf(fp, "; Poisson arrivals (KS <= %.2f); fio draws poisson gaps for rate / (smallest size): "
+			    "rate = IOPS x smallest size\n",
+			ARRIVAL_POISSON_KS);
+		fprintf(fp, "rate_process=poisson\n");
+		rb = (double)nr / on * (double)min_bs[DIR_READ];
+		wb = (double)nw / on * (double)min_bs[DIR_WRITE];
+	} else {
+		fprintf(fp, "; not Poisson (KS > %.2f): fio's linear rate\n", ARRIVAL_POISSON_KS);
+	}
+	fprintf(fp, "; IOPS in the phase: read %.1f, write %.1f; rate in bytes/s\n",
+		(double)nr / dur, (double)nw / dur);
+	fprintf(fp, "rate=%" PRIu64 ",%" PRIu64 "\n",
+		nr ? (uint64_t)llround(rb > 1 ? rb : 1) : 0,
+		nw ? (uint64_t)llround(wb > 1 ? wb : 1) : 0);
+}
+
+int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char *comm,
+		      const struct profile_phase *ph)
 {
 	const struct stats *s = r->s;
 	uint64_t nr = s->all.n_dir[DIR_READ], nw = s->all.n_dir[DIR_WRITE];
@@ -202,10 +379,29 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 	int err;
 
 	fprintf(fp, "\n");
-	if (pid)
+	if (ph && pid)
+		fprintf(fp, "[phase%d-pid%u-%s]\n", ph->index, pid, comm && *comm ? comm : "unknown");
+	else if (ph)
+		fprintf(fp, "[phase%d]\n", ph->index);
+	else if (pid)
 		fprintf(fp, "[pid%u-%s]\n", pid, comm && *comm ? comm : "unknown");
 	else
 		fprintf(fp, "[biotape-profile]\n");
+	if (ph) {
+		fprintf(fp, "; phase %d of %d: %s", ph->index, ph->count,
+			fmt_lat((double)ph->start_ns, b1, sizeof(b1)));
+		fprintf(fp, " .. %s after the trace start\n",
+			fmt_lat((double)(ph->start_ns + ph->duration_ns), b2, sizeof(b2)));
+		if (ph->stonewall)
+			fprintf(fp, "stonewall\n");
+		fprintf(fp, "runtime=%" PRIu64 "ms\n",
+			ph->duration_ns >= 1000000 ? (ph->duration_ns + 500000) / 1000000 : 1);
+	}
+	if (!nr && !nw && ph) {
+		fprintf(fp, "; no reads or writes in this phase: one 4k read a second\n"
+			    "rw=read\nsize=4k\nrate_iops=1\n");
+		return 0;
+	}
 	if (!nr && !nw) {
 		fprintf(fp, "; no reads or writes: nothing to reproduce\nrw=read\nsize=4k\n");
 		return 0;
@@ -230,13 +426,13 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 		fprintf(fp, "rw=randrw\nrwmixread=%d\n", (int)lround(100 * read_share));
 	fprintf(fp, "; request sizes: exact sizes measured per direction, share of I/Os\n");
 	fprintf(fp, "bssplit=");
-	uint64_t min_bs = UINT64_MAX;
+	uint64_t min_bs[DIR__COUNT] = {UINT64_MAX, UINT64_MAX};
 
-	err = bssplit_dir(fp, s, DIR_READ, &min_bs);
+	err = bssplit_dir(fp, s, DIR_READ, &min_bs[DIR_READ]);
 	if (err)
 		return err;
 	fputc(',', fp);
-	err = bssplit_dir(fp, s, DIR_WRITE, &min_bs);
+	err = bssplit_dir(fp, s, DIR_WRITE, &min_bs[DIR_WRITE]);
 	if (err)
 		return err;
 	fputc('\n', fp);
@@ -338,7 +534,12 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 	if (qd < 1)
 		qd = 1;
 	fprintf(fp, "iodepth=%" PRIu64 "\n", qd);
-	if (s->duration_ns) {
+	if (ph) {
+		for (int d = 0; d < DIR__COUNT; d++)
+			if (min_bs[d] == UINT64_MAX)
+				min_bs[d] = 4096; /* bssplit_dir wrote 4k/100 */
+		write_phase_rate(fp, s, ph, min_bs);
+	} else if (s->duration_ns) {
 		double ri = stats_rate(s, nr), wi = stats_rate(s, nw);
 		double rb = stats_rate(s, s->all.bytes_dir[DIR_READ]);
 		double wb = stats_rate(s, s->all.bytes_dir[DIR_WRITE]);
@@ -366,9 +567,9 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 
 int profile_write(FILE *fp, const struct report *r, const char *unused, int unused2)
 {
-	int err = profile_write_global(fp, r, false);
+	int err = profile_write_global(fp, r, false, 0);
 
 	if (!err)
-		err = profile_write_job(fp, r, 0, NULL);
+		err = profile_write_job(fp, r, 0, NULL, NULL);
 	return err;
 }

@@ -11,6 +11,8 @@
 #define ANALYZE_JSON_SCHEMA "biotape.analyze/1"
 #define COMPARE_JSON_SCHEMA "biotape.compare/1"
 
+struct fidelity;
+
 struct report {
 	const struct stats *s;
 	const struct an_info *info;
@@ -18,6 +20,7 @@ struct report {
 	int npaths;
 	bool interval_given; /* --interval: print every timeline row */
 	const char *label;   /* "A" / "B" in comparisons; NULL otherwise */
+	const struct fidelity *fid; /* compare: B's fidelity to A (analyze/fidelity.h), or NULL */
 };
 
 /* Each returns 0 or -errno (write errors are reported by the caller's cli_out_commit). */

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Self-contained HTML reports: inline CSS and SVG, no script, no network. Every chart is an
- * <svg class="chart" data-chart="NAME"> holding its drawn marks (path/rect elements).
+ * <svg class="chart" data-chart="NAME"> holding its drawn marks (path/rect elements), scaled to
+ * the page width, with round ticks in units (common/chart.h) and values on hover (<title>).
+ * The analyze page opens with headline cards (<div class="card" data-key=K data-value=V>).
  */
 #include "render.h"
+#include "chart.h"
+#include "fidelity.h"
 #include "cli.h"
 #include "html.h"
 
@@ -23,22 +27,6 @@
 
 static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
 				     "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
-
-static void head(FILE *fp, const char *title)
-{
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", fp);
-	html_escape(fp, title);
-	fputs("</title>\n<style>\n"
-	      "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1500px}\n"
-	      "h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ccc}\n"
-	      "pre{background:#f6f6f6;padding:10px;font-size:12px;overflow-x:auto}\n"
-	      ".charts{display:flex;flex-wrap:wrap;gap:12px}\n"
-	      "svg.chart{background:#fff;border:1px solid #ddd}\n"
-	      "svg text{font-size:11px;fill:#333}\n"
-	      ".note{color:#666;font-style:italic}\n"
-	      "</style></head><body>\n",
-	      fp);
-}
 
 static void svg_begin(FILE *fp, const char *name, const char *title)
 {
@@ -60,22 +48,22 @@ static void no_data(FILE *fp, const char *name, const char *title, const char *w
 	fputs("</text></svg>\n", fp);
 }
 
-/* y axis 0..ymax with 4 ticks; x axis labels given as text at the ends. */
-static void axes(FILE *fp, double ymax, const char *ylab, const char *x0, const char *x1,
-		 const char *xlab)
+/* y axis 0..ya->top with its round ticks; x axis labels given as text at the ends. */
+static void axes(FILE *fp, const struct chart_axis *ya, const char *ylab, const char *x0,
+		 const char *x1, const char *xlab)
 {
 	int pw = W - ML - MR, ph = H - MT - MB;
+	char b[32];
 
 	fprintf(fp, "<g stroke=\"#999\" fill=\"none\"><path d=\"M%d %dV%dH%d\"/></g>\n", ML, MT,
 		MT + ph, ML + pw);
-	for (int k = 0; k <= 4; k++) {
-		double v = ymax * k / 4;
-		int y = MT + ph - ph * k / 4;
+	for (int k = 0; k <= ya->nticks; k++) {
+		double y = MT + ph - (double)ph * k / ya->nticks;
 
-		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>\n", ML - 4,
-			y + 4, v);
+		fprintf(fp, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", ML - 4,
+			y + 4, chart_axis_label(ya, k * ya->step, b, sizeof(b)));
 		if (k)
-			fprintf(fp, "<path d=\"M%d %dH%d\" stroke=\"#eee\"/>\n", ML, y, ML + pw);
+			fprintf(fp, "<path d=\"M%d %.1fH%d\" stroke=\"#eee\"/>\n", ML, y, ML + pw);
 	}
 	fprintf(fp,
 		"<text x=\"%d\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
@@ -105,10 +93,12 @@ static void legend(FILE *fp, const char *const *names, int n)
 
 /* Line chart of nser series over npts x positions (x evenly spaced). */
 static void line_chart(FILE *fp, const char *name, const char *title, const char *ylab,
-		       const char *x0, const char *x1, const char *xlab, const double *const *ys,
-		       const char *const *names, int nser, uint64_t npts)
+		       enum chart_unit unit, const char *x0, const char *x1, const char *xlab,
+		       const double *const *ys, const char *const *names, int nser, uint64_t npts)
 {
 	double ymax = 0;
+	struct chart_axis ya;
+	char b[32];
 
 	for (int s = 0; s < nser; s++)
 		for (uint64_t i = 0; i < npts; i++)
@@ -119,12 +109,17 @@ static void line_chart(FILE *fp, const char *name, const char *title, const char
 		return;
 	}
 	svg_begin(fp, name, title);
-	ymax *= 1.05;
-	axes(fp, ymax, ylab, x0, x1, xlab);
+	chart_axis_init(&ya, ymax, 5, unit);
+	ymax = ya.top;
+	axes(fp, &ya, ylab, x0, x1, xlab);
 	legend(fp, names, nser);
 	int pw = W - ML - MR, ph = H - MT - MB;
 
 	for (int s = 0; s < nser; s++) {
+		double peak = 0;
+
+		for (uint64_t i = 0; i < npts; i++)
+			peak = ys[s][i] > peak ? ys[s][i] : peak;
 		fprintf(fp,
 			"<path class=\"series\" fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" d=\"",
 			colors[s % 8]);
@@ -137,7 +132,9 @@ static void line_chart(FILE *fp, const char *name, const char *title, const char
 		}
 		if (npts == 1)
 			fprintf(fp, "h2");
-		fputs("\"/>\n", fp);
+		fputs("\"><title>", fp);
+		html_escape(fp, names[s]);
+		fprintf(fp, ": peak %s</title></path>\n", chart_axis_label(&ya, peak, b, sizeof(b)));
 	}
 	fputs("</svg>\n", fp);
 }
@@ -147,6 +144,7 @@ static void bar_chart(FILE *fp, const char *name, const char *title, const char 
 		      const char *xlab, const double *v, char (*labels)[24], int n)
 {
 	double ymax = 0;
+	struct chart_axis ya;
 
 	for (int i = 0; i < n; i++)
 		if (v[i] > ymax)
@@ -156,8 +154,9 @@ static void bar_chart(FILE *fp, const char *name, const char *title, const char 
 		return;
 	}
 	svg_begin(fp, name, title);
-	ymax *= 1.05;
-	axes(fp, ymax, ylab, "", "", xlab);
+	chart_axis_init(&ya, ymax, 5, CHART_PLAIN);
+	ymax = ya.top;
+	axes(fp, &ya, ylab, "", "", xlab);
 	int pw = W - ML - MR, ph = H - MT - MB;
 	double bw = (double)pw / n;
 	int every = n > 16 ? (n + 15) / 16 : 1;
@@ -167,9 +166,9 @@ static void bar_chart(FILE *fp, const char *name, const char *title, const char 
 
 		fprintf(fp,
 			"<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-			"fill=\"%s\"><title>%s: %.4g</title></rect>\n",
+			"fill=\"%s\"><title>%s: %.1f%%</title></rect>\n",
 			ML + bw * i + 1, MT + ph - h, bw > 3 ? bw - 2 : bw, h, colors[0], labels[i],
-			v[i]);
+			100 * v[i]);
 		if (i % every == 0)
 			fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
 				ML + bw * (i + 0.5), MT + ph + 12, labels[i]);
@@ -200,8 +199,11 @@ static void cdf_chart(FILE *fp, const char *name, const char *title, const struc
 
 	if (l1 <= l0)
 		l1 = l0 + 1;
+	struct chart_axis ya;
+
 	svg_begin(fp, name, title);
-	axes(fp, 1.0, "fraction <= x", fmt_lat(pow(10, l0), b1, sizeof(b1)),
+	chart_axis_init(&ya, 1.0, 5, CHART_PLAIN);
+	axes(fp, &ya, "fraction <= x", fmt_lat(pow(10, l0), b1, sizeof(b1)),
 	     fmt_lat(pow(10, l1), b2, sizeof(b2)), "latency (log scale)");
 	legend(fp, names, n);
 	int pw = W - ML - MR, ph = H - MT - MB;
@@ -240,7 +242,11 @@ static void cdf_chart(FILE *fp, const char *name, const char *title, const struc
 			fprintf(fp, "%c%.1f %.1f", first ? 'M' : 'L', x, y);
 			first = false;
 		}
-		fputs("\"/>\n", fp);
+		fputs("\"><title>", fp);
+		html_escape(fp, names[i]);
+		fprintf(fp, ": p50 %s, ", fmt_lat((double)hist_quantile(h, 0.5), b1, sizeof(b1)));
+		fprintf(fp, "p99 %s</title></path>\n",
+			fmt_lat((double)hist_quantile(h, 0.99), b2, sizeof(b2)));
 	}
 	fputs("</svg>\n", fp);
 }
@@ -364,6 +370,8 @@ static void size_bars(FILE *fp, const struct stats *s, unsigned int op)
 		no_data(fp, name, title, "no I/O");
 		return;
 	}
+	if (!o->bytes)
+		return; /* flushes and the like carry no data: no size chart */
 	int n = hi - lo + 1;
 
 	for (int i = 0; i < n; i++) {
@@ -407,8 +415,7 @@ static int timeline_charts(FILE *fp, const struct report *const *rs, int nr)
 			all[k] =
 				(double)(s->tl[k].n_dir[0] + s->tl[k].n_dir[1] + s->tl[k].n_other) /
 				iv;
-			tp[k] = (double)(s->tl[k].bytes_dir[0] + s->tl[k].bytes_dir[1]) / iv /
-				1048576.0;
+			tp[k] = (double)(s->tl[k].bytes_dir[0] + s->tl[k].bytes_dir[1]) / iv;
 		}
 		const char *lab = rs[i]->label;
 
@@ -433,10 +440,10 @@ static int timeline_charts(FILE *fp, const struct report *const *rs, int nr)
 
 	fmt_lat((double)t0, b0, sizeof(b0));
 	fmt_lat((double)(t0 + npts * s0->tl_interval), b1, sizeof(b1));
-	fputs("<div class=\"charts\">\n", fp);
-	line_chart(fp, "iops", "IOPS over time", "IOPS", nr == 1 ? b0 : "start",
+	fputs("<div class=\"charts wide\">\n", fp);
+	line_chart(fp, "iops", "IOPS over time", "IOPS", CHART_COUNT, nr == 1 ? b0 : "start",
 		   nr == 1 ? b1 : "end", "time", ys, names, ns, npts);
-	line_chart(fp, "throughput", "Throughput over time (MiB/s)", "MiB/s",
+	line_chart(fp, "throughput", "Throughput over time (per second)", "bytes/s", CHART_BYTES,
 		   nr == 1 ? b0 : "start", nr == 1 ? b1 : "end", "time", ts, tnames, nt, npts);
 	fputs("</div>\n", fp);
 	free(buf);
@@ -469,6 +476,81 @@ static int text_one(FILE *fp, const struct report *a, const struct report *b)
 	return render_text(fp, a);
 }
 
+/* Headline cards: IOPS, throughput, read share, p99 device latency per op, working set. */
+static void cards(FILE *fp, const struct stats *s)
+{
+	struct chart_axis ax;
+	char b[48], what[64];
+
+	fputs("<div class=\"cards\">\n", fp);
+	if (s->duration_ns) {
+		double iops = stats_rate(s, s->all.n), bps = stats_rate(s, s->all.bytes);
+
+		chart_axis_init(&ax, iops, 1, CHART_COUNT);
+		ax.decimals = iops >= 1000 ? 1 : 0;
+		html_card(fp, "iops_mean", "IOPS (mean)", chart_axis_label(&ax, iops, b, sizeof(b)), iops);
+		html_card(fp, "throughput_mean_bps", "throughput (mean)",
+		     fmt_rate_bytes(bps, b, sizeof(b)), bps);
+	}
+	uint64_t rw = s->all.n_dir[DIR_READ] + s->all.n_dir[DIR_WRITE];
+
+	if (rw) {
+		double rs = (double)s->all.n_dir[DIR_READ] / (double)rw;
+
+		snprintf(b, sizeof(b), "%.1f%%", 100 * rs);
+		html_card(fp, "read_share", "reads of reads + writes", b, rs);
+	}
+	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
+		struct op_summary o;
+
+		report_op_summary(s, op, &o);
+		if (!o.has_lat || !o.n)
+			continue;
+		snprintf(what, sizeof(what), "p99 %s latency (device)", btape_op_name(op));
+		char key[48];
+
+		snprintf(key, sizeof(key), "p99_%s_ns", btape_op_name(op));
+		html_card(fp, key, what, fmt_lat((double)o.q[2], b, sizeof(b)), (double)o.q[2]);
+	}
+	if (s->wsr.blocks)
+		html_card(fp, "working_set_blocks",
+		     s->wsr.estimated ? "working set (estimated)" : "working set",
+		     cli_fmt_bytes(s->wsr.blocks * STATS_WS_BLOCK, b, sizeof(b)),
+		     (double)s->wsr.blocks);
+	fputs("</div>\n", fp);
+}
+
+/* The fidelity score of B against A as cards (the compare page's headline). */
+static void fidelity_cards(FILE *fp, const struct fidelity *f)
+{
+	double tvd = NAN;
+	char b[32];
+
+	for (int k = 0; k < f->nphases; k++)
+		for (int d = 0; d < DIR__COUNT; d++)
+			if (isfinite(f->ph[k].size_tvd[d]) && !(f->ph[k].size_tvd[d] <= tvd))
+				tvd = f->ph[k].size_tvd[d];
+	fputs("<h2>Fidelity of B to A</h2>\n<div class=\"cards\">\n", fp);
+	snprintf(b, sizeof(b), "%.3f", f->iops_corr);
+	html_card(fp, "iops_window_correlation", "IOPS correlation per window", b, f->iops_corr);
+	snprintf(b, sizeof(b), "%.3f", f->gap_ks);
+	html_card(fp, "interarrival_ks", "inter-arrival KS distance", b, f->gap_ks);
+	snprintf(b, sizeof(b), "%.3f", tvd);
+	html_card(fp, "size_tvd_max", "size TVD, worst phase", b, tvd);
+	if (f->ptm_a > 0 && f->ptm_b > 0) {
+		snprintf(b, sizeof(b), "%.2fx", f->ptm_b / f->ptm_a);
+		html_card(fp, "peak_to_mean_ratio", "peak-to-mean B/A", b, f->ptm_b / f->ptm_a);
+	}
+	if (f->ws_a && f->ws_b) {
+		snprintf(b, sizeof(b), "%.2fx", (double)f->ws_b / (double)f->ws_a);
+		html_card(fp, "working_set_ratio", "working set B/A", b,
+			  (double)f->ws_b / (double)f->ws_a);
+	}
+	snprintf(b, sizeof(b), "%d", f->nphases);
+	html_card(fp, "phases", "phases of A", b, f->nphases);
+	fputs("</div>\n", fp);
+}
+
 static int cmp_dev_n(const void *x, const void *y)
 {
 	const struct devstat *a = *(const struct devstat *const *)x;
@@ -486,7 +568,7 @@ int render_html(FILE *fp, const struct report *r)
 
 	snprintf(title, sizeof(title), "biotape analyze: %s%s", r->paths[0],
 		 r->npaths > 1 ? " ..." : "");
-	head(fp, title);
+	html_page_begin(fp, title);
 	fputs("<h1>", fp);
 	html_escape(fp, title);
 	fputs("</h1>\n", fp);
@@ -500,6 +582,7 @@ int render_html(FILE *fp, const struct report *r)
 	}
 	const struct report *rs[1] = {r};
 
+	cards(fp, s);
 	fputs("<h2>Rate over time</h2>\n", fp);
 	err = timeline_charts(fp, rs, 1);
 	if (err)
@@ -567,10 +650,12 @@ int render_compare_html(FILE *fp, const struct report *a, const struct report *b
 	int err;
 
 	snprintf(title, sizeof(title), "biotape compare: %s vs %s", a->paths[0], b->paths[0]);
-	head(fp, title);
+	html_page_begin(fp, title);
 	fputs("<h1>", fp);
 	html_escape(fp, title);
 	fputs("</h1>\n", fp);
+	if (a->fid)
+		fidelity_cards(fp, a->fid);
 	err = text_pre(fp, text_cmp, a, b);
 	if (err)
 		return err;

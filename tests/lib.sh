@@ -67,3 +67,14 @@ t_ext4() {
 	T_MOUNTS+=("$MNT")
 	sync
 }
+# t_fio_global RUNTIME_S: the [global] section of a reference fio job: ${TARGET}, direct
+# io_uring, no random map, time based.
+t_fio_global() {
+	printf '[global]\nfilename=${TARGET}\nioengine=io_uring\ndirect=1\nnorandommap=1\n'
+	printf 'randrepeat=0\ntime_based=1\nruntime=%s\n' "$1"
+}
+# t_fio_record DEV OUT JOB LOG: fio runs JOB on DEV (TARGET=DEV) under biotape record -d DEV.
+t_fio_record() {
+	TARGET=$1 timeout 120 "$BIOTAPE" record -o "$2" -d "$1" -- fio --output=/dev/null "$3" \
+		>"$4" 2>&1
+}

@@ -18,8 +18,10 @@ chrome() { # chrome OUT_STDOUT ARGS...: one headless run with a throwaway profil
 }
 
 "$GEN" -p mixed -n 30000 -o "$D/a.btape" -x 3 || fail "gen"
-"$GEN" -p mixed -n 20000 -o "$D/b.btape" -x 4 || fail "gen b"
+"$GEN" -p mixed -n 20000 -o "$D/b.btape" -x 4 -F 10 || fail "gen b (every 10th a flush)"
 "$BIOTAPE" analyze "$D/a.btape" --html "$D/a.html" || fail "analyze --html"
+"$BIOTAPE" analyze "$D/a.btape" --json >"$D/a.json" || fail "analyze --json"
+"$BIOTAPE" analyze "$D/b.btape" --html "$D/b.html" || fail "analyze --html (flushes)"
 "$BIOTAPE" compare "$D/a.btape" "$D/b.btape" --html "$D/c.html" || fail "compare --html"
 
 for f in a c; do
@@ -72,4 +74,66 @@ chrome /dev/null --hide-scrollbars --window-size=1000,1500 --screenshot="$D/a.pn
 python3 "$BIOTAPE_SRC/tests/analyze/png_colors.py" "$D/a.png" 1f77b4 d62728 >"$D/px" || fail "png decode"
 [ "$(awk '$1 == "1f77b4" { print $2 }' "$D/px")" -gt 500 ] || fail "series colour not drawn: $(cat "$D/px")"
 [ "$(awk '$1 == "d62728" { print $2 }' "$D/px")" -gt 100 ] || fail "write series not drawn: $(cat "$D/px")"
+# headline cards: the values the JSON has; axis ticks round, with units
+cat >"$D/cards.py" <<'PY'
+import json, re, sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(self):
+        super().__init__(); self.cards = {}; self.svg = False; self.intext = False; self.ticks = []
+    def handle_starttag(self, tag, a):
+        a = dict(a)
+        if tag == "div" and a.get("class") == "card": self.cards[a["data-key"]] = float(a["data-value"])
+        if tag == "svg": self.svg = True
+        if tag == "text" and self.svg and a.get("text-anchor") == "end" and a.get("x") == "60": self.intext = True
+    def handle_endtag(self, tag):
+        if tag == "svg": self.svg = False
+        if tag == "text": self.intext = False
+    def handle_data(self, d):
+        if self.intext: self.ticks.append(d)
+p = P(); p.feed(open(sys.argv[1]).read())
+j = json.load(open(sys.argv[2]))
+want = {"iops_mean": j["overall"]["iops_mean"], "throughput_mean_bps": j["overall"]["throughput_mean_bps"],
+        "working_set_blocks": j["working_set"]["blocks"],
+        "read_share": j["ops"]["read"]["count"] / (j["ops"]["read"]["count"] + j["ops"]["write"]["count"])}
+for op in ("read", "write"):
+    want["p99_%s_ns" % op] = j["ops"][op]["latency"]["device"]["p99_ns"]
+bad = [k for k, v in want.items() if k not in p.cards or abs(p.cards[k] - v) > 1e-6 * max(1, abs(v))]
+if bad: sys.exit("cards differ from the JSON: %s (cards %s)" % (bad, p.cards))
+odd = [t for t in p.ticks if not re.fullmatch(r"0|[0-9]+(\.[0-9]+)?(k|M|G| B| KiB| MiB| GiB| ns| µs| ms| s)?", t)]
+if odd or not p.ticks: sys.exit("axis ticks not round numbers with units: %s" % (odd or "none found"))
+print(len(p.cards), "cards,", len(p.ticks), "ticks")
+PY
+python3 "$D/cards.py" "$D/a.dom" "$D/a.json" || fail "headline cards or axis ticks wrong"
+"$BIOTAPE" compare "$D/a.btape" "$D/b.btape" --json >"$D/c.json" || fail "compare --json"
+python3 - "$D/c.dom" "$D/c.json" <<'PY' || fail "compare page: fidelity cards differ from the JSON"
+import json, re, sys
+cards = {k: float(v) for k, v in re.findall(r'class="card" data-key="([a-z_]+)" data-value="([^"]+)"', open(sys.argv[1]).read())}
+f = json.load(open(sys.argv[2]))["fidelity"]
+for k in ("iops_window_correlation", "interarrival_ks"):
+    if k not in cards or abs(cards[k] - f[k]) > 1e-6: sys.exit("%s: card %s, JSON %s" % (k, cards.get(k), f[k]))
+if cards.get("phases") != len(f["phases"]): sys.exit("phases: card %s, JSON %d" % (cards.get("phases"), len(f["phases"])))
+PY
+# the replay sweep page (null engine over sparse files: no device is written)
+truncate -s 20G "$D/t0" "$D/t1" || fail "truncate"
+"$BIOTAPE" replay "$D/a.btape" --map synth0="$D/t0" --map synth1="$D/t1" --engine null --timing afap \
+	--writes-as-reads --fit wrap --sweep 1,2,4 --html "$D/s.html" --json >"$D/s.json" || fail "replay --sweep --html"
+rm -f "$D/t0" "$D/t1"
+: >"$D/chrome.err"
+chrome "$D/s.dom" --dump-dom "file://$D/s.html" || fail "chromium --dump-dom (sweep) failed"
+grep -E 'CONSOLE|Uncaught|SyntaxError' "$D/chrome.err" && fail "console errors (sweep)"
+python3 "$D/marks.py" "$D/s.dom" >"$D/s.marks"
+[ "$(awk '$1 == "sweep" { print $2 }' "$D/s.marks")" = 2 ] || fail "sweep chart: want p50 and p99: $(cat "$D/s.marks")"
+python3 - "$D/s.dom" "$D/s.json" <<'PY' || fail "sweep page: cards differ from the JSON"
+import json, re, sys
+dom = open(sys.argv[1]).read()
+cards = {k: float(v) for k, v in re.findall(r'class="card" data-key="([a-z_]+)" data-value="([^"]+)"', dom)}
+j = json.load(open(sys.argv[2]))
+best = max(s["iops"] for s in j["sweep"])
+if abs(cards.get("iops_max", -1) - best) > 1e-6 * best: sys.exit("iops_max %s vs %s" % (cards.get("iops_max"), best))
+if cards.get("knee") != (j["knee"] or 0): sys.exit("knee %s vs %s" % (cards.get("knee"), j["knee"]))
+if ("No knee up to x4" in dom) != (j["knee"] is None): sys.exit("knee sentence does not match the JSON")
+PY
+grep -q 'data-chart="sizes-flush"' "$D/b.html" && fail "a size chart for flushes (they carry no data)"
+grep -q 'data-chart="sizes-read"' "$D/b.html" || fail "b.html: no read size chart"
 pass "HTML reports load offline in Chromium with every chart drawn"

@@ -29,4 +29,21 @@ if command -v fio >/dev/null; then
 	[ "$(grep -c '^\[pid' "$D/pp.fio")" = 8 ] || fail "per-process: want 8 jobs"
 	TARGET=$D/target fio --parse-only "$D/pp.fio" >"$D/parse" 2>&1 || fail "fio rejects per-process job: $(cat "$D/parse")"
 fi
+# --phases 1 is the flat job, byte for byte; bad values are refused with one line
+"$BIOTAPE" profile --phases 1 "$D/t.btape" >"$D/p1.fio" || fail "profile --phases 1"
+cmp -s "$D/t.fio" "$D/p1.fio" || fail "--phases 1 differs from the flat job: $(diff "$D/t.fio" "$D/p1.fio" | head -3)"
+for bad in 0 17 x; do
+	"$BIOTAPE" profile --phases $bad "$D/t.btape" >"$D/bad.fio" 2>"$D/bad.err"
+	[ $? = 2 ] && [ "$(wc -l <"$D/bad.err")" = 1 ] && grep -q "^biotape: profile: --phases" "$D/bad.err" ||
+		fail "--phases $bad: want exit 2 and one line: $(cat "$D/bad.err")"
+done
+# a steady trace is one phase; its job is a phase job that fio parses
+"$BIOTAPE" profile --phases auto "$D/t.btape" >"$D/pa.fio" || fail "profile --phases auto"
+[ "$(grep -c '^\[phase' "$D/pa.fio")" = 1 ] || fail "steady trace: want one phase: $(grep '^\[' "$D/pa.fio")"
+grep -q "^runtime=[0-9]*ms" "$D/pa.fio" || fail "phase job without its runtime"
+if command -v fio >/dev/null; then
+	TARGET=$D/target fio --parse-only "$D/pa.fio" >"$D/parse" 2>&1 || fail "fio rejects the phased job: $(cat "$D/parse")"
+	"$BIOTAPE" profile "$D/t.btape" --phases 3 --per-process >"$D/ppp.fio" || fail "profile --phases 3 --per-process"
+	TARGET=$D/target fio --parse-only "$D/ppp.fio" >"$D/parse" 2>&1 || fail "fio rejects phases + per-process: $(cat "$D/parse")"
+fi
 pass "profile states the known distribution"

@@ -9,10 +9,7 @@ D=$(t_tmpdir)
 t_loop 256
 RUNTIME=${PROFILE_TEST_RUNTIME:-8}
 
-record() { # record OUT JOB
-	TARGET=$LOOP timeout 120 "$BIOTAPE" record -o "$1" -d "$LOOP" -- fio --output=/dev/null "$2" \
-		>"$D/rec.log" 2>&1
-}
+record() { t_fio_record "$LOOP" "$1" "$2" "$D/rec.log"; } # record OUT JOB
 # is recording possible here at all?
 if ! timeout 20 "$BIOTAPE" record -o "$D/probe.btape" -d "$LOOP" --duration 1s >"$D/probe.log" 2>&1; then
 	skip "biotape record does not work here: $(tail -1 "$D/probe.log")"
@@ -23,15 +20,8 @@ ok=1
 for kind in uniform skewed; do
 	dist=""
 	[ "$kind" = skewed ] && dist="random_distribution=zoned:60/5:30/15:10/80"
-	cat >"$D/ref-$kind.fio" <<JOB
-[global]
-filename=\${TARGET}
-ioengine=io_uring
-direct=1
-norandommap=1
-randrepeat=0
-time_based=1
-runtime=$RUNTIME
+	t_fio_global "$RUNTIME" >"$D/ref-$kind.fio"
+	cat >>"$D/ref-$kind.fio" <<JOB
 [ref]
 rw=randrw
 rwmixread=70

@@ -80,11 +80,49 @@ static void test_html_selfcontained(void **state)
 	free(buf);
 }
 
+/* The sweep page names the knee's step, or says plainly that there is none. */
+static char *sweep_page(struct rp_step *s, unsigned int n)
+{
+	const char *targets[] = {"t"};
+	struct rp_run_info info = {.trace = "t", .engine = "null", .timing = "afap",
+				   .layout = "shard", .speed = 1, .iodepth = 1, .scale = 1,
+				   .targets = targets, .ntargets = 1};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	rp_steps_mark_knee(s, n);
+	rp_report_sweep_html(fp, &info, s, n);
+	fclose(fp);
+	return buf;
+}
+
+static void test_html_knee_named(void **state)
+{
+	struct rp_step s[] = {step(1, 10000, 100), step(2, 20000, 105), step(4, 22000, 300)};
+	struct rp_step t[] = {step(1, 10000, 100), step(2, 20000, 100), step(8, 80000, 110)};
+	char *buf = sweep_page(s, 3);
+
+	(void)state;
+	/* x2 -> x4: p99 x2.86 while IOPS x1.10 */
+	assert_non_null(strstr(buf, "Knee at x4: from x2 to x4, p99 latency grew 2.86x while IOPS grew 1.10x"));
+	assert_non_null(strstr(buf, "<tr class=\"knee\"><td>x4 (knee)</td>"));
+	assert_null(strstr(buf, "<th></th>")); /* no empty column */
+	assert_null(strstr(buf, "e+0")); /* round ticks, no exponents */
+	assert_non_null(strstr(buf, ">20k<")); /* an IOPS tick with its unit */
+	free(buf);
+	buf = sweep_page(t, 3);
+	assert_non_null(strstr(buf, "No knee up to x8"));
+	assert_non_null(strstr(buf, "none up to x8"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_knee),
 		cmocka_unit_test(test_html_selfcontained),
+		cmocka_unit_test(test_html_knee_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

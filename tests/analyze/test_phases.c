@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Phase detection (analyze/phases.h): segmentation of known series, phases of a known trace. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "phases.h"
+
+#define MS 1000000ull
+#define S 1000000000ull
+
+static void test_segment_steps(void **st)
+{
+	double x[30];
+	size_t starts[PHASES_MAX];
+
+	(void)st;
+	for (int i = 0; i < 30; i++)
+		x[i] = i >= 10 && i < 20 ? 5 : 0;
+	/* auto: the two steps cost 250 / 125 each, far above the penalty */
+	assert_int_equal(phases_segment(x, 30, 1, 2, 0, 10, starts, PHASES_MAX), 3);
+	assert_int_equal(starts[0], 0);
+	assert_int_equal(starts[1], 10);
+	assert_int_equal(starts[2], 20);
+	/* at most two: one of the two steps */
+	assert_int_equal(phases_segment(x, 30, 1, 2, 2, 0, starts, PHASES_MAX), 2);
+	assert_true(starts[1] == 10 || starts[1] == 20);
+	/* a penalty above the gain: one piece */
+	assert_int_equal(phases_segment(x, 30, 1, 2, 0, 1000, starts, PHASES_MAX), 1);
+	/* pieces of at least 11 rows cannot isolate the middle step: a split near it at most */
+	int n = phases_segment(x, 30, 1, 11, 0, 10, starts, PHASES_MAX);
+
+	assert_true(n <= 2);
+	for (int i = 1; i < n; i++)
+		assert_true(starts[i] >= 11 && starts[i] <= 19);
+}
+
+static void test_segment_flat(void **st)
+{
+	double x[40];
+	size_t starts[PHASES_MAX];
+
+	(void)st;
+	for (int i = 0; i < 40; i++)
+		x[i] = (i % 2) ? 1 : -1; /* jitter, no change of level */
+	assert_int_equal(phases_segment(x, 40, 1, 2, 0, 20, starts, PHASES_MAX), 1);
+	assert_int_equal(starts[0], 0);
+}
+
+/* 3 s of 1,000 4 KiB reads/s, then 3 s of 200 64 KiB writes/s: two phases, split at 3 s. */
+static void test_detect_two_phases(void **st)
+{
+	struct stats_opts o = {.interval_ns = 100 * MS};
+	struct btape_event *ev = calloc(4000, sizeof(*ev));
+	struct phase_span sp[PHASES_MAX];
+	struct stats *s;
+	size_t n = 0;
+
+	(void)st;
+	assert_non_null(ev);
+	for (uint64_t t = 0; t < 3 * S; t += MS)
+		ev[n++] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ,
+					       .sector = n * 8, .bytes = 4096};
+	for (uint64_t t = 3 * S; t < 6 * S; t += 5 * MS)
+		ev[n++] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_WRITE,
+					       .sector = n * 128, .bytes = 65536};
+	assert_int_equal(stats__new(&s, &o), 0);
+	assert_int_equal(stats__add_batch(s, ev, n), 0);
+	assert_int_equal(stats__finish(s), 0);
+	assert_int_equal(phases_detect(s, 0, sp, PHASES_MAX), 2);
+	assert_int_equal(sp[0].from_ns, 0);
+	assert_int_equal(sp[0].to_ns, 3 * S);
+	assert_int_equal(sp[1].from_ns, 3 * S);
+	assert_int_equal(sp[1].to_ns, s->last_issue_ns - s->origin_ns + 1);
+	/* --phases 1: the whole trace */
+	assert_int_equal(phases_detect(s, 1, sp, PHASES_MAX), 1);
+	assert_int_equal(sp[0].to_ns, s->last_issue_ns - s->origin_ns + 1);
+	stats__free(s);
+	free(ev);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_segment_steps),
+		cmocka_unit_test(test_segment_flat),
+		cmocka_unit_test(test_detect_two_phases),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
