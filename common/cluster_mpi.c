@@ -21,7 +21,8 @@ static uint64_t mono_ns(void)
 }
 
 /* Polls req until done. Spins for the first 200 us (a round trip on shared memory is a few
- * us), then sleeps 50 us between polls so that oversubscribed ranks leave the CPU to peers. */
+ * us), then sleeps between polls, an eighth of the time waited so far (at most 1 ms), so that
+ * oversubscribed ranks leave the CPU to their peers and a long wait costs little. */
 static int wait_req(MPI_Request *req, int64_t timeout_ns)
 {
 	uint64_t t0 = mono_ns();
@@ -36,7 +37,7 @@ static int wait_req(MPI_Request *req, int64_t timeout_ns)
 		if (timeout_ns > 0 && el > (uint64_t)timeout_ns) /* the caller aborts */
 			return -ETIMEDOUT;
 		if (el > 200000) {
-			struct timespec ts = { 0, 50000 };
+			struct timespec ts = { 0, (long)(el / 8 < 1000000 ? el / 8 : 1000000) };
 			nanosleep(&ts, NULL);
 		}
 	}
