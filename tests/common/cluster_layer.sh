@@ -4,19 +4,18 @@
 # syntax): all-reduce, agree/refuse, offsets within 50 us, start instant. And the one-rank
 # path: without a launcher no MPI is loaded; under one without the plugin, a clear refusal.
 . "$BIOTAPE_SRC/tests/lib.sh"
+. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
 PROG=${1:?usage: cluster_layer.sh TEST_PROGRAM}
 [ -x "$PROG" ] || skip "MPI not built (BIOTAPE_MPI=OFF or no libopenmpi-dev)"
-command -v mpirun >/dev/null || skip "needs mpirun (openmpi-bin)"
-mpi=(mpirun --oversubscribe)
-[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-out=$(timeout 120 "${mpi[@]}" -n 1 -x BIOTAPE_TEST_CLOCK_SHIFT_NS=0 "$PROG" 3 : \
+mpi_require
+out=$(timeout 120 "${MPIRUN[@]}" -n 1 -x BIOTAPE_TEST_CLOCK_SHIFT_NS=0 "$PROG" 3 : \
 	-n 1 -x BIOTAPE_TEST_CLOCK_SHIFT_NS=3000000 "$PROG" 3 : \
 	-n 1 -x BIOTAPE_TEST_CLOCK_SHIFT_NS=-7000000 "$PROG" 3 2>&1) || fail "mpirun -n 3: $out"
 echo "$out"
 grep -q '^PASS: 3 ranks' <<<"$out" || fail "no PASS line from rank 0"
 
 # Under a launcher, a missing plugin is one clear line and a failure, not a lone run.
-out=$(BIOTAPE_MPI_PLUGIN=/nonexistent/biotape-mpi.so timeout 60 "${mpi[@]}" -n 1 \
+out=$(BIOTAPE_MPI_PLUGIN=/nonexistent/biotape-mpi.so timeout 60 "${MPIRUN[@]}" -n 1 \
 	-x BIOTAPE_MPI_PLUGIN "$PROG" 1 2>&1) && fail "ran without its plugin: $out"
 grep -q 'plugin is missing' <<<"$out" || fail "no clear line for the missing plugin: $out"
 pass
