@@ -641,6 +641,28 @@ static void trace_err(const char *trace, const char *reader_msg, int err)
 		cli_err("replay: %s: %s", trace, strerror(-err));
 }
 
+/* Completes the result trace (-o), if any: 0 or -errno (printed). */
+static int finish_output(struct out_ctx *oc)
+{
+	int err;
+
+	if (!oc->w)
+		return 0;
+	err = rp_outq__finish(oc->q);
+	oc->q = NULL;
+	if (err) {
+		cli_err("replay: -o %s: %s", oc->o->out, btape_writer__errmsg(oc->w));
+		btape_writer__abort(oc->w);
+		oc->w = NULL;
+		return err;
+	}
+	err = btape_writer__close(oc->w);
+	oc->w = NULL;
+	if (err < 0)
+		cli_err("replay: -o %s: %s", oc->o->out, btape_writer__last_errmsg());
+	return err;
+}
+
 /* The cluster's JSON summary: today's, with a "cluster" member added at its end. */
 static void report_json_cluster(const struct rp_cluster *rc, const struct rp_run_info *info,
 				const struct rp_stats *st)
@@ -915,6 +937,11 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		if (rc) {
 			char fail[160];
 
+			/* a cluster's result traces are complete before the merge: when a rank
+			 * dies, the launcher kills the others soon after */
+			if (finish_output(&oc) < 0)
+				goto cleanup;
+
 			if (err < 0)
 				snprintf(fail, sizeof(fail), "replay failed: %s", strerror(-err));
 			else if (st->errors)
@@ -990,22 +1017,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	}
 	fflush(stdout);
-	if (oc.w) {
-		err = rp_outq__finish(oc.q);
-		oc.q = NULL;
-		if (err) {
-			cli_err("replay: -o %s: %s", o.out, btape_writer__errmsg(oc.w));
-			btape_writer__abort(oc.w);
-			oc.w = NULL;
-			goto cleanup;
-		}
-		err = btape_writer__close(oc.w);
-		oc.w = NULL;
-		if (err < 0) {
-			cli_err("replay: -o %s: %s", o.out, btape_writer__last_errmsg());
-			goto cleanup;
-		}
-	}
+	if (finish_output(&oc) < 0)
+		goto cleanup;
 	ret = st->errors ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
 	if (st->errors)
 		cli_err("replay: %" PRIu64 " I/Os failed (first: %s)", st->errors,
