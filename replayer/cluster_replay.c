@@ -4,6 +4,7 @@
 
 #include "btape.h"
 #include "cli.h"
+#include "clock.h"
 #include "cluster.h"
 #include "hist.h"
 #include "report.h"
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,7 +22,13 @@
 #define HEARTBEAT_TIMEOUT_NS 2000000000ll /* no heartbeat this long: a rank is gone */
 #define RESULT_TIMEOUT_NS 60000000000ll	 /* preflight, the merge */
 #define CLOCK_ROUNDS 64			 /* round trips per rank for its clock offset */
-#define SPIN_NS 200000ull		 /* sleep until this long before the start, then spin */
+#define SPIN_NS 5000000ull /* sleep until this long before the start, then spin with
+			    * sched_yield(): a rank that sleeps into the start wakes late on a busy
+			    * host, one that spins without yielding starves its peers on shared
+			    * cores (bench/cluster: yielding gave the tightest start) */
+#define START_SPIN_AFTER_NS 1000000ull /* the start clock spins until this after the start */
+#define LEAD_NS 2000000ull /* returns this long before a start the scheduler times itself: its
+			    * setup (allocations, first faults) takes 0.1-1 ms */
 #define WHY_MAX 160
 
 enum state {
@@ -48,8 +56,16 @@ struct row {
 	bool interrupted;
 };
 
+/* The replay clock, spinning instead of sleeping until just after the start instant. */
+struct start_clock {
+	struct rp_clock clk; /* first: the scheduler's pointer is this struct's */
+	void (*sleep_until)(const struct rp_clock *c, uint64_t t); /* the real one */
+	uint64_t spin_until;
+};
+
 struct rp_cluster {
 	struct cl_comm *c;
+	struct start_clock sc;
 	int rank, size;
 	enum state state;
 	char kept[CL_REASON_MAX]; /* cli_err() of the preflight */
@@ -312,14 +328,37 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	rc->wd_on = true;
 	uint64_t start = rc->start_cl - (uint64_t)rc->shift;
 	*start_ns = start;
+	rc->sc.spin_until = start + START_SPIN_AFTER_NS;
 	if (!wait)
-		return 0;
-	/* sleep, then spin to the instant: the scheduler starts its timeline from here */
+		start -= LEAD_NS;
+	/* sleep, then spin to the instant (or to the lead before it) */
 	if (start > mono_ns() + SPIN_NS)
 		sleep_until_mono(start - SPIN_NS);
 	while (mono_ns() < start)
-		;
+		sched_yield();
 	return 0;
+}
+
+static void start_sleep_until(const struct rp_clock *c, uint64_t t)
+{
+	const struct start_clock *sc = (const struct start_clock *)c;
+
+	if (t > sc->spin_until) {
+		sc->sleep_until(c, t);
+		return;
+	}
+	while (c->now(c) < t)
+		sched_yield();
+}
+
+const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_clock *real)
+{
+	if (!rc)
+		return real;
+	rc->sc.clk = *real;
+	rc->sc.sleep_until = real->sleep_until;
+	rc->sc.clk.sleep_until = start_sleep_until;
+	return &rc->sc.clk;
 }
 
 void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)

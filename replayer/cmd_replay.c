@@ -924,12 +924,12 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 		oc.last_tick = 0;
 		oc.first_issue = 0;
-		/* original timing: the scheduler's first deadline is the cluster's start instant;
+		/* original timing: the cluster's start instant is the scheduler's first deadline;
 		 * the other timings start when step_begin returns at it */
 		if (rp_cluster__step_begin(rc, &stop_flag, st, o.timing != RP_TIMING_ORIGINAL,
 					   &cfg.start_ns))
 			goto cleanup;
-		err = rp_sched_run(&cfg, eng, e, &clk, src, st);
+		err = rp_sched_run(&cfg, eng, e, rp_cluster__clock(rc, &clk), src, st);
 		eng->close(e);
 		e = NULL;
 		if (oc.progress)
@@ -968,7 +968,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		rp_step_from_stats(&steps[i],
 				   rp_cluster__multi(rc) ? rp_cluster__copies(rc) : o.sweep[i], st);
 		if (o.nsweep > 1 && !o.json && rp_cluster__is_root(rc)) {
-			fprintf(stderr, "  scale %u: %.0f IOPS, p99 %.1f us\n", o.sweep[i],
+			fprintf(stderr, "  scale %u: %.0f IOPS, p99 %.1f us\n", steps[i].factor,
 				steps[i].iops, (double)steps[i].p99_all / 1e3);
 		}
 		if (stop_flag)
