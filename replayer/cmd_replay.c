@@ -106,7 +106,7 @@ static void usage(FILE *fp)
 		"  biotape replay vm.btape --target /dev/vg/test --write --sweep 1,2,4,8 --html knee.html\n"
 		"\n"
 		"cluster (under mpirun or srun; docs/CLUSTER.md): rank r replays FILE number r mod the\n"
-		"number of FILEs (at most one per rank); %%h (host name), %%r (rank) and %%%% expand in FILE,\n"
+		"number of FILEs (no more FILEs than ranks); %%h (host), %%r (rank) and %%%% expand in FILE,\n"
 		"--target, --map DST and -o; --scale N is the total, N / ranks copies each (the first\n"
 		"N %% ranks one more); --sweep factors are per rank, all ranks step together. Every rank\n"
 		"passes its checks or none writes; all start at one instant on clocks corrected to rank\n"
