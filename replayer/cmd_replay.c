@@ -723,7 +723,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	char why[RP_DEVMAP_WHY_MAX];
 	unsigned int depth;
 	int err, ret = BTAPE_EXIT_FAIL;
-	bool sigs = false;
+	bool sigs = false, issued = false;
 
 	memset(&s, 0, sizeof(s));
 	err = parse_args(argc, argv, &o);
@@ -929,6 +929,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		if (rp_cluster__step_begin(rc, &stop_flag, st, o.timing != RP_TIMING_ORIGINAL,
 					   &cfg.start_ns))
 			goto cleanup;
+		issued = true;
 		err = rp_sched_run(&cfg, eng, e, rp_cluster__clock(rc, &clk), src, st);
 		eng->close(e);
 		e = NULL;
@@ -1034,6 +1035,8 @@ cleanup:
 	if (e)
 		eng->close(e);
 	rp_prefetch__close(pf);
+	if (!issued) /* refused before the first I/O: a file --create made goes too */
+		rp_devices__discard_created(&s.dv);
 	rp_devices__free(&s.dv);
 	free(bufs);
 	free(bufmem);
