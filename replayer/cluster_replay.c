@@ -85,6 +85,7 @@ struct rp_cluster {
 	struct row *rows;
 	unsigned int copies;
 	bool failed;
+	bool merged; /* the last step's stats were merged (false: contact lost) */
 };
 
 static uint64_t mono_ns(void)
@@ -314,6 +315,7 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	}
 	rc->stop = stop;
 	rc->st = st;
+	rc->merged = false;
 	rc->status = RS_RUNNING;
 	rc->lost = false;
 	rc->state = ST_STEP;
@@ -491,6 +493,7 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 		if (st)
 			*st = *merged;
 	}
+	rc->merged = true;
 	rc->state = ST_READY;
 	err = 0;
 	goto cleanup;
@@ -512,7 +515,7 @@ bool rp_cluster__is_root(const struct rp_cluster *rc)
 
 bool rp_cluster__multi(const struct rp_cluster *rc)
 {
-	return rc && rc->size > 1;
+	return rc && rc->size > 1 && rc->merged;
 }
 
 unsigned int rp_cluster__copies(const struct rp_cluster *rc)

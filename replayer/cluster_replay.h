@@ -77,7 +77,8 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 
 /* True on the rank that prints the reports (rank 0; always without a cluster). */
 bool rp_cluster__is_root(const struct rp_cluster *rc);
-/* True when the run has more than one rank (the cluster parts of the reports apply). */
+/* True when the run has more than one rank and the last step was merged (the cluster parts
+ * of the reports apply; after lost contact, rank 0 reports its own stats only). */
 bool rp_cluster__multi(const struct rp_cluster *rc);
 /* Copies replayed at once by all ranks in the last step. */
 unsigned int rp_cluster__copies(const struct rp_cluster *rc);
