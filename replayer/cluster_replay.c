@@ -203,6 +203,14 @@ static const char *reason(const char *kept)
 	return strncmp(kept, "replay: ", 8) == 0 ? kept + 8 : kept;
 }
 
+/* A collective failed: this rank can take part in no other (it aborts the job at close). */
+static int broken(struct rp_cluster *rc, int err)
+{
+	cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
+	rc->state = ST_BROKEN;
+	return err;
+}
+
 static int agree(struct rp_cluster *rc, const char *refusal)
 {
 	char *lines = NULL;
@@ -210,11 +218,8 @@ static int agree(struct rp_cluster *rc, const char *refusal)
 
 	cli_err_keep(NULL, 0);
 	n = cl_comm__agree(rc->c, refusal, &lines);
-	if (n < 0) {
-		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
-		rc->state = ST_BROKEN;
-		return n;
-	}
+	if (n < 0)
+		return broken(rc, n);
 	if (n > 0) {
 		/* one line per refusing rank: "host H rank R: target: reason" */
 		for (char *l = lines, *nl; l && *l; l = nl + 1) {
@@ -240,11 +245,7 @@ int rp_cluster__agree(struct rp_cluster *rc)
 	if (err)
 		return err;
 	err = cl_comm__clock_offsets(rc->c, CLOCK_ROUNDS, rc->off);
-	if (err) {
-		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
-		rc->state = ST_BROKEN;
-	}
-	return err;
+	return err ? broken(rc, err) : 0;
 }
 
 /* Every rank says whether it goes on; all go on, or all stop. */
@@ -253,11 +254,8 @@ static int go_on(struct rp_cluster *rc, bool stop)
 	uint64_t v = stop;
 	int err = cl_comm__allreduce_u64(rc->c, &v, 1, CL_MAX);
 
-	if (err) {
-		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
-		rc->state = ST_BROKEN;
-		return err;
-	}
+	if (err)
+		return broken(rc, err);
 	if (v) {
 		rc->state = ST_OVER;
 		return -ECANCELED;
@@ -308,11 +306,8 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 		return err;
 	}
 	err = cl_comm__start_instant(rc->c, rc->off, START_MARGIN_NS, &rc->start_cl);
-	if (err) {
-		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
-		rc->state = ST_BROKEN;
-		return err;
-	}
+	if (err)
+		return broken(rc, err);
 	rc->stop = stop;
 	rc->st = st;
 	rc->merged = false;
