@@ -23,6 +23,9 @@
 #define DEFAULT_TIMEOUT_NS (60 * 1000000000ll)
 #define TAG_PING 0x6274 /* clock round trips */
 #define TAG_PONG 0x6275
+#define CLOCK_GOOD_RTT_NS 20000ull	  /* a round trip this short bounds the error to 10 us */
+#define CLOCK_BUDGET_NS 1000000000ull /* per peer, from rank 0's first answer */
+#define CLOCK_ROUNDS_MAX 100000u
 
 struct cl_comm {
 	const struct cl_mpi_ops *ops; /* NULL: one rank, no MPI */
@@ -331,30 +334,53 @@ int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_off
 		out[0] = mine;
 		return 0;
 	}
-	/* Rank 0 answers each peer in turn; the peer times the round trip. Offset of the peer:
-	 * the middle of its round trip minus rank 0's time at the answer. */
+	/*
+	 * Rank 0 answers each peer in turn until the peer says it is done ({0, 0}); the peer
+	 * times the round trips. Offset of the peer: the middle of its round trip minus rank 0's
+	 * time at the answer, from the shortest round trip. A peer takes at least `rounds`
+	 * samples, and more while none was shorter than CLOCK_GOOD_RTT_NS (a busy or
+	 * oversubscribed host stretches most of them), within CLOCK_BUDGET_NS of its first
+	 * answer and CLOCK_ROUNDS_MAX samples.
+	 */
 	if (c->rank == 0) {
 		for (int p = 1; p < c->size && !err; p++)
-			for (unsigned int k = 0; k < rounds && !err; k++) {
-				uint64_t t;
-				err = c->ops->recv(&t, sizeof(t), p, TAG_PING, c->timeout_ns);
-				t = cl_now_ns();
-				if (!err)
-					err = c->ops->send(&t, sizeof(t), p, TAG_PONG, c->timeout_ns);
+			for (;;) {
+				uint64_t m[2];
+
+				err = c->ops->recv(m, sizeof(m), p, TAG_PING, c->timeout_ns);
+				if (err || !m[0])
+					break;
+				m[1] = cl_now_ns();
+				err = c->ops->send(m, sizeof(m), p, TAG_PONG, c->timeout_ns);
+				if (err)
+					break;
 			}
 	} else {
-		uint64_t best = UINT64_MAX;
-		for (unsigned int k = 0; k < rounds && !err; k++) {
-			uint64_t t0 = cl_now_ns(), t_root = 0;
-			err = c->ops->send(&t0, sizeof(t0), 0, TAG_PING, c->timeout_ns);
+		uint64_t best = UINT64_MAX, first = 0;
+
+		for (unsigned int k = 0; !err; k++) {
+			uint64_t m[2] = { 1, 0 }, t0 = cl_now_ns();
+
+			if (k >= rounds &&
+			    (best <= CLOCK_GOOD_RTT_NS || k >= CLOCK_ROUNDS_MAX ||
+			     t0 - first > CLOCK_BUDGET_NS))
+				break;
+			err = c->ops->send(m, sizeof(m), 0, TAG_PING, c->timeout_ns);
 			if (!err)
-				err = c->ops->recv(&t_root, sizeof(t_root), 0, TAG_PONG, c->timeout_ns);
-			uint64_t rtt = cl_now_ns() - t0;
+				err = c->ops->recv(m, sizeof(m), 0, TAG_PONG, c->timeout_ns);
+			uint64_t t1 = cl_now_ns(), rtt = t1 - t0;
+			if (!first)
+				first = t1;
 			if (!err && rtt < best) {
 				best = rtt;
-				mine.offset_ns = (int64_t)(t0 + rtt / 2 - t_root);
+				mine.offset_ns = (int64_t)(t0 + rtt / 2 - m[1]);
 				mine.uncert_ns = (rtt + 1) / 2;
 			}
+		}
+		if (!err) {
+			uint64_t m[2] = { 0, 0 };
+
+			err = c->ops->send(m, sizeof(m), 0, TAG_PING, c->timeout_ns);
 		}
 	}
 	if (err)

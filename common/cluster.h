@@ -84,9 +84,9 @@ struct cl_offset {
 	uint64_t uncert_ns;
 };
 /*
- * Measures every rank's offset to rank 0 with `rounds` round trips each (the sample with the
- * smallest round trip is kept, as NTP does); rank 0's is {0, 0}. Every rank gets all of them
- * in out[size].
+ * Measures every rank's offset to rank 0 with at least `rounds` round trips each, and more
+ * (up to 1 s per rank) until one is shorter than 20 us; the sample with the smallest round
+ * trip is kept, as NTP does. Rank 0's is {0, 0}. Every rank gets all of them in out[size].
  */
 int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_offset *out);
 
