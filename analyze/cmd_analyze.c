@@ -26,7 +26,7 @@ struct common {
 static const char analyze_usage[] =
 	"usage: biotape analyze FILE... [--from T] [--to T] [--device D] [--pid N]\n"
 	"                       [--interval S] [--json | --html OUT] [--ws-limit BLOCKS]\n"
-	"                       [--near BYTES] [--idle-min T]\n"
+	"                       [--near BYTES] [--idle-min T] [--align HOW]\n"
 	"\n"
 	"Characterise the workload in one or more traces (merged by issue time): counts, bytes,\n"
 	"IOPS and throughput (mean, peak over 1 s windows), op mix, request sizes, sequentiality,\n"
@@ -43,8 +43,15 @@ static const char analyze_usage[] =
 	"                     (default 1048576, about 32 MiB of memory)\n"
 	"  --near BYTES       near-sequential window (default 128k)\n"
 	"  --idle-min T       shortest idle period counted (default 1ms)\n"
+	"  --align HOW        several files on one timeline: cluster (the clock offsets stored by\n"
+	"                     a cluster recording), start (every file's first I/O at the same\n"
+	"                     instant), wall (the hosts' wall clocks), none (times as recorded).\n"
+	"                     Default auto: cluster for the files of one cluster recording, none\n"
+	"                     for one host's files; other files are refused. Files from several\n"
+	"                     hosts get per-host rows and their devices are named HOST:DEVICE.\n"
 	"\n"
-	"example:\n"
+	"examples:\n"
+	"  mpirun -n 3 biotape record -o trace-%h.btape --duration 60 ; biotape analyze trace-*.btape\n"
 	"  biotape analyze db.btape --from 30s --to 90s --device nvme0n1 --html report.html\n";
 
 static const char profile_usage[] =
@@ -62,10 +69,13 @@ static const char profile_usage[] =
 
 static const char compare_usage[] =
 	"usage: biotape compare A B [--from T] [--to T] [--device D] [--json | --html OUT]\n"
+	"       biotape compare A1,A2,... B1,B2,... [--align HOW] [...]\n"
 	"\n"
 	"Compare two traces side by side (a recording and its replay on new storage, or two\n"
 	"systems): IOPS, throughput, latency percentiles per op with ratios, request sizes and\n"
-	"op mix; in HTML with overlaid latency CDFs.\n"
+	"op mix; in HTML with overlaid latency CDFs. A side may be several traces joined by\n"
+	"commas (the hosts of a cluster recording): they are analysed on one timeline as\n"
+	"biotape analyze does (--align, see its --help).\n"
 	"\n"
 	"example:\n"
 	"  biotape compare prod.btape replay-on-new-array.btape --html compare.html\n";
@@ -113,6 +123,13 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 		} else if (strcmp(a, "--device") == 0) {
 			NEED_ARG();
 			c->f.device = v;
+		} else if (strcmp(a, "--align") == 0) {
+			NEED_ARG();
+			if (an_align_parse(v, &c->f.align)) {
+				cli_err("%s: --align: '%s' is not auto, cluster, start, wall or none",
+					cmd, v);
+				return -EINVAL;
+			}
 		} else if (strcmp(a, "--pid") == 0) {
 			NEED_ARG();
 			if (cli_parse_u64(v, &u) || u > UINT32_MAX) {
