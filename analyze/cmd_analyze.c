@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum out_kind { OUT_TEXT, OUT_JSON, OUT_HTML };
 
@@ -378,6 +379,27 @@ static int fn_compare(FILE *fp, const void *p)
 	}
 }
 
+/*
+ * One side of a comparison: a trace, or several joined by commas (a cluster recording's
+ * files) when no file has that whole name. Splits arg in place; returns the count or -E2BIG.
+ */
+static int split_side(char *arg, char **out)
+{
+	int n = 0;
+
+	if (access(arg, F_OK) == 0 || !strchr(arg, ',')) {
+		out[0] = arg;
+		return 1;
+	}
+	for (char *save = NULL, *t = strtok_r(arg, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (n == AN_MAX_FILES)
+			return -E2BIG;
+		out[n++] = t;
+	}
+	return n ? n : (out[0] = arg, 1);
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct common c;
@@ -397,14 +419,19 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (c.kind == OUT_HTML && (rc = cli_out_check("compare", c.html_path)))
 		return rc;
-	rc = run_one(&c, &c.files[0], 1, &sa, &ia, "compare");
+	char *pa[AN_MAX_FILES], *pb[AN_MAX_FILES];
+	int na = split_side(c.files[0], pa), nb = split_side(c.files[1], pb);
+
+	if (na < 0 || nb < 0) {
+		cli_err("compare: a side lists more than %d traces", AN_MAX_FILES);
+		return BTAPE_EXIT_USAGE;
+	}
+	rc = run_one(&c, pa, na, &sa, &ia, "compare");
 	if (!rc)
-		rc = run_one(&c, &c.files[1], 1, &sb, &ib, "compare");
+		rc = run_one(&c, pb, nb, &sb, &ib, "compare");
 	if (!rc) {
-		struct report ra = {
-			.s = sa, .info = &ia, .paths = &c.files[0], .npaths = 1, .label = "A"};
-		struct report rb = {
-			.s = sb, .info = &ib, .paths = &c.files[1], .npaths = 1, .label = "B"};
+		struct report ra = {.s = sa, .info = &ia, .paths = pa, .npaths = na, .label = "A"};
+		struct report rb = {.s = sb, .info = &ib, .paths = pb, .npaths = nb, .label = "B"};
 		struct cmp_arg a = {.a = &ra, .b = &rb, .kind = c.kind};
 
 		rc = write_out(c.kind == OUT_HTML ? c.html_path : NULL, fn_compare, &a, "compare");
