@@ -174,3 +174,21 @@ int an_align_plan(enum an_align mode, const struct an_align_in *in, int n,
 	}
 	return (int)mode;
 }
+
+static uint64_t shift_ns(uint64_t t, int64_t off)
+{
+	__int128 v = (__int128)t - off;
+
+	return v < 0 ? 0 : v > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+void an_align_event(const struct btape_cluster *clock, struct btape_event *ev)
+{
+	int64_t off = btape_cluster_offset_at(clock, ev->issue_ns);
+
+	ev->issue_ns = shift_ns(ev->issue_ns, off);
+	if (ev->present & BTAPE_HAS_COMPLETE)
+		ev->complete_ns = shift_ns(ev->complete_ns, off);
+	if (ev->present & BTAPE_HAS_INSERT)
+		ev->insert_ns = shift_ns(ev->insert_ns, off);
+}

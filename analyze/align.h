@@ -49,4 +49,10 @@ const char *an_align_name(enum an_align mode);
 int an_align_plan(enum an_align mode, const struct an_align_in *in, int n,
 		  struct an_align_out *out, bool *multi_host, char *msg, size_t msglen);
 
+/*
+ * Moves every time of ev by clock's correction at its issue (latencies stay exact; issue
+ * order is kept, the correction changing by less than 1 ns per ns), clamped to u64.
+ */
+void an_align_event(const struct btape_cluster *clock, struct btape_event *ev);
+
 #endif

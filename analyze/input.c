@@ -46,18 +46,7 @@ static void path_msg(char *msg, size_t msglen, const char *path, const char *why
 		snprintf(msg, msglen, "%s: %s", path, why);
 }
 
-static uint64_t shift_ns(uint64_t t, int64_t off)
-{
-	__int128 v = (__int128)t - off;
-
-	return v < 0 ? 0 : v > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)v;
-}
-
-/*
- * The batch on the timeline: every time of an event moves by the correction at its issue, so
- * latencies stay exact (and issue order is kept: the correction changes by less than 1 ns per
- * ns).
- */
+/* The batch on the timeline (an_align_event). */
 static int src_shift(struct src *sr, int n)
 {
 	if (n > sr->shifted_cap) {
@@ -69,16 +58,8 @@ static int src_shift(struct src *sr, int n)
 		sr->shifted_cap = n;
 	}
 	for (int i = 0; i < n; i++) {
-		struct btape_event *e = &sr->shifted[i];
-		int64_t off;
-
-		*e = sr->evs[i];
-		off = btape_cluster_offset_at(&sr->clock, e->issue_ns);
-		e->issue_ns = shift_ns(e->issue_ns, off);
-		if (e->present & BTAPE_HAS_COMPLETE)
-			e->complete_ns = shift_ns(e->complete_ns, off);
-		if (e->present & BTAPE_HAS_INSERT)
-			e->insert_ns = shift_ns(e->insert_ns, off);
+		sr->shifted[i] = sr->evs[i];
+		an_align_event(&sr->clock, &sr->shifted[i]);
 	}
 	sr->evs = sr->shifted;
 	return 0;
@@ -369,7 +350,11 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 
 			for (uint32_t y = 1; y < ck->nsync && y < BTAPE_CLOCK_SYNC_MAX; y++)
 				lo = ck->sync[y].offset_ns < lo ? ck->sync[y].offset_ns : lo;
-			err = btape_reader__seek(srcs[k].r, shift_ns(from_abs, -lo));
+			struct btape_cluster back = {.nsync = 1};
+
+			back.sync[0].offset_ns = lo == INT64_MIN ? INT64_MAX : -lo;
+			err = btape_reader__seek(srcs[k].r,
+						 btape_cluster_to_reference(&back, from_abs));
 			if (err < 0 && err != -ENOSYS && err != -ESPIPE) {
 				path_msg(msg, msglen, paths[k], btape_reader__errmsg(srcs[k].r));
 				goto cleanup;

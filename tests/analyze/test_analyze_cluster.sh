@@ -82,4 +82,22 @@ grep -q "^  h0  *[0-9.]*  *- " "$D/cmp" || fail "compare per host: $(cat "$D/cmp
 "$BIOTAPE" compare --json "$D/h0.btape,$D/h1.btape,$D/h2.btape" "$D/h0.btape" >"$D/cmp.json" ||
 	fail "compare --json"
 [ "$(jget "$D/cmp.json" 'len(d["a"]["hosts"])')" = 3 ] || fail "compare json hosts"
+# convert --merge: one multi-host trace, hosts in its device table, the same analysis
+"$BIOTAPE" convert -q --merge "$D/h0.btape" "$D/h1.btape" "$D/h2.btape" "$D/m.btape" ||
+	fail "convert --merge"
+"$BIOTAPE" info --json "$D/m.btape" >"$D/m.info" || fail "info merged"
+[ "$(jget "$D/m.info" '[x["host"] + ":" + x["name"] for x in d["devices"]]')" = \
+	"['h0:loop0', 'h1:loop0', 'h2:loop0']" ] || fail "merged device table"
+"$BIOTAPE" analyze --json "$D/m.btape" >"$D/m.json" || fail "analyze merged"
+python3 - "$D/c.json" "$D/m.json" <<'PY' || fail "merged trace analyses differently"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for k in ("hosts", "overall", "ops", "devices", "timeline", "working_set", "queue_depth"):
+    assert a[k] == b[k], k
+PY
+"$BIOTAPE" convert --merge "$D/h0.btape" "$D/other.btape" "$D/bad.btape" 2>"$D/err" &&
+	fail "merge of unrelated files accepted"
+[ "$(wc -l <"$D/err")" = 1 ] && [ ! -e "$D/bad.btape" ] || fail "merge refusal: $(cat "$D/err")"
+"$BIOTAPE" convert --merge --align start "$D/h0.btape" "$D/other.btape" "$D/s.btape" >/dev/null ||
+	fail "merge --align start"
 pass
