@@ -14,11 +14,29 @@
 #include <unistd.h>
 
 int cli_verbose;
+static char *err_keep;
+static size_t err_keep_len;
+
+void cli_err_keep(char *buf, size_t len)
+{
+	err_keep = buf;
+	err_keep_len = len;
+	if (buf && len)
+		buf[0] = 0;
+}
 
 void cli_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (err_keep) {
+		if (!err_keep[0]) { /* the first failure is the cause; later ones follow from it */
+			va_start(ap, fmt);
+			vsnprintf(err_keep, err_keep_len, fmt, ap);
+			va_end(ap);
+		}
+		return;
+	}
 	fputs("biotape: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

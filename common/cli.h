@@ -22,6 +22,10 @@ extern int cli_verbose; /* -v count, set by main() */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Same, only when cli_verbose >= level. */
 void cli_info(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* While buf is set (NULL: print again), cli_err() keeps its first message in buf (len bytes)
+ * instead of printing it: a cluster run's ranks hand their refusals to rank 0, which prints
+ * one line per refusing rank. */
+void cli_err_keep(char *buf, size_t len);
 
 /*
  * Durations: "1.5s", "200ms", "50us", "100ns", "2m", "1h"; a bare number is seconds.

@@ -5,6 +5,8 @@
 
 #include "btape.h"
 #include "clock.h"
+#include "cluster.h"
+#include "cluster_replay.h"
 #include "devmap.h"
 #include "engine.h"
 #include "outq.h"
@@ -34,6 +36,7 @@
 #define DEFAULT_DEPTH_AFAP 32
 #define OUTQ_EVENTS 65536 /* result events queued for the writer thread (~6 MiB) */
 #define MAX_SWEEP 32
+#define MAX_TRACES 1024 /* cluster replay: traces dealt to the ranks */
 
 static volatile sig_atomic_t stop_flag;
 
@@ -47,6 +50,7 @@ static void usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: biotape replay FILE (--target PATH | --map SRC=DST...) [options]\n"
+		"       mpirun -n N [-H HOSTS] biotape replay FILE... (--target PATH | --map ...) [...]\n"
 		"\n"
 		"Reissue the I/Os of a trace against other storage: with their original timing, as fast as\n"
 		"possible, or at their recorded queue depth; N copies at once to find where it saturates.\n"
@@ -101,12 +105,22 @@ static void usage(FILE *fp)
 		"  biotape replay db.btape --map 0=/dev/sdb --map 1=/dev/sdc --write --speed 2 -o new.btape\n"
 		"  biotape replay vm.btape --target /dev/vg/test --write --sweep 1,2,4,8 --html knee.html\n"
 		"\n"
+		"cluster (under mpirun or srun; docs/CLUSTER.md): rank r replays FILE number r mod the\n"
+		"number of FILEs (at most one per rank); %%h (host name), %%r (rank) and %%%% expand in FILE,\n"
+		"--target, --map DST and -o; --scale N is the total, N / ranks copies each (the first\n"
+		"N %% ranks one more); --sweep factors are per rank, all ranks step together. Every rank\n"
+		"passes its checks or none writes; all start at one instant on clocks corrected to rank\n"
+		"0's; rank 0 prints the cluster's merged results, a row per rank and the start skew.\n"
+		"\n"
 		"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
 		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000);
 }
 
 struct opts {
 	const char *trace;
+	char *traces[MAX_TRACES]; /* more than one: cluster replay */
+	unsigned int ntraces;
+	bool scale_given;
 	const char *target;
 	struct rp_map_arg maps[RP_MAX_MAPS];
 	unsigned int nmaps;
@@ -273,6 +287,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_SCALE:
 			if (parse_uint("--scale", optarg, 1, 1024, &o->scale))
 				return -EINVAL;
+			o->scale_given = true;
 			break;
 		case OPT_LAYOUT:
 			v = pick(optarg, layout_names, 2);
@@ -405,12 +420,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return -EINVAL;
 		}
 	}
-	if (optind < argc)
-		o->trace = argv[optind++];
-	if (optind < argc) {
-		cli_err("replay: unexpected argument '%s' (one trace file)", argv[optind]);
-		return -EINVAL;
+	for (; optind < argc; optind++) {
+		if (o->ntraces && !cl_launched()) {
+			cli_err("replay: unexpected argument '%s' (one trace file)", argv[optind]);
+			return -EINVAL;
+		}
+		if (o->ntraces == MAX_TRACES) {
+			cli_err("replay: at most %d trace files", MAX_TRACES);
+			return -EINVAL;
+		}
+		o->traces[o->ntraces++] = argv[optind];
 	}
+	o->trace = o->ntraces ? o->traces[0] : NULL;
 	if (!o->trace) {
 		cli_err("replay: no trace file given (see biotape replay --help)");
 		return -EINVAL;
@@ -480,6 +501,7 @@ struct out_ctx {
 	uint64_t last_completed;
 	uint64_t last_tick;
 	uint64_t total_ns;
+	uint64_t first_issue; /* the step's earliest issue time (cluster: the start skew) */
 	bool progress;
 };
 
@@ -491,6 +513,8 @@ static void out_done(void *ctx, const struct rp_io *io)
 	struct out_ctx *c = ctx;
 	struct btape_event ev;
 
+	if (!c->first_issue || io->issue_ns < c->first_issue)
+		c->first_issue = io->issue_ns;
 	if (!c->q)
 		return;
 	memset(&ev, 0, sizeof(ev));
@@ -617,7 +641,68 @@ static void trace_err(const char *trace, const char *reader_msg, int err)
 		cli_err("replay: %s: %s", trace, strerror(-err));
 }
 
+/* Completes the result trace (-o), if any: 0 or -errno (printed). */
+static int finish_output(struct out_ctx *oc)
+{
+	int err;
+
+	if (!oc->w)
+		return 0;
+	err = rp_outq__finish(oc->q);
+	oc->q = NULL;
+	if (err) {
+		cli_err("replay: -o %s: %s", oc->o->out, btape_writer__errmsg(oc->w));
+		btape_writer__abort(oc->w);
+		oc->w = NULL;
+		return err;
+	}
+	err = btape_writer__close(oc->w);
+	oc->w = NULL;
+	if (err < 0)
+		cli_err("replay: -o %s: %s", oc->o->out, btape_writer__last_errmsg());
+	return err;
+}
+
+/* The cluster's JSON summary: today's, with a "cluster" member added at its end. */
+static void report_json_cluster(const struct rp_cluster *rc, const struct rp_run_info *info,
+				const struct rp_stats *st)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	if (!fp) {
+		rp_report_json(stdout, info, st);
+		return;
+	}
+	rp_report_json(fp, info, st);
+	fclose(fp);
+	char *end = buf ? strrchr(buf, '}') : NULL;
+	if (!end) {
+		fputs(buf ? buf : "", stdout);
+		free(buf);
+		return;
+	}
+	fwrite(buf, 1, (size_t)(end - buf), stdout);
+	fputc(',', stdout);
+	rp_cluster__report_json(rc, stdout);
+	fputs(end, stdout);
+	free(buf);
+}
+
+static int replay(int argc, char **argv, struct rp_cluster *rc);
+
 int cmd_replay(int argc, char **argv)
+{
+	struct rp_cluster *rc;
+
+	/* under an MPI launcher: one rank of a cluster replay (cluster_replay.h) */
+	if (rp_cluster__open(&rc) < 0)
+		return BTAPE_EXIT_FAIL;
+	return rp_cluster__close(rc, replay(argc, argv, rc));
+}
+
+static int replay(int argc, char **argv, struct rp_cluster *rc)
 {
 	struct opts o;
 	struct setup s;
@@ -646,6 +731,11 @@ int cmd_replay(int argc, char **argv)
 		return BTAPE_EXIT_OK;
 	if (err < 0)
 		return BTAPE_EXIT_USAGE;
+	if (rp_cluster__assign(rc, o.traces, o.ntraces, &o.trace, &o.target, o.maps, o.nmaps,
+			       &o.out, &o.scale, o.scale_given) < 0)
+		return BTAPE_EXIT_USAGE;
+	if (rc && o.scale_given && o.nsweep == 1)
+		o.sweep[0] = o.max_scale = o.scale;
 	s.o = &o;
 	eng = rp_engine_find(o.engine);
 	/* outputs are refused before any work (and checked again when written) */
@@ -758,6 +848,8 @@ int cmd_replay(int argc, char **argv)
 	cfg.bufs = bufs;
 	cfg.buf_bytes = BUF_BYTES;
 
+	if (rc) /* the start skew: every rank's first issue */
+		cfg.on_done = out_done;
 	if (o.out) {
 		if (open_output(&s, &oc) < 0)
 			goto cleanup;
@@ -807,6 +899,9 @@ int cmd_replay(int argc, char **argv)
 				    .targets = s.dv.tpaths,
 				    .ntargets = s.dv.ntargets,
 				    .topen = s.dv.targets};
+	/* every rank passed its checks, or none issues any I/O */
+	if (rp_cluster__agree(rc))
+		goto cleanup;
 	for (unsigned int i = 0; i < o.nsweep; i++) {
 		struct rp_engine_cfg ec = {.targets = s.dv.targets,
 					   .ntargets = s.dv.ntargets,
@@ -828,11 +923,34 @@ int cmd_replay(int argc, char **argv)
 			goto cleanup;
 		}
 		oc.last_tick = 0;
+		oc.first_issue = 0;
+		/* original timing: the scheduler's first deadline is the cluster's start instant;
+		 * the other timings start when step_begin returns at it */
+		if (rp_cluster__step_begin(rc, &stop_flag, st, o.timing != RP_TIMING_ORIGINAL,
+					   &cfg.start_ns))
+			goto cleanup;
 		err = rp_sched_run(&cfg, eng, e, &clk, src, st);
 		eng->close(e);
 		e = NULL;
 		if (oc.progress)
 			fprintf(stderr, "\r%78s\r", "");
+		if (rc) {
+			char fail[160];
+
+			/* a cluster's result traces are complete before the merge: when a rank
+			 * dies, the launcher kills the others soon after */
+			if (finish_output(&oc) < 0)
+				goto cleanup;
+
+			if (err < 0)
+				snprintf(fail, sizeof(fail), "replay failed: %s", strerror(-err));
+			else if (st->errors)
+				snprintf(fail, sizeof(fail), "%" PRIu64 " I/Os failed (first: %s)",
+					 st->errors, strerror(-st->first_error));
+			if (rp_cluster__step_end(rc, st, o.sweep[i], oc.first_issue,
+						 err < 0 || st->errors ? fail : NULL) < 0)
+				stop_flag = 1;
+		}
 		if (err == -ERANGE) {
 			cli_err("replay: an I/O does not fit its target (use --fit wrap|scale)");
 			ret = BTAPE_EXIT_USAGE;
@@ -847,8 +965,9 @@ int cmd_replay(int argc, char **argv)
 			}
 			goto cleanup;
 		}
-		rp_step_from_stats(&steps[i], o.sweep[i], st);
-		if (o.nsweep > 1 && !o.json) {
+		rp_step_from_stats(&steps[i],
+				   rp_cluster__multi(rc) ? rp_cluster__copies(rc) : o.sweep[i], st);
+		if (o.nsweep > 1 && !o.json && rp_cluster__is_root(rc)) {
 			fprintf(stderr, "  scale %u: %.0f IOPS, p99 %.1f us\n", o.sweep[i],
 				steps[i].iops, (double)steps[i].p99_all / 1e3);
 		}
@@ -863,7 +982,9 @@ int cmd_replay(int argc, char **argv)
 			break;
 		}
 	}
-	if (o.nsweep > 1) {
+	if (!rp_cluster__is_root(rc)) {
+		/* rank 0 reports the cluster */
+	} else if (o.nsweep > 1) {
 		struct cli_out ho;
 
 		rp_steps_mark_knee(steps, nsteps);
@@ -884,28 +1005,20 @@ int cmd_replay(int argc, char **argv)
 		}
 	} else {
 		info.scale = o.sweep[0];
-		if (o.json)
+		if (rp_cluster__multi(rc))
+			info.scale = rp_cluster__copies(rc);
+		if (o.json && rp_cluster__multi(rc))
+			report_json_cluster(rc, &info, st);
+		else if (o.json)
 			rp_report_json(stdout, &info, st);
-		else
+		else {
 			rp_report_text(stdout, &info, st);
+			rp_cluster__report_text(rc, stdout);
+		}
 	}
 	fflush(stdout);
-	if (oc.w) {
-		err = rp_outq__finish(oc.q);
-		oc.q = NULL;
-		if (err) {
-			cli_err("replay: -o %s: %s", o.out, btape_writer__errmsg(oc.w));
-			btape_writer__abort(oc.w);
-			oc.w = NULL;
-			goto cleanup;
-		}
-		err = btape_writer__close(oc.w);
-		oc.w = NULL;
-		if (err < 0) {
-			cli_err("replay: -o %s: %s", o.out, btape_writer__last_errmsg());
-			goto cleanup;
-		}
-	}
+	if (finish_output(&oc) < 0)
+		goto cleanup;
 	ret = st->errors ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
 	if (st->errors)
 		cli_err("replay: %" PRIu64 " I/Os failed (first: %s)", st->errors,

@@ -506,6 +506,8 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	/* original timing: a little headroom before the first deadline */
 	st->start_ns =
 		clock->now(clock) + (cfg->timing == RP_TIMING_ORIGINAL ? RP_START_DELAY_NS : 0);
+	if (cfg->start_ns && cfg->timing == RP_TIMING_ORIGINAL)
+		st->start_ns = cfg->start_ns;
 	st->measure_start_ns = st->start_ns + cfg->warmup_ns;
 	if (cfg->duration_ns)
 		end_ns = st->start_ns + cfg->duration_ns;

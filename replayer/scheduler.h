@@ -92,6 +92,8 @@ struct rp_sched_cfg {
 	unsigned int loops;   /* passes; 0: until duration_ns */
 	uint64_t duration_ns; /* 0: no limit */
 	uint64_t warmup_ns;   /* I/Os due earlier than this after start are not measured */
+	uint64_t start_ns;    /* original timing: the first deadline on the replay clock (0: now
+			       * + RP_START_DELAY_NS); cluster replay's common start instant */
 	bool allow_writes;    /* --write */
 	bool writes_as_reads; /* --writes-as-reads */
 	uint32_t ndev;

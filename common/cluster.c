@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The cluster layer (cluster.h): launcher detection, the MPI plugin loaded on demand, and the
+ * protocols built on its operations (agreement, clock offsets, the start instant).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "cluster_mpi.h"
+
+#ifndef BIOTAPE_MPI_PLUGIN_DIR
+#define BIOTAPE_MPI_PLUGIN_DIR "/usr/local/lib/biotape"
+#endif
+#define PLUGIN_NAME "biotape-mpi.so"
+#define DEFAULT_TIMEOUT_NS (60 * 1000000000ll)
+#define TAG_PING 0x6274 /* clock round trips */
+#define TAG_PONG 0x6275
+
+struct cl_comm {
+	const struct cl_mpi_ops *ops; /* NULL: one rank, no MPI */
+	void *dl;
+	int rank, size;
+	int64_t timeout_ns;
+	char (*hosts)[CL_HOST_MAX]; /* [size] */
+	char err[256];
+};
+
+static int64_t clock_shift = INT64_MIN; /* INT64_MIN: not read yet */
+
+int64_t cl_clock_shift_ns(void)
+{
+	int64_t s = __atomic_load_n(&clock_shift, __ATOMIC_RELAXED);
+
+	if (s == INT64_MIN) {
+		const char *e = getenv("BIOTAPE_TEST_CLOCK_SHIFT_NS");
+		s = e ? strtoll(e, NULL, 0) : 0;
+		if (s == INT64_MIN)
+			s = 0;
+		__atomic_store_n(&clock_shift, s, __ATOMIC_RELAXED);
+	}
+	return s;
+}
+
+uint64_t cl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
+	       (uint64_t)cl_clock_shift_ns();
+}
+
+int cl_launched(void)
+{
+	/* Open MPI; MPICH's Hydra (PMI-1/2); PMIx (Open MPI 5, srun --mpi=pmix). Slurm's own
+	 * SLURM_PROCID alone is not MPI: srun without an MPI plugin starts independent tasks. */
+	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK",
+					    "PMIX_RANK" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (getenv(vars[i]))
+			return 1;
+	return 0;
+}
+
+static int fail(struct cl_comm *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int fail_op(struct cl_comm *c, int err, const char *what)
+{
+	if (err == -ETIMEDOUT)
+		return fail(c, err, "%s: no answer from every rank within %lld ms (a rank died?)", what,
+			    (long long)(c->timeout_ns / 1000000));
+	return fail(c, err, "%s: %s", what, err == -EIO ? "MPI error" : strerror(-err));
+}
+
+/* dlopens the plugin: $BIOTAPE_MPI_PLUGIN, then ../lib/biotape/ next to the executable, then
+ * the install libdir. RTLD_GLOBAL: Open MPI's own components are plugins that need libmpi's
+ * symbols. */
+static void *open_plugin(char *tried, size_t tried_size)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	const char *env = getenv("BIOTAPE_MPI_PLUGIN");
+	void *dl;
+
+	tried[0] = 0;
+	if (env && *env) {
+		snprintf(tried, tried_size, "%s", env);
+		return dlopen(env, RTLD_NOW | RTLD_GLOBAL);
+	}
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			snprintf(path, sizeof(path), "%s/../lib/biotape/" PLUGIN_NAME, exe);
+			snprintf(tried, tried_size, "%s", path);
+			dl = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+			if (dl)
+				return dl;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/" PLUGIN_NAME, BIOTAPE_MPI_PLUGIN_DIR);
+	size_t l = strlen(tried);
+	snprintf(tried + l, tried_size - l, "%s%s", l ? ", " : "", path);
+	return dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+}
+
+static int load_mpi(struct cl_comm *c, int *argc, char ***argv)
+{
+	char tried[2 * PATH_MAX];
+
+	c->dl = open_plugin(tried, sizeof(tried));
+	if (!c->dl)
+		return fail(c, -ENOENT,
+			    "started by an MPI launcher, but biotape was built without MPI or its "
+			    "plugin is missing (%s: %s)",
+			    tried, dlerror());
+	cl_mpi_ops_fn get = (cl_mpi_ops_fn)dlsym(c->dl, CL_MPI_SYMBOL);
+	const struct cl_mpi_ops *ops = get ? get() : NULL;
+	if (!ops || ops->abi != CL_MPI_ABI)
+		return fail(c, -ENOEXEC, "%s: not a biotape MPI plugin of this version", tried);
+	int err = ops->init(argc, argv, &c->rank, &c->size);
+	if (err)
+		return fail(c, err, "MPI_Init_thread: %s",
+			    err == -ENOTSUP ? "the MPI library lacks MPI_THREAD_SERIALIZED" :
+					      "failed");
+	c->ops = ops;
+	return 0;
+}
+
+int cl_comm__open(struct cl_comm **out, int *argc, char ***argv)
+{
+	struct cl_comm *c = calloc(1, sizeof(*c));
+	char host[CL_HOST_MAX] = "";
+	int err;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->size = 1;
+	c->timeout_ns = DEFAULT_TIMEOUT_NS;
+	cl_clock_shift_ns();
+	if (cl_launched()) {
+		err = load_mpi(c, argc, argv);
+		if (err)
+			goto cleanup;
+	}
+	if (gethostname(host, sizeof(host) - 1))
+		snprintf(host, sizeof(host), "unknown");
+	host[CL_HOST_MAX - 1] = 0;
+	c->hosts = calloc((size_t)c->size, CL_HOST_MAX);
+	err = -ENOMEM;
+	if (!c->hosts)
+		goto cleanup;
+	err = cl_comm__allgather(c, host, CL_HOST_MAX, c->hosts);
+	if (err)
+		goto cleanup;
+	*out = c;
+	return 0;
+cleanup:
+	/* the message stays readable: the caller prints it, then closes */
+	*out = c;
+	return err;
+}
+
+void cl_comm__close(struct cl_comm *c)
+{
+	if (!c)
+		return;
+	if (c->ops)
+		c->ops->finalize();
+	/* the plugin stays loaded: MPI's atexit handlers may still run in it */
+	free(c->hosts);
+	free(c);
+}
+
+void cl_comm__abort(struct cl_comm *c, int code)
+{
+	if (c && c->ops)
+		c->ops->abort(code);
+	exit(code);
+}
+
+const char *cl_comm__errmsg(const struct cl_comm *c)
+{
+	return c ? c->err : "out of memory";
+}
+
+int cl_comm__rank(const struct cl_comm *c)
+{
+	return c->rank;
+}
+
+int cl_comm__size(const struct cl_comm *c)
+{
+	return c->size;
+}
+
+int cl_comm__is_mpi(const struct cl_comm *c)
+{
+	return c->ops != NULL;
+}
+
+const char *cl_comm__host(const struct cl_comm *c)
+{
+	return c->hosts[c->rank];
+}
+
+const char *cl_comm__host_of(const struct cl_comm *c, int rank)
+{
+	return rank >= 0 && rank < c->size ? c->hosts[rank] : "?";
+}
+
+void cl_comm__set_timeout(struct cl_comm *c, int64_t timeout_ns)
+{
+	c->timeout_ns = timeout_ns;
+}
+
+int cl_comm__barrier(struct cl_comm *c)
+{
+	if (!c->ops)
+		return 0;
+	int err = c->ops->barrier(c->timeout_ns);
+	return err ? fail_op(c, err, "barrier") : 0;
+}
+
+int cl_comm__bcast(struct cl_comm *c, void *buf, size_t len, int root)
+{
+	if (!c->ops)
+		return 0;
+	int err = c->ops->bcast(buf, len, root, c->timeout_ns);
+	return err ? fail_op(c, err, "broadcast") : 0;
+}
+
+int cl_comm__gather(struct cl_comm *c, const void *in, size_t len, void *out, int root)
+{
+	if (!c->ops) {
+		memmove(out, in, len);
+		return 0;
+	}
+	int err = c->ops->gather(in, len, out, root, c->timeout_ns);
+	return err ? fail_op(c, err, "gather") : 0;
+}
+
+int cl_comm__allgather(struct cl_comm *c, const void *in, size_t len, void *out)
+{
+	if (!c->ops) {
+		memmove(out, in, len);
+		return 0;
+	}
+	int err = c->ops->allgather(in, len, out, c->timeout_ns);
+	return err ? fail_op(c, err, "allgather") : 0;
+}
+
+int cl_comm__allreduce_u64(struct cl_comm *c, uint64_t *v, size_t n, enum cl_reduce op)
+{
+	if (!c->ops)
+		return 0;
+	int err = c->ops->allreduce_u64(v, n, (int)op, c->timeout_ns);
+	return err ? fail_op(c, err, "allreduce") : 0;
+}
+
+int cl_comm__agree(struct cl_comm *c, const char *refusal, char **lines)
+{
+	uint64_t refused = refusal != NULL;
+	char mine[CL_REASON_MAX] = "";
+	char *all = NULL, *text = NULL;
+	int err;
+
+	*lines = NULL;
+	err = cl_comm__allreduce_u64(c, &refused, 1, CL_SUM);
+	if (err || !refused)
+		return err;
+	/* a reason of "" marks a rank that agreed */
+	if (refusal)
+		snprintf(mine, sizeof(mine), "%s", refusal[0] ? refusal : "refused");
+	if (c->rank == 0) {
+		all = calloc((size_t)c->size, CL_REASON_MAX);
+		text = calloc((size_t)refused, CL_HOST_MAX + CL_REASON_MAX + 64);
+		err = -ENOMEM;
+		if (!all || !text) /* the others are in the gather: abort */
+			goto cleanup;
+	}
+	err = cl_comm__gather(c, mine, CL_REASON_MAX, all, 0);
+	if (err)
+		goto cleanup;
+	if (c->rank == 0) {
+		size_t at = 0;
+		for (int r = 0; r < c->size; r++) {
+			const char *why = all + (size_t)r * CL_REASON_MAX;
+			if (!why[0])
+				continue;
+			at += (size_t)sprintf(text + at, "host %s rank %d: %.*s\n", c->hosts[r], r,
+					      CL_REASON_MAX - 1, why);
+		}
+		*lines = text;
+		text = NULL;
+	}
+	err = (int)refused;
+cleanup:
+	free(all);
+	free(text);
+	return err;
+}
+
+int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_offset *out)
+{
+	struct cl_offset mine = { 0, 0 };
+	int err = 0;
+
+	if (rounds == 0)
+		rounds = 1;
+	if (!c->ops) {
+		out[0] = mine;
+		return 0;
+	}
+	/* Rank 0 answers each peer in turn; the peer times the round trip. Offset of the peer:
+	 * the middle of its round trip minus rank 0's time at the answer. */
+	if (c->rank == 0) {
+		for (int p = 1; p < c->size && !err; p++)
+			for (unsigned int k = 0; k < rounds && !err; k++) {
+				uint64_t t;
+				err = c->ops->recv(&t, sizeof(t), p, TAG_PING, c->timeout_ns);
+				t = cl_now_ns();
+				if (!err)
+					err = c->ops->send(&t, sizeof(t), p, TAG_PONG, c->timeout_ns);
+			}
+	} else {
+		uint64_t best = UINT64_MAX;
+		for (unsigned int k = 0; k < rounds && !err; k++) {
+			uint64_t t0 = cl_now_ns(), t_root = 0;
+			err = c->ops->send(&t0, sizeof(t0), 0, TAG_PING, c->timeout_ns);
+			if (!err)
+				err = c->ops->recv(&t_root, sizeof(t_root), 0, TAG_PONG, c->timeout_ns);
+			uint64_t rtt = cl_now_ns() - t0;
+			if (!err && rtt < best) {
+				best = rtt;
+				mine.offset_ns = (int64_t)(t0 + rtt / 2 - t_root);
+				mine.uncert_ns = (rtt + 1) / 2;
+			}
+		}
+	}
+	if (err)
+		return fail_op(c, err, "clock round trips");
+	return cl_comm__allgather(c, &mine, sizeof(mine), out);
+}
+
+int cl_comm__start_instant(struct cl_comm *c, const struct cl_offset *offsets, uint64_t margin_ns,
+			   uint64_t *start_local_ns)
+{
+	uint64_t t0 = cl_now_ns() + margin_ns; /* rank 0's is the one broadcast */
+	int err = cl_comm__bcast(c, &t0, sizeof(t0), 0);
+
+	if (err)
+		return err;
+	*start_local_ns = t0 + (uint64_t)offsets[c->rank].offset_ns;
+	return 0;
+}
+
+int cl_expand_path(char *out, size_t size, const char *pat, const char *host, int rank)
+{
+	size_t at = 0;
+
+	for (const char *p = pat; *p; p++) {
+		char num[16];
+		const char *add = num;
+		size_t len;
+
+		if (*p != '%') {
+			num[0] = *p;
+			len = 1;
+		} else if (p[1] == 'h') {
+			add = host;
+			len = strlen(host);
+			p++;
+		} else if (p[1] == 'r') {
+			len = (size_t)snprintf(num, sizeof(num), "%d", rank);
+			p++;
+		} else if (p[1] == '%') {
+			num[0] = '%';
+			len = 1;
+			p++;
+		} else {
+			return -EINVAL;
+		}
+		if (at + len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out + at, add, len);
+		at += len;
+	}
+	if (at >= size)
+		return -ENAMETOOLONG;
+	out[at] = 0;
+	return (int)at;
+}

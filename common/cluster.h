@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The cluster layer: one communicator over the ranks an MPI launcher started (mpirun, mpiexec,
+ * srun with an MPI plugin), used by cluster replay and cluster recording.
+ *
+ * Plain biotape links no MPI. cl_comm__open() looks for a launcher's variables
+ * (OMPI_COMM_WORLD_SIZE; PMI_SIZE / PMI_RANK of MPICH's Hydra; PMIX_RANK) and only then dlopens
+ * the MPI-linked plugin biotape-mpi.so (next to the binary in ../lib/biotape/, then the
+ * install libdir, or $BIOTAPE_MPI_PLUGIN). Without a launcher the communicator has one rank
+ * and every operation is trivial: no MPI is touched. Started by a launcher without the plugin,
+ * cl_comm__open() fails (never N independent runs).
+ *
+ * Every collective is nonblocking underneath, polled with a timeout (cl_comm__set_timeout(),
+ * 60 s by default): a dead or stuck peer makes it return -ETIMEDOUT instead of hanging. After
+ * a failed collective the communicator is unusable: call cl_comm__abort().
+ *
+ * Functions return 0 (or a count) on success and a negative errno on failure; the text of the
+ * last failure is cl_comm__errmsg().
+ */
+#ifndef BIOTAPE_CLUSTER_H
+#define BIOTAPE_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cl_comm;
+
+enum cl_reduce { CL_SUM, CL_MAX, CL_MIN };
+
+#define CL_HOST_MAX 64	    /* host names are cut to CL_HOST_MAX - 1 bytes */
+#define CL_REASON_MAX 256   /* a refusal reason is cut to CL_REASON_MAX - 1 bytes */
+#define CL_PATH_MAX 4096
+
+/* One clock for every rank: CLOCK_MONOTONIC in ns, shifted by $BIOTAPE_TEST_CLOCK_SHIFT_NS
+ * (signed; test only: a known offset between ranks on one host). */
+uint64_t cl_now_ns(void);
+/* The test shift cl_now_ns() adds (0 without the variable): cl_now_ns() - CLOCK_MONOTONIC. */
+int64_t cl_clock_shift_ns(void);
+
+/* True when an MPI launcher started this process (its variables are set). */
+int cl_launched(void);
+
+/* Opens the communicator: one rank without a launcher, MPI_COMM_WORLD with one. */
+int cl_comm__open(struct cl_comm **out, int *argc, char ***argv);
+/* Finalizes MPI (when used) and frees; NULL-safe. */
+void cl_comm__close(struct cl_comm *c);
+/* Ends every rank now (MPI_Abort with code); with one rank, exit(code). */
+void cl_comm__abort(struct cl_comm *c, int code) __attribute__((noreturn));
+const char *cl_comm__errmsg(const struct cl_comm *c);
+
+int cl_comm__rank(const struct cl_comm *c);
+int cl_comm__size(const struct cl_comm *c);
+/* True when MPI is in use (a launcher started us, even with one rank). */
+int cl_comm__is_mpi(const struct cl_comm *c);
+/* Host name of this rank, and of any rank (gathered at open). */
+const char *cl_comm__host(const struct cl_comm *c);
+const char *cl_comm__host_of(const struct cl_comm *c, int rank);
+/* Timeout of every later collective, ns (<= 0: none). */
+void cl_comm__set_timeout(struct cl_comm *c, int64_t timeout_ns);
+
+int cl_comm__barrier(struct cl_comm *c);
+/* buf (len bytes) of root to every rank. */
+int cl_comm__bcast(struct cl_comm *c, void *buf, size_t len, int root);
+/* len bytes of each rank into out[rank * len] at root (gather) or at every rank (allgather). */
+int cl_comm__gather(struct cl_comm *c, const void *in, size_t len, void *out, int root);
+int cl_comm__allgather(struct cl_comm *c, const void *in, size_t len, void *out);
+/* Element-wise reduction of n u64 in place, result at every rank. */
+int cl_comm__allreduce_u64(struct cl_comm *c, uint64_t *v, size_t n, enum cl_reduce op);
+
+/*
+ * Everyone agrees or everyone stops. Each rank passes its refusal (NULL: none). Returns, at
+ * every rank, 0 when no rank refused and the number of refusing ranks otherwise (or a negative
+ * errno). When some refused, rank 0 gets in *lines (malloc'd; caller frees; NULL elsewhere) one
+ * line per refusing rank, in rank order: "host H rank R: REASON\n".
+ */
+int cl_comm__agree(struct cl_comm *c, const char *refusal, char **lines);
+
+/* Clock offset of one rank to rank 0: clock(rank) - clock(0) at one instant, and its
+ * uncertainty (half the round trip of the kept sample). */
+struct cl_offset {
+	int64_t offset_ns;
+	uint64_t uncert_ns;
+};
+/*
+ * Measures every rank's offset to rank 0 with `rounds` round trips each (the sample with the
+ * smallest round trip is kept, as NTP does); rank 0's is {0, 0}. Every rank gets all of them
+ * in out[size].
+ */
+int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_offset *out);
+
+/*
+ * Rank 0 picks an instant margin_ns ahead on its clock and broadcasts it; each rank gets it
+ * on its own cl_now_ns() clock (corrected by its offset from `offsets`, as measured by
+ * cl_comm__clock_offsets()).
+ */
+int cl_comm__start_instant(struct cl_comm *c, const struct cl_offset *offsets, uint64_t margin_ns,
+			   uint64_t *start_local_ns);
+
+/*
+ * Expands %h (host name), %r (rank) and %% in pat into out (size bytes). Returns the length,
+ * -ENAMETOOLONG when it does not fit, -EINVAL on another %x.
+ */
+int cl_expand_path(char *out, size_t size, const char *pat, const char *host, int rank);
+
+#endif

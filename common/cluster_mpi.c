@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * biotape-mpi.so: the only code linked with MPI (cluster_mpi.h). MPI-3 standard API only, so
+ * Open MPI and MPICH both work. Collectives are the nonblocking ones (MPI_Ibarrier, MPI_Ibcast,
+ * MPI_Iallreduce, ...) polled with MPI_Test until done or a timeout: a peer that died leaves
+ * us with -ETIMEDOUT, not a hang.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <mpi.h>
+#include <time.h>
+
+#include "cluster_mpi.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Polls req until done. Spins for the first 200 us (a round trip on shared memory is a few
+ * us), then sleeps between polls, an eighth of the time waited so far (at most 1 ms), so that
+ * oversubscribed ranks leave the CPU to their peers and a long wait costs little. */
+static int wait_req(MPI_Request *req, int64_t timeout_ns)
+{
+	uint64_t t0 = mono_ns();
+	int done = 0;
+
+	for (;;) {
+		if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			return -EIO;
+		if (done)
+			return 0;
+		uint64_t el = mono_ns() - t0;
+		if (timeout_ns > 0 && el > (uint64_t)timeout_ns) /* the caller aborts */
+			return -ETIMEDOUT;
+		if (el > 200000) {
+			struct timespec ts = { 0, (long)(el / 8 < 1000000 ? el / 8 : 1000000) };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static int ok(int rc, MPI_Request *req, int64_t timeout_ns)
+{
+	return rc == MPI_SUCCESS ? wait_req(req, timeout_ns) : -EIO;
+}
+
+static int op_init(int *argc, char ***argv, int *rank, int *size)
+{
+	int provided = 0;
+
+	/* SERIALIZED: the run's watchdog thread polls while the main thread replays; never two
+	 * threads in MPI at once. */
+	if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+		return -EIO;
+	if (provided < MPI_THREAD_SERIALIZED)
+		return -ENOTSUP;
+	/* return codes instead of the default abort-on-error */
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(MPI_COMM_WORLD, rank);
+	MPI_Comm_size(MPI_COMM_WORLD, size);
+	return 0;
+}
+
+static void op_finalize(void)
+{
+	MPI_Finalize();
+}
+
+static void op_abort(int code)
+{
+	MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+static int op_barrier(int64_t timeout_ns)
+{
+	MPI_Request r;
+
+	return ok(MPI_Ibarrier(MPI_COMM_WORLD, &r), &r, timeout_ns);
+}
+
+static int op_bcast(void *buf, size_t len, int root, int64_t timeout_ns)
+{
+	MPI_Request r;
+
+	if (len > INT_MAX)
+		return -EOVERFLOW;
+	return ok(MPI_Ibcast(buf, (int)len, MPI_BYTE, root, MPI_COMM_WORLD, &r), &r, timeout_ns);
+}
+
+static int op_gather(const void *in, size_t len, void *out, int root, int64_t timeout_ns)
+{
+	MPI_Request r;
+
+	if (len > INT_MAX)
+		return -EOVERFLOW;
+	return ok(MPI_Igather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, root, MPI_COMM_WORLD,
+			      &r),
+		  &r, timeout_ns);
+}
+
+static int op_allgather(const void *in, size_t len, void *out, int64_t timeout_ns)
+{
+	MPI_Request r;
+
+	if (len > INT_MAX)
+		return -EOVERFLOW;
+	return ok(MPI_Iallgather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, MPI_COMM_WORLD,
+				 &r),
+		  &r, timeout_ns);
+}
+
+static int op_allreduce_u64(uint64_t *v, size_t n, int op, int64_t timeout_ns)
+{
+	MPI_Op mop = op == 0 ? MPI_SUM : op == 1 ? MPI_MAX : MPI_MIN;
+	MPI_Request r;
+
+	if (n > INT_MAX)
+		return -EOVERFLOW;
+	return ok(MPI_Iallreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, mop, MPI_COMM_WORLD, &r), &r,
+		  timeout_ns);
+}
+
+static int op_send(const void *buf, size_t len, int peer, int tag, int64_t timeout_ns)
+{
+	MPI_Request r;
+
+	if (len > INT_MAX)
+		return -EOVERFLOW;
+	return ok(MPI_Isend(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r), &r, timeout_ns);
+}
+
+static int op_recv(void *buf, size_t len, int peer, int tag, int64_t timeout_ns)
+{
+	MPI_Request r;
+
+	if (len > INT_MAX)
+		return -EOVERFLOW;
+	return ok(MPI_Irecv(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r), &r, timeout_ns);
+}
+
+static const struct cl_mpi_ops OPS = {
+	.abi = CL_MPI_ABI,
+	.init = op_init,
+	.finalize = op_finalize,
+	.abort = op_abort,
+	.barrier = op_barrier,
+	.bcast = op_bcast,
+	.gather = op_gather,
+	.allgather = op_allgather,
+	.allreduce_u64 = op_allreduce_u64,
+	.send = op_send,
+	.recv = op_recv,
+};
+
+__attribute__((visibility("default"))) const struct cl_mpi_ops *biotape_mpi_ops(void)
+{
+	return &OPS;
+}

@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Cluster replay (cluster_replay.h, docs/CLUSTER.md). */
+#include "cluster_replay.h"
+
+#include "btape.h"
+#include "cli.h"
+#include "cluster.h"
+#include "hist.h"
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define START_MARGIN_NS 100000000ull	 /* rank 0 schedules the start this far ahead */
+#define HEARTBEAT_NS 100000000ull	 /* the watchdog's exchange period */
+#define HEARTBEAT_TIMEOUT_NS 2000000000ll /* no heartbeat this long: a rank is gone */
+#define RESULT_TIMEOUT_NS 60000000000ll	 /* preflight, the merge */
+#define CLOCK_ROUNDS 64			 /* round trips per rank for its clock offset */
+#define SPIN_NS 200000ull		 /* sleep until this long before the start, then spin */
+#define WHY_MAX 160
+
+enum state {
+	ST_PREFLIGHT, /* not agreed yet */
+	ST_READY,     /* agreed; between steps */
+	ST_STEP,      /* inside a step (watchdog running) */
+	ST_OVER,      /* no more collectives but finalize */
+	ST_BROKEN,    /* a collective failed: abort at close */
+};
+
+enum rank_status { RS_RUNNING, RS_OK, RS_FAILED };
+
+/* What each rank sends rank 0 at the end of a step (with its stats). */
+struct rank_rec {
+	int64_t first_issue; /* on rank 0's clock, minus the start instant; INT64_MIN: none */
+	uint32_t copies;
+	uint32_t failed;
+	char why[WHY_MAX];
+};
+
+struct row {
+	struct rank_rec rec;
+	uint64_t ios, bytes, errors, lat_p99, ierr_p99;
+	double secs;
+	bool interrupted;
+};
+
+struct rp_cluster {
+	struct cl_comm *c;
+	int rank, size;
+	enum state state;
+	char kept[CL_REASON_MAX]; /* cli_err() of the preflight */
+	struct cl_offset *off;	  /* [size] */
+	int64_t shift;		  /* cl_now_ns() - the replay clock (test hook) */
+	char *strs[4 + RP_MAX_MAPS];
+	unsigned int nstrs;
+	/* the step */
+	uint64_t start_cl; /* start instant on this rank's cl_now_ns() clock */
+	volatile sig_atomic_t *stop;
+	const struct rp_stats *st; /* read by the watchdog: errors */
+	int status; /* enum rank_status, atomic */
+	bool lost;
+	pthread_t wd;
+	bool wd_on;
+	/* rank 0: the last step's rows */
+	struct row *rows;
+	unsigned int copies;
+	bool failed;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until_mono(uint64_t t)
+{
+	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),
+			      .tv_nsec = (long)(t % 1000000000ull)};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+int rp_cluster__open(struct rp_cluster **out)
+{
+	struct rp_cluster *rc;
+	int err;
+
+	*out = NULL;
+	if (!cl_launched())
+		return 0;
+	rc = calloc(1, sizeof(*rc));
+	if (!rc) {
+		cli_err("replay: out of memory");
+		return -ENOMEM;
+	}
+	err = cl_comm__open(&rc->c, NULL, NULL);
+	if (err) {
+		cli_err("replay: %s", cl_comm__errmsg(rc->c));
+		if (rc->c && cl_comm__is_mpi(rc->c))
+			cl_comm__abort(rc->c, BTAPE_EXIT_FAIL);
+		cl_comm__close(rc->c);
+		free(rc);
+		return err;
+	}
+	rc->rank = cl_comm__rank(rc->c);
+	rc->size = cl_comm__size(rc->c);
+	rc->shift = cl_clock_shift_ns();
+	rc->off = calloc((size_t)rc->size, sizeof(*rc->off));
+	rc->rows = calloc((size_t)rc->size, sizeof(*rc->rows));
+	if (!rc->off || !rc->rows) {
+		cli_err("replay: out of memory");
+		cl_comm__abort(rc->c, BTAPE_EXIT_FAIL);
+	}
+	cl_comm__set_timeout(rc->c, RESULT_TIMEOUT_NS);
+	/* until every rank agrees, a failure is this rank's refusal: rank 0 prints them all */
+	cli_err_keep(rc->kept, sizeof(rc->kept));
+	*out = rc;
+	return 0;
+}
+
+static const char *keep_str(struct rp_cluster *rc, const char *pat, const char *what)
+{
+	char path[CL_PATH_MAX];
+	int n = cl_expand_path(path, sizeof(path), pat, cl_comm__host(rc->c), rc->rank);
+
+	if (n < 0) {
+		cli_err("replay: %s '%s': %s", what, pat,
+			n == -EINVAL ? "only %h (host), %r (rank) and %% expand"
+				     : "too long once expanded");
+		return NULL;
+	}
+	if (rc->nstrs >= sizeof(rc->strs) / sizeof(rc->strs[0]) ||
+	    !(rc->strs[rc->nstrs] = strdup(path))) {
+		cli_err("replay: out of memory");
+		return NULL;
+	}
+	return rc->strs[rc->nstrs++];
+}
+
+int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
+		       const char **trace, const char **target, struct rp_map_arg *maps,
+		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given)
+{
+	if (!rc)
+		return 0;
+	if (ntraces > (unsigned int)rc->size) {
+		cli_err("replay: %u traces for %d ranks: at most one trace per rank", ntraces,
+			rc->size);
+		return -EINVAL;
+	}
+	if (!(*trace = keep_str(rc, traces[(unsigned int)rc->rank % ntraces], "trace")))
+		return -EINVAL;
+	if (*target && !(*target = keep_str(rc, *target, "--target")))
+		return -EINVAL;
+	for (unsigned int i = 0; i < nmaps; i++)
+		if (!(maps[i].dst = keep_str(rc, maps[i].dst, "--map")))
+			return -EINVAL;
+	if (*out && !(*out = keep_str(rc, *out, "-o")))
+		return -EINVAL;
+	if (scale_given) {
+		unsigned int n = *scale, size = (unsigned int)rc->size;
+
+		if (n < size) {
+			cli_err("replay: --scale %u over %u ranks: at least one copy per rank", n,
+				size);
+			return -EINVAL;
+		}
+		*scale = n / size + ((unsigned int)rc->rank < n % size);
+	}
+	return 0;
+}
+
+/* cli_err()'s text without its "replay: ". */
+static const char *reason(const char *kept)
+{
+	if (!kept[0])
+		return "failed before the start";
+	return strncmp(kept, "replay: ", 8) == 0 ? kept + 8 : kept;
+}
+
+static int agree(struct rp_cluster *rc, const char *refusal)
+{
+	char *lines = NULL;
+	int n;
+
+	cli_err_keep(NULL, 0);
+	n = cl_comm__agree(rc->c, refusal, &lines);
+	if (n < 0) {
+		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
+		rc->state = ST_BROKEN;
+		return n;
+	}
+	if (n > 0) {
+		/* one line per refusing rank: "host H rank R: target: reason" */
+		for (char *l = lines, *nl; l && *l; l = nl + 1) {
+			nl = strchr(l, '\n');
+			*nl = 0;
+			cli_err("replay: %s", l);
+		}
+		free(lines);
+		rc->state = ST_OVER;
+		return n;
+	}
+	rc->state = ST_READY;
+	return 0;
+}
+
+int rp_cluster__agree(struct rp_cluster *rc)
+{
+	int err;
+
+	if (!rc)
+		return 0;
+	err = agree(rc, NULL);
+	if (err)
+		return err;
+	err = cl_comm__clock_offsets(rc->c, CLOCK_ROUNDS, rc->off);
+	if (err) {
+		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
+		rc->state = ST_BROKEN;
+	}
+	return err;
+}
+
+/* Every rank says whether it goes on; all go on, or all stop. */
+static int go_on(struct rp_cluster *rc, bool stop)
+{
+	uint64_t v = stop;
+	int err = cl_comm__allreduce_u64(rc->c, &v, 1, CL_MAX);
+
+	if (err) {
+		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
+		rc->state = ST_BROKEN;
+		return err;
+	}
+	if (v) {
+		rc->state = ST_OVER;
+		return -ECANCELED;
+	}
+	return 0;
+}
+
+static void *watchdog(void *arg)
+{
+	struct rp_cluster *rc = arg;
+	uint64_t next = rc->start_cl - (uint64_t)rc->shift;
+
+	/* rounds at the same instants on every rank (the start instant + k periods) */
+	for (;;) {
+		next += HEARTBEAT_NS;
+		sleep_until_mono(next);
+		int s = __atomic_load_n(&rc->status, __ATOMIC_ACQUIRE);
+		/* an I/O error on this rank's target stops the cluster run (read racily: a u64) */
+		uint64_t errs = rc->st ? __atomic_load_n(&rc->st->errors, __ATOMIC_RELAXED) : 0;
+		uint64_t v[2] = {s == RS_FAILED || *rc->stop || errs, s == RS_RUNNING};
+
+		if (cl_comm__allreduce_u64(rc->c, v, 2, CL_MAX)) {
+			rc->lost = true;
+			*rc->stop = 1;
+			break;
+		}
+		if (v[0])
+			*rc->stop = 1; /* a rank failed or was interrupted: everyone stops */
+		if (!v[1])
+			break; /* nobody runs any more */
+	}
+	return NULL;
+}
+
+int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
+			   const struct rp_stats *st, bool wait, uint64_t *start_ns)
+{
+	int err;
+
+	if (!rc)
+		return 0;
+	if (rc->state != ST_READY)
+		return -EPROTO;
+	err = go_on(rc, false);
+	if (err) {
+		if (err == -ECANCELED && rc->rank == 0)
+			cli_err("replay: a rank stopped before this step: no rank starts it");
+		return err;
+	}
+	err = cl_comm__start_instant(rc->c, rc->off, START_MARGIN_NS, &rc->start_cl);
+	if (err) {
+		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
+		rc->state = ST_BROKEN;
+		return err;
+	}
+	rc->stop = stop;
+	rc->st = st;
+	rc->status = RS_RUNNING;
+	rc->lost = false;
+	rc->state = ST_STEP;
+	cl_comm__set_timeout(rc->c, HEARTBEAT_TIMEOUT_NS);
+	err = pthread_create(&rc->wd, NULL, watchdog, rc);
+	if (err) {
+		/* without the watchdog this rank cannot take part: the others time out */
+		cli_err("replay: rank %d: cannot start the watchdog: %s", rc->rank, strerror(err));
+		rc->state = ST_BROKEN;
+		return -err;
+	}
+	rc->wd_on = true;
+	uint64_t start = rc->start_cl - (uint64_t)rc->shift;
+	*start_ns = start;
+	if (!wait)
+		return 0;
+	/* sleep, then spin to the instant: the scheduler starts its timeline from here */
+	if (start > mono_ns() + SPIN_NS)
+		sleep_until_mono(start - SPIN_NS);
+	while (mono_ns() < start)
+		;
+	return 0;
+}
+
+void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
+{
+	bool empty = !dst->issued, src_empty = !src->issued;
+
+	if (!src_empty) {
+		if (empty || src->start_ns < dst->start_ns)
+			dst->start_ns = src->start_ns;
+		if (empty || src->measure_start_ns < dst->measure_start_ns)
+			dst->measure_start_ns = src->measure_start_ns;
+		if (empty || src->end_ns > dst->end_ns)
+			dst->end_ns = src->end_ns;
+		if (empty || src->loops < dst->loops)
+			dst->loops = src->loops;
+	}
+	dst->issued += src->issued;
+	dst->completed += src->completed;
+	for (unsigned int i = 0; i < RP_IO__COUNT; i++) {
+		dst->ios[i] += src->ios[i];
+		dst->bytes[i] += src->bytes[i];
+		hist_merge(&dst->lat[i], &src->lat[i]);
+	}
+	hist_merge(&dst->issue_err, &src->issue_err);
+	dst->late += src->late;
+	dst->depth_capped += src->depth_capped;
+	for (unsigned int i = 0; i < 32; i++)
+		dst->skipped[i] += src->skipped[i];
+	dst->unsupported += src->unsupported;
+	dst->unmapped += src->unmapped;
+	if (!dst->errors && src->errors) {
+		dst->first_error = src->first_error;
+		dst->first_error_offset = src->first_error_offset;
+	}
+	dst->errors += src->errors;
+	dst->events += src->events;
+	if (src->max_inflight > dst->max_inflight)
+		dst->max_inflight = src->max_inflight;
+	dst->interrupted |= src->interrupted;
+	dst->duration_hit |= src->duration_hit;
+}
+
+static void fill_row(struct row *r, const struct rp_stats *st)
+{
+	struct hist all;
+
+	hist_init(&all);
+	for (unsigned int i = 0; i < RP_IO__COUNT; i++) {
+		r->ios += st->ios[i];
+		r->bytes += st->bytes[i];
+		hist_merge(&all, &st->lat[i]);
+	}
+	r->errors = st->errors;
+	r->lat_p99 = hist_quantile(&all, 0.99);
+	r->ierr_p99 = hist_quantile(&st->issue_err, 0.99);
+	r->secs = rp_stats_seconds(st);
+	r->interrupted = st->interrupted;
+}
+
+int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned int copies,
+			 uint64_t first_issue_ns, const char *why)
+{
+	struct rank_rec rec = {.first_issue = INT64_MIN};
+	struct rank_rec *recs = NULL;
+	struct rp_stats *mine = NULL, *all = NULL;
+	int err = -ENOMEM;
+
+	if (!rc)
+		return 0;
+	if (rc->state != ST_STEP)
+		return -EPROTO;
+	__atomic_store_n(&rc->status, why ? RS_FAILED : RS_OK, __ATOMIC_RELEASE);
+	pthread_join(rc->wd, NULL);
+	rc->wd_on = false;
+	cl_comm__set_timeout(rc->c, RESULT_TIMEOUT_NS);
+	if (rc->lost) {
+		cli_err("replay: rank %d (%s): lost contact with the other ranks (one died?); "
+			"its own results only",
+			rc->rank, cl_comm__host(rc->c));
+		rc->state = ST_BROKEN;
+		return -ENOTCONN;
+	}
+	/* times onto rank 0's clock: + the test shift (replay clock -> cl clock) - offset */
+	int64_t to0 = rc->shift - rc->off[rc->rank].offset_ns;
+	uint64_t t0 = rc->start_cl - (uint64_t)rc->off[rc->rank].offset_ns; /* rank 0's clock */
+
+	mine = calloc(1, sizeof(*mine));
+	if (rc->rank == 0) {
+		recs = calloc((size_t)rc->size, sizeof(*recs));
+		all = calloc((size_t)rc->size, sizeof(*all));
+	}
+	if (!mine || (rc->rank == 0 && (!recs || !all)))
+		goto fatal;
+	if (st) {
+		*mine = *st;
+		if (mine->issued) {
+			mine->start_ns += (uint64_t)to0;
+			mine->measure_start_ns += (uint64_t)to0;
+			mine->end_ns += (uint64_t)to0;
+		}
+	}
+	if (first_issue_ns)
+		rec.first_issue = (int64_t)(first_issue_ns + (uint64_t)to0 - t0);
+	rec.copies = copies;
+	rec.failed = why != NULL || (st && st->interrupted);
+	if (why)
+		snprintf(rec.why, sizeof(rec.why), "%s", why);
+	else if (st && st->interrupted)
+		snprintf(rec.why, sizeof(rec.why), "interrupted");
+	err = cl_comm__gather(rc->c, &rec, sizeof(rec), recs, 0);
+	if (!err)
+		err = cl_comm__gather(rc->c, mine, sizeof(*mine), all, 0);
+	if (err)
+		goto fatal;
+	if (rc->rank == 0) {
+		struct rp_stats *merged = mine; /* reused: rank 0's own is in all[0] */
+
+		memset(merged, 0, sizeof(*merged));
+		rc->failed = false;
+		rc->copies = 0;
+		for (int r = 0; r < rc->size; r++) {
+			rp_stats_merge(merged, &all[r]);
+			memset(&rc->rows[r], 0, sizeof(rc->rows[r]));
+			rc->rows[r].rec = recs[r];
+			fill_row(&rc->rows[r], &all[r]);
+			rc->failed |= recs[r].failed != 0;
+			rc->copies += recs[r].copies;
+		}
+		merged->interrupted |= rc->failed;
+		if (st)
+			*st = *merged;
+	}
+	rc->state = ST_READY;
+	err = 0;
+	goto cleanup;
+fatal:
+	cli_err("replay: rank %d: merging the results: %s", rc->rank,
+		err == -ENOMEM ? "out of memory" : cl_comm__errmsg(rc->c));
+	rc->state = ST_BROKEN;
+cleanup:
+	free(mine);
+	free(recs);
+	free(all);
+	return err;
+}
+
+bool rp_cluster__is_root(const struct rp_cluster *rc)
+{
+	return !rc || rc->rank == 0;
+}
+
+bool rp_cluster__multi(const struct rp_cluster *rc)
+{
+	return rc && rc->size > 1;
+}
+
+unsigned int rp_cluster__copies(const struct rp_cluster *rc)
+{
+	return rc ? rc->copies : 0;
+}
+
+bool rp_cluster__failed(const struct rp_cluster *rc)
+{
+	return rc && rc->failed;
+}
+
+/* Spread of the first issues (ns), 0 with fewer than one. */
+static uint64_t start_skew(const struct rp_cluster *rc)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	for (int r = 0; r < rc->size; r++) {
+		int64_t f = rc->rows[r].rec.first_issue;
+
+		if (f == INT64_MIN)
+			continue;
+		lo = f < lo ? f : lo;
+		hi = f > hi ? f : hi;
+	}
+	return hi >= lo ? (uint64_t)(hi - lo) : 0;
+}
+
+void rp_cluster__report_text(const struct rp_cluster *rc, FILE *fp)
+{
+	char a[32], b[32];
+
+	if (!rp_cluster__multi(rc) || rc->rank != 0)
+		return;
+	fprintf(fp,
+		"  cluster: %d ranks; start skew %.1f us (spread of the ranks' first issues on rank "
+		"0's clock)\n",
+		rc->size, (double)start_skew(rc) / 1e3);
+	fprintf(fp, "  %4s %-16s %10s %10s %9s %10s %10s %12s %18s %s\n", "rank", "host", "ios",
+		"IOPS", "MB/s", "p99", "issue p99", "first issue", "clock offset", "status");
+	for (int r = 0; r < rc->size; r++) {
+		const struct row *w = &rc->rows[r];
+		char first[32], off[48];
+
+		if (w->rec.first_issue == INT64_MIN)
+			snprintf(first, sizeof(first), "-");
+		else
+			snprintf(first, sizeof(first), "%+.1f us", (double)w->rec.first_issue / 1e3);
+		snprintf(off, sizeof(off), "%+.1f+-%.1f us", (double)rc->off[r].offset_ns / 1e3,
+			 (double)rc->off[r].uncert_ns / 1e3);
+		fprintf(fp, "  %4d %-16.16s %10" PRIu64 " %10.0f %9.1f %10s %10s %12s %18s %s\n", r,
+			cl_comm__host_of(rc->c, r), w->ios, w->secs > 0 ? (double)w->ios / w->secs : 0,
+			w->secs > 0 ? (double)w->bytes / w->secs / 1e6 : 0,
+			cli_fmt_ns(w->lat_p99, a, sizeof(a)), cli_fmt_ns(w->ierr_p99, b, sizeof(b)),
+			first, off, w->rec.failed ? w->rec.why : "ok");
+	}
+}
+
+void rp_cluster__report_json(const struct rp_cluster *rc, FILE *fp)
+{
+	fprintf(fp, "\"cluster\":{\"ranks\":%d,\"start_skew_ns\":%" PRIu64 ",\"rank\":[",
+		rc->size, start_skew(rc));
+	for (int r = 0; r < rc->size; r++) {
+		const struct row *w = &rc->rows[r];
+
+		fprintf(fp, "%s{\"rank\":%d,\"host\":", r ? "," : "", r);
+		cli_json_str(fp, cl_comm__host_of(rc->c, r));
+		fprintf(fp,
+			",\"ios\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"errors\":%" PRIu64
+			",\"p99_ns\":%" PRIu64 ",\"issue_error_p99_ns\":%" PRIu64,
+			w->ios, w->bytes, w->secs, w->errors, w->lat_p99, w->ierr_p99);
+		if (w->rec.first_issue != INT64_MIN)
+			fprintf(fp, ",\"first_issue_ns\":%" PRId64, w->rec.first_issue);
+		fprintf(fp,
+			",\"clock_offset_ns\":%" PRId64 ",\"clock_uncertainty_ns\":%" PRIu64
+			",\"status\":",
+			rc->off[r].offset_ns, rc->off[r].uncert_ns);
+		cli_json_str(fp, w->rec.failed ? w->rec.why : "ok");
+		fputc('}', fp);
+	}
+	fputs("]}", fp);
+}
+
+int rp_cluster__close(struct rp_cluster *rc, int ret)
+{
+	if (!rc)
+		return ret;
+	if (rc->state == ST_PREFLIGHT) /* left before the agreement: refuse, so nobody starts */
+		agree(rc, ret ? reason(rc->kept) : NULL);
+	if (rc->state == ST_STEP) /* left inside a step: the others stop; take part in the merge */
+		rp_cluster__step_end(rc, NULL, 0, 0, ret ? reason(rc->kept) : "stopped");
+	if (rc->state == ST_READY) /* tell the others that this rank goes no further */
+		go_on(rc, true);
+	cli_err_keep(NULL, 0);
+	if (rc->failed) {
+		for (int r = 0; rc->rank == 0 && r < rc->size; r++)
+			if (rc->rows[r].rec.failed)
+				cli_err("replay: rank %d (host %s): %s", r, cl_comm__host_of(rc->c, r),
+					rc->rows[r].rec.why);
+		if (ret == BTAPE_EXIT_OK)
+			ret = BTAPE_EXIT_FAIL;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	if (rc->state == ST_BROKEN)
+		cl_comm__abort(rc->c, ret ? ret : BTAPE_EXIT_FAIL);
+	cl_comm__close(rc->c);
+	for (unsigned int i = 0; i < rc->nstrs; i++)
+		free(rc->strs[i]);
+	free(rc->off);
+	free(rc->rows);
+	free(rc);
+	return ret;
+}

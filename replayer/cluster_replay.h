@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Cluster replay (docs/CLUSTER.md): the hooks cmd_replay.c calls when an MPI launcher started
+ * it. Without a launcher rp_cluster__open() gives NULL and every hook is a no-op, so that the
+ * single-host replay is unchanged.
+ *
+ * Life of a run, on every rank:
+ *   open -> assign (this rank's trace, targets, -o, copies) -> preflight as today, with cli_err()
+ *   kept instead of printed -> agree (every rank passed, or all stop before any I/O; rank 0
+ *   prints one line per refusing rank; then the clock offsets to rank 0) -> per step:
+ *   step_begin (a start instant on the corrected clock; a watchdog thread exchanges a heartbeat
+ *   every HEARTBEAT_NS so that one rank's failure or signal stops the others) -> the run ->
+ *   step_end (the merge: rank 0 gets the cluster's stats, exact) -> report at rank 0 -> close.
+ * A rank that leaves early (an error) is carried through the remaining collectives by
+ * rp_cluster__close(), so that no peer waits for it.
+ */
+#ifndef RP_CLUSTER_REPLAY_H
+#define RP_CLUSTER_REPLAY_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "devmap.h"
+#include "scheduler.h"
+
+struct rp_cluster;
+
+/* NULL (and 0) without a launcher; otherwise the cluster or -errno (message printed). */
+int rp_cluster__open(struct rp_cluster **out);
+/*
+ * Ends the cluster part of the run: a rank that has not agreed yet refuses (with the kept
+ * message), a rank inside a step reports failure and joins the merge; finalizes MPI. ret is
+ * the command's exit status; returns the status to exit with. NULL-safe.
+ */
+int rp_cluster__close(struct rp_cluster *rc, int ret);
+
+/*
+ * This rank's share: traces[rank % ntraces] (more traces than ranks is refused), %h/%r
+ * expanded in it, in *target, in every map's DST and in *out; with scale_given, *scale (the
+ * total copies, at least one per rank) becomes this rank's share, total / size, the first
+ * total % size ranks one more. Strings point into rc. 0 or -EINVAL (cli_err()).
+ */
+int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
+		       const char **trace, const char **target, struct rp_map_arg *maps,
+		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given);
+
+/* Preflight passed on this rank: agree with every rank, then measure the clock offsets.
+ * 0, or non-zero when some rank refused (rank 0 printed why) or the cluster failed. */
+int rp_cluster__agree(struct rp_cluster *rc);
+
+/*
+ * This step's common start instant, on the replay clock (CLOCK_MONOTONIC), in *start_ns;
+ * with wait, returns at that instant (sleep, then spin). Starts the watchdog, which sets
+ * *stop when any rank fails, is interrupted or counts an I/O error in st->errors. 0 or -errno.
+ */
+int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
+			   const struct rp_stats *st, bool wait, uint64_t *start_ns);
+/*
+ * The step is over on this rank (st: its stats, or NULL; copies: replayed at once; first_issue_ns: its
+ * first I/O's issue time on the replay clock, 0 if none; why: a failure, or NULL). Waits for
+ * every rank, then merges: at rank 0, *st becomes the cluster's stats (histograms summed
+ * bucket-wise, times on rank 0's clock, interrupted when any rank was). 0, or -errno when the
+ * ranks lost contact (st keeps this rank's own stats).
+ */
+int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned int copies,
+			 uint64_t first_issue_ns, const char *why);
+
+/* True on the rank that prints the reports (rank 0; always without a cluster). */
+bool rp_cluster__is_root(const struct rp_cluster *rc);
+/* True when the run has more than one rank (the cluster parts of the reports apply). */
+bool rp_cluster__multi(const struct rp_cluster *rc);
+/* Copies replayed at once by all ranks in the last step. */
+unsigned int rp_cluster__copies(const struct rp_cluster *rc);
+/* Some rank failed or was interrupted in the last step. */
+bool rp_cluster__failed(const struct rp_cluster *rc);
+
+/* Rank 0, after step_end: the per-rank rows, start skew and clock offsets. */
+void rp_cluster__report_text(const struct rp_cluster *rc, FILE *fp);
+/* The "cluster" member of the JSON summary: `"cluster":{...}` (no leading comma). */
+void rp_cluster__report_json(const struct rp_cluster *rc, FILE *fp);
+
+/* dst += src: counters summed, histograms merged (hist_merge), the time span widened. */
+void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src);
+
+#endif

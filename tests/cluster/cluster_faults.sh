@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Cluster replay's faults, mpirun -n 3 on this host:
+#  - one rank's target carries an ext4 signature (no --force): no rank issues any I/O (the
+#    recorder sees no write on any of the three devices) and one line names that rank;
+#  - one rank's target fails mid-run (its file is truncated: its reads come back short): the
+#    others stop within about a second, non-zero exit naming the rank, results written;
+#  - kill -9 of one rank mid-run: the run ends within a few seconds, non-zero exit, the other
+#    ranks' result traces written and readable;
+#  - SIGINT on mpirun: every rank stops, the merged report is marked interrupted, non-zero exit.
+. "$BIOTAPE_SRC/tests/lib.sh"
+. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+require_root losetup mkfs.ext4 python3
+mpi_require
+GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
+[ -x "$GEN" ] || skip "no trace generator at $GEN"
+"$BIOTAPE" record --help >/dev/null 2>&1 || skip "biotape record is not available"
+D=$(t_tmpdir)
+now() { date +%s%N; }
+
+# bg_mpirun OUT ERR ARGS...: mpirun ARGS in the background (MP = its pid)
+bg_mpirun() {
+	local out=$1 err=$2
+	shift 2
+	"${MPIRUN[@]}" "$@" >"$out" 2>"$err" &
+	MP=$!
+	T_PIDS+=("$MP")
+}
+# wait_mp LIMIT_S: waits for mpirun at most LIMIT_S seconds (kill -9 after); sets RC, WAITED_MS
+wait_mp() {
+	local t0 i
+	t0=$(now)
+	for ((i = 0; i < $1 * 20; i++)); do
+		kill -0 "$MP" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$MP" 2>/dev/null && { kill -9 "$MP"; fail "mpirun still running after $1 s"; }
+	RC=0
+	wait "$MP" || RC=$?
+	WAITED_MS=$((($(now) - t0) / 1000000))
+}
+# rank_pid R: the pid of rank R, a child of mpirun
+rank_pid() {
+	local p
+	for p in $(pgrep -P "$MP"); do
+		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" &&
+			{ echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# 1. a signature on one rank's target: nobody writes, one line names the rank
+"$GEN" -o "$D/w.btape" -n 2000 -r 20000 -p randwrite -S $((16 << 20)) || fail "gen"
+for r in 0 1 2; do
+	t_loop 32
+	ln -s "$LOOP" "$D/dev$r"
+	L[$r]=$LOOP
+done
+mkfs.ext4 -q -F "${L[1]}" || fail "mkfs.ext4"
+# (the recorder's own exit status is its own: mpirun's goes to a file)
+timeout 120 "$BIOTAPE" record --layer bio -o "$D/rec.btape" -d "${L[0]}" -d "${L[1]}" -d "${L[2]}" -- \
+	bash -c '"$@"; echo $? >"'"$D/sig.rc"'"' mpirun "${MPIRUN[@]}" -n 3 "$BIOTAPE" replay "$D/w.btape" \
+	--target "$D/dev%r" --write --no-progress >"$D/sig.out" 2>"$D/sig.err" || fail "record"
+[ "$(cat "$D/sig.rc")" != 0 ] || fail "a target with a signature was accepted"
+grep '^biotape: replay' "$D/sig.err" >"$D/sig.lines"
+[ "$(wc -l <"$D/sig.lines")" = 1 ] || fail "want one line, got: $(cat "$D/sig.err")"
+grep -q "^biotape: replay: host $(hostname) rank 1: .*$D/dev1.*signature" "$D/sig.lines" ||
+	fail "the line does not name rank 1 and its target: $(cat "$D/sig.lines")"
+writes=$("$BIOTAPE" dump --csv "$D/rec.btape" | awk -F, 'NR > 1 && $7 != "read"' | wc -l)
+[ "$writes" = 0 ] || fail "$writes I/Os other than probe reads reached the devices"
+echo "signature: refused before any write: $(cat "$D/sig.lines")"
+
+# 2-4 on file targets, a 6 s trace
+"$GEN" -o "$D/long.btape" -n 60000 -r 10000 -p randread -S $((16 << 20)) || fail "gen long"
+for r in 0 1 2; do truncate -s 16M "$D/f$r" || fail "truncate"; done
+run=(-n 3 "$BIOTAPE" replay "$D/long.btape" --target "$D/f%r" --no-progress -o "$D/res-%r.btape")
+
+# 2. rank 1's target fails mid-run
+bg_mpirun "$D/fail.out" "$D/fail.err" "${run[@]}"
+sleep 1.5
+truncate -s 0 "$D/f1"
+wait_mp 30
+[ $RC != 0 ] || fail "a failed target ended with exit 0"
+[ $WAITED_MS -lt 3000 ] || fail "the ranks went on for $WAITED_MS ms after rank 1's target failed"
+grep -q "^biotape: replay: rank 1 (host .*): .*I/Os failed" "$D/fail.err" ||
+	fail "no line names rank 1's failure: $(cat "$D/fail.err")"
+grep -q "(interrupted)" "$D/fail.out" || fail "the report is not marked interrupted"
+for r in 0 1 2; do "$BIOTAPE" info "$D/res-$r.btape" >/dev/null || fail "result $r unreadable"; done
+echo "target failure: all stopped $WAITED_MS ms after; $(grep 'rank 1 (' "$D/fail.err")"
+truncate -s 16M "$D/f1"
+rm -f "$D"/res-*
+
+# 3. kill -9 of rank 1
+bg_mpirun "$D/kill.out" "$D/kill.err" "${run[@]}"
+sleep 1.5
+pid=$(rank_pid 1) || fail "no rank 1 under mpirun $MP"
+kill -9 "$pid"
+wait_mp 30
+[ $RC != 0 ] || fail "a killed rank ended with exit 0"
+[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after kill -9 of a rank"
+for r in 0 2; do
+	n=$("$BIOTAPE" info --json "$D/res-$r.btape" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])') ||
+		fail "rank $r's result trace is not readable"
+	[ "$n" -gt 0 ] && [ "$n" -lt 60000 ] || fail "rank $r's result trace holds $n events"
+done
+echo "kill -9: ended $WAITED_MS ms after, exit $RC, ranks 0 and 2 wrote their results"
+rm -f "$D"/res-*
+
+# 4. SIGINT on mpirun
+bg_mpirun "$D/int.out" "$D/int.err" "${run[@]}"
+sleep 1.5
+kill -INT "$MP"
+wait_mp 30
+[ $RC != 0 ] || fail "an interrupted run ended with exit 0"
+[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after SIGINT"
+grep -q "(interrupted)" "$D/int.out" || fail "the report is not marked interrupted: $(cat "$D/int.out")"
+[ "$(grep -c ' interrupted$' "$D/int.out")" = 3 ] || fail "not every rank's row says interrupted"
+for r in 0 1 2; do "$BIOTAPE" info "$D/res-$r.btape" >/dev/null || fail "result $r unreadable"; done
+echo "SIGINT: ended $WAITED_MS ms after, exit $RC, report marked interrupted"
+pass
