@@ -232,6 +232,10 @@ struct btape_summary {
 	bool has_footer;              /* false: summary recomputed by scanning (recovered file) */
 	bool recovered;               /* the file was cut short: trailing bytes ignored */
 	uint64_t recovered_bytes_ignored;
+	/* cluster recording: the clock measured at the stop (footer "cluster_sync"); a reader
+	 * also appends it to btape_meta.cluster.sync */
+	bool has_clock_stop;
+	struct btape_clock_sync clock_stop;
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -313,6 +317,12 @@ int btape_writer__flush(struct btape_writer *w);
  */
 void btape_writer__set_release_hook(struct btape_writer *w,
 				    void (*fn)(void *ctx, struct btape_event *ev), void *ctx);
+/*
+ * A cluster recording's clock measured at the stop (it is known only then): written in the
+ * footer, and read back as the last of btape_meta.cluster.sync. A file without a footer has
+ * only the metadata's syncs.
+ */
+void btape_writer__set_clock_stop(struct btape_writer *w, const struct btape_clock_sync *sync);
 /* Loss accounting for the footer (adds to the running counts). */
 void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t inflight,
 			    uint64_t writer);

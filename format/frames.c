@@ -470,8 +470,8 @@ static int unpack_tag(struct btape_tag *t, struct btape_mp *c)
 	return 0;
 }
 
-/* A sync measurement, [local_ns, offset_ns, uncertainty_ns, ignored...], at depth 3. */
-static int unpack_sync(struct btape_clock_sync *s, struct btape_mp *c)
+/* A sync measurement, [local_ns, offset_ns, uncertainty_ns, ignored...], at depth DEPTH. */
+static int unpack_sync(struct btape_clock_sync *s, struct btape_mp *c, int depth)
 {
 	uint32_t n;
 
@@ -479,7 +479,7 @@ static int unpack_sync(struct btape_clock_sync *s, struct btape_mp *c)
 	    btape_mp_int(c, &s->offset_ns) || btape_mp_uint(c, &s->uncertainty_ns))
 		return -EBADMSG;
 	for (uint32_t i = 3; i < n; i++)
-		if (btape_mp_skip(c, 4))
+		if (btape_mp_skip(c, depth + 1))
 			return -EBADMSG;
 	return 0;
 }
@@ -514,7 +514,7 @@ static int unpack_cluster(struct btape_cluster *cl, struct btape_mp *c)
 				return -EBADMSG;
 			for (uint32_t j = 0; j < n && !err; j++) {
 				if (j < BTAPE_CLOCK_SYNC_MAX) {
-					err = unpack_sync(&cl->sync[j], c);
+					err = unpack_sync(&cl->sync[j], c, 3);
 					if (!err && j && cl->sync[j].local_ns < cl->sync[j - 1].local_ns)
 						err = -EBADMSG; /* not in time order */
 					cl->nsync = j + 1;
@@ -658,7 +658,7 @@ int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const str
 	msgpack_packer pk;
 
 	msgpack_packer_init(&pk, out, btape_mp_write);
-	msgpack_pack_map(&pk, 11);
+	msgpack_pack_map(&pk, s->has_clock_stop ? 12 : 11);
 	pack_ku(&pk, "events", s->events);
 	pack_ku(&pk, "first_issue_ns", s->first_issue_ns);
 	pack_ku(&pk, "last_issue_ns", s->last_issue_ns);
@@ -682,6 +682,13 @@ int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const str
 	btape_mp_key(&pk, "writer");
 	msgpack_pack_map(&pk, 1);
 	pack_kstr(&pk, "version", BIOTAPE_VERSION);
+	if (s->has_clock_stop) {
+		btape_mp_key(&pk, "cluster_sync");
+		msgpack_pack_array(&pk, 3);
+		msgpack_pack_uint64(&pk, s->clock_stop.local_ns);
+		msgpack_pack_int64(&pk, s->clock_stop.offset_ns);
+		msgpack_pack_uint64(&pk, s->clock_stop.uncertainty_ns);
+	}
 	return out->p ? 0 : -ENOMEM;
 }
 
@@ -800,6 +807,10 @@ int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const v
 			err = get_u64_array(&c, s->bytes_by_op, BTAPE_OP__COUNT);
 		else if (btape_mp_is(k, kn, "order_violations"))
 			err = btape_mp_uint(&c, &s->order_violations);
+		else if (btape_mp_is(k, kn, "cluster_sync")) {
+			err = unpack_sync(&s->clock_stop, &c, 2);
+			s->has_clock_stop = !err;
+		}
 		else if (btape_mp_is(k, kn, "lost")) {
 			uint32_t lp;
 

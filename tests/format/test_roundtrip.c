@@ -413,6 +413,23 @@ static void test_cluster_meta(void **state)
 	free(tu_read_file(plain, &n1));
 	free(tu_read_file(clus, &n2));
 	assert_true(n2 > n1);
+	/* the stop clock, known only at the end, comes back from the footer as the last sync */
+	const char *stop = tu_path(dir, "stop.btape", 2);
+	struct btape_summary sum;
+
+	meta.cluster.nsync = 1;
+	assert_int_equal(btape_writer__open(&w, stop, &meta, NULL), 0);
+	btape_writer__set_clock_stop(w, &(struct btape_clock_sync){5000, -6990000, 77});
+	assert_int_equal(btape_writer__close(w), 0);
+	assert_int_equal(btape_reader__open(&r, stop, NULL), 0);
+	m = btape_reader__meta(r);
+	assert_int_equal(m->cluster.nsync, 2);
+	assert_int_equal(m->cluster.sync[1].local_ns, 5000);
+	assert_int_equal(m->cluster.sync[1].offset_ns, -6990000);
+	assert_int_equal(m->cluster.sync[1].uncertainty_ns, 77);
+	assert_int_equal(btape_reader__summary(r, &sum), 0);
+	assert_true(sum.has_clock_stop);
+	btape_reader__close(r);
 	btape_meta__free(&meta);
 	tu_cleanup_dir(dir);
 }
