@@ -106,9 +106,15 @@ static void usage(FILE *fp)
 		"the terminal's foreground (Ctrl-C reaches it too).\n\n"
 		"If the disk fills up, recording stops; the trace keeps what was written before,\n"
 		"with a footer that counts the rest as lost.\n\n"
+		"Cluster (under mpirun or srun; docs/CLUSTER.md): every rank records its own trace\n"
+		"(%%h host, %%r rank in -o and -d); all ranks attach before any starts, or none\n"
+		"records; COMMAND runs on every rank from one instant; they stop together; each trace\n"
+		"stores its clock offset to rank 0 at start and stop, so that biotape analyze puts\n"
+		"the traces on one timeline. Rank 0 prints a line per host and the cluster total.\n\n"
 		"examples:\n"
 		"  biotape record -o boot.btape --duration 30s\n"
-		"  biotape record -o pg.btape -d /dev/nvme0n1 -- pgbench -T 60 bench\n");
+		"  biotape record -o pg.btape -d /dev/nvme0n1 -- pgbench -T 60 bench\n"
+		"  mpirun -n 3 -H a,b,c biotape record -o trace-%%h.btape -d nvme0n1 --duration 60s\n");
 }
 
 static int parse_args(int argc, char **argv, struct rec_opts *o)
