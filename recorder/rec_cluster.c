@@ -34,34 +34,25 @@ struct rec_cluster {
 
 int rec_cluster__open(struct rec_cluster **out)
 {
+	struct cl_comm *c;
 	struct rec_cluster *rc;
 	int err;
 
 	*out = NULL;
-	if (!cl_launched())
-		return 0;
-	rc = calloc(1, sizeof(*rc));
-	if (!rc) {
-		cli_err("record: out of memory");
-		return -ENOMEM;
-	}
-	err = cl_comm__open(&rc->c, NULL, NULL);
-	if (err) {
-		cli_err("record: %s", cl_comm__errmsg(rc->c));
-		if (rc->c && cl_comm__is_mpi(rc->c))
-			cl_comm__abort(rc->c, BTAPE_EXIT_FAIL);
-		cl_comm__close(rc->c);
-		free(rc);
+	err = cl_comm__open_cmd(&c, "record");
+	if (err || !c)
 		return err;
-	}
-	rc->rank = cl_comm__rank(rc->c);
-	rc->size = cl_comm__size(rc->c);
-	rc->off = calloc((size_t)rc->size, sizeof(*rc->off));
-	if (!rc->off) {
+	rc = calloc(1, sizeof(*rc));
+	if (rc)
+		rc->off = calloc((size_t)cl_comm__size(c), sizeof(*rc->off));
+	if (!rc || !rc->off) {
 		cli_err("record: out of memory");
-		cl_comm__abort(rc->c, BTAPE_EXIT_FAIL);
+		cl_comm__abort(c, BTAPE_EXIT_FAIL);
 	}
-	cl_comm__set_timeout(rc->c, SETUP_TIMEOUT_NS);
+	rc->c = c;
+	rc->rank = cl_comm__rank(c);
+	rc->size = cl_comm__size(c);
+	cl_comm__set_timeout(c, SETUP_TIMEOUT_NS);
 	/* until every rank agrees, a failure is this rank's refusal: rank 0 prints them all
 	 * (alone, messages are printed as without a launcher) */
 	if (rc->size > 1)
