@@ -249,7 +249,7 @@ int cmd_convert(int argc, char **argv)
 		ret = cli_out_check("convert", out);
 		if (ret)
 			return ret;
-		return convert_merge(argv + optind, ninputs, out, align, quiet);
+		return cli_convert_merge(argv + optind, ninputs, out, align, quiet);
 	}
 
 	/* direction: a .btape input is exported, anything else imported */

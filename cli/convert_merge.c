@@ -89,7 +89,7 @@ static int merged_meta(struct btape_meta *mm, const struct an_align_in *in,
 	return 0;
 }
 
-int convert_merge(char *const *paths, int n, const char *out, enum an_align mode, bool quiet)
+int cli_convert_merge(char *const *paths, int n, const char *out, enum an_align mode, bool quiet)
 {
 	struct msrc *src = calloc((size_t)n, sizeof(*src));
 	struct an_align_in *in = calloc((size_t)n, sizeof(*in));

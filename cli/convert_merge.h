@@ -9,6 +9,6 @@
 
 /* Merges PATHS (n >= 1) into OUT on one timeline (mode as biotape analyze --align); returns a
  * BTAPE_EXIT_* status, having printed one line on failure (OUT is then left untouched). */
-int convert_merge(char *const *paths, int n, const char *out, enum an_align mode, bool quiet);
+int cli_convert_merge(char *const *paths, int n, const char *out, enum an_align mode, bool quiet);
 
 #endif
