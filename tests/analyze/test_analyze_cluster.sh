@@ -50,6 +50,22 @@ PY
 [ "$(jget "$D/s.json" '[h["first_issue_ns"] for h in d["hosts"]]')" = "[0, 0, 0]" ] ||
 	fail "--align start"
 
+# a window on the timeline: --from seeks each file on its own clock (h2's is 7 ms behind)
+"$BIOTAPE" analyze --json --from 1500us "$D/h0.btape" "$D/h1.btape" "$D/h2.btape" >"$D/w.json" ||
+	fail "analyze --from"
+python3 - "$D/c.json" "$D/w.json" <<'PY' || fail "--from on one timeline"
+import json, sys
+a, w = (json.load(open(p)) for p in sys.argv[1:])
+h = {x["name"]: x for x in w["hosts"]}
+assert w["window"]["start_s"] >= 0.0015, w["window"]
+# h2 starts at 2 ms: all of it is in the window; h0 and h1 lose their first 1.5 / 0.5 ms
+full = {x["name"]: x["count"] for x in a["hosts"]}
+assert h["h2"]["count"] == full["h2"] == 3000, (h["h2"]["count"], full)
+assert h["h2"]["first_issue_ns"] == 2000000, h["h2"]["first_issue_ns"]
+assert 0 < h["h0"]["count"] < full["h0"] and 0 < h["h1"]["count"] < full["h1"], h
+assert h["h0"]["first_issue_ns"] >= 1500000 and h["h1"]["first_issue_ns"] >= 1500000, h
+PY
+
 # the text report: per-host rows, the corrections
 "$BIOTAPE" analyze "$D/h0.btape" "$D/h1.btape" "$D/h2.btape" >"$D/c.txt" || fail "analyze text"
 grep -q "one timeline: cluster recording rec7, 3 files, on the clock of h0" "$D/c.txt" ||
