@@ -40,7 +40,9 @@ int64_t cl_clock_shift_ns(void);
 /* True when an MPI launcher started this process (its variables are set). */
 int cl_launched(void);
 
-/* Opens the communicator: one rank without a launcher, MPI_COMM_WORLD with one. */
+/* Opens the communicator: one rank without a launcher, MPI_COMM_WORLD with one. argc/argv
+ * may be NULL. On failure *out is still set when it could be allocated, for
+ * cl_comm__errmsg(): then cl_comm__abort() it if cl_comm__is_mpi(), else cl_comm__close(). */
 int cl_comm__open(struct cl_comm **out, int *argc, char ***argv);
 /*
  * A command's communicator: 0 and *out NULL when no launcher started us (nothing to do);

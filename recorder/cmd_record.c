@@ -82,9 +82,9 @@ static void usage(FILE *fp)
 		"                      [--layer rq|bio] [-v] [-- COMMAND ARGS...]\n\n"
 		"Records every block request (one event per completed request: insert, issue and\n"
 		"completion times, device, sector, size, op and flags, error, queue depth, CPU, and\n"
-		"the submitting pid/tid/comm/cgroup) with eBPF until interrupted (Ctrl-C / SIGTERM),\n"
-		"the duration or a limit is reached, or COMMAND exits. Needs root (CAP_BPF and\n"
-		"CAP_PERFMON) and a kernel with BTF.\n\n"
+		"the submitting pid/tid/comm/cgroup) with eBPF until interrupted (Ctrl-C, SIGTERM,\n"
+		"or SIGHUP when the terminal closes), the duration or a limit is reached, or COMMAND\n"
+		"exits. Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n\n"
 		"  -o, --output FILE   trace to write (readable up to its last chunk even if killed)\n"
 		"  -d, --device DEV    record only DEV: /dev/sdb, nvme0n1, or 8:16 (repeatable;\n"
 		"                      a partition means its whole disk); default: every disk\n"
@@ -807,6 +807,9 @@ static int setup(struct rec_state *s)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a closed terminal stops the recording like Ctrl-C: buffered events and the footer are
+	 * written, not lost with the process */
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
 }

@@ -4,6 +4,7 @@
 
 #include "btape.h"
 #include "cli.h"
+#include "clock.h"
 #include "cluster.h"
 #include "hist.h"
 #include "report.h"
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,7 +22,13 @@
 #define HEARTBEAT_TIMEOUT_NS 2000000000ll /* no heartbeat this long: a rank is gone */
 #define RESULT_TIMEOUT_NS 60000000000ll	 /* preflight, the merge */
 #define CLOCK_ROUNDS 64			 /* round trips per rank for its clock offset */
-#define SPIN_NS 200000ull		 /* sleep until this long before the start, then spin */
+#define SPIN_NS 5000000ull /* sleep until this long before the start, then spin with
+			    * sched_yield(): a rank that sleeps into the start wakes late on a busy
+			    * host, one that spins without yielding starves its peers on shared
+			    * cores (bench/cluster: yielding gave the tightest start) */
+#define START_SPIN_AFTER_NS 1000000ull /* the start clock spins until this after the start */
+#define LEAD_NS 2000000ull /* returns this long before a start the scheduler times itself: its
+			    * setup (allocations, first faults) takes 0.1-1 ms */
 #define WHY_MAX 160
 
 enum state {
@@ -48,8 +56,16 @@ struct row {
 	bool interrupted;
 };
 
+/* The replay clock, spinning instead of sleeping until just after the start instant. */
+struct start_clock {
+	struct rp_clock clk; /* first: the scheduler's pointer is this struct's */
+	void (*sleep_until)(const struct rp_clock *c, uint64_t t); /* the real one */
+	uint64_t spin_until;
+};
+
 struct rp_cluster {
 	struct cl_comm *c;
+	struct start_clock sc;
 	int rank, size;
 	enum state state;
 	char kept[CL_REASON_MAX]; /* cli_err() of the preflight */
@@ -69,6 +85,7 @@ struct rp_cluster {
 	struct row *rows;
 	unsigned int copies;
 	bool failed;
+	bool merged; /* the last step's stats were merged (false: contact lost) */
 };
 
 static uint64_t mono_ns(void)
@@ -186,6 +203,14 @@ static const char *reason(const char *kept)
 	return strncmp(kept, "replay: ", 8) == 0 ? kept + 8 : kept;
 }
 
+/* A collective failed: this rank can take part in no other (it aborts the job at close). */
+static int broken(struct rp_cluster *rc, int err)
+{
+	cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
+	rc->state = ST_BROKEN;
+	return err;
+}
+
 static int agree(struct rp_cluster *rc, const char *refusal)
 {
 	char *lines = NULL;
@@ -193,11 +218,8 @@ static int agree(struct rp_cluster *rc, const char *refusal)
 
 	cli_err_keep(NULL, 0);
 	n = cl_comm__agree(rc->c, refusal, &lines);
-	if (n < 0) {
-		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
-		rc->state = ST_BROKEN;
-		return n;
-	}
+	if (n < 0)
+		return broken(rc, n);
 	if (n > 0) {
 		/* one line per refusing rank: "host H rank R: target: reason" */
 		for (char *l = lines, *nl; l && *l; l = nl + 1) {
@@ -223,11 +245,7 @@ int rp_cluster__agree(struct rp_cluster *rc)
 	if (err)
 		return err;
 	err = cl_comm__clock_offsets(rc->c, CLOCK_ROUNDS, rc->off);
-	if (err) {
-		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
-		rc->state = ST_BROKEN;
-	}
-	return err;
+	return err ? broken(rc, err) : 0;
 }
 
 /* Every rank says whether it goes on; all go on, or all stop. */
@@ -236,11 +254,8 @@ static int go_on(struct rp_cluster *rc, bool stop)
 	uint64_t v = stop;
 	int err = cl_comm__allreduce_u64(rc->c, &v, 1, CL_MAX);
 
-	if (err) {
-		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
-		rc->state = ST_BROKEN;
-		return err;
-	}
+	if (err)
+		return broken(rc, err);
 	if (v) {
 		rc->state = ST_OVER;
 		return -ECANCELED;
@@ -291,13 +306,11 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 		return err;
 	}
 	err = cl_comm__start_instant(rc->c, rc->off, START_MARGIN_NS, &rc->start_cl);
-	if (err) {
-		cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
-		rc->state = ST_BROKEN;
-		return err;
-	}
+	if (err)
+		return broken(rc, err);
 	rc->stop = stop;
 	rc->st = st;
+	rc->merged = false;
 	rc->status = RS_RUNNING;
 	rc->lost = false;
 	rc->state = ST_STEP;
@@ -312,14 +325,37 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	rc->wd_on = true;
 	uint64_t start = rc->start_cl - (uint64_t)rc->shift;
 	*start_ns = start;
+	rc->sc.spin_until = start + START_SPIN_AFTER_NS;
 	if (!wait)
-		return 0;
-	/* sleep, then spin to the instant: the scheduler starts its timeline from here */
+		start -= LEAD_NS;
+	/* sleep, then spin to the instant (or to the lead before it) */
 	if (start > mono_ns() + SPIN_NS)
 		sleep_until_mono(start - SPIN_NS);
 	while (mono_ns() < start)
-		;
+		sched_yield();
 	return 0;
+}
+
+static void start_sleep_until(const struct rp_clock *c, uint64_t t)
+{
+	const struct start_clock *sc = (const struct start_clock *)c;
+
+	if (t > sc->spin_until) {
+		sc->sleep_until(c, t);
+		return;
+	}
+	while (c->now(c) < t)
+		sched_yield();
+}
+
+const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_clock *real)
+{
+	if (!rc)
+		return real;
+	rc->sc.clk = *real;
+	rc->sc.sleep_until = real->sleep_until;
+	rc->sc.clk.sleep_until = start_sleep_until;
+	return &rc->sc.clk;
 }
 
 void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
@@ -452,6 +488,7 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 		if (st)
 			*st = *merged;
 	}
+	rc->merged = true;
 	rc->state = ST_READY;
 	err = 0;
 	goto cleanup;
@@ -473,7 +510,7 @@ bool rp_cluster__is_root(const struct rp_cluster *rc)
 
 bool rp_cluster__multi(const struct rp_cluster *rc)
 {
-	return rc && rc->size > 1;
+	return rc && rc->size > 1 && rc->merged;
 }
 
 unsigned int rp_cluster__copies(const struct rp_cluster *rc)

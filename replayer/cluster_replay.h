@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "clock.h"
 #include "devmap.h"
 #include "scheduler.h"
 
@@ -52,11 +53,18 @@ int rp_cluster__agree(struct rp_cluster *rc);
 
 /*
  * This step's common start instant, on the replay clock (CLOCK_MONOTONIC), in *start_ns;
- * with wait, returns at that instant (sleep, then spin). Starts the watchdog, which sets
+ * returns at that instant with wait, without a little ahead of it (for a scheduler that takes
+ * the instant as its first deadline: it has time to set up). Starts the watchdog, which sets
  * *stop when any rank fails, is interrupted or counts an I/O error in st->errors. 0 or -errno.
  */
 int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 			   const struct rp_stats *st, bool wait, uint64_t *start_ns);
+/*
+ * The replay clock to give the scheduler: real itself without a cluster; else a copy that spins
+ * (yielding the CPU) instead of sleeping up to just after each step's start instant: a rank
+ * that sleeps into the start wakes late on a busy host.
+ */
+const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_clock *real);
 /*
  * The step is over on this rank (st: its stats, or NULL; copies: replayed at once; first_issue_ns: its
  * first I/O's issue time on the replay clock, 0 if none; why: a failure, or NULL). Waits for
@@ -69,7 +77,8 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 
 /* True on the rank that prints the reports (rank 0; always without a cluster). */
 bool rp_cluster__is_root(const struct rp_cluster *rc);
-/* True when the run has more than one rank (the cluster parts of the reports apply). */
+/* True when the run has more than one rank and the last step was merged (the cluster parts
+ * of the reports apply; after lost contact, rank 0 reports its own stats only). */
 bool rp_cluster__multi(const struct rp_cluster *rc);
 /* Copies replayed at once by all ranks in the last step. */
 unsigned int rp_cluster__copies(const struct rp_cluster *rc);

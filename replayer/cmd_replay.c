@@ -106,7 +106,7 @@ static void usage(FILE *fp)
 		"  biotape replay vm.btape --target /dev/vg/test --write --sweep 1,2,4,8 --html knee.html\n"
 		"\n"
 		"cluster (under mpirun or srun; docs/CLUSTER.md): rank r replays FILE number r mod the\n"
-		"number of FILEs (at most one per rank); %%h (host name), %%r (rank) and %%%% expand in FILE,\n"
+		"number of FILEs (no more FILEs than ranks); %%h (host), %%r (rank) and %%%% expand in FILE,\n"
 		"--target, --map DST and -o; --scale N is the total, N / ranks copies each (the first\n"
 		"N %% ranks one more); --sweep factors are per rank, all ranks step together. Every rank\n"
 		"passes its checks or none writes; all start at one instant on clocks corrected to rank\n"
@@ -723,7 +723,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	char why[RP_DEVMAP_WHY_MAX];
 	unsigned int depth;
 	int err, ret = BTAPE_EXIT_FAIL;
-	bool sigs = false;
+	bool sigs = false, issued = false;
 
 	memset(&s, 0, sizeof(s));
 	err = parse_args(argc, argv, &o);
@@ -924,12 +924,13 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 		oc.last_tick = 0;
 		oc.first_issue = 0;
-		/* original timing: the scheduler's first deadline is the cluster's start instant;
+		/* original timing: the cluster's start instant is the scheduler's first deadline;
 		 * the other timings start when step_begin returns at it */
 		if (rp_cluster__step_begin(rc, &stop_flag, st, o.timing != RP_TIMING_ORIGINAL,
 					   &cfg.start_ns))
 			goto cleanup;
-		err = rp_sched_run(&cfg, eng, e, &clk, src, st);
+		issued = true;
+		err = rp_sched_run(&cfg, eng, e, rp_cluster__clock(rc, &clk), src, st);
 		eng->close(e);
 		e = NULL;
 		if (oc.progress)
@@ -968,7 +969,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		rp_step_from_stats(&steps[i],
 				   rp_cluster__multi(rc) ? rp_cluster__copies(rc) : o.sweep[i], st);
 		if (o.nsweep > 1 && !o.json && rp_cluster__is_root(rc)) {
-			fprintf(stderr, "  scale %u: %.0f IOPS, p99 %.1f us\n", o.sweep[i],
+			fprintf(stderr, "  scale %u: %.0f IOPS, p99 %.1f us\n", steps[i].factor,
 				steps[i].iops, (double)steps[i].p99_all / 1e3);
 		}
 		if (stop_flag)
@@ -1034,6 +1035,8 @@ cleanup:
 	if (e)
 		eng->close(e);
 	rp_prefetch__close(pf);
+	if (!issued) /* refused before the first I/O: a file --create made goes too */
+		rp_devices__discard_created(&s.dv);
 	rp_devices__free(&s.dv);
 	free(bufs);
 	free(bufmem);

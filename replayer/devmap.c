@@ -299,6 +299,14 @@ int rp_devices__check_fit(const struct rp_devices *s, const struct rp_sched_cfg 
 	return cfg->fit == RP_FIT_ERROR ? check_fit(s, cfg, why, whylen) : 0;
 }
 
+void rp_devices__discard_created(struct rp_devices *s)
+{
+	if (!s)
+		return;
+	for (unsigned int t = 0; t < s->ntargets; t++)
+		rp_target_discard(&s->targets[t]);
+}
+
 void rp_devices__free(struct rp_devices *s)
 {
 	if (!s)

@@ -97,5 +97,7 @@ int rp_devices__open(struct rp_devices *s, char *why, size_t whylen);
 int rp_devices__check_fit(const struct rp_devices *s, const struct rp_sched_cfg *cfg, char *why,
 			  size_t whylen);
 void rp_devices__free(struct rp_devices *s); /* closes the targets; NULL-safe, idempotent */
+/* Before __free when the run is refused before its first I/O: removes the files --create made. */
+void rp_devices__discard_created(struct rp_devices *s);
 
 #endif

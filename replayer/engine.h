@@ -33,6 +33,7 @@ struct rp_target {
 	uint32_t dev_major, dev_minor; /* of the block device, or of the file's filesystem */
 	const char *path;
 	bool created; /* a file made by this run (--create) */
+	uint64_t created_dev, created_ino; /* the file it made, removed only while path names it */
 };
 
 /* An I/O in flight. The engine fills res and may fill complete_ns (0: the caller stamps it). */

@@ -448,6 +448,19 @@ void rp_target_close(struct rp_target *t)
 	t->fd = -1;
 }
 
+void rp_target_discard(struct rp_target *t)
+{
+	struct stat sb;
+
+	if (!t)
+		return;
+	rp_target_close(t);
+	if (t->created && t->path && lstat(t->path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    sb.st_dev == t->created_dev && sb.st_ino == t->created_ino)
+		unlink(t->path);
+	t->created = false;
+}
+
 static uint32_t file_dio_align(int fd)
 {
 #ifdef STATX_DIOALIGN
@@ -563,6 +576,10 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 		}
 	}
 	t->created = created;
+	if (created) {
+		t->created_dev = sb.st_dev;
+		t->created_ino = sb.st_ino;
+	}
 	if (!S_ISBLK(sb.st_mode) && !S_ISREG(sb.st_mode)) {
 		snprintf(why, whylen, "not a block device or a regular file");
 		return -EINVAL;

@@ -30,6 +30,11 @@ struct rp_target_opts {
 int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o, char *why,
 		   size_t whylen);
 void rp_target_close(struct rp_target *t); /* NULL-safe, idempotent */
+/*
+ * Closes t and, when this run made it (--create), removes the file, if path still names that
+ * file: for a run refused before its first I/O, which must leave nothing behind.
+ */
+void rp_target_discard(struct rp_target *t);
 
 /* 1 when the block device maj:min (or one of its partitions) is mounted, or a swap; 0; -errno. */
 int rp_blkdev_mounted(uint32_t major, uint32_t minor, char *where, size_t len);

@@ -28,4 +28,12 @@ rec_stop TERM
 [ "$(info_get "$D/k.btape" integrity.damaged)" = false ] || fail "killed trace reported damaged"
 m=$("$BIOTAPE" dump --csv "$D/t.btape" | tail -n +2 | wc -l)
 grep -q "recorded $m events" "$REC_ERR" || fail "summary does not match the $m events in the file"
-pass "record_kill: killed trace readable ($n events), SIGTERM trace complete ($m events)"
+
+# a closed terminal (SIGHUP) ends the recording like SIGTERM: footer written, nothing lost
+rec_start "$D/h.btape" -d "$LOOP"
+sleep 1.5
+rec_stop HUP
+[ "$(info_get "$D/h.btape" integrity.has_footer)" = true ] || fail "SIGHUP trace has no footer"
+h=$("$BIOTAPE" dump --csv "$D/h.btape" | tail -n +2 | wc -l)
+grep -q "recorded $h events" "$REC_ERR" || fail "SIGHUP summary does not match the $h events in the file"
+pass "record_kill: killed trace readable ($n events), SIGTERM trace complete ($m events), SIGHUP trace complete ($h events)"

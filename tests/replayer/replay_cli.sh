@@ -84,6 +84,13 @@ grep -q "does not exist.*--create" <<<"$err" || fail "missing target: message: $
 expect_usage "$D/r.btape" --target "$D/new" --create bogus
 expect_usage "$D/r.btape" --target "$D/new" --create 0
 [ ! -e "$D/new" ] || fail "a refused --create made the target"
+# a file --create made goes again when the run is then refused before its first I/O (--fit
+# error: the trace spans 8 MiB, the file is 1 MiB); a file that was there stays
+expect_usage "$D/r.btape" --target "$D/small" --create 1M --buffered --engine null
+[ ! -e "$D/small" ] || fail "a replay refused by --fit error left the file --create made"
+truncate -s 1M "$D/small1"
+expect_usage "$D/r.btape" --target "$D/small1" --create 1M --buffered --engine null
+[ -e "$D/small1" ] || fail "a refused replay removed a file it did not create"
 # --create SIZE makes it that big; an existing target is used as it is
 "$BIOTAPE" replay "$D/r.btape" --target "$D/new16" --create 16M --buffered --no-progress \
 	--engine null >"$D/c.txt" || fail "--create 16M failed"
