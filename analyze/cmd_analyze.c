@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum out_kind { OUT_TEXT, OUT_JSON, OUT_HTML };
 
@@ -31,7 +32,7 @@ struct common {
 static const char analyze_usage[] =
 	"usage: biotape analyze FILE... [--from T] [--to T] [--device D] [--pid N]\n"
 	"                       [--interval S] [--json | --html OUT] [--ws-limit BLOCKS]\n"
-	"                       [--near BYTES] [--idle-min T]\n"
+	"                       [--near BYTES] [--idle-min T] [--align HOW]\n"
 	"\n"
 	"Characterise the workload in one or more traces (merged by issue time): counts, bytes,\n"
 	"IOPS and throughput (mean, peak over 1 s windows), op mix, request sizes, sequentiality,\n"
@@ -48,8 +49,15 @@ static const char analyze_usage[] =
 	"                     (default 1048576, about 32 MiB of memory)\n"
 	"  --near BYTES       near-sequential window (default 128k)\n"
 	"  --idle-min T       shortest idle period counted (default 1ms)\n"
+	"  --align HOW        several files on one timeline: cluster (the clock offsets stored by\n"
+	"                     a cluster recording), start (every file's first I/O at the same\n"
+	"                     instant), wall (the hosts' wall clocks), none (times as recorded).\n"
+	"                     Default auto: cluster for the files of one cluster recording, none\n"
+	"                     for one host's files; other files are refused. Files from several\n"
+	"                     hosts get per-host rows and their devices are named HOST:DEVICE.\n"
 	"\n"
-	"example:\n"
+	"examples:\n"
+	"  mpirun -n 3 biotape record -o trace-%h.btape --duration 60 ; biotape analyze trace-*.btape\n"
 	"  biotape analyze db.btape --from 30s --to 90s --device nvme0n1 --html report.html\n";
 
 static const char profile_usage[] =
@@ -75,13 +83,16 @@ static const char profile_usage[] =
 static const char compare_usage[] =
 	"usage: biotape compare A B [--from T] [--to T] [--device D] [--window S]\n"
 	"                       [--json | --html OUT]\n"
+	"       biotape compare A1,A2,... B1,B2,... [--align HOW] [...]\n"
 	"\n"
 	"Compare two traces side by side (a recording and its replay on new storage, or two\n"
 	"systems): IOPS, throughput, latency percentiles per op with ratios, request sizes and\n"
 	"op mix; in HTML with overlaid latency CDFs. Text and JSON end with a fidelity score of\n"
 	"B as a reproduction of A: per-window IOPS correlation, inter-arrival KS distance,\n"
 	"peak-to-mean, working set, latency demerit, and per phase of A the TVD of op mix and\n"
-	"sizes (docs/ANALYSIS.md).\n"
+	"sizes (docs/ANALYSIS.md). A side may be several traces joined by commas (the hosts of\n"
+	"a cluster recording): they are analysed on one timeline as biotape analyze does\n"
+	"(--align, see its --help).\n"
 	"\n"
 	"  --window S         fidelity windows (default 1s; a tenth of A when shorter than 10 s)\n"
 	"\n"
@@ -132,6 +143,13 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 		} else if (strcmp(a, "--device") == 0) {
 			NEED_ARG();
 			c->f.device = v;
+		} else if (strcmp(a, "--align") == 0) {
+			NEED_ARG();
+			if (an_align_parse(v, &c->f.align)) {
+				cli_err("%s: --align: '%s' is not auto, cluster, start, wall or none",
+					cmd, v);
+				return -EINVAL;
+			}
 		} else if (strcmp(a, "--pid") == 0) {
 			NEED_ARG();
 			if (cli_parse_u64(v, &u) || u > UINT32_MAX) {
@@ -499,6 +517,27 @@ static int fn_compare(FILE *fp, const void *p)
 	}
 }
 
+/*
+ * One side of a comparison: a trace, or several joined by commas (a cluster recording's
+ * files) when no file has that whole name. Splits arg in place; returns the count or -E2BIG.
+ */
+static int split_side(char *arg, char **out)
+{
+	int n = 0;
+
+	if (access(arg, F_OK) == 0 || !strchr(arg, ',')) {
+		out[0] = arg;
+		return 1;
+	}
+	for (char *save = NULL, *t = strtok_r(arg, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (n == AN_MAX_FILES)
+			return -E2BIG;
+		out[n++] = t;
+	}
+	return n ? n : (out[0] = arg, 1);
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct common c;
@@ -518,16 +557,23 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (c.kind == OUT_HTML && (rc = cli_out_check("compare", c.html_path)))
 		return rc;
-	rc = run_one(&c, &c.files[0], 1, &sa, &ia, "compare");
+	char *pa[AN_MAX_FILES], *pb[AN_MAX_FILES];
+	int na = split_side(c.files[0], pa), nb = split_side(c.files[1], pb);
+
+	if (na < 0 || nb < 0) {
+		cli_err("compare: a side lists more than %d traces", AN_MAX_FILES);
+		return BTAPE_EXIT_USAGE;
+	}
+	rc = run_one(&c, pa, na, &sa, &ia, "compare");
 	if (!rc)
-		rc = run_one(&c, &c.files[1], 1, &sb, &ib, "compare");
+		rc = run_one(&c, pb, nb, &sb, &ib, "compare");
 	struct fidelity fid;
 	bool has_fid = false;
 
 	if (!rc && sa->all.n && sb->all.n) {
 		char msg[512];
-		int err = fidelity_compute(&fid, &c.files[0], &c.files[1], &c.f, &c.so, sa, sb,
-					   c.window_ns, msg, sizeof(msg));
+		int err = fidelity_compute(&fid, pa, na, pb, nb, &c.f, &c.so, sa, sb, c.window_ns,
+					   msg, sizeof(msg));
 
 		if (err) {
 			cli_err("compare: %s", msg);
@@ -538,12 +584,11 @@ int cmd_compare(int argc, char **argv)
 	if (!rc) {
 		struct report ra = {.s = sa,
 				    .info = &ia,
-				    .paths = &c.files[0],
-				    .npaths = 1,
+				    .paths = pa,
+				    .npaths = na,
 				    .label = "A",
 				    .fid = has_fid ? &fid : NULL};
-		struct report rb = {
-			.s = sb, .info = &ib, .paths = &c.files[1], .npaths = 1, .label = "B"};
+		struct report rb = {.s = sb, .info = &ib, .paths = pb, .npaths = nb, .label = "B"};
 		struct cmp_arg a = {.a = &ra, .b = &rb, .kind = c.kind};
 
 		rc = write_out(c.kind == OUT_HTML ? c.html_path : NULL, fn_compare, &a, "compare");

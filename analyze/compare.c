@@ -116,14 +116,67 @@ static double share(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0;
 }
 
+static const struct hoststat *host_named(const struct stats *s, const char *name)
+{
+	for (uint32_t h = 0; h < s->nhosts; h++)
+		if (strcmp(s->hosts[h].name, name) == 0)
+			return &s->hosts[h];
+	return NULL;
+}
+
+/* Several hosts on a side: the hosts of both, matched by name (A's order, then B's others). */
+static void compare_hosts_text(FILE *fp, const struct stats *a, const struct stats *b)
+{
+	char s1[32], s2[32];
+
+	if (!a->nhosts && !b->nhosts)
+		return;
+	fprintf(fp, "\nPer host\n  %-20s %12s %12s %10s %10s\n", "host", "IOPS A", "IOPS B",
+		"p99 A", "p99 B");
+	for (int side = 0; side < 2; side++) {
+		const struct stats *x = side ? b : a, *y = side ? a : b;
+
+		for (uint32_t h = 0; h < x->nhosts; h++) {
+			const struct hoststat *hx = &x->hosts[h], *hy = host_named(y, hx->name);
+			const struct hoststat *ha = side ? hy : hx, *hb = side ? hx : hy;
+
+			if (side && hy)
+				continue; /* printed with A's */
+			fprintf(fp, "  %-20.20s", hx->name);
+			for (int k = 0; k < 2; k++) {
+				const struct hoststat *hs = k ? hb : ha;
+
+				if (hs)
+					fprintf(fp, " %12.1f", stats_rate(k ? b : a, hs->acc.n));
+				else
+					fprintf(fp, " %12s", "-");
+			}
+			fprintf(fp, " %10s %10s\n",
+				ha && ha->acc.lat && ha->acc.lat->count
+					? fmt_lat((double)hist_quantile(ha->acc.lat, 0.99), s1,
+						  sizeof(s1))
+					: "-",
+				hb && hb->acc.lat && hb->acc.lat->count
+					? fmt_lat((double)hist_quantile(hb->acc.lat, 0.99), s2,
+						  sizeof(s2))
+					: "-");
+		}
+	}
+}
+
 int render_compare_text(FILE *fp, const struct report *ra, const struct report *rb)
 {
 	const struct stats *a = ra->s, *b = rb->s;
 	char s1[48], s2[48];
 
-	fprintf(fp, "biotape compare\n  A = %s (%s events)\n", ra->paths[0],
-		fmt_count(a->all.n, s1, sizeof(s1)));
-	fprintf(fp, "  B = %s (%s events)\n", rb->paths[0], fmt_count(b->all.n, s2, sizeof(s2)));
+	fprintf(fp, "biotape compare\n  A = %s", ra->paths[0]);
+	if (ra->npaths > 1)
+		fprintf(fp, " and %d more", ra->npaths - 1);
+	fprintf(fp, " (%s events)\n", fmt_count(a->all.n, s1, sizeof(s1)));
+	fprintf(fp, "  B = %s", rb->paths[0]);
+	if (rb->npaths > 1)
+		fprintf(fp, " and %d more", rb->npaths - 1);
+	fprintf(fp, " (%s events)\n", fmt_count(b->all.n, s2, sizeof(s2)));
 	if (!a->all.n || !b->all.n) {
 		fprintf(fp, "  %s: no events in %s\n", !a->all.n ? "A" : "B",
 			(!a->all.n ? ra : rb)->info->filtered ? "window" : "trace");
@@ -217,6 +270,7 @@ int render_compare_text(FILE *fp, const struct report *ra, const struct report *
 		fprintf(fp, "  working set %s vs %s\n",
 			cli_fmt_bytes(a->wsr.blocks * STATS_WS_BLOCK, s1, sizeof(s1)),
 			cli_fmt_bytes(b->wsr.blocks * STATS_WS_BLOCK, s2, sizeof(s2)));
+	compare_hosts_text(fp, a, b);
 	if (ra->fid)
 		fidelity_text(fp, ra->fid);
 	return 0;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* Reads PATH again through f restricted to [from, to) after its first I/O (to 0: the end). */
-static int pass(char *const *path, const struct an_filter *f, const struct stats_opts *so,
+static int pass(char *const *path, int npaths, const struct an_filter *f, const struct stats_opts *so,
 		const struct stats *whole, uint64_t from, uint64_t to, struct stats **out,
 		char *msg, size_t msglen)
 {
@@ -24,7 +24,7 @@ static int pass(char *const *path, const struct an_filter *f, const struct stats
 		pf.has_to = true;
 		pf.to_ns = base + to;
 	}
-	return an_run(path, 1, &pf, so, out, &info, msg, msglen);
+	return an_run(path, npaths, &pf, so, out, &info, msg, msglen);
 }
 
 static double mix_tvd(const struct stats *a, const struct stats *b)
@@ -48,7 +48,7 @@ static double size_tvd(const struct opstat *a, const struct opstat *b)
 	return report_size_tvd(a, b);
 }
 
-static int windows(struct fidelity *fid, char *const *pa, char *const *pb,
+static int windows(struct fidelity *fid, char *const *pa, int npa, char *const *pb, int npb,
 		   const struct an_filter *f, const struct stats_opts *so, const struct stats *a,
 		   const struct stats *b, char *msg, size_t msglen)
 {
@@ -58,9 +58,9 @@ static int windows(struct fidelity *fid, char *const *pa, char *const *pb,
 	int err;
 
 	wo.interval_ns = fid->window_ns;
-	err = pass(pa, f, &wo, a, 0, 0, &wa, msg, msglen);
+	err = pass(pa, npa, f, &wo, a, 0, 0, &wa, msg, msglen);
 	if (!err)
-		err = pass(pb, f, &wo, b, 0, 0, &wb, msg, msglen);
+		err = pass(pb, npb, f, &wo, b, 0, 0, &wb, msg, msglen);
 	if (err)
 		goto cleanup;
 	/* whole windows only; a timeline that had to widen its rows is not comparable */
@@ -100,7 +100,7 @@ cleanup:
 	return err;
 }
 
-int fidelity_compute(struct fidelity *fid, char *const *pa, char *const *pb,
+int fidelity_compute(struct fidelity *fid, char *const *pa, int na, char *const *pb, int nb,
 		     const struct an_filter *f, const struct stats_opts *so, const struct stats *a,
 		     const struct stats *b, uint64_t window_ns, char *msg, size_t msglen)
 {
@@ -123,7 +123,7 @@ int fidelity_compute(struct fidelity *fid, char *const *pa, char *const *pb,
 		dist_demerit_hist(a->ops[BTAPE_OP_READ].lat_dev, b->ops[BTAPE_OP_READ].lat_dev);
 	fid->demerit_ns[DIR_WRITE] =
 		dist_demerit_hist(a->ops[BTAPE_OP_WRITE].lat_dev, b->ops[BTAPE_OP_WRITE].lat_dev);
-	err = windows(fid, pa, pb, f, so, a, b, msg, msglen);
+	err = windows(fid, pa, na, pb, nb, f, so, a, b, msg, msglen);
 	if (err)
 		return err;
 	int n = phases_detect(a, 0, sp, PHASES_MAX);
@@ -145,9 +145,9 @@ int fidelity_compute(struct fidelity *fid, char *const *pa, char *const *pb,
 
 		p->from_ns = sp[k].from_ns;
 		p->to_ns = sp[k].to_ns;
-		err = pass(pa, f, so, a, sp[k].from_ns, to, &x, msg, msglen);
+		err = pass(pa, na, f, so, a, sp[k].from_ns, to, &x, msg, msglen);
 		if (!err)
-			err = pass(pb, f, so, b, sp[k].from_ns, to, &y, msg, msglen);
+			err = pass(pb, nb, f, so, b, sp[k].from_ns, to, &y, msg, msglen);
 		if (!err) {
 			p->iops_a = (double)x->all.n / len_a;
 			p->iops_b = len_b > 0 ? (double)y->all.n / len_b : NAN;

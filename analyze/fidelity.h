@@ -33,11 +33,12 @@ struct fidelity {
 };
 
 /*
- * Scores B against A. a and b are the finished analyses of PA and PB under filter f and
- * options so; window_ns 0 chooses FIDELITY_WINDOW_NS. Reads both traces again (once for the
- * windows, once per phase). Returns 0 or -errno with a one-line message in msg.
+ * Scores B against A. a and b are the finished analyses of PA (na traces, on one timeline) and
+ * PB (nb) under filter f and options so; window_ns 0 chooses FIDELITY_WINDOW_NS. Reads both
+ * sides again (once for the windows, once per phase). Returns 0 or -errno with a one-line
+ * message in msg.
  */
-int fidelity_compute(struct fidelity *fid, char *const *pa, char *const *pb,
+int fidelity_compute(struct fidelity *fid, char *const *pa, int na, char *const *pb, int nb,
 		     const struct an_filter *f, const struct stats_opts *so, const struct stats *a,
 		     const struct stats *b, uint64_t window_ns, char *msg, size_t msglen);
 

@@ -22,10 +22,15 @@ struct src {
 	bool ident; /* map[i] == i for every i: events of devices < nmap pass through as they are */
 	uint64_t first_ns;
 	bool has_first;
+	struct btape_cluster clock; /* correction to the timeline (nsync 0: none) */
+	struct btape_event *shifted; /* the current batch, corrected */
+	int shifted_cap;
+	const char *host; /* its host's label (multi-host), else "" */
 };
 
 struct gdev {
 	char name[BTAPE_NAME_MAX];
+	char host[BTAPE_NAME_MAX]; /* multi-host: its host's label */
 	uint32_t major, minor;
 	uint64_t size;
 };
@@ -41,11 +46,34 @@ static void path_msg(char *msg, size_t msglen, const char *path, const char *why
 		snprintf(msg, msglen, "%s: %s", path, why);
 }
 
+/* The batch on the timeline (an_align_event). */
+static int src_shift(struct src *sr, int n)
+{
+	if (n > sr->shifted_cap) {
+		struct btape_event *p = realloc(sr->shifted, (size_t)n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		sr->shifted = p;
+		sr->shifted_cap = n;
+	}
+	for (int i = 0; i < n; i++) {
+		sr->shifted[i] = sr->evs[i];
+		an_align_event(&sr->clock, &sr->shifted[i]);
+	}
+	sr->evs = sr->shifted;
+	return 0;
+}
+
 static int src_fill(struct src *sr, char *msg, size_t msglen, const char *path)
 {
 	while (!sr->eof && sr->i >= sr->n) {
 		int n = btape_reader__next_batch(sr->r, &sr->evs);
 
+		if (n > 0 && sr->clock.nsync && src_shift(sr, n)) {
+			path_msg(msg, msglen, path, strerror(ENOMEM));
+			return -ENOMEM;
+		}
 		if (n < 0) {
 			path_msg(msg, msglen, path, btape_reader__errmsg(sr->r));
 			return n;
@@ -58,17 +86,22 @@ static int src_fill(struct src *sr, char *msg, size_t msglen, const char *path)
 	return 0;
 }
 
-static uint32_t gdev_find(struct gdev *g, uint32_t *ng, const char *name, uint32_t major,
-			  uint32_t minor, uint64_t size)
+static uint32_t gdev_find(struct gdev *g, uint32_t *ng, const char *host, const char *name,
+			  uint32_t major, uint32_t minor, uint64_t size)
 {
 	for (uint32_t i = 0; i < *ng; i++)
-		if (strcmp(g[i].name, name) == 0 && g[i].major == major && g[i].minor == minor)
+		if (strcmp(g[i].name, name) == 0 && g[i].major == major && g[i].minor == minor &&
+		    strcmp(g[i].host, host) == 0)
 			return i;
 	if (*ng >= STATS_MAX_DEVICES)
 		return STATS_MAX_DEVICES - 1;
 	struct gdev *d = &g[(*ng)++];
 
-	snprintf(d->name, sizeof(d->name), "%s", name);
+	if (host[0])
+		snprintf(d->name, sizeof(d->name), "%.120s:%.120s", host, name);
+	else
+		snprintf(d->name, sizeof(d->name), "%s", name);
+	snprintf(d->host, sizeof(d->host), "%s", host);
 	d->major = major;
 	d->minor = minor;
 	d->size = size;
@@ -83,7 +116,7 @@ static uint32_t map_dev(struct src *sr, struct gdev *g, uint32_t *ng, uint32_t i
 	char name[32];
 
 	snprintf(name, sizeof(name), "dev%" PRIu32, idx);
-	return gdev_find(g, ng, name, 0, 0, 0);
+	return gdev_find(g, ng, sr->host, name, 0, 0, 0);
 }
 
 static bool dev_matches(const struct gdev *d, uint32_t idx, const char *want)
@@ -124,6 +157,10 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	struct btape_event *buf = malloc(BUF_EVENTS * sizeof(*buf));
 	struct stats *s = NULL;
 	struct stats_opts o = so ? *so : (struct stats_opts){0};
+	struct an_align_in *ain = calloc((size_t)npaths, sizeof(*ain));
+	struct an_align_out *aout = calloc((size_t)npaths, sizeof(*aout));
+	uint64_t *last = calloc((size_t)npaths, sizeof(*last));
+	static const struct btape_meta no_meta;
 	uint32_t ng = 0, want_dev = UINT32_MAX;
 	int err = -ENOMEM;
 	int nb = 0;
@@ -133,10 +170,10 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	info->nfiles = npaths;
 	info->filtered = f->has_from || f->has_to || f->device || f->has_pid;
 	msg[0] = 0;
-	if (!srcs || !g || !buf)
+	if (!srcs || !g || !buf || !ain || !aout || !last)
 		goto cleanup;
 
-	/* open, unify device tables, trace start from the summaries */
+	/* open; first and last issue from the summaries */
 	for (int k = 0; k < npaths; k++) {
 		struct src *sr = &srcs[k];
 		char emsg[BTAPE_ERRMSG_LEN];
@@ -153,29 +190,11 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 			goto cleanup;
 		const struct btape_meta *m = btape_reader__meta(sr->r);
 
+		ain[k] = (struct an_align_in){.path = paths[k], .meta = m ? m : &no_meta};
 		if (k == 0 && m) {
 			snprintf(info->tool, sizeof(info->tool), "%s", m->tool);
 			snprintf(info->hostname, sizeof(info->hostname), "%s", m->hostname);
 			snprintf(info->source, sizeof(info->source), "%s", m->source);
-		}
-		if (m && m->ndevices) {
-			sr->map = calloc(m->ndevices, sizeof(*sr->map));
-			if (!sr->map) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			sr->nmap = m->ndevices;
-			for (uint32_t i = 0; i < m->ndevices; i++) {
-				const struct btape_device *d = &m->devices[i];
-				char name[BTAPE_NAME_MAX];
-
-				if (d->name[0])
-					snprintf(name, sizeof(name), "%s", d->name);
-				else
-					snprintf(name, sizeof(name), "dev%" PRIu32, i);
-				sr->map[i] = gdev_find(g, &ng, name, d->dev_t_major, d->dev_t_minor,
-						       d->size_bytes);
-			}
 		}
 		if (btape_reader__summary(sr->r, &sum) == 0) {
 			info->lost_events += sum.lost_events;
@@ -183,8 +202,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 			if (sum.events) {
 				sr->first_ns = sum.first_issue_ns;
 				sr->has_first = true;
-				if (sum.last_issue_ns > info->trace_end_ns)
-					info->trace_end_ns = sum.last_issue_ns;
+				last[k] = sum.last_issue_ns;
 			}
 		}
 		if (!sr->has_first) {
@@ -194,6 +212,71 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 			if (sr->n) {
 				sr->first_ns = sr->evs[0].issue_ns;
 				sr->has_first = true;
+			}
+		}
+		ain[k].first_ns = sr->first_ns;
+		ain[k].has_first = sr->has_first;
+	}
+
+	/* one timeline: each file's correction, then its device table */
+	err = an_align_plan(f->align, ain, npaths, aout, &info->multi_host, msg, msglen);
+	if (err < 0)
+		goto cleanup;
+	info->align = (enum an_align)err;
+	err = 0;
+	if (info->align == AN_ALIGN_CLUSTER) {
+		snprintf(info->cluster_id, sizeof(info->cluster_id), "%s", ain[0].meta->cluster.id);
+		snprintf(info->reference, sizeof(info->reference), "%s",
+			 ain[0].meta->cluster.reference);
+	}
+	for (int k = 0; k < npaths; k++) {
+		struct src *sr = &srcs[k];
+		const struct btape_meta *m = ain[k].meta;
+		const struct btape_cluster *ck = &aout[k].clock;
+
+		sr->clock = *ck;
+		sr->host = aout[k].host;
+		if (k < AN_MAX_FILES) {
+			struct an_file_clock *fc = &info->clocks[k];
+			uint32_t ns = ck->nsync ? ck->nsync - 1 : 0;
+
+			snprintf(fc->host, sizeof(fc->host), "%s", aout[k].host);
+			fc->offset_start_ns = ck->sync[0].offset_ns;
+			fc->offset_stop_ns = ck->sync[ns].offset_ns;
+			fc->uncertainty_ns = btape_cluster_uncertainty(ck);
+			fc->drift_ppm = btape_cluster_drift_ppm(ck);
+		}
+		if (sr->clock.nsync) {
+			if (sr->n) { /* the batch read for its first issue */
+				err = src_shift(sr, sr->n);
+				if (err)
+					goto cleanup;
+			}
+			sr->first_ns = btape_cluster_to_reference(ck, sr->first_ns);
+			last[k] = btape_cluster_to_reference(ck, last[k]);
+		}
+		if (sr->has_first && last[k] > info->trace_end_ns)
+			info->trace_end_ns = last[k];
+		if (m->ndevices) {
+			sr->map = calloc(m->ndevices, sizeof(*sr->map));
+			if (!sr->map) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			sr->nmap = m->ndevices;
+			for (uint32_t i = 0; i < m->ndevices; i++) {
+				const struct btape_device *d = &m->devices[i];
+				const char *host = !info->multi_host ? ""
+						   : d->host[0]	     ? d->host
+									: sr->host;
+				char name[BTAPE_NAME_MAX];
+
+				if (d->name[0])
+					snprintf(name, sizeof(name), "%s", d->name);
+				else
+					snprintf(name, sizeof(name), "dev%" PRIu32, i);
+				sr->map[i] = gdev_find(g, &ng, host, name, d->dev_t_major,
+						       d->dev_t_minor, d->size_bytes);
 			}
 		}
 	}
@@ -251,14 +334,27 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	s->trace_start_ns = info->trace_start_ns;
 	for (uint32_t i = 0; i < ng; i++) {
 		err = stats__set_device(s, i, g[i].name, g[i].size);
-		if (err)
+		if (!err && info->multi_host)
+			err = stats__set_host(s, i, g[i].host);
+		if (err < 0)
 			goto cleanup;
 	}
+	err = 0;
 	if (f->has_from) {
 		for (int k = 0; k < npaths; k++) {
 			if (srcs[k].n || srcs[k].eof)
 				continue; /* already reading: filter instead */
-			err = btape_reader__seek(srcs[k].r, from_abs);
+			/* on the file's clock at most from + its smallest offset: seek there */
+			const struct btape_cluster *ck = &srcs[k].clock;
+			int64_t lo = ck->sync[0].offset_ns;
+
+			for (uint32_t y = 1; y < ck->nsync && y < BTAPE_CLOCK_SYNC_MAX; y++)
+				lo = ck->sync[y].offset_ns < lo ? ck->sync[y].offset_ns : lo;
+			struct btape_cluster back = {.nsync = 1};
+
+			back.sync[0].offset_ns = lo == INT64_MIN ? INT64_MAX : -lo;
+			err = btape_reader__seek(srcs[k].r,
+						 btape_cluster_to_reference(&back, from_abs));
 			if (err < 0 && err != -ENOSYS && err != -ESPIPE) {
 				path_msg(msg, msglen, paths[k], btape_reader__errmsg(srcs[k].r));
 				goto cleanup;
@@ -346,8 +442,11 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 
 			if (want_dev != UINT32_MAX && gd != want_dev)
 				continue;
-			if (gd >= s->ndevs && gd < STATS_MAX_DEVICES && !s->devs[gd].name[0])
+			if (gd >= s->ndevs && gd < STATS_MAX_DEVICES && !s->devs[gd].name[0]) {
 				stats__set_device(s, gd, g[gd].name, g[gd].size);
+				if (info->multi_host)
+					stats__set_host(s, gd, g[gd].host);
+			}
 			buf[nb] = *e;
 			buf[nb].dev = gd;
 			if (++nb == BUF_EVENTS) {
@@ -378,8 +477,12 @@ cleanup:
 		for (int k = 0; k < npaths; k++) {
 			btape_reader__close(srcs[k].r);
 			free(srcs[k].map);
+			free(srcs[k].shifted);
 		}
 	free(srcs);
+	free(ain);
+	free(aout);
+	free(last);
 	free(g);
 	free(buf);
 	return err;

@@ -6,6 +6,7 @@
 #ifndef BIOTAPE_ANALYZE_INPUT_H
 #define BIOTAPE_ANALYZE_INPUT_H
 
+#include "align.h"
 #include "stats.h"
 
 #include <stdbool.h>
@@ -17,6 +18,17 @@ struct an_filter {
 	const char *device;	 /* name, "major:minor" or table index; NULL: every device */
 	bool has_pid;
 	uint32_t pid;
+	enum an_align align; /* several files: how their clocks are put on one timeline */
+};
+
+#define AN_MAX_FILES 256
+
+/* How one file was placed on the timeline (several files, or a multi-host trace). */
+struct an_file_clock {
+	char host[BTAPE_NAME_MAX]; /* its label in per-host rows */
+	int64_t offset_start_ns, offset_stop_ns; /* corrections at its first and last sync */
+	uint64_t uncertainty_ns;
+	double drift_ppm;
 };
 
 struct an_info {
@@ -28,12 +40,18 @@ struct an_info {
 	bool recovered;	    /* some file was cut short (read up to its last complete frame) */
 	bool filtered;	    /* a window, device or pid filter was given */
 	char devices[1024]; /* device names, for messages */
+	enum an_align align;  /* the alignment applied (AN_ALIGN_NONE: times as recorded) */
+	bool multi_host;      /* per-host rows (stats.hosts) */
+	char cluster_id[BTAPE_NAME_MAX], reference[BTAPE_NAME_MAX]; /* --align cluster */
+	struct an_file_clock clocks[AN_MAX_FILES]; /* per file, when align is not none */
 };
 
 /*
  * Reads PATHS (issue order, merged) through the filter into a new analysis. When
  * so->interval_ns is 0 a timeline interval of about 1/100 of the selected range is chosen.
- * Returns 0, -ENOENT with msg "no device ..." when the device filter matches nothing,
+ * Several files are placed on one timeline as f->align says (align.h); files that cannot be
+ * are refused with -EINVAL. Returns 0, -ENOENT with msg "no device ..." when the device
+ * filter matches nothing,
  * or another -errno with a one-line message in msg.
  */
 int an_run(char *const *paths, int npaths, const struct an_filter *f, const struct stats_opts *so,

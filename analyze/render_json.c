@@ -214,6 +214,55 @@ static void j_sizes(struct jw *j, const struct opstat *o)
 	jw_end_obj(j);
 }
 
+/* Several hosts on one timeline: the alignment, and a row per host (only then present). */
+static void j_hosts(struct jw *j, const struct report *r)
+{
+	const struct stats *s = r->s;
+	const struct an_info *in = r->info;
+
+	if (!s->nhosts)
+		return;
+	jw_obj(j, "alignment");
+	jw_str(j, "align", an_align_name(in->align));
+	if (in->align == AN_ALIGN_CLUSTER) {
+		jw_str(j, "cluster_id", in->cluster_id);
+		jw_str(j, "reference", in->reference);
+	}
+	jw_arr(j, "files");
+	for (int k = 0; k < r->npaths && k < AN_MAX_FILES; k++) {
+		const struct an_file_clock *c = &in->clocks[k];
+
+		jw_obj(j, NULL);
+		jw_str(j, "file", r->paths[k]);
+		jw_str(j, "host", c->host);
+		jw_i64(j, "offset_start_ns", c->offset_start_ns);
+		jw_i64(j, "offset_stop_ns", c->offset_stop_ns);
+		jw_u64(j, "uncertainty_ns", c->uncertainty_ns);
+		jw_dbl(j, "drift_ppm", c->drift_ppm);
+		jw_end_obj(j);
+	}
+	jw_end_arr(j);
+	jw_end_obj(j);
+	jw_arr(j, "hosts");
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		const struct hoststat *hs = &s->hosts[h];
+
+		jw_obj(j, NULL);
+		jw_str(j, "name", hs->name);
+		if (!hs->acc.n) {
+			jw_u64(j, "count", 0);
+			jw_end_obj(j);
+			continue;
+		}
+		j_acc(j, s, &hs->acc);
+		jw_u64(j, "first_issue_ns", hs->first_issue_ns - s->trace_start_ns);
+		jw_u64(j, "last_issue_ns", hs->last_issue_ns - s->trace_start_ns);
+		j_hist(j, "latency_device", hs->acc.lat, "ns");
+		jw_end_obj(j);
+	}
+	jw_end_arr(j);
+}
+
 int render_json_body(struct jw *j, const struct report *r)
 {
 	const struct stats *s = r->s;
@@ -342,6 +391,7 @@ int render_json_body(struct jw *j, const struct report *r)
 	jw_dbl(j, "share", s->duration_ns ? (double)s->idle_total_ns / (double)s->duration_ns : 0);
 	jw_end_obj(j);
 
+	j_hosts(j, r);
 	jw_arr(j, "devices");
 	for (uint32_t i = 0; i < s->ndevs; i++) {
 		const struct devstat *d = &s->devs[i];

@@ -320,6 +320,52 @@ static void section_devices(FILE *fp, const struct stats *s)
 	}
 }
 
+/* Per host (several hosts on one timeline): the cluster-wide totals are the Overall section. */
+static void section_hosts(FILE *fp, const struct report *r)
+{
+	const struct stats *s = r->s;
+	const struct an_info *in = r->info;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	if (!s->nhosts)
+		return;
+	fprintf(fp, "\nPer host (cluster-wide totals and peaks: Overall)\n");
+	fprintf(fp, "  %-20s %10s %7s %10s %10s %10s %10s %10s %12s\n", "host", "I/Os", "read%",
+		"bytes", "IOPS", "peak IOPS", "MiB/s", "p99 lat", "first I/O");
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		const struct hoststat *hs = &s->hosts[h];
+		const struct acc *a = &hs->acc;
+
+		if (!a->n) {
+			fprintf(fp, "  %-20.20s no I/O\n", hs->name);
+			continue;
+		}
+		fprintf(fp, "  %-20.20s %10" PRIu64 " %6.1f%% %10s %10.1f %10s %10.2f %10s %12s\n",
+			hs->name, a->n, pct(a->n_dir[DIR_READ], a->n),
+			cli_fmt_bytes(a->bytes, b1, sizeof(b1)), stats_rate(s, a->n),
+			s->complete_windows ? fmt_count(a->peak_n, b2, sizeof(b2)) : "n/a",
+			stats_rate(s, a->bytes) / 1048576.0,
+			a->lat && a->lat->count
+				? fmt_lat((double)hist_quantile(a->lat, 0.99), b3, sizeof(b3))
+				: "-",
+			fmt_lat((double)(hs->first_issue_ns - s->trace_start_ns), b4, sizeof(b4)));
+	}
+	if (in->align == AN_ALIGN_NONE)
+		return;
+	fprintf(fp, "  clock corrections (%s):\n", an_align_name(in->align));
+	for (int k = 0; k < r->npaths && k < AN_MAX_FILES; k++) {
+		const struct an_file_clock *c = &in->clocks[k];
+
+		fprintf(fp, "  %-20.20s offset %+.3f us", c->host[0] ? c->host : r->paths[k],
+			(double)c->offset_start_ns / 1e3);
+		if (in->align == AN_ALIGN_CLUSTER)
+			fprintf(fp, " +- %.3f us, at stop %+.3f us, drift %+.3f ppm",
+				(double)c->uncertainty_ns / 1e3, (double)c->offset_stop_ns / 1e3,
+				c->drift_ppm);
+		fputc('\n', fp);
+	}
+}
+
 static int cmp_proc(const void *a, const void *b)
 {
 	const struct procstat *x = *(const struct procstat *const *)a;
@@ -442,6 +488,12 @@ void render_text_header(FILE *fp, const struct report *r)
 		fprintf(fp, "  source %s%s%s%s\n", in->source[0] ? in->source : "?",
 			in->hostname[0] ? ", host " : "", in->hostname,
 			r->npaths > 1 ? " (first file)" : "");
+	if (in->align == AN_ALIGN_CLUSTER)
+		fprintf(fp, "  one timeline: cluster recording %s, %d files, on the clock of %s\n",
+			in->cluster_id, in->nfiles, in->reference[0] ? in->reference : "rank 0");
+	else if (in->align != AN_ALIGN_NONE)
+		fprintf(fp, "  one timeline: %d files aligned by --align %s\n", in->nfiles,
+			an_align_name(in->align));
 	if (in->lost_events)
 		fprintf(fp,
 			"  WARNING: the recorder lost %" PRIu64
@@ -498,6 +550,7 @@ int render_text(FILE *fp, const struct report *r)
 	section_ws(fp, s);
 	section_latency(fp, s, ops, nops);
 	section_depth(fp, s);
+	section_hosts(fp, r);
 	section_devices(fp, s);
 	section_procs(fp, s);
 	section_timeline(fp, r);

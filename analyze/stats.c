@@ -300,6 +300,10 @@ void stats__free(struct stats *s)
 		for (uint32_t i = 0; i < STATS_MAX_DEVICES; i++)
 			dev_free(&s->devs[i]);
 	free(s->devs);
+	if (s->hosts)
+		for (uint32_t i = 0; i < s->nhosts; i++)
+			free(s->hosts[i].acc.lat);
+	free(s->hosts);
 	free(s->procs);
 	free(s->tl);
 	free(s->qd);
@@ -352,6 +356,41 @@ int stats__set_device(struct stats *s, uint32_t idx, const char *name, uint64_t 
 	if (idx >= s->ndevs)
 		s->ndevs = idx + 1;
 	return 0;
+}
+
+int stats__set_host(struct stats *s, uint32_t idx, const char *name)
+{
+	uint32_t h;
+
+	if (idx >= STATS_MAX_DEVICES)
+		return -EINVAL;
+	if (!s->hosts && !(s->hosts = calloc(STATS_MAX_HOSTS, sizeof(*s->hosts))))
+		return -ENOMEM;
+	for (h = 0; h < s->nhosts; h++)
+		if (strcmp(s->hosts[h].name, name) == 0)
+			break;
+	if (h == s->nhosts) {
+		if (h == STATS_MAX_HOSTS)
+			h--;
+		else
+			snprintf(s->hosts[s->nhosts++].name, BTAPE_NAME_MAX, "%s", name);
+	}
+	s->devs[idx].host = h;
+	return (int)h;
+}
+
+/* Per host: counts and windows of an event (only when hosts were declared). */
+static inline void host_add(struct stats *s, const struct devstat *d, uint64_t win,
+			    unsigned int op, const struct btape_event *ev)
+{
+	struct hoststat *h = &s->hosts[d->host];
+
+	acc_add(&h->acc, win, op, ev->bytes);
+	if (!h->has_first) {
+		h->first_issue_ns = ev->issue_ns;
+		h->has_first = true;
+	}
+	h->last_issue_ns = ev->issue_ns;
 }
 
 static struct devstat *get_dev(struct stats *s, uint32_t idx, int *err)
@@ -562,6 +601,8 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	s->nadd++;
 	acc_add(&s->all, win, op, ev->bytes);
 	acc_add(&d->acc, win, op, ev->bytes);
+	if (s->nhosts)
+		host_add(s, d, win, op, ev);
 	if (ev->present & BTAPE_HAS_PID)
 		acc_add(get_proc(s, ev), win, op, ev->bytes);
 
@@ -874,6 +915,9 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 			acc_roll(a, win);
 		for (size_t i = 0; i < m; i++)
 			acc_add(&s->devs[e[i].dev].acc, win, opv[i], e[i].bytes);
+		if (s->nhosts)
+			for (size_t i = 0; i < m; i++)
+				host_add(s, &s->devs[e[i].dev], win, opv[i], &e[i]);
 		if (pany & BTAPE_HAS_PID)
 			for (size_t i = 0; i < m; i++)
 				if (e[i].present & BTAPE_HAS_PID)
@@ -1239,6 +1283,16 @@ int stats__finish(struct stats *s)
 	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++)
 		if (s->procs[i].used)
 			acc_finish(&s->procs[i].acc, s->complete_windows);
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		struct hoststat *hs = &s->hosts[h];
+
+		acc_finish(&hs->acc, s->complete_windows);
+		if (!(hs->acc.lat = hist_new()))
+			return -ENOMEM;
+		for (uint32_t i = 0; i < s->ndevs; i++)
+			if (s->devs[i].used && s->devs[i].host == h)
+				hist_merge(hs->acc.lat, s->devs[i].acc.lat);
+	}
 	for (int op = 0; op < BTAPE_OP__COUNT; op++) {
 		struct opstat *o = &s->ops[op];
 

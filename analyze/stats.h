@@ -18,6 +18,7 @@
 
 #define STATS_WINDOW_NS 1000000000ull	     /* IOPS/throughput peak and burstiness windows */
 #define STATS_MAX_DEVICES 1024		     /* more devices are folded into the last one */
+#define STATS_MAX_HOSTS 256		     /* more hosts are folded into the last one */
 #define STATS_MAX_PROCS 4096		     /* more processes are folded into "(other)" */
 #define STATS_SIZE_EXACT_MAX 4096	     /* distinct request sizes counted exactly, per op */
 #define STATS_TL_MAX_ROWS 8192		     /* timeline rows; the interval doubles beyond */
@@ -104,6 +105,15 @@ struct devstat {
 	uint64_t min_off, max_end; /* byte range touched by reads/writes (the profile's range) */
 	uint64_t ext_min, ext_end; /* ... by every op with data, discards too: a target's size */
 	struct btape_inflight inflight;
+	uint32_t host; /* index into stats.hosts (when nhosts > 0) */
+};
+
+/* One recording host of a multi-host analysis (a cluster recording, or aligned files). */
+struct hoststat {
+	char name[BTAPE_NAME_MAX];
+	struct acc acc; /* acc.lat: its devices' device times, merged at stats__finish */
+	uint64_t first_issue_ns, last_issue_ns; /* on the analysis timeline */
+	bool has_first;
 };
 
 struct procstat {
@@ -168,6 +178,8 @@ struct stats {
 	struct opstat ops[BTAPE_OP__COUNT];
 	struct devstat *devs;
 	uint32_t ndevs;
+	struct hoststat *hosts; /* NULL unless stats__set_host() was called: one host */
+	uint32_t nhosts;
 	struct procstat *procs; /* open addressing, 2 * STATS_MAX_PROCS slots */
 	uint32_t nprocs;
 	struct acc proc_other;
@@ -205,6 +217,11 @@ int stats__new(struct stats **sp, const struct stats_opts *opts);
 void stats__free(struct stats *s);
 /* Declares device idx (0 <= idx < STATS_MAX_DEVICES) with a display name and size (0: unknown). */
 int stats__set_device(struct stats *s, uint32_t idx, const char *name, uint64_t size_bytes);
+/*
+ * Declares that device idx (declared) was recorded on host NAME: the analysis then keeps per
+ * host counts, windows and latency. Returns the host's index, or -errno.
+ */
+int stats__set_host(struct stats *s, uint32_t idx, const char *name);
 /* Adds one event (issue order; ev->dev as declared, undeclared devices get "dev<N>"). */
 int stats__add(struct stats *s, const struct btape_event *ev);
 /* Adds n events (same contract as stats__add, same result), in blocks with prefetching. */

@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 #include "commands.h"
+#include "convert_merge.h"
 
 #include "btape_interop.h"
 
@@ -20,7 +21,8 @@ static void usage(FILE *fp)
 	fprintf(fp,
 		"usage: biotape convert IN [IN...] OUT [--from FMT] [--to FMT] [--skip-bad]\n"
 		"                       [--device-size FILE] [--target FILE]\n"
-		"                       [--reorder-window DUR] [--reorder-events N] [-q]\n\n"
+		"                       [--reorder-window DUR] [--reorder-events N] [-q]\n"
+		"       biotape convert --merge A.btape B.btape... OUT.btape [--align HOW] [-q]\n\n"
 		"Import a public block trace into .btape, or export a .btape trace.\n"
 		"The input format is detected from its content (magic numbers, header lines,\n"
 		"column shapes); name it with --from where detection cannot tell. gzip and zstd\n"
@@ -40,7 +42,13 @@ static void usage(FILE *fp)
 		"                        (default: each device's name)\n"
 		"  --reorder-window DUR  events may arrive this far out of issue order (default 2s)\n"
 		"  --reorder-events N    bound of the reorder buffer (default 1048576 events)\n"
-		"  -q, --quiet           no summary line\n\n"
+		"  -q, --quiet           no summary line\n"
+		"  --merge               several hosts' .btape traces into one multi-host trace:\n"
+		"                        on one timeline as biotape analyze places them (the files\n"
+		"                        of one cluster recording on the reference host's clock),\n"
+		"                        each device named with its host in the device table\n"
+		"  --align HOW           with --merge: cluster, start, wall or none (see biotape\n"
+		"                        analyze --help); default: cluster for one cluster recording\n\n"
 		"blktrace: give every per-CPU file, or their prefix (sda.blktrace. reads\n"
 		"sda.blktrace.0, sda.blktrace.1, ...); they are merged by time and the Q/D/C events\n"
 		"of each request become one record.\n\n"
@@ -49,6 +57,7 @@ static void usage(FILE *fp)
 		"  biotape convert sda.blktrace. sda.btape\n"
 		"  biotape convert --from alibaba --device-size device_size.csv io.csv ali.btape\n"
 		"  biotape convert sda.btape replay.iolog --to fio3 --target /dev/loop0\n"
+		"  biotape convert --merge trace-node1.btape trace-node2.btape cluster.btape\n"
 		"  fio --name=replay --read_iolog=replay.iolog --ioengine=psync\n"
 		"Rules for every format: docs/INTEROP.md.\n");
 }
@@ -124,6 +133,8 @@ int cmd_convert(int argc, char **argv)
 		{"reorder-window", required_argument, NULL, 'w'},
 		{"reorder-events", required_argument, NULL, 'e'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"merge", no_argument, NULL, 'm'},
+		{"align", required_argument, NULL, 'a'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -131,7 +142,8 @@ int cmd_convert(int argc, char **argv)
 	struct btape_import_stats st;
 	const char *target = NULL, *out;
 	int from = BTAPE_FMT_UNKNOWN, to = BTAPE_FMT_UNKNOWN, c, ret, ninputs;
-	bool quiet = false;
+	bool quiet = false, merge = false, align_given = false;
+	enum an_align align = AN_ALIGN_AUTO;
 	char err[1024];
 	uint64_t v;
 
@@ -184,6 +196,18 @@ int cmd_convert(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'm':
+			merge = true;
+			break;
+		case 'a':
+			if (an_align_parse(optarg, &align)) {
+				cli_err("convert: --align: '%s' is not auto, cluster, start, wall or "
+					"none",
+					optarg);
+				return BTAPE_EXIT_USAGE;
+			}
+			align_given = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return BTAPE_EXIT_OK;
@@ -204,6 +228,27 @@ int cmd_convert(int argc, char **argv)
 			cli_err("convert: %s is both input and output", out);
 			return BTAPE_EXIT_USAGE;
 		}
+	}
+
+	if (align_given && !merge) {
+		cli_err("convert: --align applies to --merge only");
+		return BTAPE_EXIT_USAGE;
+	}
+	if (merge) {
+		if (from != BTAPE_FMT_UNKNOWN || to != BTAPE_FMT_UNKNOWN || target ||
+		    io.skip_bad || io.device_size_path) {
+			cli_err("convert: --merge reads .btape traces and writes one: no --from, "
+				"--to, --target, --skip-bad or --device-size");
+			return BTAPE_EXIT_USAGE;
+		}
+		if (!strcmp(out, "-")) {
+			cli_err("convert: the .btape output must be a file");
+			return BTAPE_EXIT_USAGE;
+		}
+		ret = cli_out_check("convert", out);
+		if (ret)
+			return ret;
+		return cli_convert_merge(argv + optind, ninputs, out, align, quiet);
 	}
 
 	/* direction: a .btape input is exported, anything else imported */

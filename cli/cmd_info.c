@@ -51,6 +51,7 @@ static uint64_t mono_to_real(const struct btape_meta *m, uint64_t mono)
 /* One device's cells of the info table. */
 struct devcells {
 	char idx[16], devt[24], size[64], bs[24];
+	char name[2 * BTAPE_NAME_MAX]; /* "host:name" in a multi-host trace */
 };
 
 static void dev_cells(const struct btape_meta *m, uint32_t i, struct devcells *c)
@@ -58,6 +59,7 @@ static void dev_cells(const struct btape_meta *m, uint32_t i, struct devcells *c
 	const struct btape_device *d = &m->devices[i];
 
 	snprintf(c->idx, sizeof(c->idx), "%u", i);
+	snprintf(c->name, sizeof(c->name), "%s%s%s", d->host, d->host[0] ? ":" : "", d->name);
 	if (d->dev_t_major || d->dev_t_minor)
 		snprintf(c->devt, sizeof(c->devt), "%u:%u", d->dev_t_major, d->dev_t_minor);
 	else
@@ -88,7 +90,7 @@ static void print_devices(const struct btape_meta *m)
 	for (uint32_t i = 0; i < m->ndevices; i++) {
 		dev_cells(m, i, &c);
 		wi = widest(wi, c.idx);
-		wn = widest(wn, m->devices[i].name);
+		wn = widest(wn, c.name);
 		wd = widest(wd, c.devt);
 		ws = widest(ws, c.size);
 		wb = widest(wb, c.bs);
@@ -100,9 +102,33 @@ static void print_devices(const struct btape_meta *m)
 		const char *rot = d->rotational < 0 ? "-" : d->rotational ? "yes" : "no";
 
 		dev_cells(m, i, &c);
-		printf("  %*s %-*s %-*s %*s %*s %4s  %s\n", wi, c.idx, wn, d->name, wd, c.devt, ws,
+		printf("  %*s %-*s %-*s %*s %*s %4s  %s\n", wi, c.idx, wn, c.name, wd, c.devt, ws,
 		       c.size, wb, c.bs, rot, d->model[0] ? d->model : "-");
 	}
+}
+
+/* The cluster clock (docs/BTAPE-FORMAT.md, "cluster"), when the trace has one. */
+static void print_cluster_text(const struct btape_meta *m)
+{
+	const struct btape_cluster *cl = &m->cluster;
+	char b1[64], b2[64];
+
+	if (!cl->id[0])
+		return;
+	printf("cluster:    recording %s, rank %u of %u, reference host %s\n", cl->id, cl->rank,
+	       cl->ranks, cl->reference[0] ? cl->reference : "?");
+	for (uint32_t i = 0; i < cl->nsync && i < BTAPE_CLOCK_SYNC_MAX; i++) {
+		const struct btape_clock_sync *y = &cl->sync[i];
+		int64_t o = y->offset_ns;
+		uint64_t mag = o < 0 ? 0 - (uint64_t)o : (uint64_t)o;
+
+		printf("clock %-5s %c%s +- %s to the reference at %" PRIu64 " ns (%s)\n",
+		       i == 0 ? "start" : "stop", o < 0 ? '-' : '+', cli_fmt_ns(mag, b1, sizeof(b1)),
+		       cli_fmt_ns(y->uncertainty_ns, b2, sizeof(b2)), y->local_ns,
+		       cl->method[0] ? cl->method : "method unknown");
+	}
+	if (cl->nsync >= 2)
+		printf("drift:      %+.3f ppm against the reference\n", btape_cluster_drift_ppm(cl));
 }
 
 static void print_text(const char *path, const struct btape_meta *m, const struct btape_summary *s,
@@ -124,6 +150,7 @@ static void print_text(const char *path, const struct btape_meta *m, const struc
 	if (m->hostname[0] || m->kernel[0])
 		printf("host:       %s, kernel %s\n", m->hostname[0] ? m->hostname : "?",
 		       m->kernel[0] ? m->kernel : "?");
+	print_cluster_text(m);
 	if (s->events) {
 		printf("recorded:   %s .. %s\n",
 		       fmt_wall(mono_to_real(m, s->first_issue_ns), b1, sizeof(b1)),
@@ -177,6 +204,21 @@ static void json_kv_str(const char *key, const char *v, bool comma)
 		putchar(',');
 }
 
+static void print_cluster_json(const struct btape_cluster *cl)
+{
+	printf("\"cluster\":{");
+	json_kv_str("id", cl->id, true);
+	json_kv_str("reference", cl->reference, true);
+	json_kv_str("method", cl->method, true);
+	printf("\"rank\":%u,\"ranks\":%u,\"sync\":[", cl->rank, cl->ranks);
+	for (uint32_t i = 0; i < cl->nsync && i < BTAPE_CLOCK_SYNC_MAX; i++)
+		printf("%s{\"local_ns\":%" PRIu64 ",\"offset_ns\":%" PRId64
+		       ",\"uncertainty_ns\":%" PRIu64 "}",
+		       i ? "," : "", cl->sync[i].local_ns, cl->sync[i].offset_ns,
+		       cl->sync[i].uncertainty_ns);
+	printf("],\"drift_ppm\":%.6f},", btape_cluster_drift_ppm(cl));
+}
+
 static void print_json(const char *path, const struct btape_meta *m, const struct btape_summary *s,
 		       int verify_err, const char *verify_msg)
 {
@@ -194,6 +236,8 @@ static void print_json(const char *path, const struct btape_meta *m, const struc
 	json_kv_str("kernel", m->kernel, true);
 	printf("\"clock\":{\"mono_ns\":%" PRIu64 ",\"real_ns\":%" PRIu64 "},", m->clock_mono_ns,
 	       m->clock_real_ns);
+	if (m->cluster.id[0])
+		print_cluster_json(&m->cluster);
 	printf("\"events\":%" PRIu64 ",\"chunks\":%" PRIu64 ",", s->events, s->chunks);
 	printf("\"first_issue_ns\":%" PRIu64 ",\"last_issue_ns\":%" PRIu64
 	       ",\"last_complete_ns\":%" PRIu64 ",",
@@ -220,6 +264,8 @@ static void print_json(const char *path, const struct btape_meta *m, const struc
 		       d->physical_block);
 		if (d->rotational >= 0)
 			printf("\"rotational\":%s,", d->rotational ? "true" : "false");
+		if (d->host[0])
+			json_kv_str("host", d->host, true);
 		json_kv_str("model", d->model, false);
 		putchar('}');
 	}

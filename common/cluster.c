@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cluster.h"
 #include "cluster_mpi.h"
 
@@ -146,6 +147,24 @@ static int load_mpi(struct cl_comm *c, int *argc, char ***argv)
 					      "failed");
 	c->ops = ops;
 	return 0;
+}
+
+int cl_comm__open_cmd(struct cl_comm **out, const char *cmd)
+{
+	int err;
+
+	*out = NULL;
+	if (!cl_launched())
+		return 0;
+	err = cl_comm__open(out, NULL, NULL);
+	if (!err)
+		return 0;
+	cli_err("%s: %s", cmd, cl_comm__errmsg(*out));
+	if (*out && cl_comm__is_mpi(*out))
+		cl_comm__abort(*out, BTAPE_EXIT_FAIL);
+	cl_comm__close(*out);
+	*out = NULL;
+	return err;
 }
 
 int cl_comm__open(struct cl_comm **out, int *argc, char ***argv)

@@ -44,6 +44,12 @@ int cl_launched(void);
  * may be NULL. On failure *out is still set when it could be allocated, for
  * cl_comm__errmsg(): then cl_comm__abort() it if cl_comm__is_mpi(), else cl_comm__close(). */
 int cl_comm__open(struct cl_comm **out, int *argc, char ***argv);
+/*
+ * A command's communicator: 0 and *out NULL when no launcher started us (nothing to do);
+ * else cl_comm__open(), and when that fails "CMD: why" is printed (cli_err), every rank is
+ * ended if MPI came up, and -errno returned.
+ */
+int cl_comm__open_cmd(struct cl_comm **out, const char *cmd);
 /* Finalizes MPI (when used) and frees; NULL-safe. */
 void cl_comm__close(struct cl_comm *c);
 /* Ends every rank now (MPI_Abort with code); with one rank, exit(code). */

@@ -149,12 +149,55 @@ struct btape_device {
 	uint32_t logical_block;   /* bytes; 0 when unknown */
 	uint32_t physical_block;  /* bytes; 0 when unknown */
 	int8_t rotational;        /* 1, 0, or -1 when unknown */
+	char host[BTAPE_NAME_MAX];  /* recording host, in a multi-host trace (convert --merge);
+	                             * empty otherwise: the file's hostname */
 };
 
 struct btape_tag {
 	char key[BTAPE_NAME_MAX];
 	char value[BTAPE_NAME_MAX];
 };
+
+/*
+ * One measurement of this host's clock against the cluster's reference host (rank 0):
+ * offset_ns = clock(this host) - clock(reference) at the instant local_ns (this trace's event
+ * clock), known within +- uncertainty_ns (half the round trip of the kept exchange).
+ */
+struct btape_clock_sync {
+	uint64_t local_ns;
+	int64_t offset_ns;
+	uint64_t uncertainty_ns;
+};
+
+#define BTAPE_CLOCK_SYNC_MAX 2 /* measurements kept: at start and at stop (drift) */
+
+/*
+ * Cluster recording (docs/BTAPE-FORMAT.md, "cluster"): present when id[0] != 0. The files of
+ * one cluster recording share the id; a reader maps an event time t of this file to the
+ * reference host's clock as t - offset(t), offset interpolated linearly between the syncs.
+ */
+struct btape_cluster {
+	char id[BTAPE_NAME_MAX];        /* recording id shared by every host; "" : none */
+	char reference[BTAPE_NAME_MAX]; /* host name of the reference (rank 0) */
+	char method[BTAPE_NAME_MAX];    /* how the offsets were measured, e.g. "mpi-rtt-min" */
+	uint32_t rank, ranks;           /* this host's rank, and how many recorded */
+	uint32_t nsync;                 /* 0..BTAPE_CLOCK_SYNC_MAX, in local_ns order */
+	struct btape_clock_sync sync[BTAPE_CLOCK_SYNC_MAX];
+};
+
+/*
+ * This file's offset to the reference at local_ns: interpolated linearly between the first
+ * and the last sync (rounded to the nearest ns); before the first or after the last, that
+ * measurement's offset (drift is not extrapolated); 0 without any sync.
+ */
+int64_t btape_cluster_offset_at(const struct btape_cluster *cl, uint64_t local_ns);
+/* local_ns on the reference host's clock: local_ns - offset_at(local_ns), clamped to u64. */
+uint64_t btape_cluster_to_reference(const struct btape_cluster *cl, uint64_t local_ns);
+/* The largest uncertainty of the syncs (0 without any). */
+uint64_t btape_cluster_uncertainty(const struct btape_cluster *cl);
+/* Drift of this clock against the reference between the first and last sync, in ppm (parts
+ * per million; positive: this clock runs fast); 0 with fewer than two syncs. */
+double btape_cluster_drift_ppm(const struct btape_cluster *cl);
 
 struct btape_meta {
 	char tool[BTAPE_NAME_MAX];     /* "biotape 0.1.0", or "import:msr" */
@@ -168,6 +211,7 @@ struct btape_meta {
 	struct btape_device *devices; /* ndevices entries */
 	uint32_t ntags;
 	struct btape_tag *tags;       /* user tags (key=value) */
+	struct btape_cluster cluster; /* cluster recording clock; cluster.id "" when none */
 };
 
 /* Deep copy / free of a metadata block (devices and tags arrays are heap-owned). */
@@ -198,6 +242,10 @@ struct btape_summary {
 	bool has_footer;              /* false: summary recomputed by scanning (recovered file) */
 	bool recovered;               /* the file was cut short: trailing bytes ignored */
 	uint64_t recovered_bytes_ignored;
+	/* cluster recording: the clock measured at the stop (footer "cluster_sync"); a reader
+	 * also appends it to btape_meta.cluster.sync */
+	bool has_clock_stop;
+	struct btape_clock_sync clock_stop;
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -279,6 +327,12 @@ int btape_writer__flush(struct btape_writer *w);
  */
 void btape_writer__set_release_hook(struct btape_writer *w,
 				    void (*fn)(void *ctx, struct btape_event *ev), void *ctx);
+/*
+ * A cluster recording's clock measured at the stop (it is known only then): written in the
+ * footer, and read back as the last of btape_meta.cluster.sync. A file without a footer has
+ * only the metadata's syncs.
+ */
+void btape_writer__set_clock_stop(struct btape_writer *w, const struct btape_clock_sync *sync);
 /* Loss accounting for the footer (adds to the running counts). */
 void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t inflight,
 			    uint64_t writer);

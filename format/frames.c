@@ -44,6 +44,27 @@ static void pack_ki(msgpack_packer *pk, const char *key, int64_t v)
 	msgpack_pack_int64(pk, v);
 }
 
+static void pack_cluster(msgpack_packer *pk, const struct btape_cluster *cl)
+{
+	uint32_t n = cl->nsync < BTAPE_CLOCK_SYNC_MAX ? cl->nsync : BTAPE_CLOCK_SYNC_MAX;
+
+	btape_mp_key(pk, "cluster");
+	msgpack_pack_map(pk, 6);
+	pack_kstr(pk, "id", cl->id);
+	pack_kstr(pk, "reference", cl->reference);
+	pack_kstr(pk, "method", cl->method);
+	pack_ku(pk, "rank", cl->rank);
+	pack_ku(pk, "ranks", cl->ranks);
+	btape_mp_key(pk, "sync");
+	msgpack_pack_array(pk, n);
+	for (uint32_t i = 0; i < n; i++) {
+		msgpack_pack_array(pk, 3);
+		msgpack_pack_uint64(pk, cl->sync[i].local_ns);
+		msgpack_pack_int64(pk, cl->sync[i].offset_ns);
+		msgpack_pack_uint64(pk, cl->sync[i].uncertainty_ns);
+	}
+}
+
 int btape_meta_pack(struct bbuf *out, const struct btape_meta *m)
 {
 	msgpack_packer pk;
@@ -51,7 +72,7 @@ int btape_meta_pack(struct bbuf *out, const struct btape_meta *m)
 	if (m->ndevices > BTAPE_DEVICES_MAX || m->ntags > BTAPE_TAGS_MAX)
 		return -E2BIG; /* readers would refuse the file */
 	msgpack_packer_init(&pk, out, btape_mp_write);
-	msgpack_pack_map(&pk, 10);
+	msgpack_pack_map(&pk, m->cluster.id[0] ? 11 : 10);
 	btape_mp_key(&pk, "format");
 	msgpack_pack_array(&pk, 2);
 	msgpack_pack_uint32(&pk, BTAPE_FORMAT_VERSION_MAJOR);
@@ -68,7 +89,7 @@ int btape_meta_pack(struct bbuf *out, const struct btape_meta *m)
 	for (uint32_t i = 0; i < m->ndevices; i++) {
 		const struct btape_device *d = &m->devices[i];
 
-		msgpack_pack_map(&pk, 8);
+		msgpack_pack_map(&pk, d->host[0] ? 9 : 8);
 		pack_ku(&pk, "major", d->dev_t_major);
 		pack_ku(&pk, "minor", d->dev_t_minor);
 		pack_kstr(&pk, "name", d->name);
@@ -77,6 +98,8 @@ int btape_meta_pack(struct bbuf *out, const struct btape_meta *m)
 		pack_ku(&pk, "logical_block", d->logical_block);
 		pack_ku(&pk, "physical_block", d->physical_block);
 		pack_ki(&pk, "rotational", d->rotational);
+		if (d->host[0])
+			pack_kstr(&pk, "host", d->host);
 	}
 	btape_mp_key(&pk, "tags");
 	msgpack_pack_array(&pk, m->ntags);
@@ -89,6 +112,8 @@ int btape_meta_pack(struct bbuf *out, const struct btape_meta *m)
 		msgpack_pack_str(&pk, vn);
 		msgpack_pack_str_body(&pk, m->tags[i].value, vn);
 	}
+	if (m->cluster.id[0])
+		pack_cluster(&pk, &m->cluster);
 	return out->p ? 0 : -ENOMEM;
 }
 
@@ -415,6 +440,8 @@ static int unpack_device(struct btape_device *d, struct btape_mp *c)
 			err = get_u32(c, &d->logical_block);
 		else if (btape_mp_is(k, kn, "physical_block"))
 			err = get_u32(c, &d->physical_block);
+		else if (btape_mp_is(k, kn, "host"))
+			err = get_str(c, d->host, sizeof(d->host));
 		else if (btape_mp_is(k, kn, "rotational")) {
 			err = btape_mp_int(c, &rot);
 			if (!err && (rot < -1 || rot > 1))
@@ -440,6 +467,67 @@ static int unpack_tag(struct btape_tag *t, struct btape_mp *c)
 	for (uint32_t i = 2; i < n; i++)
 		if (btape_mp_skip(c, 3))
 			return -EBADMSG;
+	return 0;
+}
+
+/* A sync measurement, [local_ns, offset_ns, uncertainty_ns, ignored...], at depth DEPTH. */
+static int unpack_sync(struct btape_clock_sync *s, struct btape_mp *c, int depth)
+{
+	uint32_t n;
+
+	if (btape_mp_array(c, &n) || n < 3 || btape_mp_uint(c, &s->local_ns) ||
+	    btape_mp_int(c, &s->offset_ns) || btape_mp_uint(c, &s->uncertainty_ns))
+		return -EBADMSG;
+	for (uint32_t i = 3; i < n; i++)
+		if (btape_mp_skip(c, depth + 1))
+			return -EBADMSG;
+	return 0;
+}
+
+/* The cluster map at depth 1 (keys at depth 2). Syncs past BTAPE_CLOCK_SYNC_MAX are skipped. */
+static int unpack_cluster(struct btape_cluster *cl, struct btape_mp *c)
+{
+	uint32_t pairs, n;
+
+	memset(cl, 0, sizeof(*cl));
+	if (btape_mp_map(c, &pairs))
+		return -EBADMSG;
+	for (uint32_t i = 0; i < pairs; i++) {
+		const char *k;
+		uint32_t kn;
+		int err = 0;
+
+		if (btape_mp_key_read(c, 2, &k, &kn))
+			return -EBADMSG;
+		if (btape_mp_is(k, kn, "id"))
+			err = get_str(c, cl->id, sizeof(cl->id));
+		else if (btape_mp_is(k, kn, "reference"))
+			err = get_str(c, cl->reference, sizeof(cl->reference));
+		else if (btape_mp_is(k, kn, "method"))
+			err = get_str(c, cl->method, sizeof(cl->method));
+		else if (btape_mp_is(k, kn, "rank"))
+			err = get_u32(c, &cl->rank);
+		else if (btape_mp_is(k, kn, "ranks"))
+			err = get_u32(c, &cl->ranks);
+		else if (btape_mp_is(k, kn, "sync")) {
+			if (btape_mp_array(c, &n) || cl->nsync)
+				return -EBADMSG;
+			for (uint32_t j = 0; j < n && !err; j++) {
+				if (j < BTAPE_CLOCK_SYNC_MAX) {
+					err = unpack_sync(&cl->sync[j], c, 3);
+					if (!err && j && cl->sync[j].local_ns < cl->sync[j - 1].local_ns)
+						err = -EBADMSG; /* not in time order */
+					cl->nsync = j + 1;
+				} else {
+					err = btape_mp_skip(c, 3);
+				}
+			}
+		} else {
+			err = btape_mp_skip(c, 2);
+		}
+		if (err)
+			return -EBADMSG;
+	}
 	return 0;
 }
 
@@ -527,6 +615,9 @@ int btape_meta_unpack(struct btape_meta *m, const void *data, size_t len, char *
 			m->ntags = n;
 			for (uint32_t j = 0; j < n && !err; j++)
 				err = unpack_tag(&m->tags[j], &c);
+		} else if (btape_mp_is(k, kn, "cluster")) {
+			snprintf(what, sizeof(what), "bad cluster clock");
+			err = unpack_cluster(&m->cluster, &c);
 		} else {
 			err = btape_mp_skip(&c, 1); /* unknown keys are ignored */
 		}
@@ -567,7 +658,7 @@ int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const str
 	msgpack_packer pk;
 
 	msgpack_packer_init(&pk, out, btape_mp_write);
-	msgpack_pack_map(&pk, 11);
+	msgpack_pack_map(&pk, s->has_clock_stop ? 12 : 11);
 	pack_ku(&pk, "events", s->events);
 	pack_ku(&pk, "first_issue_ns", s->first_issue_ns);
 	pack_ku(&pk, "last_issue_ns", s->last_issue_ns);
@@ -591,6 +682,13 @@ int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const str
 	btape_mp_key(&pk, "writer");
 	msgpack_pack_map(&pk, 1);
 	pack_kstr(&pk, "version", BIOTAPE_VERSION);
+	if (s->has_clock_stop) {
+		btape_mp_key(&pk, "cluster_sync");
+		msgpack_pack_array(&pk, 3);
+		msgpack_pack_uint64(&pk, s->clock_stop.local_ns);
+		msgpack_pack_int64(&pk, s->clock_stop.offset_ns);
+		msgpack_pack_uint64(&pk, s->clock_stop.uncertainty_ns);
+	}
 	return out->p ? 0 : -ENOMEM;
 }
 
@@ -709,6 +807,10 @@ int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const v
 			err = get_u64_array(&c, s->bytes_by_op, BTAPE_OP__COUNT);
 		else if (btape_mp_is(k, kn, "order_violations"))
 			err = btape_mp_uint(&c, &s->order_violations);
+		else if (btape_mp_is(k, kn, "cluster_sync")) {
+			err = unpack_sync(&s->clock_stop, &c, 2);
+			s->has_clock_stop = !err;
+		}
 		else if (btape_mp_is(k, kn, "lost")) {
 			uint32_t lp;
 

@@ -246,6 +246,17 @@ static uint64_t max_chunks(const struct btape_reader *r, uint64_t foot_off)
 	return foot_off > r->data_off ? (foot_off - r->data_off) / BTAPE_ENV_SIZE : 0;
 }
 
+/* The footer's stop clock becomes the last sync of a cluster recording's metadata. */
+static void add_clock_stop(struct btape_reader *r)
+{
+	struct btape_cluster *cl = &r->meta.cluster;
+
+	if (!r->fsum.has_clock_stop || !cl->id[0] || cl->nsync >= BTAPE_CLOCK_SYNC_MAX ||
+	    (cl->nsync && r->fsum.clock_stop.local_ns < cl->sync[cl->nsync - 1].local_ns))
+		return;
+	cl->sync[cl->nsync++] = r->fsum.clock_stop;
+}
+
 /* Reads the trailer and the footer it points at; on any problem has_footer stays false. */
 static void load_footer(struct btape_reader *r)
 {
@@ -316,6 +327,7 @@ static void load_footer(struct btape_reader *r)
 		no = r->ix.n + 1;
 		(void)no;
 		r->has_footer = true;
+		add_clock_stop(r);
 	}
 	fbuf_free(&fb);
 }

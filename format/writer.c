@@ -697,6 +697,13 @@ BTAPE_API int btape_writer__flush(struct btape_writer *w)
 	return err;
 }
 
+BTAPE_API void btape_writer__set_clock_stop(struct btape_writer *w,
+					   const struct btape_clock_sync *sync)
+{
+	w->sum.has_clock_stop = true;
+	w->sum.clock_stop = *sync;
+}
+
 BTAPE_API void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t inflight,
 				      uint64_t writer)
 {
@@ -1118,6 +1125,8 @@ BTAPE_API int btape_writer__close(struct btape_writer *w, char *errmsg, size_t e
 		s->lost_inflight = w->sum.lost_inflight;
 		s->lost_writer = w->sum.lost_writer;
 		s->order_violations = w->sum.order_violations;
+		s->has_clock_stop = w->sum.has_clock_stop;
+		s->clock_stop = w->sum.clock_stop;
 		err = 0;
 	}
 	reserve_release(w);

@@ -4,6 +4,7 @@
 #include "cmd_record.h"
 #include "btape.h"
 #include "rec_child.h"
+#include "rec_cluster.h"
 #include "rec_core.h"
 #include "rec_dev.h"
 #include "rec_qd.h"
@@ -105,9 +106,15 @@ static void usage(FILE *fp)
 		"the terminal's foreground (Ctrl-C reaches it too).\n\n"
 		"If the disk fills up, recording stops; the trace keeps what was written before,\n"
 		"with a footer that counts the rest as lost.\n\n"
+		"Cluster (under mpirun or srun; docs/CLUSTER.md): every rank records its own trace\n"
+		"(%%h host, %%r rank in -o and -d); all ranks attach before any starts, or none\n"
+		"records; COMMAND runs on every rank from one instant; they stop together; each trace\n"
+		"stores its clock offset to rank 0 at start and stop, so that biotape analyze puts\n"
+		"the traces on one timeline. Rank 0 prints a line per host and the cluster total.\n\n"
 		"examples:\n"
 		"  biotape record -o boot.btape --duration 30s\n"
-		"  biotape record -o pg.btape -d /dev/nvme0n1 -- pgbench -T 60 bench\n");
+		"  biotape record -o pg.btape -d /dev/nvme0n1 -- pgbench -T 60 bench\n"
+		"  mpirun -n 3 -H a,b,c biotape record -o trace-%%h.btape -d nvme0n1 --duration 60s\n");
 }
 
 static int parse_args(int argc, char **argv, struct rec_opts *o)
@@ -603,6 +610,14 @@ struct rec_state {
 	struct rec_stats st;
 	struct btape_summary fsum;
 	uint64_t emitted, lost_rb, lost_if, lost_wr, open_at_exit, late;
+	/* cluster recording (rec_cluster.h; NULL without a launcher) */
+	struct rec_cluster *rc;
+	bool cluster;	      /* more than one rank: the ranks stop together */
+	bool child_done;      /* the command has exited */
+	int64_t shift;	      /* test clock shift added to every time */
+	struct rec_shift_sink ssink;
+	char out_buf[4096];   /* -o with %h and %r expanded */
+	char dev_buf[64][256]; /* -d likewise */
 };
 
 /* What can be checked before anything is created; returns 0 or an exit code. */
@@ -663,6 +678,7 @@ static int setup_output(struct rec_state *s)
 	int err;
 
 	fill_meta(&s->meta, &s->o);
+	s->meta.clock_mono_ns += (uint64_t)s->shift; /* the trace's clock (test shift: 0) */
 	wopts.flush_interval_ns = 1000000000ull;
 	/*
 	 * The trace's own pages go to disk as the writer thread's I/O (filtered out with our
@@ -695,6 +711,10 @@ static int setup_output(struct rec_state *s)
 
 	s->run.max_events = s->o.max_events;
 	rec_sink_writer(&sink, s->w);
+	if (s->shift) {
+		s->ssink = (struct rec_shift_sink){.in = sink, .shift = s->shift};
+		rec_sink_shift(&sink, &s->ssink);
+	}
 	co.ndevices = s->meta.ndevices;
 	co.queue_batches = s->o.queue_batches;
 	err = rec_core__new(&s->core, &sink, &co);
@@ -792,13 +812,51 @@ static int setup(struct rec_state *s)
 	 * written, not lost with the process */
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
 
-	if (s->o.cmd) {
-		err = rec_child__start(&s->child, s->o.cmd, NULL);
-		if (err) {
-			cli_err("record: starting the command: %s", strerror(-err));
-			return BTAPE_EXIT_FAIL;
+/* The command, once recording has started (in a cluster: at the common instant). */
+static int start_command(struct rec_state *s)
+{
+	int err;
+
+	if (!s->o.cmd)
+		return 0;
+	err = rec_child__start(&s->child, s->o.cmd, NULL);
+	if (err) {
+		cli_err("record: starting the command: %s", strerror(-err));
+		return BTAPE_EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* Whether to stop now: alone, at once; in a cluster, all ranks together (rec_cluster.h). */
+static bool stop_now(struct rec_state *s, bool hard)
+{
+	if (!s->cluster)
+		return hard || s->child_done;
+	return rec_cluster__should_stop(s->rc, hard || stop_signal || s->run.limit_hit,
+					!s->o.cmd || s->child_done, s->o.cmd != NULL);
+}
+
+/* -o and -d with %h (host) and %r (rank) expanded (cluster recording); 0 or an exit code. */
+static int expand_paths(struct rec_state *s)
+{
+	struct rec_opts *o = &s->o;
+
+	if (!s->rc)
+		return 0;
+	if (rec_cluster__expand(s->rc, o->out, s->out_buf, sizeof(s->out_buf))) {
+		cli_err("record: -o '%s': bad pattern (%%h host, %%r rank, %%%% a %%)", o->out);
+		return BTAPE_EXIT_USAGE;
+	}
+	o->out = s->out_buf;
+	for (int i = 0; i < o->ndevs; i++) {
+		if (rec_cluster__expand(s->rc, o->devs[i], s->dev_buf[i], sizeof(s->dev_buf[i]))) {
+			cli_err("record: -d '%s': bad pattern", o->devs[i]);
+			return BTAPE_EXIT_USAGE;
 		}
+		o->devs[i] = s->dev_buf[i];
 	}
 	return 0;
 }
@@ -815,7 +873,7 @@ static void record_loop(struct rec_state *s)
 	s->start = last_t = now_ns(CLOCK_MONOTONIC);
 	next_wm = s->start + WATERMARK_INTERVAL_NS;
 	next_status = s->start + STATUS_INTERVAL_NS;
-	while (!stop_signal && !s->run.limit_hit) {
+	while (s->cluster || (!stop_signal && !s->run.limit_hit)) {
 		if (o->pause_ms) {
 			struct timespec ts = { o->pause_ms / 1000,
 					       (long)(o->pause_ms % 1000) * 1000000 };
@@ -840,15 +898,12 @@ static void record_loop(struct rec_state *s)
 			next_wm = now + WATERMARK_INTERVAL_NS;
 		}
 		rec_core__stats(s->core, &st);
-		if (st.sink_err) {
+		if (st.sink_err)
 			s->disk_err = true;
-			break;
-		}
-		if (o->max_size && st.sink_bytes >= o->max_size)
-			break;
-		if (o->duration_ns && now - s->start >= o->duration_ns)
-			break;
-		if (s->child && rec_child__poll(s->child, &s->child_status) == 1)
+		if (s->child && !s->child_done && rec_child__poll(s->child, &s->child_status) == 1)
+			s->child_done = true;
+		if (stop_now(s, s->disk_err || (o->max_size && st.sink_bytes >= o->max_size) ||
+					(o->duration_ns && now - s->start >= o->duration_ns)))
 			break;
 		if (tty && now >= next_status) {
 			rec_bpf__counters(s->bpf, &emitted, &lost_rb, &lost_if);
@@ -983,6 +1038,23 @@ static void print_summary(const struct rec_state *s)
 	}
 }
 
+/* Rank 0's line per host and the cluster total (more than one rank). */
+static void cluster_summary(const struct rec_state *s)
+{
+	struct rec_cluster_row row = {0};
+	struct stat sb;
+
+	if (!s->cluster)
+		return;
+	row.events = s->fsum.events;
+	row.lost = s->lost_rb + s->lost_if + s->lost_wr;
+	row.file_bytes = stat(s->o.out, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+	row.duration_ns = s->end - s->start;
+	row.failed = s->disk_err;
+	snprintf(row.out, sizeof(row.out), "%s", s->o.out);
+	rec_cluster__summary(s->rc, &row);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct rec_state s = { .cgroup_fd = -1 };
@@ -991,15 +1063,35 @@ int cmd_record(int argc, char **argv)
 	err = parse_args(argc, argv, &s.o);
 	if (err)
 		return err > 0 ? BTAPE_EXIT_OK : BTAPE_EXIT_USAGE;
-	ret = preflight(&s);
+	if (rec_cluster__open(&s.rc) < 0)
+		return BTAPE_EXIT_FAIL;
+	s.cluster = s.rc && rec_cluster__size(s.rc) > 1;
+	/* in a cluster every step is agreed: all ranks go on, or none records anything */
+	ret = expand_paths(&s);
 	if (!ret)
-		ret = setup(&s);
+		ret = preflight(&s);
+	ret = rec_cluster__agree(s.rc, ret);
+	if (!ret)
+		ret = rec_cluster__clock_start(s.rc, &s.meta.cluster, &s.shift);
+	if (!ret)
+		ret = rec_cluster__agree(s.rc, setup(&s));
+	if (!ret)
+		ret = rec_cluster__start(s.rc);
+	if (!ret)
+		ret = start_command(&s);
 	if (ret)
 		goto cleanup;
 	record_loop(&s);
+	if (s.rc) {
+		struct btape_clock_sync y;
+
+		if (rec_cluster__clock_stop(s.rc, &y) == 0)
+			btape_writer__set_clock_stop(s.w, &y);
+	}
 	drain(&s);
 	print_summary(&s);
 	ret = s.disk_err ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
+	cluster_summary(&s);
 
 cleanup:
 	rec_child__stop(s.child, NULL);
@@ -1014,7 +1106,7 @@ cleanup:
 	free(s.tag_queues);
 	free(s.tag_depth);
 	btape_meta__free(&s.meta);
-	return ret;
+	return rec_cluster__close(s.rc, ret);
 }
 
 #endif

@@ -35,12 +35,18 @@
  *   -B     bare: no optional field (completion, insert, process, queue depth...)
  *   -i N   N more devices declared that get no I/O (not with known)
  *   -k     written in place, then killed (SIGKILL) before the footer: a reader must recover
+ *   -H HOST  the recording host's name (randread..., mixed)
+ *   -T NS    the first event's issue time (1e9; randread..., mixed): another host's clock
+ *   -C ID,RANK,RANKS,REF,T0,OFF0,UNC0[,T1,OFF1,UNC1]
+ *            a cluster recording's clock (docs/BTAPE-FORMAT.md, "cluster"): id, rank of ranks,
+ *            reference host, and one or two syncs [local ns, offset ns, uncertainty ns]
  * -x SEED seeds the random patterns. Sizes take a K, M, G or T suffix (powers of 1024).
  * Exit 0, 2 on bad usage (one line on stderr), 1 on failure (nothing is left at OUT).
  */
 #include "btape.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -71,8 +77,8 @@ enum kind { UNIFORM, MIXED, KNOWN, ALIBABA, VSCSI2, BLKTRACE };
 
 /* Which options each kind takes (the others are refused, so that none is silently ignored). */
 static const char *const kind_opts[] = {
-	[UNIFORM] = "onpbsSdNlarqFDBikx",
-	[MIXED] = "onpSFDBikx",
+	[UNIFORM] = "onpbsSdNlarqFDBikxHTC",
+	[MIXED] = "onpSFDBikxHTC",
 	[KNOWN] = "onpFDBk",
 	[ALIBABA] = "onpx",
 	[VSCSI2] = "onpx",
@@ -81,7 +87,9 @@ static const char *const kind_opts[] = {
 
 struct gen {
 	enum kind kind;
-	const char *out, *pattern, *name;
+	const char *out, *pattern, *name, *host;
+	uint64_t t0;
+	struct btape_cluster cluster;
 	uint64_t n, bs, span, devsize, lbs, flush_every, discard_every, idle;
 	unsigned int qd, ndev;
 	int read_pct;
@@ -195,10 +203,12 @@ static int build_meta(const struct gen *g, struct btape_meta *meta)
 		return 0;
 	}
 	snprintf(meta->source, sizeof(meta->source), "synthetic");
+	meta->cluster = g->cluster;
 	if (g->kind == MIXED) {
-		snprintf(meta->hostname, sizeof(meta->hostname), "bench");
+		snprintf(meta->hostname, sizeof(meta->hostname), "%s", g->host ? g->host : "bench");
 	} else {
-		snprintf(meta->hostname, sizeof(meta->hostname), "localhost");
+		snprintf(meta->hostname, sizeof(meta->hostname), "%s",
+			 g->host ? g->host : "localhost");
 		snprintf(meta->capture, sizeof(meta->capture), "%s %s %.0f IOPS bs %llu",
 			 g->pattern, g->poisson ? "poisson" : "fixed", g->rate,
 			 (unsigned long long)g->bs);
@@ -334,7 +344,7 @@ static int write_btape(struct gen *g)
 		w = NULL;
 		goto cleanup;
 	}
-	g->t = 1000000000ull;
+	g->t = g->t0;
 	for (uint64_t i = 0; i < g->n; i++) {
 		struct btape_event e = {0};
 
@@ -496,6 +506,31 @@ static int foreign(const struct gen *g)
 	return bad ? 1 : 0;
 }
 
+/* -C ID,RANK,RANKS,REF,T0,OFF0,UNC0[,T1,OFF1,UNC1] */
+static int parse_cluster(struct btape_cluster *cl, const char *arg)
+{
+	struct btape_clock_sync *y = cl->sync;
+	int end = 0, n;
+
+	n = sscanf(arg, "%255[^,],%u,%u,%255[^,],%" SCNu64 ",%" SCNd64 ",%" SCNu64 "%n", cl->id,
+		   &cl->rank, &cl->ranks, cl->reference, &y[0].local_ns, &y[0].offset_ns,
+		   &y[0].uncertainty_ns, &end);
+	if (n != 7)
+		return -EINVAL;
+	cl->nsync = 1;
+	snprintf(cl->method, sizeof(cl->method), "synthetic");
+	if (!arg[end])
+		return 0;
+	arg += end;
+	end = 0;
+	n = sscanf(arg, ",%" SCNu64 ",%" SCNd64 ",%" SCNu64 "%n", &y[1].local_ns, &y[1].offset_ns,
+		   &y[1].uncertainty_ns, &end);
+	if (n != 3 || arg[end] || y[1].local_ns < y[0].local_ns)
+		return -EINVAL;
+	cl->nsync = 2;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct gen g = {.kind = UNIFORM,
@@ -508,7 +543,8 @@ int main(int argc, char **argv)
 			.ndev = 1,
 			.read_pct = 100,
 			.poisson = true,
-			.rate = 20000};
+			.rate = 20000,
+			.t0 = 1000000000ull};
 	uint64_t v, seed = 0;
 	bool seeded = false, size_given = false;
 	char given[128] = {0};
@@ -516,7 +552,7 @@ int main(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt(argc, argv, "o:n:p:b:s:S:d:N:l:a:r:q:F:D:Bi:kx:")) != -1) {
+	while ((c = getopt(argc, argv, "o:n:p:b:s:S:d:N:l:a:r:q:F:D:Bi:kx:H:T:C:")) != -1) {
 		if (c == '?')
 			return usage("bad option -%c, or it lacks its argument", optopt);
 		given[c & 127] = 1;
@@ -530,6 +566,13 @@ int main(int argc, char **argv)
 			continue;
 		case 'N':
 			g.name = optarg;
+			continue;
+		case 'H':
+			g.host = optarg;
+			continue;
+		case 'C':
+			if (parse_cluster(&g.cluster, optarg))
+				return usage("-C takes ID,RANK,RANKS,REF,T0,OFF0,UNC0[,T1,OFF1,UNC1]");
 			continue;
 		case 'a':
 			if (strcmp(optarg, "poisson") && strcmp(optarg, "fixed"))
@@ -581,6 +624,9 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 			g.idle = v;
+			break;
+		case 'T':
+			g.t0 = v;
 			break;
 		case 'x':
 			seed = v;

@@ -372,6 +372,69 @@ static void test_meta_helpers(void **state)
 	assert_int_equal(a.ndevices, 0);
 }
 
+/* The cluster clock and a device's host survive a round trip; without them the bytes are as
+ * before (no "cluster" key, no "host" key: single-host files are unchanged). */
+static void test_cluster_meta(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *plain = tu_path(dir, "plain.btape", 0);
+	const char *clus = tu_path(dir, "cluster.btape", 1);
+	struct btape_writer *w;
+	struct btape_reader *r;
+	struct btape_meta meta;
+	size_t n1, n2;
+
+	(void)state;
+	tu_meta(&meta, 2);
+	assert_int_equal(btape_writer__open(&w, plain, &meta, NULL, NULL, 0), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
+	snprintf(meta.cluster.id, sizeof(meta.cluster.id), "c0ffee-42");
+	snprintf(meta.cluster.reference, sizeof(meta.cluster.reference), "node0");
+	snprintf(meta.cluster.method, sizeof(meta.cluster.method), "mpi-rtt-min");
+	meta.cluster.rank = 2;
+	meta.cluster.ranks = 3;
+	meta.cluster.nsync = 2;
+	meta.cluster.sync[0] = (struct btape_clock_sync){1000, -7000000, 12345};
+	meta.cluster.sync[1] = (struct btape_clock_sync){UINT64_MAX, INT64_MIN, 1};
+	snprintf(meta.devices[1].host, sizeof(meta.devices[1].host), "node2");
+	assert_int_equal(btape_writer__open(&w, clus, &meta, NULL, NULL, 0), 0);
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
+
+	assert_int_equal(btape_reader__open(&r, clus, NULL, 0), 0);
+	const struct btape_meta *m = btape_reader__meta(r);
+
+	assert_memory_equal(&m->cluster, &meta.cluster, sizeof(meta.cluster));
+	assert_string_equal(m->devices[0].host, "");
+	assert_string_equal(m->devices[1].host, "node2");
+	btape_reader__close(r);
+	assert_int_equal(btape_reader__open(&r, plain, NULL, 0), 0);
+	assert_string_equal(btape_reader__meta(r)->cluster.id, "");
+	assert_int_equal(btape_reader__meta(r)->cluster.nsync, 0);
+	btape_reader__close(r);
+	free(tu_read_file(plain, &n1));
+	free(tu_read_file(clus, &n2));
+	assert_true(n2 > n1);
+	/* the stop clock, known only at the end, comes back from the footer as the last sync */
+	const char *stop = tu_path(dir, "stop.btape", 2);
+	struct btape_summary sum;
+
+	meta.cluster.nsync = 1;
+	assert_int_equal(btape_writer__open(&w, stop, &meta, NULL, NULL, 0), 0);
+	btape_writer__set_clock_stop(w, &(struct btape_clock_sync){5000, -6990000, 77});
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
+	assert_int_equal(btape_reader__open(&r, stop, NULL, 0), 0);
+	m = btape_reader__meta(r);
+	assert_int_equal(m->cluster.nsync, 2);
+	assert_int_equal(m->cluster.sync[1].local_ns, 5000);
+	assert_int_equal(m->cluster.sync[1].offset_ns, -6990000);
+	assert_int_equal(m->cluster.sync[1].uncertainty_ns, 77);
+	assert_int_equal(btape_reader__summary(r, &sum), 0);
+	assert_true(sum.has_clock_stop);
+	btape_reader__close(r);
+	btape_meta__free(&meta);
+	tu_cleanup_dir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_many_devices),
 		cmocka_unit_test(test_sequential_pattern),
 		cmocka_unit_test(test_constant_runs),
+		cmocka_unit_test(test_cluster_meta),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Cluster recording on one host: mpirun -n 3 `biotape record -o rec-%r.btape -d dev%r`, each
+# rank recording its own loop device while a fio job per rank starts at a staggered instant
+# (0, 1 and 2 s after the common start), with rank clocks shifted by 0, +3 ms and -7 ms
+# (BIOTAPE_TEST_CLOCK_SHIFT_NS: the trace's times carry the shift, as another host's would).
+# Checks:
+#  - the three traces share one recording id, know their rank, and hold the offsets at start
+#    and stop, each within 50 us of the injected shift;
+#  - analyze of the three puts the jobs' first I/Os in the right order, and their distances
+#    agree within 50 us with the true ones, from a host-wide `biotape record` of the three
+#    devices around the cluster (one clock);
+#  - rank 0 prints a line per host and the cluster total;
+#  - a rank that cannot record (a device that does not exist) stops every rank before any
+#    trace is written, and one line names that rank.
+. "$BIOTAPE_SRC/tests/lib.sh"
+. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+require_root losetup python3 fio
+mpi_require
+"$BIOTAPE" record --help >/dev/null 2>&1 || skip "biotape record is not available"
+[ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF"
+D=$(t_tmpdir)
+for r in 0 1 2; do
+	t_loop 16
+	ln -s "$LOOP" "$D/dev$r"
+done
+SHIFT=(0 3000000 -7000000)
+job() { # rank: the command each rank runs
+	echo "sleep $1; exec fio --name=r$1 --filename=$D/dev$1 --rw=randwrite --bs=4k \
+--direct=1 --size=8m --io_size=400k --ioengine=psync --output=/dev/null"
+}
+run=()
+for r in 0 1 2; do
+	[ $r = 0 ] || run+=(:)
+	run+=(-n 1 -x BIOTAPE_TEST_CLOCK_SHIFT_NS=${SHIFT[$r]} "$BIOTAPE" record -o "$D/rec-%r.btape"
+		-d "$D/dev%r" -- sh -c "$(job $r)")
+done
+# the truth: one host-wide recorder of the three devices, on one clock, around the cluster
+timeout 120 "$BIOTAPE" record -o "$D/truth.btape" -d "$D/dev0" -d "$D/dev1" -d "$D/dev2" -- \
+	"${MPIRUN[@]}" "${run[@]}" >"$D/out" 2>"$D/err" ||
+	fail "cluster record: $(tail -5 "$D/err")"
+grep -q "^biotape: cluster: [0-9]* events on 3 ranks, lost 0" "$D/err" ||
+	fail "no cluster total: $(cat "$D/err")"
+[ "$(grep -c '^biotape: host .* rank [0-2]: ' "$D/err")" = 3 ] || fail "no line per host: $(cat "$D/err")"
+"$BIOTAPE" dump --csv "$D/truth.btape" >"$D/truth.csv" || fail "dump truth"
+for r in 0 1 2; do
+	"$BIOTAPE" info --json "$D/rec-$r.btape" >"$D/i$r.json" || fail "info rec-$r"
+	"$BIOTAPE" dump --csv "$D/rec-$r.btape" >"$D/rec-$r.csv" || fail "dump rec-$r"
+done
+"$BIOTAPE" analyze --json "$D"/rec-{0,1,2}.btape >"$D/a.json" 2>"$D/a.err" ||
+	fail "analyze: $(cat "$D/a.err")"
+python3 - "$D" "${SHIFT[@]}" <<'PY' || fail "cluster record checks"
+import json, sys
+D, shift = sys.argv[1], [int(x) for x in sys.argv[2:]]
+info = [json.load(open(f"{D}/i{r}.json")) for r in range(3)]
+ids = {i["cluster"]["id"] for i in info}
+assert len(ids) == 1 and "" not in ids, ids
+for r, i in enumerate(info):
+    c = i["cluster"]
+    assert c["rank"] == r and c["ranks"] == 3 and c["method"] == "mpi-rtt-min", c
+    assert len(c["sync"]) == 2, c          # start (metadata) and stop (footer)
+    for y in c["sync"]:
+        err = y["offset_ns"] - (shift[r] - shift[0])
+        assert abs(err) <= 50000, (r, y, err)
+    assert i["events"] >= 100, (r, i["events"])
+def first_write(name, dev):
+    for line in open(f"{D}/{name}.csv").read().splitlines()[1:]:
+        x = line.split(",")
+        if x[6] == "write" and int(x[3]) == dev:
+            return int(x[0])
+a = json.load(open(f"{D}/a.json"))
+assert a["alignment"]["align"] == "cluster", a["alignment"]
+hosts = a["hosts"]
+assert len(hosts) == 3, [h["name"] for h in hosts]
+first = [h["first_issue_ns"] for h in hosts]           # corrected, on rank 0's clock
+true = [first_write("truth", r) for r in range(3)]     # the host-wide recorder's clock
+# the traces carry the shifted clocks (two recorders stamp one request a few us apart)
+for r in range(3):
+    assert abs(first_write(f"rec-{r}", 0) - shift[r] - true[r]) <= 20000, (r, first_write(f"rec-{r}", 0), true)
+assert first[0] < first[1] < first[2], first
+for r in (1, 2):
+    got, want = first[r] - first[0], true[r] - true[0]
+    assert abs(got - want) <= 50000, (r, got, want)
+    assert abs(want - r * 1e9) < 600e6, (r, want)    # the 1 s stagger, roughly (fio start)
+print("first I/Os (ms):", [round(x / 1e6, 3) for x in first])
+PY
+
+# A rank that cannot record: all stop before anything is recorded, one line names it.
+rm -f "$D"/rec-*.btape
+run=(-n 1 "$BIOTAPE" record -o "$D/rec-%r.btape" -d "$D/dev0" --duration 5s :
+	-n 1 "$BIOTAPE" record -o "$D/rec-%r.btape" -d "$D/no-such-dev" --duration 5s :
+	-n 1 "$BIOTAPE" record -o "$D/rec-%r.btape" -d "$D/dev2" --duration 5s)
+timeout 60 "${MPIRUN[@]}" "${run[@]}" >"$D/out" 2>"$D/err" && fail "recorded without rank 1"
+grep -q "^biotape: record: nothing recorded: host .* rank 1: device '.*no-such-dev'" "$D/err" ||
+	fail "no line naming rank 1: $(cat "$D/err")"
+[ "$(grep -c '^biotape: ' "$D/err")" = 1 ] || fail "more than one line: $(cat "$D/err")"
+ls "$D"/rec-*.btape 2>/dev/null && fail "a trace was left: $(ls "$D")"
+pass
