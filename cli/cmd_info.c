@@ -165,6 +165,8 @@ static void print_text(const char *path, const struct btape_meta *m, const struc
 	if (s->order_violations)
 		printf("order:      %" PRIu64 " events are out of issue order\n",
 		       s->order_violations);
+	if (s->interrupted)
+		printf("stopped:    early: the run that wrote it was interrupted\n");
 	if (verify_err == 1)
 		printf("integrity:  not verified (--no-verify)");
 	else if (verify_err)
@@ -249,9 +251,10 @@ static void print_json(const char *path, const struct btape_meta *m, const struc
 	printf("\"integrity\":{\"verified\":%s,\"damaged\":%s,", verify_err == 0 ? "true" : "false",
 	       verify_err && verify_err != 1 ? "true" : "false");
 	json_kv_str("error", verify_err && verify_err != 1 ? verify_msg : NULL, true);
-	printf("\"has_footer\":%s,\"recovered\":%s,\"recovered_bytes_ignored\":%" PRIu64 "},",
+	printf("\"has_footer\":%s,\"recovered\":%s,\"recovered_bytes_ignored\":%" PRIu64
+	       ",\"interrupted\":%s},",
 	       s->has_footer ? "true" : "false", s->recovered ? "true" : "false",
-	       s->recovered_bytes_ignored);
+	       s->recovered_bytes_ignored, s->interrupted ? "true" : "false");
 	printf("\"devices\":[");
 	for (uint32_t i = 0; i < m->ndevices; i++) {
 		const struct btape_device *d = &m->devices[i];

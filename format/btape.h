@@ -246,6 +246,9 @@ struct btape_summary {
 	 * also appends it to btape_meta.cluster.sync */
 	bool has_clock_stop;
 	struct btape_clock_sync clock_stop;
+	/* the run that wrote it stopped early (a replay interrupted or stopped by a failing
+	 * rank): the events are those issued until then (footer "interrupted") */
+	bool interrupted;
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -333,6 +336,8 @@ void btape_writer__set_release_hook(struct btape_writer *w,
  * only the metadata's syncs.
  */
 void btape_writer__set_clock_stop(struct btape_writer *w, const struct btape_clock_sync *sync);
+/* Marks the trace as cut short by its producer (btape_summary.interrupted), before __close. */
+void btape_writer__set_interrupted(struct btape_writer *w);
 /* Loss accounting for the footer (adds to the running counts). */
 void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t inflight,
 			    uint64_t writer);

@@ -658,7 +658,7 @@ int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const str
 	msgpack_packer pk;
 
 	msgpack_packer_init(&pk, out, btape_mp_write);
-	msgpack_pack_map(&pk, s->has_clock_stop ? 12 : 11);
+	msgpack_pack_map(&pk, 11 + s->has_clock_stop + s->interrupted);
 	pack_ku(&pk, "events", s->events);
 	pack_ku(&pk, "first_issue_ns", s->first_issue_ns);
 	pack_ku(&pk, "last_issue_ns", s->last_issue_ns);
@@ -688,6 +688,10 @@ int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const str
 		msgpack_pack_uint64(&pk, s->clock_stop.local_ns);
 		msgpack_pack_int64(&pk, s->clock_stop.offset_ns);
 		msgpack_pack_uint64(&pk, s->clock_stop.uncertainty_ns);
+	}
+	if (s->interrupted) {
+		btape_mp_key(&pk, "interrupted");
+		msgpack_pack_true(&pk);
 	}
 	return out->p ? 0 : -ENOMEM;
 }
@@ -810,6 +814,13 @@ int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const v
 		else if (btape_mp_is(k, kn, "cluster_sync")) {
 			err = unpack_sync(&s->clock_stop, &c, 2);
 			s->has_clock_stop = !err;
+		} else if (btape_mp_is(k, kn, "interrupted")) {
+			struct btape_mp_val v;
+
+			err = btape_mp_read(&c, &v);
+			if (!err && v.type != BTAPE_MP_BOOL)
+				err = -EBADMSG;
+			s->interrupted = !err && v.u;
 		}
 		else if (btape_mp_is(k, kn, "lost")) {
 			uint32_t lp;

@@ -704,6 +704,11 @@ BTAPE_API void btape_writer__set_clock_stop(struct btape_writer *w,
 	w->sum.clock_stop = *sync;
 }
 
+BTAPE_API void btape_writer__set_interrupted(struct btape_writer *w)
+{
+	w->sum.interrupted = true;
+}
+
 BTAPE_API void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t inflight,
 				      uint64_t writer)
 {
@@ -1127,6 +1132,7 @@ BTAPE_API int btape_writer__close(struct btape_writer *w, char *errmsg, size_t e
 		s->order_violations = w->sum.order_violations;
 		s->has_clock_stop = w->sum.has_clock_stop;
 		s->clock_stop = w->sum.clock_stop;
+		s->interrupted = w->sum.interrupted;
 		err = 0;
 	}
 	reserve_release(w);

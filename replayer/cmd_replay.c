@@ -689,13 +689,16 @@ static void trace_err(const char *trace, const char *reader_msg, int err)
 }
 
 /* Completes the result trace (-o), if any: 0 or -errno (printed). */
-static int finish_output(struct out_ctx *oc)
+/* Writes the result trace out; cut_short marks it interrupted (its footer, biotape info). */
+static int finish_output(struct out_ctx *oc, bool cut_short)
 {
 	char msg[BTAPE_ERRMSG_LEN];
 	int err;
 
 	if (!oc->w)
 		return 0;
+	if (cut_short)
+		btape_writer__set_interrupted(oc->w);
 	err = rp_outq__finish(oc->q);
 	oc->q = NULL;
 	if (err) {
@@ -985,7 +988,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 
 			/* a cluster's result traces are complete before the merge: when a rank
 			 * dies, the launcher kills the others soon after */
-			if (finish_output(&oc) < 0)
+			if (finish_output(&oc, stop_flag || err < 0) < 0)
 				goto cleanup;
 
 			if (err < 0)
@@ -1063,7 +1066,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	}
 	fflush(stdout);
-	if (finish_output(&oc) < 0)
+	if (finish_output(&oc, stop_flag) < 0)
 		goto cleanup;
 	ret = st->errors ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
 	if (st->errors)

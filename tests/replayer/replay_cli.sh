@@ -199,6 +199,14 @@ j = json.load(open(sys.argv[1]))
 assert j["interrupted"] is True
 assert 0 < j["ios"] < 200000, j["ios"]
 PY
-"$BIOTAPE" info "$D/int.btape" >/dev/null || fail "result trace of an interrupted replay"
+"$BIOTAPE" info "$D/int.btape" >"$D/int.info" || fail "result trace of an interrupted replay"
+grep -q "^stopped: *early: the run that wrote it was interrupted" "$D/int.info" ||
+	fail "the result trace of an interrupted replay does not say so: $(cat "$D/int.info")"
+for f in int:true s4:false; do
+	"$BIOTAPE" info --json "$D/${f%%:*}.btape" | python3 -c '
+import json, sys
+assert json.load(sys.stdin)["integrity"]["interrupted"] is (sys.argv[1] == "true")' "${f#*:}" ||
+		fail "info --json: ${f%%:*}.btape interrupted is not ${f#*:}"
+done
 
 pass
