@@ -453,7 +453,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 									 : &o->null_latency_ns) ||
 			    (c == OPT_THINK && !o->think_ns)) {
 				cli_err("replay: %s '%s': expected a duration like 1ms or 200us",
-					c == OPT_THINK ? "--think-window" : "--null-latency", optarg);
+					c == OPT_THINK ? "--think-window" : "--null-latency",
+					optarg);
 				return -EINVAL;
 			}
 			break;
@@ -703,7 +704,8 @@ static int open_output(struct setup *s, struct out_ctx *c)
 	}
 	btape_meta__add_tag(&m, "replay.trace", s->o->trace);
 	btape_meta__add_tag(&m, "replay.timing", timing_names[s->o->timing]);
-	btape_meta__add_tag(&m, "replay.order", rp_order_mode_name((enum rp_order_mode)s->o->order));
+	btape_meta__add_tag(&m, "replay.order",
+			    rp_order_mode_name((enum rp_order_mode)s->o->order));
 	err = btape_writer__open(&c->w, s->o->out, &m, &wo, why, sizeof(why));
 	btape_meta__free(&m);
 	if (err < 0) {

@@ -30,7 +30,7 @@ struct ent {
 	uint64_t key;		/* thread: tid, else pid | 1 << 32; 0 none */
 	uint64_t deadline, done_ns;
 	uint64_t src, src_done_ns, think; /* causal source (NO_ID none) */
-	uint64_t cb_clear_ns; /* when conflict/barrier holds were last seen cleared */
+	uint64_t cb_clear_ns;		  /* when conflict/barrier holds were last seen cleared */
 	unsigned int open_pos;
 	uint8_t cls, state, kind;
 	bool cb_held;
@@ -131,8 +131,8 @@ static uint64_t thread_key(const struct btape_event *ev)
 static void find_source(struct rp_order *o, struct ent *b)
 {
 	uint64_t best = NO_ID, best_done = 0;
-	uint64_t horizon = b->rissue > o->think_ns + o->max_lat ? b->rissue - o->think_ns - o->max_lat
-							      : 0;
+	uint64_t horizon =
+		b->rissue > o->think_ns + o->max_lat ? b->rissue - o->think_ns - o->max_lat : 0;
 
 	b->src = NO_ID;
 	if (!b->key)
@@ -185,9 +185,8 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 	if (ev->op == BTAPE_OP_WRITE || ev->op == BTAPE_OP_DISCARD ||
 	    ev->op == BTAPE_OP_WRITE_ZEROES)
 		e->cls |= CLS_WRITE;
-	if (ev->op == BTAPE_OP_FLUSH ||
-	    ((ev->present & BTAPE_HAS_FLAGS) &&
-	     (ev->flags & (BTAPE_FLAG_FUA | BTAPE_FLAG_PREFLUSH))))
+	if (ev->op == BTAPE_OP_FLUSH || ((ev->present & BTAPE_HAS_FLAGS) &&
+					 (ev->flags & (BTAPE_FLAG_FUA | BTAPE_FLAG_PREFLUSH))))
 		e->cls |= CLS_BARRIER;
 	e->state = ST_FLIGHT; /* unfinished; check/hold decide */
 	e->open_pos = o->nopen;

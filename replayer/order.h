@@ -31,7 +31,7 @@ enum rp_order_mode { RP_ORDER_NONE, RP_ORDER_CONFLICT, RP_ORDER_BARRIER, RP_ORDE
 /* What held an I/O back (the last rule that did). */
 enum rp_dep { RP_DEP_CONFLICT, RP_DEP_BARRIER, RP_DEP_CAUSAL, RP_DEP__COUNT };
 
-#define RP_ORDER_WINDOW 4096		/* events tracked between the oldest unfinished and newest */
+#define RP_ORDER_WINDOW 4096	      /* events tracked between the oldest unfinished and newest */
 #define RP_THINK_WINDOW_NS 1000000ull /* default causal think-time window: 1 ms */
 
 struct rp_order;

@@ -362,8 +362,8 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	}
 	fprintf(fp, ",\"dep_waits\":{");
 	for (unsigned int k = 0; k < 3; k++)
-		fprintf(fp, "\"%s\":{\"ios\":%" PRIu64 ",\"wait_s\":%.6f},", rp_dep_name((enum rp_dep)k),
-			st->dep_waited[k], sec(st->dep_wait_ns[k]));
+		fprintf(fp, "\"%s\":{\"ios\":%" PRIu64 ",\"wait_s\":%.6f},",
+			rp_dep_name((enum rp_dep)k), st->dep_waited[k], sec(st->dep_wait_ns[k]));
 	fprintf(fp, "\"window_full\":%" PRIu64 "}", st->dep_window_full);
 	fprintf(fp, ",\"depth_capped\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);

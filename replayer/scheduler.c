@@ -579,6 +579,11 @@ static int take(struct run *r, const struct btape_event *ev, int op, uint64_t in
 	return err ? err : 1;
 }
 
+static unsigned int held_count(const struct run *r)
+{
+	return r->order ? rp_order__held(r->order) : 0;
+}
+
 /* A dependency held an I/O due at deadline until eligible (measured I/Os). */
 static void note_dep(struct run *r, uint64_t deadline, uint64_t eligible, int kind)
 {
@@ -586,6 +591,39 @@ static void note_dep(struct run *r, uint64_t deadline, uint64_t eligible, int ki
 		return;
 	r->st->dep_waited[kind]++;
 	r->st->dep_wait_ns[kind] += eligible - deadline;
+}
+
+/*
+ * --order: the cursor's event is due. Returns 1 when it may go (*intended: when it could have),
+ * 0 when it is held (set aside, the events behind it go on; *held_wake: the earliest timed
+ * release), -EBUSY when the dependency window is full.
+ */
+static int order_due(struct run *r, const struct btape_event *ev, uint64_t deadline, uint64_t now,
+		     uint64_t *intended, uint64_t *held_wake)
+{
+	uint64_t w;
+	int kind;
+
+	if (!r->cur_added) {
+		int64_t id = rp_order__add(r->order, ev, r->loop_off_ns, deadline);
+
+		if (id < 0) {
+			r->st->dep_window_full += !r->order_full;
+			r->order_full = true;
+			return -EBUSY;
+		}
+		r->order_full = false;
+		r->cur_id = (uint64_t)id;
+		r->cur_added = true;
+	}
+	if (!rp_order__check(r->order, r->cur_id, now, intended, &w, &kind)) {
+		rp_order__hold(r->order, r->cur_id);
+		if (w && (!*held_wake || w < *held_wake))
+			*held_wake = w;
+		return 0;
+	}
+	note_dep(r, deadline, *intended, kind);
+	return 1;
 }
 
 /* Run time, the spin (what no other stage took) and the thread's CPU figures since cpu0. */
@@ -743,30 +781,13 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			}
 			intended = deadline;
 			if (r->order) {
-				uint64_t w;
-				int kind;
-
-				if (!r->cur_added) {
-					int64_t id = rp_order__add(r->order, ev, r->loop_off_ns,
-								   deadline);
-
-					if (id < 0) { /* the window is full: wait for a completion */
-						st->dep_window_full += !r->order_full;
-						r->order_full = true;
-						break;
-					}
-					r->order_full = false;
-					r->cur_id = (uint64_t)id;
-					r->cur_added = true;
-				}
-				if (!rp_order__check(r->order, r->cur_id, now, &intended, &w, &kind)) {
-					rp_order__hold(r->order, r->cur_id);
-					if (w && (!held_wake || w < held_wake))
-						held_wake = w;
+				ret = order_due(r, ev, deadline, now, &intended, &held_wake);
+				if (ret < 0)
+					break; /* the window is full: wait for a completion */
+				if (!ret) {
 					advance(r);
 					continue;
 				}
-				note_dep(r, deadline, intended, kind);
 			}
 			if (!r->nfree) {
 				if (cfg->timing != RP_TIMING_AFAP && !r->cur_capped) {
@@ -797,8 +818,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				goto cleanup;
 			issued = true;
 		}
-		if (!r->inflight && (draining || (r->src_done && !(r->order &&
-								      rp_order__held(r->order)))))
+		if (!r->inflight && (draining || (r->src_done && !held_count(r))))
 			break;
 		now = clock->now(clock);
 		if (now >= next_tick) {
