@@ -30,7 +30,8 @@ struct ent {
 	uint64_t key;		/* thread: tid, else pid | 1 << 32; 0 none */
 	uint64_t deadline, done_ns;
 	uint64_t src, src_done_ns, think; /* causal source (NO_ID none) */
-	uint64_t cb_clear_ns;		  /* when conflict/barrier holds were last seen cleared */
+	uint64_t blocker;     /* the unfinished I/O that held it at the last check, or NO_ID */
+	uint64_t cb_clear_ns; /* when conflict/barrier holds were last seen cleared */
 	unsigned int open_pos;
 	uint8_t cls, state, kind;
 	bool cb_held;
@@ -47,6 +48,12 @@ struct rp_order {
 	uint64_t *held; /* ids held, in recorded order */
 	unsigned int nheld;
 	uint64_t max_lat; /* longest recorded latency seen */
+	/*
+	 * Held I/Os can only be released by a completion or by time: a walk that found none
+	 * ready is not repeated until one completes (dirty) or min_wake passes.
+	 */
+	bool dirty;
+	uint64_t min_wake;
 };
 
 static const char *const mode_names[] = {"none", "conflict", "barrier", "causal"};
@@ -181,6 +188,7 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 	e->key = thread_key(ev);
 	e->deadline = deadline;
 	e->done_ns = NO_TIME;
+	e->blocker = NO_ID;
 	e->cb_clear_ns = 0;
 	if (ev->op == BTAPE_OP_WRITE || ev->op == BTAPE_OP_DISCARD ||
 	    ev->op == BTAPE_OP_WRITE_ZEROES)
@@ -224,11 +232,21 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 	*wake = 0;
 	if (!b)
 		return 1;
+	if (b->blocker != NO_ID) {
+		const struct ent *a = get(o, b->blocker);
+
+		if (a && (a->state == ST_HELD || a->state == ST_FLIGHT)) {
+			*kind = b->kind;
+			return 0;
+		}
+		b->blocker = NO_ID;
+	}
 	for (unsigned int i = 0; i < o->nopen; i++) {
 		const struct ent *a = get(o, o->open[i]);
 		int k = a ? holds(o, a, b) : -1;
 
 		if (k >= 0) {
+			b->blocker = a->id;
 			b->kind = (uint8_t)k;
 			b->cb_held = true;
 			*kind = k;
@@ -261,12 +279,14 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 	return 1;
 }
 
-void rp_order__hold(struct rp_order *o, uint64_t id)
+void rp_order__hold(struct rp_order *o, uint64_t id, uint64_t wake)
 {
 	struct ent *e = get(o, id);
 
 	if (!e || e->state == ST_HELD)
 		return;
+	if (wake && (!o->min_wake || wake < o->min_wake))
+		o->min_wake = wake;
 	e->state = ST_HELD;
 	o->held[o->nheld++] = id;
 }
@@ -280,6 +300,15 @@ int rp_order__next_ready(struct rp_order *o, uint64_t now, unsigned int *pos, ui
 			 const struct btape_event **ev, uint64_t *deadline, uint64_t *eligible,
 			 int *kind, uint64_t *wake)
 {
+	if (!*pos) {
+		if (!o->dirty && (!o->min_wake || now < o->min_wake)) {
+			if (o->min_wake && (!*wake || o->min_wake < *wake))
+				*wake = o->min_wake;
+			return 0;
+		}
+		o->dirty = false;
+		o->min_wake = 0;
+	}
 	while (*pos < o->nheld) {
 		uint64_t w, hid = o->held[*pos];
 		struct ent *e = get(o, hid);
@@ -292,10 +321,13 @@ int rp_order__next_ready(struct rp_order *o, uint64_t now, unsigned int *pos, ui
 			*id = hid;
 			*ev = &e->ev;
 			*deadline = e->deadline;
+			o->dirty = true; /* the walk may stop here: walk again next time */
 			return 1;
 		}
 		if (w && (!*wake || w < *wake))
 			*wake = w;
+		if (w && (!o->min_wake || w < o->min_wake))
+			o->min_wake = w;
 		(*pos)++;
 	}
 	return 0;
@@ -310,6 +342,7 @@ void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t)
 		return;
 	e->state = ST_DONE;
 	e->done_ns = t;
+	o->dirty = true;
 	p = e->open_pos;
 	o->open[p] = o->open[--o->nopen];
 	if (p < o->nopen)

@@ -60,8 +60,8 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
  */
 int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eligible,
 		    uint64_t *wake, int *kind);
-/* Holds id (after a check said 0): rp_order__next_ready() releases it. */
-void rp_order__hold(struct rp_order *o, uint64_t id);
+/* Holds id (after a check said 0, with its wake): rp_order__next_ready() releases it. */
+void rp_order__hold(struct rp_order *o, uint64_t id, uint64_t wake);
 unsigned int rp_order__held(const struct rp_order *o);
 /*
  * Walks the held I/Os from *pos (start at 0) in recorded order; returns 1 with the first that

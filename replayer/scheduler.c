@@ -617,7 +617,7 @@ static int order_due(struct run *r, const struct btape_event *ev, uint64_t deadl
 		r->cur_added = true;
 	}
 	if (!rp_order__check(r->order, r->cur_id, now, intended, &w, &kind)) {
-		rp_order__hold(r->order, r->cur_id);
+		rp_order__hold(r->order, r->cur_id, w);
 		if (w && (!*held_wake || w < *held_wake))
 			*held_wake = w;
 		return 0;
