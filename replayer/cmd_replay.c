@@ -8,6 +8,7 @@
 #include "cluster.h"
 #include "cluster_replay.h"
 #include "devmap.h"
+#include "order.h"
 #include "engine.h"
 #include "outq.h"
 #include "report.h"
@@ -75,8 +76,20 @@ static void usage(FILE *fp)
 		"                         original (default): open loop on absolute deadlines; afap: as\n"
 		"                         fast as possible; load: keep the recorded number in flight\n"
 		"  --speed F              original timing F times faster (0.5 = half speed)\n"
+		"  --order MODE           original timing: what waits for what, inferred from the\n"
+		"                         recording (each mode includes the ones before it):\n"
+		"                         none (default): open loop, every I/O at its deadline;\n"
+		"                         conflict: an I/O waits for unfinished overlapping I/Os\n"
+		"                         when either writes; barrier: + a flush/FUA/preflush waits\n"
+		"                         for the writes that completed before it, and an I/O for the\n"
+		"                         flushes that completed before it; causal: + an I/O waits for\n"
+		"                         its thread's I/O that completed within --think-window before\n"
+		"                         it, plus the recorded think time (docs/REPLAY.md)\n"
+		"  --think-window D       --order causal: the longest think time that is a dependency\n"
+		"                         (default 1ms)\n"
 		"  --iodepth N            most I/Os in flight per copy (afap: %d; else a cap: %d)\n"
 		"  --engine NAME          io_uring (default), psync or null\n"
+		"  --null-latency D       --engine null: complete each I/O D after submission (default 0)\n"
 		"scaling:\n"
 		"  --scale N              replay N copies at once\n"
 		"  --layout shard|overlay each copy in its own region of the target (default), or all over\n"
@@ -152,6 +165,9 @@ struct opts {
 	unsigned int loops;
 	unsigned int rt_priority;
 	unsigned int spin_us;
+	int order;		  /* enum rp_order_mode */
+	uint64_t think_ns;	  /* --think-window (0: not given) */
+	uint64_t null_latency_ns; /* --null-latency */
 	const char *out;
 };
 
@@ -244,6 +260,9 @@ enum {
 	OPT_RT,
 	OPT_SPIN,
 	OPT_CREATE,
+	OPT_ORDER,
+	OPT_THINK,
+	OPT_NULL_LAT,
 };
 
 static const struct option long_opts[] = {
@@ -272,6 +291,9 @@ static const struct option long_opts[] = {
 	{"rt-priority", required_argument, NULL, OPT_RT},
 	{"spin-us", required_argument, NULL, OPT_SPIN},
 	{"create", required_argument, NULL, OPT_CREATE},
+	{"order", required_argument, NULL, OPT_ORDER},
+	{"think-window", required_argument, NULL, OPT_THINK},
+	{"null-latency", required_argument, NULL, OPT_NULL_LAT},
 	{"output", required_argument, NULL, 'o'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -431,6 +453,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			}
 			break;
+		case OPT_ORDER:
+			o->order = rp_order_mode_parse(optarg);
+			if (o->order < 0) {
+				cli_err("replay: --order '%s': expected none, conflict, barrier or "
+					"causal",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_THINK:
+		case OPT_NULL_LAT:
+			if (cli_parse_duration_ns(optarg, c == OPT_THINK ? &o->think_ns
+									 : &o->null_latency_ns) ||
+			    (c == OPT_THINK && !o->think_ns)) {
+				cli_err("replay: %s '%s': expected a duration like 1ms or 200us",
+					c == OPT_THINK ? "--think-window" : "--null-latency",
+					optarg);
+				return -EINVAL;
+			}
+			break;
 		case OPT_LOOPS:
 			if (parse_uint("--loops", optarg, 0, 1000000000, &o->loops))
 				return -EINVAL;
@@ -508,6 +550,24 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->speed != 1 && o->timing != RP_TIMING_ORIGINAL) {
 		cli_err("replay: --speed only applies to --timing original");
+		return -EINVAL;
+	}
+	if (o->order != RP_ORDER_NONE && o->timing != RP_TIMING_ORIGINAL) {
+		cli_err("replay: --order only applies to --timing original");
+		return -EINVAL;
+	}
+	if (o->order != RP_ORDER_NONE && (o->scale > 1 || o->nsweep)) {
+		cli_err("replay: --order replays one copy: not with --scale or --sweep");
+		return -EINVAL;
+	}
+	if (o->think_ns && o->order != RP_ORDER_CAUSAL) {
+		cli_err("replay: --think-window only applies to --order causal");
+		return -EINVAL;
+	}
+	if (!o->think_ns)
+		o->think_ns = RP_THINK_WINDOW_NS;
+	if (o->null_latency_ns && strcmp(o->engine, "null")) {
+		cli_err("replay: --null-latency only applies to --engine null");
 		return -EINVAL;
 	}
 	if (!rp_engine_find(o->engine)) {
@@ -668,6 +728,8 @@ static int open_output(struct setup *s, struct out_ctx *c)
 	}
 	btape_meta__add_tag(&m, "replay.trace", s->o->trace);
 	btape_meta__add_tag(&m, "replay.timing", timing_names[s->o->timing]);
+	btape_meta__add_tag(&m, "replay.order",
+			    rp_order_mode_name((enum rp_order_mode)s->o->order));
 	err = btape_writer__open(&c->w, s->o->out, &m, &wo, why, sizeof(why));
 	btape_meta__free(&m);
 	if (err < 0) {
@@ -862,6 +924,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.timing = o.timing;
 	cfg.speed = o.speed;
+	cfg.order = o.order;
+	cfg.think_ns = o.think_ns;
 	cfg.iodepth = o.iodepth;
 	cfg.scale = o.max_scale;
 	cfg.layout = o.layout;
@@ -940,6 +1004,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 				    .timing = timing_names[o.timing],
 				    .layout = layout_names[o.layout],
 				    .speed = o.speed,
+				    .order = rp_order_mode_name((enum rp_order_mode)o.order),
+				    .think_ns = o.order == RP_ORDER_CAUSAL ? o.think_ns : 0,
 				    .iodepth = o.iodepth,
 				    .rt_priority = o.rt_priority,
 				    .spin_us = o.spin_us,
@@ -956,7 +1022,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 					   .depth = o.iodepth * o.sweep[i],
 					   .bufs = bufs,
 					   .buf_bytes = BUF_BYTES,
-					   .clock = &clk};
+					   .clock = &clk,
+					   .null_latency_ns = o.null_latency_ns};
 		struct rp_source *src = rp_prefetch__source(pf);
 
 		if (i && (err = src->rewind(src)) < 0) {

@@ -48,6 +48,7 @@ struct rp_io {
 	uint64_t complete_ns;
 	/* scheduler bookkeeping, opaque to engines */
 	uint64_t intended_ns, issue_ns, seq;
+	uint64_t order_id; /* --order: the I/O's id in the dependency tracker */
 	uint32_t dev, copy, lane, qd;
 	uint8_t trace_op;
 	bool busy; /* in flight */

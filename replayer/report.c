@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "report.h"
 
+#include "order.h"
+
 #include "btape.h"
 #include "cli.h"
 
@@ -101,6 +103,23 @@ static const char *target_kind(const struct rp_run_info *info, unsigned int i)
 	return info->topen[i].created ? "created file" : "file";
 }
 
+static bool ordered(const struct rp_run_info *info)
+{
+	return info->order && strcmp(info->order, "none");
+}
+
+/* --order: how many I/Os a dependency held past their deadline, and for how long, by rule. */
+static void text_deps(FILE *fp, const struct rp_stats *st)
+{
+	char a[32];
+
+	fprintf(fp, "  held by a dependency:");
+	for (unsigned int k = 0; k < 3; k++)
+		fprintf(fp, "%s %s %" PRIu64 " (%s)", k ? "," : "", rp_dep_name((enum rp_dep)k),
+			st->dep_waited[k], cli_fmt_ns(st->dep_wait_ns[k], a, sizeof(a)));
+	fprintf(fp, "; window full %" PRIu64 " time(s)\n", st->dep_window_full);
+}
+
 static void header(FILE *fp, const struct rp_run_info *info)
 {
 	char b[32];
@@ -120,6 +139,11 @@ static void header(FILE *fp, const struct rp_run_info *info)
 	fprintf(fp, "  engine %s, timing %s", info->engine, info->timing);
 	if (strcmp(info->timing, "original") == 0)
 		fprintf(fp, " x%g", info->speed);
+	if (ordered(info)) {
+		fprintf(fp, ", order %s", info->order);
+		if (info->think_ns)
+			fprintf(fp, " (think window %s)", cli_fmt_ns(info->think_ns, b, sizeof(b)));
+	}
 	fprintf(fp, ", iodepth %u, scale %u (%s)\n", info->iodepth, info->scale, info->layout);
 	if (strcmp(info->timing, "original") == 0) {
 		if (info->rt_priority)
@@ -219,6 +243,8 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			100.0 * (double)st->late / (double)st->issue_err.count);
 	}
 	text_lag(fp, st);
+	if (ordered(info))
+		text_deps(fp, st);
 	fprintf(fp, "  depth-capped: %" PRIu64 ", max in flight: %u, errors: %" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	if (st->errors)
@@ -271,6 +297,10 @@ static void json_info(FILE *fp, const struct rp_run_info *info)
 	cli_json_str(fp, info->engine);
 	fprintf(fp, ",\"timing\":");
 	cli_json_str(fp, info->timing);
+	fprintf(fp, ",\"order\":");
+	cli_json_str(fp, info->order ? info->order : "none");
+	if (info->think_ns)
+		fprintf(fp, ",\"think_window_us\":%.3f", (double)info->think_ns / 1e3);
 	fprintf(fp, ",\"speed\":%g,\"iodepth\":%u,\"rt_priority\":%u,\"spin_us\":%u,\"layout\":",
 		info->speed, info->iodepth, info->rt_priority, info->spin_us);
 	cli_json_str(fp, info->layout);
@@ -329,6 +359,11 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 				: 0.0,
 			sg->nivcsw);
 	}
+	fprintf(fp, ",\"dep_waits\":{");
+	for (unsigned int k = 0; k < 3; k++)
+		fprintf(fp, "\"%s\":{\"ios\":%" PRIu64 ",\"wait_s\":%.6f},",
+			rp_dep_name((enum rp_dep)k), st->dep_waited[k], sec(st->dep_wait_ns[k]));
+	fprintf(fp, "\"window_full\":%" PRIu64 "}", st->dep_window_full);
 	fprintf(fp, ",\"depth_capped\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	fprintf(fp,

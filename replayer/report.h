@@ -13,6 +13,8 @@ struct rp_run_info {
 	const char *timing;
 	const char *layout;
 	double speed;
+	const char *order; /* --order mode name (NULL: none) */
+	uint64_t think_ns; /* --order causal: the think-time window */
 	unsigned int iodepth;
 	unsigned int scale;
 	const char *const *targets;

@@ -11,6 +11,7 @@
 
 #include "btape.h"
 #include "clock.h"
+#include "order.h"
 #include "source.h"
 
 #include <errno.h>
@@ -201,6 +202,10 @@ struct run {
 	uint64_t base_ns, loop_off_ns;
 	uint64_t pass_first, pass_last, pass_events;
 	bool cur_capped;
+	/* --order: the tracker, the cursor's id in it, and whether the window stopped it */
+	struct rp_order *order;
+	bool cur_added, order_full;
+	uint64_t cur_id;
 	uint64_t capped_since; /* when the current event was first held by the depth cap */
 	uint64_t seq;
 };
@@ -260,6 +265,8 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 				st->late++;
 		}
 	}
+	if (r->order)
+		rp_order__done(r->order, io->order_id, io->complete_ns);
 	if (r->cfg->on_done)
 		r->cfg->on_done(r->cfg->ctx, io);
 	io->busy = false;
@@ -460,6 +467,7 @@ static void advance(struct run *r)
 		r->st->events++;
 	}
 	r->cur_capped = false;
+	r->cur_added = false;
 }
 
 static uint64_t deadline_of(const struct run *r, const struct btape_event *ev)
@@ -483,6 +491,7 @@ static void run_free(struct run *r)
 	free(r->freel);
 	free(r->lane_inflight);
 	free(r->target_inflight);
+	rp_order__free(r->order);
 }
 
 static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event *ev, int op,
@@ -540,6 +549,83 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 	return 0;
 }
 
+/*
+ * Prepares ev into a free slot at the end of batch (intended: when it was due), and submits the
+ * batch when it is full. Returns 1 when it submitted, 0, or -errno (the batch taken back).
+ */
+static int take(struct run *r, const struct btape_event *ev, int op, uint64_t intended,
+		uint64_t order_id, struct rp_io **batch, unsigned int *nb)
+{
+	struct rp_io *io = r->freel[--r->nfree];
+	int err = prepare_io(r, io, ev, op, intended);
+
+	if (err) {
+		r->freel[r->nfree++] = io;
+		unissue(r, batch, *nb);
+		*nb = 0;
+		return err;
+	}
+	io->order_id = order_id;
+	r->inflight++;
+	r->lane_inflight[io->lane]++;
+	io->qd = ++r->target_inflight[io->target];
+	if (r->inflight > r->st->max_inflight)
+		r->st->max_inflight = r->inflight;
+	batch[(*nb)++] = io;
+	if (*nb < BATCH_MAX)
+		return 0;
+	err = submit(r, batch, *nb);
+	*nb = 0;
+	return err ? err : 1;
+}
+
+static unsigned int held_count(const struct run *r)
+{
+	return r->order ? rp_order__held(r->order) : 0;
+}
+
+/* A dependency held an I/O due at deadline until eligible (measured I/Os). */
+static void note_dep(struct run *r, uint64_t deadline, uint64_t eligible, int kind)
+{
+	if (eligible <= deadline || !measured(r, deadline) || kind < 0 || kind >= RP_DEP__COUNT)
+		return;
+	r->st->dep_waited[kind]++;
+	r->st->dep_wait_ns[kind] += eligible - deadline;
+}
+
+/*
+ * --order: the cursor's event is due. Returns 1 when it may go (*intended: when it could have),
+ * 0 when it is held (set aside, the events behind it go on; *held_wake: the earliest timed
+ * release), -EBUSY when the dependency window is full.
+ */
+static int order_due(struct run *r, const struct btape_event *ev, uint64_t deadline, uint64_t now,
+		     uint64_t *intended, uint64_t *held_wake)
+{
+	uint64_t w;
+	int kind;
+
+	if (!r->cur_added) {
+		int64_t id = rp_order__add(r->order, ev, r->loop_off_ns, deadline);
+
+		if (id < 0) {
+			r->st->dep_window_full += !r->order_full;
+			r->order_full = true;
+			return -EBUSY;
+		}
+		r->order_full = false;
+		r->cur_id = (uint64_t)id;
+		r->cur_added = true;
+	}
+	if (!rp_order__check(r->order, r->cur_id, now, intended, &w, &kind)) {
+		rp_order__hold(r->order, r->cur_id, w);
+		if (w && (!*held_wake || w < *held_wake))
+			*held_wake = w;
+		return 0;
+	}
+	note_dep(r, deadline, *intended, kind);
+	return 1;
+}
+
 /* Run time, the spin (what no other stage took) and the thread's CPU figures since cpu0. */
 static void stage_close(struct rp_stage *sg, uint64_t run_ns, const struct rp_thread_cpu *cpu0)
 {
@@ -586,6 +672,16 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	}
 	for (unsigned int i = 0; i < r->depth; i++)
 		r->freel[i] = &r->slots[r->depth - 1 - i];
+	if (cfg->order != RP_ORDER_NONE) {
+		if (cfg->timing != RP_TIMING_ORIGINAL || cfg->scale != 1) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+		err = rp_order__new(&r->order, (enum rp_order_mode)cfg->order, cfg->think_ns,
+				    RP_ORDER_WINDOW, cfg->speed);
+		if (err)
+			goto cleanup;
+	}
 	r->nfree = r->depth;
 
 	/* original timing: a little headroom before the first deadline */
@@ -599,8 +695,8 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	next_tick = cfg->tick_ns ? st->start_ns + cfg->tick_ns : UINT64_MAX;
 
 	for (;;) {
-		uint64_t now, next_deadline = 0;
-		unsigned int nb = 0;
+		uint64_t now, next_deadline = 0, held_wake = 0;
+		unsigned int nb = 0, pos = 0;
 		bool issued = false;
 
 		/*
@@ -623,11 +719,28 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			st->duration_hit = true;
 			draining = true;
 		}
+		/* held by a dependency: the oldest first, each that may go now */
+		while (r->order && !draining && r->nfree) {
+			const struct btape_event *hev;
+			uint64_t id, dl, elig;
+			int kind, ret;
+
+			if (!rp_order__next_ready(r->order, now, &pos, &id, &hev, &dl, &elig, &kind,
+						  &held_wake))
+				break;
+			note_dep(r, dl, elig, kind);
+			ret = take(r, hev, rp_sched_engine_op(cfg, hev->op, hev->bytes), elig, id,
+				   batch, &nb);
+			if (ret < 0) {
+				err = ret;
+				goto cleanup;
+			}
+			issued |= ret > 0;
+		}
 		while (!draining) {
 			const struct btape_event *ev;
-			uint64_t deadline = 0;
-			struct rp_io *io;
-			int op;
+			uint64_t deadline = 0, intended;
+			int op, ret;
 
 			err = cursor(r);
 			if (err < 0) {
@@ -668,6 +781,16 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				if (r->lane_inflight[lane] >= qd)
 					break;
 			}
+			intended = deadline;
+			if (r->order) {
+				ret = order_due(r, ev, deadline, now, &intended, &held_wake);
+				if (ret < 0)
+					break; /* the window is full: wait for a completion */
+				if (!ret) {
+					advance(r);
+					continue;
+				}
+			}
 			if (!r->nfree) {
 				if (cfg->timing != RP_TIMING_AFAP && !r->cur_capped) {
 					st->depth_capped++;
@@ -678,36 +801,26 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			}
 			if (r->cur_capped)
 				st->stage.capped_ns += clock->now(clock) - r->capped_since;
-			io = r->freel[--r->nfree];
-			err = prepare_io(r, io, ev, op, deadline);
-			if (err) {
-				r->freel[r->nfree++] = io;
-				unissue(r, batch, nb);
+			ret = take(r, ev, op, intended, r->cur_id, batch, &nb);
+			if (ret < 0) {
+				err = ret;
 				goto cleanup;
 			}
-			r->inflight++;
-			r->lane_inflight[io->lane]++;
-			io->qd = ++r->target_inflight[io->target];
-			if (r->inflight > st->max_inflight)
-				st->max_inflight = r->inflight;
-			batch[nb++] = io;
 			advance(r);
-			if (nb == BATCH_MAX) {
-				err = submit(r, batch, nb);
-				if (err)
-					goto cleanup;
-				nb = 0;
+			if (ret > 0) {
 				issued = true;
 				now = clock->now(clock);
 			}
 		}
+		if (held_wake && (!next_deadline || held_wake < next_deadline))
+			next_deadline = held_wake;
 		if (nb) {
 			err = submit(r, batch, nb);
 			if (err)
 				goto cleanup;
 			issued = true;
 		}
-		if (!r->inflight && (draining || r->src_done))
+		if (!r->inflight && (draining || (r->src_done && !held_count(r))))
 			break;
 		now = clock->now(clock);
 		if (now >= next_tick) {

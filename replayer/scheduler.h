@@ -102,12 +102,22 @@ struct rp_stats {
 	 */
 	uint64_t lag_max_ns, lag_at_ns, behind_ns;
 	uint64_t behind_from_ns, behind_to_ns; /* the episode being summed */
+	/*
+	 * --order (measured I/Os): I/Os held past their deadline by a dependency, and the time
+	 * from deadline to when the dependency let them go, by the last rule that held them
+	 * (RP_DEP_*: conflict, barrier, causal); window_full: times the stream stopped because the
+	 * dependency window was full.
+	 */
+	uint64_t dep_waited[3], dep_wait_ns[3];
+	uint64_t dep_window_full;
 	struct rp_stage stage;
 };
 
 struct rp_sched_cfg {
 	enum rp_timing timing;
 	double speed;	      /* original timing: 2 = twice as fast */
+	int order;	      /* enum rp_order_mode; original timing, scale 1 only */
+	uint64_t think_ns;    /* causal order: think-time window */
 	unsigned int iodepth; /* cap on I/Os in flight per copy */
 	unsigned int scale;   /* copies replayed at once (>= 1) */
 	enum rp_layout layout;

@@ -14,6 +14,7 @@
 #include "btape.h"
 #include "clock.h"
 #include "engine.h"
+#include "order.h"
 #include "scheduler.h"
 #include "source.h"
 
@@ -619,6 +620,248 @@ static void test_prefetch_source(void **state)
 	unlink(path);
 }
 
+/* ---- --order: dependency-aware replay against a brute-force model ---- */
+
+#define ORD_MAX 32
+#define THINK_NS (20 * US)
+
+static struct btape_event ev_rec(uint64_t t_us, uint64_t done_us, uint8_t op, uint32_t dev,
+				 uint64_t sector, uint64_t bytes, uint32_t tid, uint32_t flags)
+{
+	struct btape_event e = ev_at(t_us, op, sector, bytes);
+
+	e.complete_ns = 5000000000ull + done_us * US;
+	e.dev = dev;
+	e.tid = tid;
+	e.flags = flags;
+	e.present = BTAPE_HAS_COMPLETE | BTAPE_HAS_FLAGS | (tid ? BTAPE_HAS_TID : 0);
+	return e;
+}
+
+/*
+ * Device 0: thread 100 is a WAL chain write -> flush -> write -> FUA write -> flush -> write, 10
+ * us of think time after each completion; beside it writes that overlap (no thread: never
+ * causal) and a read overlapping both. Device 1: thread 200 reads, 70 us after each completion
+ * (past the 20 us think window), nothing to wait for in any mode.
+ */
+static size_t order_trace(struct btape_event *evs)
+{
+	size_t n = 0;
+
+	evs[n++] = ev_rec(0, 50, BTAPE_OP_WRITE, 0, 0, 8192, 100, 0);
+	evs[n++] = ev_rec(5, 55, BTAPE_OP_WRITE, 0, 1000, 8192, 0, 0);
+	evs[n++] = ev_rec(10, 40, BTAPE_OP_READ, 1, 10000, 4096, 200, 0);
+	evs[n++] = ev_rec(15, 65, BTAPE_OP_WRITE, 0, 1004, 4096, 0, 0);
+	evs[n++] = ev_rec(25, 55, BTAPE_OP_READ, 0, 1006, 4096, 0, 0);
+	evs[n++] = ev_rec(60, 160, BTAPE_OP_FLUSH, 0, 0, 0, 100, 0);
+	evs[n++] = ev_rec(110, 140, BTAPE_OP_READ, 1, 10008, 4096, 200, 0);
+	evs[n++] = ev_rec(170, 220, BTAPE_OP_WRITE, 0, 16, 8192, 100, 0);
+	evs[n++] = ev_rec(210, 240, BTAPE_OP_READ, 1, 10016, 4096, 200, 0);
+	evs[n++] = ev_rec(230, 280, BTAPE_OP_WRITE, 0, 32, 4096, 100, BTAPE_FLAG_FUA);
+	evs[n++] = ev_rec(290, 390, BTAPE_OP_FLUSH, 0, 0, 0, 100, 0);
+	evs[n++] = ev_rec(310, 340, BTAPE_OP_READ, 1, 10024, 4096, 200, 0);
+	evs[n++] = ev_rec(400, 450, BTAPE_OP_WRITE, 0, 48, 8192, 100, 0);
+	evs[n++] = ev_rec(410, 440, BTAPE_OP_READ, 1, 10032, 4096, 200, 0);
+	return n;
+}
+
+static bool is_write(const struct btape_event *e)
+{
+	return e->op == BTAPE_OP_WRITE;
+}
+
+static bool is_barrier(const struct btape_event *e)
+{
+	return e->op == BTAPE_OP_FLUSH || (e->flags & (BTAPE_FLAG_FUA | BTAPE_FLAG_PREFLUSH));
+}
+
+/*
+ * The rules of order.h, by brute force over every earlier event, with a constant latency and
+ * no depth limit: issue[i] (ns after the first deadline).
+ */
+static void order_model(const struct btape_event *evs, size_t n, int mode, uint64_t lat,
+			uint64_t *issue)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct btape_event *b = &evs[i];
+		uint64_t t = b->issue_ns - evs[0].issue_ns, src_done = 0;
+		size_t src = SIZE_MAX;
+
+		for (size_t j = 0; j < i; j++) {
+			const struct btape_event *a = &evs[j];
+			uint64_t done = issue[j] + lat;
+			bool overlap = a->dev == b->dev && a->sector < b->sector + b->bytes / 512 &&
+				       b->sector < a->sector + a->bytes / 512;
+			bool before = a->dev == b->dev && a->complete_ns <= b->issue_ns;
+
+			if (mode >= RP_ORDER_CONFLICT && overlap && (is_write(a) || is_write(b)))
+				t = done > t ? done : t;
+			if (mode >= RP_ORDER_BARRIER && before &&
+			    ((is_barrier(b) && is_write(a)) || is_barrier(a)))
+				t = done > t ? done : t;
+			if (mode == RP_ORDER_CAUSAL && a->tid && a->tid == b->tid &&
+			    a->complete_ns <= b->issue_ns &&
+			    b->issue_ns - a->complete_ns <= THINK_NS &&
+			    (src == SIZE_MAX || a->complete_ns > src_done)) {
+				src = j;
+				src_done = a->complete_ns;
+			}
+		}
+		if (src != SIZE_MAX && issue[src] + lat + (b->issue_ns - src_done) > t)
+			t = issue[src] + lat + (b->issue_ns - src_done);
+		issue[i] = t;
+	}
+}
+
+/* The replayed issue time of every event (ns after start), matched by offset, flushes in turn. */
+static void order_replayed(const struct fixture *f, const struct btape_event *evs, size_t n,
+			   uint64_t *issue)
+{
+	unsigned int used[MAX_DONE] = {0};
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned int best = UINT32_MAX;
+
+		for (unsigned int k = 0; k < f->cap.n; k++) {
+			const struct rp_io *io = &f->cap.done[k];
+
+			if (used[k] || io->trace_op != evs[i].op ||
+			    (io->op != RP_IO_FSYNC && io->offset != evs[i].sector * 512))
+				continue;
+			if (best == UINT32_MAX || io->issue_ns < f->cap.done[best].issue_ns)
+				best = k;
+		}
+		assert_int_not_equal(best, UINT32_MAX);
+		used[best] = 1;
+		issue[i] = f->cap.done[best].issue_ns - f->st.start_ns;
+	}
+}
+
+static void order_run(struct fixture *f, int mode, uint64_t lat, struct btape_event *evs,
+		      size_t n, uint64_t *got)
+{
+	static struct rp_devmap devs[2];
+	uint64_t want[ORD_MAX];
+
+	devs[0] = (struct rp_devmap){.target = 0, .src_size = 64 * MIB};
+	devs[1] = devs[0];
+	f->cfg.ndev = 2;
+	f->cfg.devs = devs;
+	f->cfg.allow_writes = true;
+	f->cfg.order = mode;
+	f->cfg.think_ns = THINK_NS;
+	f->latency_ns = lat;
+	f->cap.n = 0;
+	assert_int_equal(fx_run(f, evs, n), 0);
+	assert_int_equal(f->cap.n, n);
+	order_replayed(f, evs, n, got);
+	order_model(evs, n, mode, lat, want);
+	for (size_t i = 0; i < n; i++) {
+		if (got[i] != want[i])
+			fail_msg("mode %s latency %llu us: event %zu issued at %llu us, model %llu us",
+				 rp_order_mode_name(mode), (unsigned long long)(lat / US), i,
+				 (unsigned long long)(got[i] / US),
+				 (unsigned long long)(want[i] / US));
+	}
+}
+
+/* Every flush / FUA write went out after the writes that completed before it in the recording. */
+static bool barriers_held(const struct btape_event *evs, size_t n, const uint64_t *issue,
+			  uint64_t lat)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i && is_barrier(&evs[i]); j++)
+			if (is_write(&evs[j]) && evs[j].dev == evs[i].dev &&
+			    evs[j].complete_ns <= evs[i].issue_ns && issue[i] < issue[j] + lat)
+				return false;
+	return true;
+}
+
+/* Each mode matches the model at the recorded latency and at 10x it. */
+static void test_order_model(void **state)
+{
+	struct btape_event evs[ORD_MAX];
+	size_t n = order_trace(evs);
+	uint64_t got[ORD_MAX];
+
+	for (int mode = RP_ORDER_NONE; mode <= RP_ORDER_CAUSAL; mode++) {
+		for (uint64_t lat = 50 * US; lat <= 500 * US; lat *= 10) {
+			struct fixture *f = fx_new();
+
+			order_run(f, mode, lat, evs, n, got);
+			/* the independent reads of device 1 keep their deadlines in every mode */
+			for (size_t i = 0; i < n; i++)
+				if (evs[i].dev == 1)
+					assert_int_equal(got[i], evs[i].issue_ns - evs[0].issue_ns);
+			if (mode == RP_ORDER_NONE)
+				for (int k = 0; k < 3; k++)
+					assert_int_equal(f->st.dep_waited[k], 0);
+			free(f);
+		}
+	}
+}
+
+/*
+ * At 10x the recorded latency: causal mode stretches the WAL chain by the replayed completions
+ * (each link: the previous completion + 10 us of think time) and keeps every barrier; open loop
+ * (none) sends the first flush 440 us before the write it covers has completed.
+ */
+static void test_order_causal_stretch(void **state)
+{
+	struct btape_event evs[ORD_MAX];
+	size_t n = order_trace(evs);
+	uint64_t got[ORD_MAX];
+	/* thread 100's chain: events 0, 5, 7, 9, 10, 12 */
+	const size_t chain[] = {0, 5, 7, 9, 10, 12};
+	const uint64_t causal[] = {0, 510, 1020, 1530, 2040, 2550}; /* us */
+	const uint64_t open[] = {0, 60, 170, 230, 290, 400};
+	struct fixture *f = fx_new();
+
+	order_run(f, RP_ORDER_CAUSAL, 500 * US, evs, n, got);
+	for (size_t k = 0; k < 6; k++)
+		assert_int_equal(got[chain[k]], causal[k] * US);
+	assert_true(barriers_held(evs, n, got, 500 * US));
+	/* every link of the chain waited (on its thread's previous I/O); deadline to release */
+	assert_int_equal(f->st.dep_waited[RP_DEP_CAUSAL], 5);
+	assert_int_equal(f->st.dep_wait_ns[RP_DEP_CAUSAL],
+			 (510 - 60 + 1020 - 170 + 1530 - 230 + 2040 - 290 + 2550 - 400) * US);
+	/* overlapping writes: the second waited for the first (issued at 5, done at 505) */
+	assert_int_equal(got[3], 505 * US);
+	assert_int_equal(f->st.dep_waited[RP_DEP_CONFLICT], 2); /* and the read after it */
+	free(f);
+
+	f = fx_new();
+	order_run(f, RP_ORDER_NONE, 500 * US, evs, n, got);
+	for (size_t k = 0; k < 6; k++)
+		assert_int_equal(got[chain[k]], open[k] * US);
+	assert_false(barriers_held(evs, n, got, 500 * US));
+	free(f);
+}
+
+/*
+ * Memory is bounded: while the I/O RP_ORDER_WINDOW events back is unfinished, the stream
+ * stops (counted per stop), and goes on as each completes; nothing is lost.
+ */
+static void test_order_window_full(void **state)
+{
+	static struct btape_event evs[RP_ORDER_WINDOW + 100];
+	size_t n = RP_ORDER_WINDOW + 100;
+	struct fixture *f = fx_new();
+
+	for (size_t i = 0; i < n; i++)
+		evs[i] = ev_at(i, BTAPE_OP_READ, (i % 1000) * 8, 4096);
+	f->cfg.iodepth = RP_ORDER_WINDOW + 200;
+	f->cfg.order = RP_ORDER_CONFLICT;
+	f->latency_ns = 10000 * US; /* 10 ms: all of the first window is in flight */
+	assert_int_equal(fx_run(f, evs, n), 0);
+	assert_int_equal(f->st.completed, n);
+	/* each of the 100 past the window waited for the one a window back: at 10 ms + i us */
+	assert_int_equal(f->st.dep_window_full, 100);
+	assert_int_equal(f->st.max_inflight, RP_ORDER_WINDOW);
+	assert_int_equal(f->st.end_ns - f->st.start_ns, (10000 + 99 + 10000) * US);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -640,6 +883,9 @@ int main(void)
 		cmocka_unit_test(test_stop_flag),
 		cmocka_unit_test(test_payload),
 		cmocka_unit_test(test_prefetch_source),
+		cmocka_unit_test(test_order_model),
+		cmocka_unit_test(test_order_causal_stretch),
+		cmocka_unit_test(test_order_window_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

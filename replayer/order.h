@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Dependency-aware replay (--order): which recorded I/Os must wait for which, inferred from the
+ * recording, and the replayed state of each. The scheduler adds events in recorded issue order
+ * once they are due, asks whether each may go, holds those that may not, and reports every
+ * issue and completion. Dependencies only point backwards, so a window of recent events
+ * suffices: memory is bounded by the window (RP_ORDER_WINDOW events).
+ *
+ * Modes are levels; each includes the rules of the ones before it:
+ *   conflict: an I/O waits for every earlier, unfinished I/O on the same device whose sector
+ *             range overlaps its own when either of the two writes (write, discard, write
+ *             zeroes). Same-block accesses keep their recorded order.
+ *   barrier:  + a flush, FUA or preflush I/O waits for every earlier write on its device that
+ *             completed, in the recording, before it was issued; and any I/O waits for every
+ *             earlier flush / FUA / preflush I/O on its device that completed, in the
+ *             recording, before it was issued.
+ *   causal:   + B depends on A, the same thread's (tid; else pid) I/O with the latest recorded
+ *             completion at or before B's recorded issue, when that gap (the think time) is at
+ *             most think_ns. B goes out at the later of its deadline and A's replayed
+ *             completion + think time / speed. An event without complete_ns cannot be a
+ *             source; one without tid and pid has no thread: neither source nor dependant.
+ */
+#ifndef RP_ORDER_H
+#define RP_ORDER_H
+
+#include <stdint.h>
+
+struct btape_event;
+
+enum rp_order_mode { RP_ORDER_NONE, RP_ORDER_CONFLICT, RP_ORDER_BARRIER, RP_ORDER_CAUSAL };
+/* What held an I/O back (the last rule that did). */
+enum rp_dep { RP_DEP_CONFLICT, RP_DEP_BARRIER, RP_DEP_CAUSAL, RP_DEP__COUNT };
+
+#define RP_ORDER_WINDOW 4096	      /* events tracked between the oldest unfinished and newest */
+#define RP_THINK_WINDOW_NS 1000000ull /* default causal think-time window: 1 ms */
+
+struct rp_order;
+
+/* Mode names: "none", "conflict", "barrier", "causal"; the name's mode or -1. */
+int rp_order_mode_parse(const char *name);
+const char *rp_order_mode_name(enum rp_order_mode m);
+const char *rp_dep_name(enum rp_dep d);
+
+/* window: events tracked (a power of two is used, at least 2). Returns 0 or -ENOMEM/-EINVAL. */
+int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_ns,
+		  unsigned int window, double speed);
+void rp_order__free(struct rp_order *o);
+
+/*
+ * Adds the next due event (in recorded issue order; rec_off is added to its recorded times, the
+ * loop offset) with its deadline. Returns its id (>= 0), or -EBUSY when the window is full: the
+ * event window places back is still unfinished; add it again after a completion.
+ */
+int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t rec_off,
+		      uint64_t deadline);
+/*
+ * May id go at now? 1: yes, *eligible is when it could have (its deadline, or when what held it
+ * finished). 0: it must wait; *wake is when it may go if nothing else holds it (0: only a
+ * completion can release it), *kind what holds it.
+ */
+int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eligible,
+		    uint64_t *wake, int *kind);
+/* Holds id (after a check said 0, with its wake): rp_order__next_ready() releases it. */
+void rp_order__hold(struct rp_order *o, uint64_t id, uint64_t wake);
+unsigned int rp_order__held(const struct rp_order *o);
+/*
+ * Walks the held I/Os from *pos (start at 0) in recorded order; returns 1 with the first that
+ * may go now (taken off the held list; *pos stays where it was), its event, deadline, eligible
+ * time and the last rule that held it; 0 at the end, *wake the earliest timed release (or left
+ * as it was).
+ */
+int rp_order__next_ready(struct rp_order *o, uint64_t now, unsigned int *pos, uint64_t *id,
+			 const struct btape_event **ev, uint64_t *deadline, uint64_t *eligible,
+			 int *kind, uint64_t *wake);
+/* id was completed at t (replayed). */
+void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t);
+
+#endif
