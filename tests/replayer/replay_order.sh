@@ -43,9 +43,12 @@ for k in ("conflict", "barrier", "causal"):
 # the thread waited for its previous I/O (1 ms now, 50 us recorded) nearly every time
 assert c["dep_waits"]["causal"]["ios"] > 400, c["dep_waits"]
 assert c["dep_waits"]["causal"]["wait_s"] > 0.1, c["dep_waits"]
-# open loop keeps the recorded 0.12 s; the chain of 600 I/Os of 1 ms each cannot
+# open loop keeps the recorded 0.12 s; the chains of 1 ms I/Os cannot. Not 600 links in one
+# chain: a Poisson gap shorter than the recorded 50 us latency (about 22% of gaps at 5000 IOPS)
+# makes the next I/O depend on the one before the last, so two chains overlap there; 0.56-0.57 s
+# measured on a quiet machine, more when wake-ups are late
 assert n["seconds"] < 0.2, n["seconds"]
-assert c["seconds"] > 0.6, c["seconds"]
+assert c["seconds"] > 0.45, c["seconds"]
 PY
 out=$("$BIOTAPE" replay "$D/w.btape" "${T[@]}" --order causal --think-window 300us \
 	-o "$D/res.btape") || fail "text replay failed"
