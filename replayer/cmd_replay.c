@@ -32,8 +32,6 @@
 #define BUF_BYTES (64 * 1024) /* registered buffer per slot; bigger I/Os get their own */
 #define SPIN_NS 40000ull      /* default: spin this long before a deadline (docs/REPLAY.md) */
 #define RT_SPIN_NS 10000ull   /* ... real-time: its wake-ups are prompt */
-#define RT_AUTO_PRIORITY 1    /* default class when permitted: SCHED_FIFO, lowest priority */
-#define RT_AUTO UINT_MAX      /* --rt-priority not given */
 #define SPIN_AUTO UINT_MAX    /* --spin-us not given */
 #define TICK_NS 1000000000ull /* progress line refresh */
 #define PREFETCH_BLOCK_EVENTS 8192
@@ -110,10 +108,10 @@ static void usage(FILE *fp)
 		"  --loops N              passes over the trace (default 1; 0 = until --duration)\n"
 		"  --warmup S             replay but do not measure the first S\n"
 		"  --no-progress          no live progress line (shown on a terminal)\n"
-		"  --rt-priority N        run the issuing thread SCHED_FIFO at priority N (root): far fewer\n"
-		"                         late I/Os on a busy machine (the decoder thread stays normal);\n"
-		"                         default: priority 1 when permitted, in original timing on\n"
-		"                         io_uring; 0: the normal class\n"
+		"  --rt-priority N        run the issuing thread SCHED_FIFO at priority N (root): fewer\n"
+		"                         late I/Os when other programs load the CPUs, more when only the\n"
+		"                         target's own kernel workers compete (docs/REPLAY.md); default 0,\n"
+		"                         the normal class\n"
 		"  --spin-us N            sleep until N us before each deadline, then spin (default %llu,\n"
 		"                         %llu with a real-time issuing thread)\n"
 		"results:\n"
@@ -174,35 +172,23 @@ struct opts {
 static const char *const timing_names[] = {"original", "afap", "load"};
 
 /*
- * The issuing thread's scheduling class (docs/REPLAY.md, "Where the time goes"): --rt-priority
- * N is SCHED_FIFO at N (an error when refused), 0 the normal class. By default, a replay in
- * original timing on io_uring runs SCHED_FIFO at RT_AUTO_PRIORITY when permitted, and the
- * normal class otherwise (an afap run or the null engine never sleeps: real-time, it would hold
- * a CPU). Leaves o->rt_priority the priority in effect (0: normal) and fills in the spin's
- * default by it. Returns 0 or -errno (reported).
+ * The issuing thread's scheduling class (docs/REPLAY.md, "Where the time goes"): the normal
+ * class by default; --rt-priority N is SCHED_FIFO at N (an error when refused). Real-time is
+ * not the default: on an otherwise idle machine it takes the CPU from the target's own kernel
+ * workers and the replay falls further behind. Fills in the spin's default by the class.
+ * Returns 0 or -errno (reported).
  */
-static int set_issuer_class(struct opts *o, const struct rp_engine_ops *eng)
+static int set_issuer_class(struct opts *o)
 {
-	bool asked = o->rt_priority != RT_AUTO;
 	struct sched_param sp;
 
-	if (!asked)
-		o->rt_priority = o->timing == RP_TIMING_ORIGINAL && eng == &rp_engine_uring
-					 ? RT_AUTO_PRIORITY
-					 : 0;
 	if (o->rt_priority) {
 		sp.sched_priority = (int)o->rt_priority;
 		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
 			int err = -errno;
 
-			if (asked) {
-				cli_err("replay: --rt-priority %u: %s", o->rt_priority,
-					strerror(-err));
-				return err;
-			}
-			cli_info(1, "replay: the issuing thread stays in the normal class: %s",
-				 strerror(-err));
-			o->rt_priority = 0;
+			cli_err("replay: --rt-priority %u: %s", o->rt_priority, strerror(-err));
+			return err;
 		}
 	}
 	if (o->spin_us == SPIN_AUTO)
@@ -312,7 +298,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->compress = 1;
 	o->dedupe = 1;
 	o->spin_us = SPIN_AUTO;
-	o->rt_priority = RT_AUTO;
+	o->rt_priority = 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
@@ -996,7 +982,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	sigs = true;
 
 	rp_prefetch__set_loop_ahead(pf, o.loops != 1 || o.nsweep > 1);
-	if (set_issuer_class(&o, eng) < 0)
+	if (set_issuer_class(&o) < 0)
 		goto cleanup;
 	rp_clock_init_real(&clk, (uint64_t)o.spin_us * 1000);
 	info = (struct rp_run_info){.trace = o.trace,

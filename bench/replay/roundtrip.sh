@@ -4,8 +4,8 @@
 #   1. record a write-heavy workload on loop device A: fio, 4 KiB O_DIRECT random writes with an
 #      fdatasync every 16 (a journalled database's small commits), on ext4, at RATE IOPS;
 #   2. replay it with default settings onto a fresh loop device of the same size, recorded;
-#   3. the same at --speed 0.5 (the unloaded reference), and with --rt-priority 0 (the normal
-#      class: the old default, a peer measured in the same rotation);
+#   3. the same at --speed 0.5 (the unloaded reference), and with --rt-priority 1 (a
+#      real-time issuing thread: the other class, measured in the same rotation);
 #   4. replay a 20k IOPS Poisson read trace (gen_trace) while a bpftrace probe prints every
 #      block_rq_issue event.
 # Rounds alternate the kinds; the summary is medians over the rounds, each against its target:
@@ -17,6 +17,7 @@
 # recordings.
 #   bash bench/replay/roundtrip.sh [BUILD_DIR]
 # Environment: ROUNDS (3), RATE (30000), REC_S (8, seconds recorded), READ_N (200000 I/Os),
+# KINDS (the runs of each round, default "default half rt null fio probe"),
 # BIOTAPE=PATH (measure that binary). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
 # (skipped, and said so, without it). Writes only to its own loop devices over /dev/shm files
 # (512 MiB each, one at a time besides A) and detaches them.
@@ -26,6 +27,7 @@ ROUNDS=${ROUNDS:-3}
 RATE=${RATE:-30000}
 REC_S=${REC_S:-8}
 READ_N=${READ_N:-200000}
+KINDS=${KINDS:-default half rt null fio probe}
 BIN=$(cd "$BUILD/bin" && pwd)
 BT=${BIOTAPE:-$BIN/biotape}
 GEN=$BIN/gen_trace
@@ -206,14 +208,15 @@ PY
 	loop_detach_all_but_a
 }
 
+want() { [[ " $KINDS " == *" $1 "* ]]; }
 for r in $(seq "$ROUNDS"); do
 	echo "round $r"
-	replay_write default 1
-	replay_write half 0.5
-	replay_write normal 1 --rt-priority 0
-	floor_null
-	floor_fio
-	probe_read
+	want default && replay_write default 1
+	want half && replay_write half 0.5
+	want rt && replay_write rt 1 --rt-priority 1
+	want null && floor_null
+	want fio && floor_fio
+	want probe && probe_read
 done
 
 python3 - "$W/rows.jsonl" <<'PY'
@@ -227,7 +230,7 @@ def check(label, v, ok, fmt):
         return
     print(f"  {label:44s} {fmt.format(v):>12s}   {'met' if ok(v) else 'NOT met'}")
 names = {"default": "default settings", "half": "--speed 0.5 (unloaded reference)",
-         "normal": "--rt-priority 0 (normal class, peer)",
+         "rt": "--rt-priority 1 (SCHED_FIFO 1, spin 10 us: the other class)",
          "null": "floor: null engine (the replayer alone, same schedule)",
          "fio": "floor: fio on the device alone at the recorded rate"}
 print("SUMMARY (medians over the rounds; targets: late <= 1%, p99 issue error <= 100 us,"

@@ -1,8 +1,8 @@
 #!/bin/bash
-# The issuing thread's default class (docs/REPLAY.md, "Where the time goes"): SCHED_FIFO 1 with a
-# 10 us spin when permitted, in original timing on io_uring; the normal class with a 40 us spin
-# when not permitted (no error), with --rt-priority 0, and in afap timing. An explicit
-# --rt-priority that is refused is an error. The summary states the lag either way.
+# The issuing thread's class (docs/REPLAY.md, "Where the time goes"): the normal class with a
+# 40 us spin by default, in every timing; --rt-priority N runs it SCHED_FIFO N with a 10 us spin,
+# and a refused --rt-priority is an error (one line, no summary). The summary states the class
+# and the lag either way.
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root setpriv python3
 GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
@@ -25,32 +25,33 @@ as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
 
 ARGS=()
 replay root || fail "default replay: $(cat "$D/root.err")"
-[ "$(jget "$D/root.json" '["rt_priority"]')" = 1 ] || fail "root: default is not SCHED_FIFO 1"
-[ "$(jget "$D/root.json" '["spin_us"]')" = 10 ] || fail "root: real-time spin is not 10 us"
+[ "$(jget "$D/root.json" '["rt_priority"]')" = 0 ] || fail "root: default is not the normal class"
+[ "$(jget "$D/root.json" '["spin_us"]')" = 40 ] || fail "root: default spin is not 40 us"
 for k in '["lag"]["max_us"]' '["lag"]["behind_s"]' '["stages_s"]["run"]' '["fell_behind"]'; do
 	jget "$D/root.json" "$k" >/dev/null || fail "no $k in the JSON summary"
 done
 "$BIOTAPE" replay "$D/r.btape" --target "$D/t.img" --no-progress >"$D/root.txt" ||
 	fail "text replay"
-grep -q "issuing thread SCHED_FIFO 1, spin 10 us" "$D/root.txt" || fail "text: class not stated"
 grep -Eq "kept up: never more than 100 us behind|the replayer fell behind by" "$D/root.txt" ||
 	fail "text: lag not stated"
 
-ARGS=(--rt-priority 0)
-replay normal || fail "--rt-priority 0: $(cat "$D/normal.err")"
-[ "$(jget "$D/normal.json" '["rt_priority"]')" = 0 ] || fail "--rt-priority 0 is real-time"
-[ "$(jget "$D/normal.json" '["spin_us"]')" = 40 ] || fail "normal class spin is not 40 us"
+ARGS=(--rt-priority 1)
+replay rt || fail "--rt-priority 1: $(cat "$D/rt.err")"
+[ "$(jget "$D/rt.json" '["rt_priority"]')" = 1 ] || fail "--rt-priority 1 is not SCHED_FIFO 1"
+[ "$(jget "$D/rt.json" '["spin_us"]')" = 10 ] || fail "real-time spin is not 10 us"
+"$BIOTAPE" replay "$D/r.btape" --target "$D/t.img" --no-progress --rt-priority 1 >"$D/rt.txt" ||
+	fail "text replay, real-time"
+grep -q "issuing thread SCHED_FIFO 1, spin 10 us" "$D/rt.txt" || fail "text: class not stated"
 
 ARGS=(--timing afap)
 replay afap || fail "afap: $(cat "$D/afap.err")"
 [ "$(jget "$D/afap.json" '["rt_priority"]')" = 0 ] || fail "afap runs real-time"
 
-# not permitted: RLIMIT_RTPRIO 0 and no CAP_SYS_NICE
+# not permitted (RLIMIT_RTPRIO 0 and no CAP_SYS_NICE): the default needs nothing
 ARGS=()
 replay nobody prlimit --rtprio=0 "${as_nobody[@]}" ||
 	fail "unprivileged default replay failed: $(cat "$D/nobody.err")"
 [ "$(jget "$D/nobody.json" '["rt_priority"]')" = 0 ] || fail "unprivileged: claims real-time"
-[ "$(jget "$D/nobody.json" '["spin_us"]')" = 40 ] || fail "unprivileged: spin is not 40 us"
 ARGS=(--rt-priority 5)
 if replay nobody5 prlimit --rtprio=0 "${as_nobody[@]}"; then
 	fail "a refused --rt-priority 5 did not fail"
