@@ -44,6 +44,16 @@ void cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void cli_err_lines(const char *prefix, const char *text)
+{
+	for (const char *l = text, *nl; l && *l; l = nl + 1) {
+		nl = strchr(l, '\n');
+		if (!nl)
+			nl = l + strlen(l) - 1;
+		cli_err("%s%.*s", prefix, (int)(nl - l + (*nl != '\n')), l);
+	}
+}
+
 void cli_info(int level, const char *fmt, ...)
 {
 	va_list ap;

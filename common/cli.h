@@ -26,6 +26,8 @@ void cli_info(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
  * instead of printing it: a cluster run's ranks hand their refusals to rank 0, which prints
  * one line per refusing rank. */
 void cli_err_keep(char *buf, size_t len);
+/* One cli_err() line, "<prefix><line>", per '\n'-ended line of text (NULL: none). */
+void cli_err_lines(const char *prefix, const char *text);
 
 /*
  * Durations: "1.5s", "200ms", "50us", "100ns", "2m", "1h"; a bare number is seconds.

@@ -110,11 +110,7 @@ int rec_cluster__agree(struct rec_cluster *rc, int ret)
 	}
 	if (n > 0) {
 		/* one line per refusing rank, from rank 0: "host H rank R: why" */
-		for (char *l = lines, *nl; l && *l; l = nl + 1) {
-			nl = strchr(l, '\n');
-			*nl = 0;
-			cli_err("record: nothing recorded: %s", l);
-		}
+		cli_err_lines("record: nothing recorded: ", lines);
 		free(lines);
 		rc->over = true;
 		return ret ? ret : BTAPE_EXIT_FAIL;

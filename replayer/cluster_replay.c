@@ -222,11 +222,7 @@ static int agree(struct rp_cluster *rc, const char *refusal)
 		return broken(rc, n);
 	if (n > 0) {
 		/* one line per refusing rank: "host H rank R: target: reason" */
-		for (char *l = lines, *nl; l && *l; l = nl + 1) {
-			nl = strchr(l, '\n');
-			*nl = 0;
-			cli_err("replay: %s", l);
-		}
+		cli_err_lines("replay: ", lines);
 		free(lines);
 		rc->state = ST_OVER;
 		return n;
