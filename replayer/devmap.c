@@ -260,8 +260,9 @@ static int check_fit(const struct rp_devices *s, const struct rp_sched_cfg *cfg,
 			if (op < 0 || op == RP_IO_FSYNC || ev->dev >= s->ndev ||
 			    s->devs[ev->dev].target == RP_NO_TARGET)
 				continue;
-			if (rp_map_extent(cfg, ev->dev, 0, rp_sector_offset(ev->sector), ev->bytes,
-					  &toff, &tlen) == 0)
+			err = rp_map_io(cfg, op, ev->dev, 0, rp_sector_offset(ev->sector), ev->bytes,
+					&toff, &tlen);
+			if (err == 0 || err == -ENODATA) /* -ENODATA: skipped, never issued */
 				continue;
 			const struct rp_target *t = &s->targets[s->devs[ev->dev].target];
 			char b[300];

@@ -261,9 +261,11 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			}
 		}
 		fprintf(fp,
-			"; of which refused by the target %" PRIu64 ", unmapped device %" PRIu64
-			")",
+			"; of which refused by the target %" PRIu64 ", unmapped device %" PRIu64,
 			st->unsupported, st->unmapped);
+		if (st->sub_block)
+			fprintf(fp, ", under one target block %" PRIu64, st->sub_block);
+		fputc(')', fp);
 	}
 	fprintf(fp, "\n  trace events: %" PRIu64 " in %" PRIu64 " pass(es)\n", st->events,
 		st->loops);
@@ -368,8 +370,8 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		st->depth_capped, st->max_inflight, st->errors);
 	fprintf(fp,
 		",\"skipped\":{\"total\":%" PRIu64 ",\"unsupported\":%" PRIu64
-		",\"unmapped\":%" PRIu64 ",\"by_op\":{",
-		total_skipped(st), st->unsupported, st->unmapped);
+		",\"unmapped\":%" PRIu64 ",\"sub_block\":%" PRIu64 ",\"by_op\":{",
+		total_skipped(st), st->unsupported, st->unmapped, st->sub_block);
 	first = true;
 	for (unsigned int i = 0; i < 32; i++) {
 		if (!st->skipped[i])

@@ -106,8 +106,8 @@ uint64_t rp_region_bytes(const struct rp_sched_cfg *cfg, const struct rp_target 
 	return region / lbs * lbs;
 }
 
-int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy, uint64_t offset,
-		  uint64_t bytes, uint64_t *toff, uint64_t *tbytes)
+static int map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy,
+		      uint64_t offset, uint64_t bytes, bool inward, uint64_t *toff, uint64_t *tbytes)
 {
 	const struct rp_target *t;
 	uint64_t lbs, region, a, end, len, src;
@@ -120,8 +120,15 @@ int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int cop
 	/* an end past 2^64 (rounded up to a block) would wrap: it fits nowhere */
 	if (bytes > UINT64_MAX - offset || offset + bytes > UINT64_MAX - (lbs - 1))
 		return -ERANGE;
-	a = offset / lbs * lbs;
-	end = (offset + bytes + lbs - 1) / lbs * lbs;
+	if (inward) { /* only blocks wholly inside the recorded extent */
+		a = (offset + lbs - 1) / lbs * lbs;
+		end = (offset + bytes) / lbs * lbs;
+		if (end <= a)
+			return -ENODATA;
+	} else {
+		a = offset / lbs * lbs;
+		end = (offset + bytes + lbs - 1) / lbs * lbs;
+	}
 	len = end - a;
 	if (len > region || !region)
 		return -ERANGE;
@@ -144,6 +151,26 @@ int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int cop
 	*toff = (cfg->layout == RP_LAYOUT_SHARD ? (uint64_t)copy * region : 0) + a;
 	*tbytes = len;
 	return 0;
+}
+
+int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy, uint64_t offset,
+		  uint64_t bytes, uint64_t *toff, uint64_t *tbytes)
+{
+	return map_extent(cfg, dev, copy, offset, bytes, false, toff, tbytes);
+}
+
+int rp_map_extent_inward(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy,
+			 uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes)
+{
+	return map_extent(cfg, dev, copy, offset, bytes, true, toff, tbytes);
+}
+
+int rp_map_io(const struct rp_sched_cfg *cfg, int op, uint32_t dev, unsigned int copy,
+	      uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes)
+{
+	bool inward = op == RP_IO_DISCARD || op == RP_IO_ZERO;
+
+	return map_extent(cfg, dev, copy, offset, bytes, inward, toff, tbytes);
 }
 
 int rp_sched_engine_op(const struct rp_sched_cfg *cfg, unsigned int op, uint64_t bytes)
@@ -515,8 +542,8 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 		io->offset = 0;
 		io->bytes = 0;
 	} else {
-		err = rp_map_extent(cfg, ev->dev, r->copy, rp_sector_offset(ev->sector), ev->bytes,
-				    &io->offset, &io->bytes);
+		err = rp_map_io(cfg, op, ev->dev, r->copy, rp_sector_offset(ev->sector), ev->bytes,
+				&io->offset, &io->bytes);
 		if (err)
 			return err;
 	}
@@ -759,6 +786,14 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			if (ev->dev >= cfg->ndev || cfg->devs[ev->dev].target >= cfg->ntargets) {
 				st->skipped[ev->op < 32 ? ev->op : 31]++;
 				st->unmapped++;
+				advance(r);
+				continue;
+			}
+			if ((op == RP_IO_DISCARD || op == RP_IO_ZERO) &&
+			    rp_map_io(cfg, op, ev->dev, r->copy, rp_sector_offset(ev->sector),
+				      ev->bytes, &(uint64_t){0}, &(uint64_t){0}) == -ENODATA) {
+				st->skipped[ev->op < 32 ? ev->op : 31]++;
+				st->sub_block++;
 				advance(r);
 				continue;
 			}

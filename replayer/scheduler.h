@@ -87,6 +87,7 @@ struct rp_stats {
 	uint64_t skipped[32];  /* by btape op: not doable here (never silently lost) */
 	uint64_t unsupported;  /* of which: the target refused (EOPNOTSUPP) */
 	uint64_t unmapped;     /* of which: on a recorded device with no target */
+	uint64_t sub_block;    /* of which: a discard/write-zeroes holding no whole target block */
 	uint64_t errors;       /* I/Os that failed or came back short */
 	int first_error;       /* -errno of the first failure */
 	uint64_t first_error_offset;
@@ -154,6 +155,16 @@ struct rp_sched_cfg {
  */
 int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy, uint64_t offset,
 		  uint64_t bytes, uint64_t *toff, uint64_t *tbytes);
+/*
+ * rp_map_extent for data that must not spread: only the target blocks wholly inside the
+ * recorded extent (a discard or write-zeroes never reaches a byte the trace did not name).
+ * -ENODATA when that holds no whole block.
+ */
+int rp_map_extent_inward(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy,
+			 uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes);
+/* The mapping engine op `op` needs: inward for RP_IO_DISCARD and RP_IO_ZERO, else outward. */
+int rp_map_io(const struct rp_sched_cfg *cfg, int op, uint32_t dev, unsigned int copy,
+	      uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes);
 /* A sector's byte offset; UINT64_MAX (which no extent fits) when it would pass 2^64. */
 static inline uint64_t rp_sector_offset(uint64_t sector)
 {

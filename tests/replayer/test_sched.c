@@ -411,6 +411,56 @@ static void test_alignment(void **state)
 	free(f);
 }
 
+/* Discards and write-zeroes round inward: never a byte outside the recorded extent. */
+static void test_inward_alignment(void **state)
+{
+	struct fixture *f = fx_new();
+	uint64_t off, len;
+
+	f->target.lbs = 4096;
+	/* sectors 1..16: only the block at 4096 lies wholly inside */
+	assert_int_equal(rp_map_io(&f->cfg, RP_IO_DISCARD, 0, 0, 512, 8192, &off, &len), 0);
+	assert_int_equal(off, 4096);
+	assert_int_equal(len, 4096);
+	assert_int_equal(rp_map_io(&f->cfg, RP_IO_ZERO, 0, 0, 512, 8192, &off, &len), 0);
+	assert_int_equal(off, 4096);
+	assert_int_equal(len, 4096);
+	/* a write of the same extent still covers it whole */
+	assert_int_equal(rp_map_io(&f->cfg, RP_IO_WRITE, 0, 0, 512, 8192, &off, &len), 0);
+	assert_int_equal(off, 0);
+	assert_int_equal(len, 12288);
+	/* under one block: nothing to do */
+	assert_int_equal(rp_map_io(&f->cfg, RP_IO_DISCARD, 0, 0, 512, 7 * 512, &off, &len),
+			 -ENODATA);
+	assert_int_equal(rp_map_extent_inward(&f->cfg, 0, 0, 4096 + 512, 4096, &off, &len),
+			 -ENODATA);
+	/* a discard just under 4 GiB stays under 4 GiB (the result trace's size field) */
+	f->target.size = 8ull << 30;
+	f->cfg.fit = RP_FIT_ERROR;
+	assert_int_equal(rp_map_io(&f->cfg, RP_IO_DISCARD, 0, 0, 512, (4ull << 30) - 512, &off,
+				   &len),
+			 0);
+	assert_int_equal(off, 4096);
+	assert_true(len < (4ull << 30));
+	assert_int_equal(len, (4ull << 30) - 4096);
+
+	/* the run: the sub-block discard is skipped and counted, the other goes inward */
+	struct btape_event evs[] = {
+		ev_at(0, BTAPE_OP_DISCARD, 1, 7 * 512),
+		ev_at(10, BTAPE_OP_DISCARD, 1, 8192),
+		ev_at(20, BTAPE_OP_WRITE_ZEROES, 9, 4096),
+	};
+	f->cfg.allow_writes = true;
+	assert_int_equal(fx_run(f, evs, 3), 0);
+	assert_int_equal(f->cap.n, 1);
+	assert_int_equal(f->cap.done[0].offset, 4096);
+	assert_int_equal(f->cap.done[0].bytes, 4096);
+	assert_int_equal(f->st.sub_block, 2);
+	assert_int_equal(f->st.skipped[BTAPE_OP_DISCARD], 1);
+	assert_int_equal(f->st.skipped[BTAPE_OP_WRITE_ZEROES], 1);
+	free(f);
+}
+
 static void test_ops_and_safety(void **state)
 {
 	struct fixture *f = fx_new();
@@ -877,6 +927,7 @@ int main(void)
 		cmocka_unit_test(test_fit_rules),
 		cmocka_unit_test(test_end_overflow),
 		cmocka_unit_test(test_alignment),
+		cmocka_unit_test(test_inward_alignment),
 		cmocka_unit_test(test_ops_and_safety),
 		cmocka_unit_test(test_unmapped_device_counted),
 		cmocka_unit_test(test_loops_warmup_duration),
