@@ -103,7 +103,9 @@ static void usage(FILE *fp)
 		"COMMAND and everything it starts do not outlive the recorder: when recording stops\n"
 		"(or COMMAND exits, for what it left running) they get SIGTERM, and SIGKILL 5 s\n"
 		"later; if the recorder dies, even by SIGKILL, the same with 1 s. COMMAND stays in\n"
-		"the terminal's foreground (Ctrl-C reaches it too).\n\n"
+		"the terminal's foreground (Ctrl-C reaches it too). When COMMAND ends by itself,\n"
+		"biotape exits with its status (128+N when killed by signal N), as time(1) does;\n"
+		"a recording that failed exits 1 whatever COMMAND did.\n\n"
 		"If the disk fills up, recording stops; the trace keeps what was written before,\n"
 		"with a footer that counts the rest as lost.\n\n"
 		"Cluster (under mpirun or srun; docs/CLUSTER.md): every rank records its own trace\n"
@@ -614,6 +616,7 @@ struct rec_state {
 	struct rec_cluster *rc;
 	bool cluster;	      /* more than one rank: the ranks stop together */
 	bool child_done;      /* the command has exited */
+	bool child_alone;     /* ... by itself, not stopped by the recorder */
 	int64_t shift;	      /* test clock shift added to every time */
 	struct rec_shift_sink ssink;
 	char out_buf[4096];   /* -o with %h and %r expanded */
@@ -987,6 +990,8 @@ static void drain(struct rec_state *s)
 
 	/* the command and whatever it started (rec_child.h); its shutdown is not recording time */
 	s->end = now_ns(CLOCK_MONOTONIC);
+	s->child_alone = s->child_done ||
+			 (s->child && rec_child__poll(s->child, &s->child_status) == 1);
 	rec_child__stop(s->child, &s->child_status);
 	s->child = NULL;
 }
@@ -1036,6 +1041,18 @@ static void print_summary(const struct rec_state *s)
 			fprintf(stderr, "biotape: command killed by signal %d\n",
 				WTERMSIG(s->child_status));
 	}
+}
+
+/* A recording that worked exits as COMMAND did when it ended by itself (time(1)'s rule). */
+static int command_exit(const struct rec_state *s)
+{
+	if (!s->o.cmd || !s->child_alone)
+		return BTAPE_EXIT_OK;
+	if (WIFEXITED(s->child_status))
+		return WEXITSTATUS(s->child_status);
+	if (WIFSIGNALED(s->child_status))
+		return 128 + WTERMSIG(s->child_status);
+	return BTAPE_EXIT_OK;
 }
 
 /* Rank 0's line per host and the cluster total (more than one rank). */
@@ -1090,7 +1107,7 @@ int cmd_record(int argc, char **argv)
 	}
 	drain(&s);
 	print_summary(&s);
-	ret = s.disk_err ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
+	ret = s.disk_err ? BTAPE_EXIT_FAIL : command_exit(&s);
 	cluster_summary(&s);
 
 cleanup:

@@ -82,4 +82,16 @@ T_PIDS+=("$CMD" "$BG1" "$BG2")
 gone_within 0 "$CMD" "$BG1" "$BG2" || fail "the command's tree outlived a recorder that stopped"
 grep -q "command killed by signal 15" "$D/d.err" || fail "no SIGTERM for the command at the stop"
 [ "$ms" -lt 10000 ] || fail "the stop took $ms ms"
+# A command that ends by itself gives its status (time(1)'s rule), with a complete trace.
+rc=0
+"$BIOTAPE" record -o "$D/g.btape" -d "$LOOP" -- sh -c 'exit 3' 2>"$D/g.err" || rc=$?
+[ "$rc" = 3 ] || { cat "$D/g.err"; fail "record -- sh -c 'exit 3' exited $rc, not 3"; }
+"$BIOTAPE" info "$D/g.btape" >/dev/null || fail "the trace of a failed command is unreadable"
+rc=0
+"$BIOTAPE" record -o "$D/h.btape" -d "$LOOP" -- sh -c 'kill -USR1 $$' 2>"$D/h.err" || rc=$?
+[ "$rc" = 138 ] || { cat "$D/h.err"; fail "a command killed by SIGUSR1 gave $rc, not 138"; }
+rc=0
+"$BIOTAPE" record -o "$D/i.btape" -d "$LOOP" -- true 2>"$D/i.err" || rc=$?
+[ "$rc" = 0 ] || { cat "$D/i.err"; fail "record -- true exited $rc"; }
+
 pass "record_command: the command's tree goes with a killed recorder (ignoring SIGTERM too) and with a stop ($ms ms)"
