@@ -21,9 +21,10 @@ MPIRUN=(mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 
 fio_run() {
-	fio --name=a --filename="$L0" --name=b --filename="$L1" --rw=randread --bs=4k \
-		--iodepth=8 --ioengine=io_uring --direct=1 --norandommap --time_based --runtime=3 \
-		--size=1G --group_reporting --output-format=json --output="$W/f.json" >/dev/null
+	# global options before the first --name: after it they would apply to that job only
+	fio --rw=randread --bs=4k --iodepth=8 --ioengine=io_uring --direct=1 --norandommap \
+		--time_based --runtime=3 --size=1G --group_reporting --output-format=json \
+		--output="$W/f.json" --name=a --filename="$L0" --name=b --filename="$L1" >/dev/null
 	python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))["jobs"][0]["read"]; print(int(r["iops"]), r["total_ios"])' "$W/f.json"
 }
 # cpu_ms FILES...: summed user + sys seconds of /usr/bin/time -f "%U %S" outputs, in ms
