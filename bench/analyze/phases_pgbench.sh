@@ -35,7 +35,7 @@ mkdir -p "$MNT/pg" "$R"
 chown postgres: "$MNT/pg" "$R"
 as_pg() { runuser -u postgres -- "$@"; }
 PGOPTS="-h $R -p 5499"
-stop_pg() { as_pg "$PGBIN/pg_ctl" -D "$MNT/pg" -m immediate -w stop >/dev/null 2>&1 || true; }
+stop_pg() { as_pg "$PGBIN/pg_ctl" -D "$MNT/pg" -m fast -w stop >/dev/null 2>&1 || true; }
 trap 'stop_pg; [ -n "$OUT" ] && mkdir -p "$OUT" && cp "$D"/*.btape "$D"/*.fio "$D"/*.json "$OUT/" 2>/dev/null; t_cleanup' EXIT
 as_pg "$PGBIN/initdb" -D "$MNT/pg" -A trust >"$D/initdb.log" 2>&1 || fail "initdb: $(tail -2 "$D/initdb.log")"
 # no checkpoint but the forced one: a long timeout, a large max_wal_size
