@@ -10,7 +10,8 @@
 # reference job is run a second time and compared with its first run (fio against itself gave
 # 0.12-0.25 here, docs/ANALYSIS.md: within a burst fio issues a varying share of its I/Os back
 # to back, 5 us apart, even at real-time priority). Gate: <= 0.15, or <= fio's own KS + 0.10
-# when fio misses 0.15 against itself. Every phase's gap KS must stay <= 0.7 (one CI run once
+# when fio misses 0.15 against itself; the Poisson phase's likewise: <= 0.10, or fio's own
+# KS in that phase + 0.10 (under load fio's Poisson gaps stall too). Every phase's gap KS must stay <= 0.7 (one CI run once
 # saw 0.98 for the bursty phase): on a miss the phase jobs' arrival lines and the gap
 # quantiles of both recordings are printed, to tell a profile error from fio's timing.
 . "$BIOTAPE_SRC/tests/lib.sh"
@@ -81,7 +82,7 @@ run_profile() { # run_profile KIND: run KIND.fio on a fresh loop device while re
 score() {
 	python3 - "$D/cmp-$1.json" "$1" <<'PY'
 import json, os, subprocess, sys
-POISSON_KS_GATE = 0.10  # the first phase, Poisson: 0.009-0.018 measured
+POISSON_KS_GATE = 0.10  # the first phase, Poisson: 0.009-0.018 on a quiet machine, 0.03-0.33 loaded
 PHASE_KS_MAX = 0.7      # any phase: 0.03-0.49 measured; 0.98 once in CI (cause unknown)
 D = os.path.dirname(sys.argv[1])
 
@@ -116,13 +117,19 @@ print("fidelity %-6s IOPS correlation %.3f over %d windows, size TVD max %.3f, m
       sys.argv[2], corr if corr is not None else float("nan"), f["windows"], tvd, mix,
       ks, ptm if ptm is not None else float("nan"), ws,
       " ".join("%.3f" % p["interarrival_ks"] for p in f["phases"])))
-self_ks = float(os.environ.get("SELF_KS", "1"))
+# fio against itself (the reference run again): whole trace and per phase
+self_f = json.load(open(os.path.join(D, "cmp-self.json")))["fidelity"]
+self_ks = self_f["interarrival_ks"]
+self_ph = [p["interarrival_ks"] for p in self_f["phases"]]
 ks_gate = max(0.15, self_ks + 0.10)
 print("  gap KS %.3f: target 0.15 %s; fio against itself %.3f; gate %.3f" % (
       ks, "met" if ks <= 0.15 else "missed", self_ks, ks_gate))
 ks1 = f["phases"][0]["interarrival_ks"] if f["phases"] else 1
+ks1_gate = max(POISSON_KS_GATE, (self_ph[0] if self_ph else 0) + 0.10)
+print("  Poisson phase gap KS %.3f; fio against itself %s; gate %.3f" % (
+      ks1, "%.3f" % self_ph[0] if self_ph else "n/a", ks1_gate))
 worst = max([p["interarrival_ks"] for p in f["phases"]] or [1])
-ok = (corr is not None and corr >= 0.9 and tvd <= 0.05 and ks1 <= POISSON_KS_GATE and
+ok = (corr is not None and corr >= 0.9 and tvd <= 0.05 and ks1 <= ks1_gate and
       ptm is not None and abs(ptm - 1) <= 0.2 and abs(ws - 1) <= 0.1)
 if sys.argv[2] == "phases":
     ok = ok and ks <= ks_gate and worst <= PHASE_KS_MAX
@@ -134,15 +141,14 @@ PY
 # the floor: the reference job against itself
 cp "$D/ref.fio" "$D/self.fio"
 run_profile self
-self_ks=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fidelity"]["interarrival_ks"])' "$D/cmp-self.json")
-echo "fio against itself: whole-trace gap KS $self_ks"
+python3 -c 'import json,sys; f = json.load(open(sys.argv[1]))["fidelity"]; print("fio against itself: gap KS %.3f, per phase %s" % (f["interarrival_ks"], " ".join("%.3f" % p["interarrival_ks"] for p in f["phases"])))' "$D/cmp-self.json"
 run_profile flat
-SELF_KS=$self_ks score flat
+score flat
 # one more attempt when the phased run misses a gate (fio's timing on a busy machine)
 run_profile phases
-if ! SELF_KS=$self_ks score phases; then
+if ! score phases; then
 	echo "phased run missed a target: one more attempt"
 	run_profile phases
-	SELF_KS=$self_ks score phases || fail "the phased profile misses a gate twice (IOPS correlation >= 0.9, size TVD <= 0.05, the Poisson phase's gap KS <= 0.10, every phase's <= 0.7, the whole trace's <= max(0.15, fio's own + 0.10), peak-to-mean and working set within 20% and 10%)"
+	score phases || fail "the phased profile misses a gate twice (IOPS correlation >= 0.9, size TVD <= 0.05, the Poisson phase's gap KS <= max(0.10, fio's own + 0.10), every phase's <= 0.7, the whole trace's <= max(0.15, fio's own + 0.10), peak-to-mean and working set within 20% and 10%)"
 fi
 pass "a three-phase fio workload is profiled into three phases and reproduced within the targets"
