@@ -179,8 +179,8 @@ int profile_write_global(FILE *fp, const struct report *r, bool per_process, int
 		fprintf(fp, " (filtered window)");
 	fprintf(fp,
 		"\n; run with: TARGET=/dev/<scratch device> fio <this file>   (writes destroy data)\n");
-	fprintf(fp,
-		"; flushes, discards and other ops in the trace are not reproduced by this job\n");
+	fprintf(fp, "; discards and other ops in the trace are not reproduced by this job; flushes "
+		    "are, by fsync=1 after writes (a -flush job beside a job that has both)\n");
 	fprintf(fp, "\n[global]\nfilename=${TARGET}\nioengine=io_uring\ndirect=1\n");
 	fprintf(fp, "norandommap=1\nrandrepeat=0\n");
 	if (nphases > 0) {
@@ -312,9 +312,11 @@ static void arrival_of(const struct hist *h, uint64_t duration_ns, struct arriva
 
 /* Rates and arrival options of a phase's job. */
 static void write_phase_rate(FILE *fp, const struct stats *s, const struct profile_phase *ph,
-			     const uint64_t min_bs[DIR__COUNT])
+			     const uint64_t min_bs[DIR__COUNT], uint64_t nw, bool fsync)
 {
-	uint64_t nr = s->all.n_dir[DIR_READ], nw = s->all.n_dir[DIR_WRITE];
+	uint64_t nr = s->all.n_dir[DIR_READ];
+	/* nw: the writes this job issues (the flushed ones may go to a -flush job) */
+	double wshare = s->all.n_dir[DIR_WRITE] ? (double)nw / (double)s->all.n_dir[DIR_WRITE] : 0;
 	/* rates over the phase's active time (first to last issue): the window also holds the
 	 * pauses between the recorded jobs */
 	double dur = (double)(s->duration_ns ? s->duration_ns : ph->duration_ns) / 1e9, on = dur;
@@ -349,15 +351,24 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 		fprintf(fp, "thinktime_blocks_type=issue\nrate_ignore_thinktime=1\n");
 	}
 	double rb = (double)s->all.bytes_dir[DIR_READ] / on;
-	double wb = (double)s->all.bytes_dir[DIR_WRITE] / on;
+	double wb = wshare * (double)s->all.bytes_dir[DIR_WRITE] / on;
 
-	if (a.poisson) {
+	/* fio's Poisson draw divides by rate / smallest size in whole I/Os per second, for the
+	 * direction of every I/O it issues, a sync's too: below one I/O per second, or with fsync,
+	 * fio 3.33 dies of SIGFPE */
+	bool poisson_ok = !fsync && (!nr || (double)nr / on >= 1.5) && (!nw || (double)nw / on >= 1.5);
+
+	if (a.poisson && poisson_ok) {
 		fprintf(fp, "; Poisson arrivals (KS <= %.2f); fio draws poisson gaps for rate / (smallest size): "
 			    "rate = IOPS x smallest size\n",
 			ARRIVAL_POISSON_KS);
 		fprintf(fp, "rate_process=poisson\n");
 		rb = (double)nr / on * (double)min_bs[DIR_READ];
 		wb = (double)nw / on * (double)min_bs[DIR_WRITE];
+	} else if (a.poisson) {
+		fprintf(fp, "; Poisson arrivals (KS <= %.2f), but fio's rate_process=poisson fails %s: "
+			    "fio's linear rate\n",
+			ARRIVAL_POISSON_KS, fsync ? "with fsync" : "below one I/O per second");
 	} else {
 		fprintf(fp, "; not Poisson (KS > %.2f): fio's linear rate\n", ARRIVAL_POISSON_KS);
 	}
@@ -368,6 +379,64 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 		nw ? (uint64_t)llround(wb > 1 ? wb : 1) : 0);
 }
 
+/*
+ * Flushes: fio issues one with fsync=N after N writes, but only at iodepth 1 does it issue as
+ * many as asked (deeper, it repeats the sync while writes are in flight: 2.7x as many at
+ * iodepth 4, measured). So the flushed writes go to a job of their own at iodepth 1 with
+ * fsync=1, one write and one flush at a time (a database's log writer does the same), and the
+ * other writes stay in the main job. Counts: min(flushes, writes) writes go to the flush job;
+ * when that is every write and there are no reads, the main job is the flush job.
+ */
+struct flush_split {
+	uint64_t nsync;	 /* flushes reproduced, each after one write of the flush job */
+	uint64_t nw;	 /* writes the main job issues */
+	bool in_main;	 /* the main job is the flush job */
+};
+
+static void flush_split_of(const struct stats *s, struct flush_split *f)
+{
+	uint64_t nr = s->all.n_dir[DIR_READ], nw = s->all.n_dir[DIR_WRITE];
+	uint64_t nfl = s->ops[BTAPE_OP_FLUSH].n;
+
+	f->nsync = nfl < nw ? nfl : nw;
+	f->in_main = f->nsync && f->nsync == nw && !nr;
+	f->nw = f->in_main ? nw : nw - f->nsync;
+}
+
+/* The -flush job beside a main job NAME: nsync writes with a flush after each, iodepth 1. */
+static int write_flush_job(FILE *fp, const struct stats *s, const char *name,
+			   const struct profile_phase *ph, const struct flush_split *f, int rnd_w,
+			   uint64_t lo, uint64_t hi)
+{
+	uint64_t nw = s->all.n_dir[DIR_WRITE], min_bs = UINT64_MAX;
+	double dur = (double)(s->duration_ns ? s->duration_ns : ph ? ph->duration_ns : 0) / 1e9;
+	double wb = dur > 0 ? (double)f->nsync / (double)nw *
+				      (double)s->all.bytes_dir[DIR_WRITE] / dur
+			    : 0;
+	int err;
+
+	fprintf(fp, "\n[%s-flush]\n", name);
+	fprintf(fp,
+		"; %" PRIu64 " flushes (%.1f/s): one after each write of this job (fsync=1 at "
+		"iodepth 1: deeper, fio issues more than asked); runs beside [%s]\n",
+		s->ops[BTAPE_OP_FLUSH].n, dur > 0 ? (double)f->nsync / dur : 0, name);
+	if (ph)
+		fprintf(fp, "runtime=%" PRIu64 "ms\n",
+			ph->duration_ns >= 1000000 ? (ph->duration_ns + 500000) / 1000000 : 1);
+	fprintf(fp, "rw=randwrite\nbssplit=4k/100,");
+	err = bssplit_dir(fp, s, DIR_WRITE, &min_bs);
+	if (err)
+		return err;
+	fprintf(fp, "\npercentage_random=100,%d\n", rnd_w);
+	fprintf(fp, "offset=%" PRIu64 "\nsize=%" PRIu64 "\n", lo, hi - lo);
+	fprintf(fp, "iodepth=1\nfsync=1\n");
+	if (dur > 0)
+		fprintf(fp, "rate=0,%" PRIu64 "\n", (uint64_t)llround(wb > 1 ? wb : 1));
+	else
+		fprintf(fp, "number_ios=%" PRIu64 "\n", f->nsync);
+	return 0;
+}
+
 int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char *comm,
 		      const struct profile_phase *ph)
 {
@@ -375,18 +444,20 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 	uint64_t nr = s->all.n_dir[DIR_READ], nw = s->all.n_dir[DIR_WRITE];
 	uint64_t lo, hi;
 	uint32_t ndev;
-	char b1[32], b2[32];
+	struct flush_split fl;
+	char b1[32], b2[32], name[64];
 	int err;
 
-	fprintf(fp, "\n");
 	if (ph && pid)
-		fprintf(fp, "[phase%d-pid%u-%s]\n", ph->index, pid, comm && *comm ? comm : "unknown");
+		snprintf(name, sizeof(name), "phase%d-pid%u-%s", ph->index, pid,
+			 comm && *comm ? comm : "unknown");
 	else if (ph)
-		fprintf(fp, "[phase%d]\n", ph->index);
+		snprintf(name, sizeof(name), "phase%d", ph->index);
 	else if (pid)
-		fprintf(fp, "[pid%u-%s]\n", pid, comm && *comm ? comm : "unknown");
+		snprintf(name, sizeof(name), "pid%u-%s", pid, comm && *comm ? comm : "unknown");
 	else
-		fprintf(fp, "[biotape-profile]\n");
+		snprintf(name, sizeof(name), "biotape-profile");
+	fprintf(fp, "\n[%s]\n", name);
 	if (ph) {
 		fprintf(fp, "; phase %d of %d: %s", ph->index, ph->count,
 			fmt_lat((double)ph->start_ns, b1, sizeof(b1)));
@@ -406,6 +477,8 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 		fprintf(fp, "; no reads or writes: nothing to reproduce\nrw=read\nsize=4k\n");
 		return 0;
 	}
+	flush_split_of(s, &fl);
+	nw = fl.nw;
 	const struct stream *sr = &s->streams_all[DIR_READ], *sw = &s->streams_all[DIR_WRITE];
 	int rnd_r = (int)lround(100 * (1 - stats_seq_share(sr)));
 	int rnd_w = (int)lround(100 * (1 - stats_seq_share(sw)));
@@ -533,16 +606,26 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 	}
 	if (qd < 1)
 		qd = 1;
+	if (fl.in_main) {
+		fprintf(fp, "; %" PRIu64 " flushes, one after each write: fsync=1 at iodepth 1 (deeper, "
+			    "fio issues more than asked)\n", fl.nsync);
+		qd = 1;
+	}
 	fprintf(fp, "iodepth=%" PRIu64 "\n", qd);
+	if (fl.in_main)
+		fprintf(fp, "fsync=1\n");
 	if (ph) {
 		for (int d = 0; d < DIR__COUNT; d++)
 			if (min_bs[d] == UINT64_MAX)
 				min_bs[d] = 4096; /* bssplit_dir wrote 4k/100 */
-		write_phase_rate(fp, s, ph, min_bs);
+		write_phase_rate(fp, s, ph, min_bs, nw, fl.in_main);
 	} else if (s->duration_ns) {
 		double ri = stats_rate(s, nr), wi = stats_rate(s, nw);
 		double rb = stats_rate(s, s->all.bytes_dir[DIR_READ]);
-		double wb = stats_rate(s, s->all.bytes_dir[DIR_WRITE]);
+		double wb = s->all.n_dir[DIR_WRITE]
+				    ? stats_rate(s, s->all.bytes_dir[DIR_WRITE]) * (double)nw /
+					      (double)s->all.n_dir[DIR_WRITE]
+				    : 0;
 
 		/*
 		 * fio turns rate_iops into bytes with the smallest block size of a bssplit, which
@@ -562,6 +645,8 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 		fprintf(fp, "; all I/O at one instant: no rate; the same number of I/Os\n");
 		fprintf(fp, "number_ios=%" PRIu64 "\n", nr + nw);
 	}
+	if (fl.nsync && !fl.in_main)
+		return write_flush_job(fp, s, name, ph, &fl, rnd_w, lo, hi);
 	return 0;
 }
 

@@ -46,4 +46,35 @@ if command -v fio >/dev/null; then
 	"$BIOTAPE" profile "$D/t.btape" --phases 3 --per-process >"$D/ppp.fio" || fail "profile --phases 3 --per-process"
 	TARGET=$D/target fio --parse-only "$D/ppp.fio" >"$D/parse" 2>&1 || fail "fio rejects phases + per-process: $(cat "$D/parse")"
 fi
+# flushes (every 10th event): the flushed writes go to a -flush job at iodepth 1 with fsync=1,
+# one write per flush (fio repeats syncs at a deeper queue); the main job keeps the rest
+"$GEN" -p mixed -n 100000 -o "$D/fl.btape" -x 11 -S 1G -F 10 || fail "gen flushes"
+"$BIOTAPE" profile "$D/fl.btape" >"$D/fl.fio" || fail "profile (flushes)"
+awk '/^\[/ { job = $0 } job == "[biotape-profile-flush]" && /^(fsync=1|iodepth=1)$/ { n++ }
+	END { exit n == 2 ? 0 : 1 }' "$D/fl.fio" || fail "no flush job with fsync=1 and iodepth=1: $(grep -A12 -- '-flush]' "$D/fl.fio")"
+# 0.5 s: 10,000 flushes -> 20k writes/s of 12 KiB in the flush job; 17,000 writes left in
+# the main job -> 34k/s; both within 2%
+awk -F'[=,]' '/^\[/ { job = $0 } /^rate=/ { w[job] = $3 } END {
+	m = w["[biotape-profile]"]; f = w["[biotape-profile-flush]"]; em = 34000 * 12288; ef = 20000 * 12288
+	if (m < 0.98 * em || m > 1.02 * em || f < 0.98 * ef || f > 1.02 * ef) { print m, f; exit 1 } }' \
+	"$D/fl.fio" || fail "flush split rates: $(grep -E '^(\[|rate=)' "$D/fl.fio")"
+if command -v fio >/dev/null; then
+	TARGET=$D/target fio --parse-only "$D/fl.fio" >"$D/parse" 2>&1 || fail "fio rejects the job with a flush job: $(cat "$D/parse")"
+fi
+# a real database with a checkpoint (samples/pgbench-checkpoint.btape: CHECKPOINT forced at
+# 8.025 s after the first I/O): a phase starts within two detection windows (1/100 of the
+# trace, 0.18 s) of it
+PG=$BIOTAPE_SRC/samples/pgbench-checkpoint.btape
+"$BIOTAPE" profile --phases auto "$PG" >"$D/pg.fio" || fail "profile --phases auto (pgbench)"
+awk '/^; phase [0-9]+ of/ && $7 == "s" { d = $6 - 8.025; if (d < 0) d = -d; if (d <= 0.36) ok = 1 }
+	END { exit ok ? 0 : 1 }' "$D/pg.fio" || fail "pgbench: no phase starts near the CHECKPOINT (8.025 s): $(grep '^; phase' "$D/pg.fio")"
+# ... and every phase job runs in fio (null engine, 200 ms a phase): fio 3.33 dies of SIGFPE
+# on rate_process=poisson with fsync or under one I/O per second, and still exits 0 (its
+# stderr tells)
+if command -v fio >/dev/null; then
+	grep -q "^fsync=1" "$D/pg.fio" || fail "pgbench: no flush job"
+	sed -e 's/^ioengine=.*/ioengine=null/' -e 's/^runtime=[0-9]*ms/runtime=200ms/' "$D/pg.fio" >"$D/pgn.fio"
+	TARGET=$D/null timeout 60 fio --output=/dev/null "$D/pgn.fio" >"$D/pgn.out" 2>&1 &&
+		! grep -q "got signal" "$D/pgn.out" || fail "fio fails on the pgbench phase jobs: $(grep -m2 -E 'signal|error' "$D/pgn.out")"
+fi
 pass "profile states the known distribution"

@@ -5,12 +5,15 @@
 # fresh loop device while recording; `biotape compare` scores the two recordings. The flat
 # profile (--phases 1) is run and scored the same way, to show what phases buy.
 # Targets (issue #19), phased profile: per-window IOPS correlation >= 0.9, per-phase size TVD
-# <= 0.05, inter-arrival KS <= 0.15, peak-to-mean within 20%, working set within 10%. All are
-# gated but the whole trace's gap KS, which is reported against 0.15: the reference job run
-# twice on this machine differs from itself by a gap KS of 0.12-0.25 (docs/ANALYSIS.md), and
-# one CI run saw the bursty phase's KS at 0.98 twice in a row (0.08-0.32 in every other run),
-# for a reason not found. The arrival process is gated where fio holds it: the Poisson phase's
-# gap KS <= 0.10 (0.009-0.018 measured); the bursts by peak-to-mean and IOPS correlation.
+# <= 0.05, inter-arrival KS <= 0.15, peak-to-mean within 20%, working set within 10%.
+# The whole trace's gap KS is gated against fio's own floor, measured in the same run: the
+# reference job is run a second time and compared with its first run (fio against itself gave
+# 0.12-0.25 here, docs/ANALYSIS.md: within a burst fio issues a varying share of its I/Os back
+# to back, 5 us apart, even at real-time priority). Gate: <= 0.15, or <= fio's own KS + 0.10
+# when fio misses 0.15 against itself; the Poisson phase's likewise: <= 0.10, or fio's own
+# KS in that phase + 0.10 (under load fio's Poisson gaps stall too). Every phase's gap KS must stay <= 0.7 (one CI run once
+# saw 0.98 for the bursty phase): on a miss the phase jobs' arrival lines and the gap
+# quantiles of both recordings are printed, to tell a profile error from fio's timing.
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root fio losetup python3
 D=$(t_tmpdir)
@@ -78,8 +81,31 @@ run_profile() { # run_profile KIND: run KIND.fio on a fresh loop device while re
 # score KIND: prints the figures; exit status 0 when they meet the targets
 score() {
 	python3 - "$D/cmp-$1.json" "$1" <<'PY'
-import json, sys
-POISSON_KS_GATE = 0.10  # the first phase, Poisson: 0.009-0.018 measured
+import json, os, subprocess, sys
+POISSON_KS_GATE = 0.10  # the first phase, Poisson: 0.009-0.018 on a quiet machine, 0.03-0.33 loaded
+PHASE_KS_MAX = 0.7      # any phase: 0.03-0.49 measured; 0.98 once in CI (cause unknown)
+D = os.path.dirname(sys.argv[1])
+
+def quantiles(path, lo, hi):
+    """gap quantiles (us) of the I/Os issued in [lo, hi) ns after the first"""
+    out = subprocess.run([os.environ["BIOTAPE"], "dump", "--csv", "--from", "%dns" % lo,
+                          "--to", "%dns" % hi, path], capture_output=True, text=True).stdout
+    t = sorted(int(l.split(",")[0]) for l in out.splitlines()[1:] if l)
+    g = sorted(b - a for a, b in zip(t, t[1:]))
+    if not g:
+        return "no gaps"
+    return " ".join("p%d %.1f" % (q, g[min(len(g) - 1, len(g) * q // 100)] / 1e3)
+                    for q in (5, 25, 50, 75, 95, 99))
+
+def diagnose(f):
+    for line in open(os.path.join(D, "phases.fio")):
+        if line.startswith(("[phase", "; arrivals", "; gaps", "; in-burst", "rate", "thinktime")):
+            print("  job: " + line.rstrip())
+    for k, p in enumerate(f["phases"]):
+        for side in ("ref", "phases"):
+            print("  phase %d gap KS %.3f, %s gaps (us): %s" % (k + 1, p["interarrival_ks"], side,
+                  quantiles(os.path.join(D, side + ".btape"), p["from_ns"], p["to_ns"])))
+
 f = json.load(open(sys.argv[1]))["fidelity"]
 tvd = max([v for p in f["phases"] for v in p["size_tvd"].values() if v is not None] or [1])
 mix = max([p["mix_tvd"] for p in f["phases"] if p["mix_tvd"] is not None] or [1])
@@ -91,13 +117,31 @@ print("fidelity %-6s IOPS correlation %.3f over %d windows, size TVD max %.3f, m
       sys.argv[2], corr if corr is not None else float("nan"), f["windows"], tvd, mix,
       ks, ptm if ptm is not None else float("nan"), ws,
       " ".join("%.3f" % p["interarrival_ks"] for p in f["phases"])))
-print("  gap KS target <= 0.15: %s" % ("met" if ks <= 0.15 else "missed (reported, not gated)"))
+# fio against itself (the reference run again): whole trace and per phase
+self_f = json.load(open(os.path.join(D, "cmp-self.json")))["fidelity"]
+self_ks = self_f["interarrival_ks"]
+self_ph = [p["interarrival_ks"] for p in self_f["phases"]]
+ks_gate = max(0.15, self_ks + 0.10)
+print("  gap KS %.3f: target 0.15 %s; fio against itself %.3f; gate %.3f" % (
+      ks, "met" if ks <= 0.15 else "missed", self_ks, ks_gate))
 ks1 = f["phases"][0]["interarrival_ks"] if f["phases"] else 1
-ok = (corr is not None and corr >= 0.9 and tvd <= 0.05 and ks1 <= POISSON_KS_GATE and
+ks1_gate = max(POISSON_KS_GATE, (self_ph[0] if self_ph else 0) + 0.10)
+print("  Poisson phase gap KS %.3f; fio against itself %s; gate %.3f" % (
+      ks1, "%.3f" % self_ph[0] if self_ph else "n/a", ks1_gate))
+worst = max([p["interarrival_ks"] for p in f["phases"]] or [1])
+ok = (corr is not None and corr >= 0.9 and tvd <= 0.05 and ks1 <= ks1_gate and
       ptm is not None and abs(ptm - 1) <= 0.2 and abs(ws - 1) <= 0.1)
+if sys.argv[2] == "phases":
+    ok = ok and ks <= ks_gate and worst <= PHASE_KS_MAX
+    if worst > PHASE_KS_MAX:
+        diagnose(f)
 sys.exit(0 if ok else 1)
 PY
 }
+# the floor: the reference job against itself
+cp "$D/ref.fio" "$D/self.fio"
+run_profile self
+python3 -c 'import json,sys; f = json.load(open(sys.argv[1]))["fidelity"]; print("fio against itself: gap KS %.3f, per phase %s" % (f["interarrival_ks"], " ".join("%.3f" % p["interarrival_ks"] for p in f["phases"])))' "$D/cmp-self.json"
 run_profile flat
 score flat
 # one more attempt when the phased run misses a gate (fio's timing on a busy machine)
@@ -105,6 +149,6 @@ run_profile phases
 if ! score phases; then
 	echo "phased run missed a target: one more attempt"
 	run_profile phases
-	score phases || fail "the phased profile misses a gate twice (IOPS correlation >= 0.9, size TVD <= 0.05, the Poisson phase's gap KS <= 0.10, peak-to-mean and working set within 20% and 10%)"
+	score phases || fail "the phased profile misses a gate twice (IOPS correlation >= 0.9, size TVD <= 0.05, the Poisson phase's gap KS <= max(0.10, fio's own + 0.10), every phase's <= 0.7, the whole trace's <= max(0.15, fio's own + 0.10), peak-to-mean and working set within 20% and 10%)"
 fi
 pass "a three-phase fio workload is profiled into three phases and reproduced within the targets"
