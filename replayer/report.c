@@ -245,6 +245,9 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	text_lag(fp, st);
 	if (ordered(info))
 		text_deps(fp, st);
+	if (st->flush_waited)
+		fprintf(fp, "  flushes held behind the previous flush: %" PRIu64 " (%s)\n",
+			st->flush_waited, cli_fmt_ns(st->flush_wait_ns, a, sizeof(a)));
 	fprintf(fp, "  depth-capped: %" PRIu64 ", max in flight: %u, errors: %" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	if (st->errors)
@@ -364,6 +367,8 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		fprintf(fp, "\"%s\":{\"ios\":%" PRIu64 ",\"wait_s\":%.6f},",
 			rp_dep_name((enum rp_dep)k), st->dep_waited[k], sec(st->dep_wait_ns[k]));
 	fprintf(fp, "\"window_full\":%" PRIu64 "}", st->dep_window_full);
+	fprintf(fp, ",\"flush_waits\":{\"ios\":%" PRIu64 ",\"wait_s\":%.6f}", st->flush_waited,
+		sec(st->flush_wait_ns));
 	fprintf(fp, ",\"depth_capped\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	fprintf(fp,

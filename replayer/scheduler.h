@@ -110,6 +110,13 @@ struct rp_stats {
 	 */
 	uint64_t dep_waited[3], dep_wait_ns[3];
 	uint64_t dep_window_full;
+	/*
+	 * Flushes (measured ones): a flush recorded after the previous flush of its device had
+	 * completed waits, in the replay too, until that flush has completed (the block layer
+	 * folds flushes that are pending together into one device flush). flush_waited: flushes
+	 * that waited past their deadline; flush_wait_ns: from deadline to when they could go.
+	 */
+	uint64_t flush_waited, flush_wait_ns;
 	struct rp_stage stage;
 };
 
@@ -117,6 +124,7 @@ struct rp_sched_cfg {
 	enum rp_timing timing;
 	double speed;	      /* original timing: 2 = twice as fast */
 	int order;	      /* enum rp_order_mode; original timing, scale 1 only */
+	bool overlap_flushes; /* flushes at their deadlines, never waiting for each other */
 	uint64_t think_ns;    /* causal order: think-time window */
 	unsigned int iodepth; /* cap on I/Os in flight per copy */
 	unsigned int scale;   /* copies replayed at once (>= 1) */

@@ -749,6 +749,7 @@ static void order_run(struct fixture *f, int mode, uint64_t lat, struct btape_ev
 	f->cfg.devs = devs;
 	f->cfg.allow_writes = true;
 	f->cfg.order = mode;
+	f->cfg.overlap_flushes = true; /* the order rules alone (flushes apart: its own test) */
 	f->cfg.think_ns = THINK_NS;
 	f->latency_ns = lat;
 	f->cap.n = 0;
@@ -862,6 +863,72 @@ static void test_order_window_full(void **state)
 	free(f);
 }
 
+/* The replayed issue times (us after start) of the trace's flushes, in issue order. */
+static unsigned int flush_issues(const struct fixture *f, uint64_t *t_us, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < f->cap.n && n < max; i++)
+		if (f->cap.done[i].op == RP_IO_FSYNC)
+			t_us[n++] = rel(f, i) / US;
+	for (unsigned int i = 1; i < n; i++) /* insertion sort: completions come in any order */
+		for (unsigned int j = i; j && t_us[j - 1] > t_us[j]; j--) {
+			uint64_t x = t_us[j];
+
+			t_us[j] = t_us[j - 1];
+			t_us[j - 1] = x;
+		}
+	return n;
+}
+
+/*
+ * A flush recorded after the previous flush had completed waits in the replay until that one
+ * has completed (else the block layer folds the two into one device flush); writes do not
+ * wait for it, and flushes that overlapped in the recording still overlap. Replayed at 10x
+ * the recorded latency (500 us).
+ */
+static void test_flushes_apart(void **state)
+{
+	struct btape_event evs[] = {
+		ev_rec(0, 50, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),
+		ev_rec(50, 80, BTAPE_OP_WRITE, 0, 0, 4096, 0, 0),
+		ev_rec(100, 150, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),  /* apart: waits until 500 */
+		ev_rec(200, 230, BTAPE_OP_WRITE, 0, 8, 4096, 0, 0), /* goes past it at 200 */
+		ev_rec(1200, 1250, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0), /* the one before done at 1000 */
+		ev_rec(1210, 1300, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0), /* overlapped it: goes at 1210 */
+	};
+	const uint64_t apart[] = {0, 500, 1200, 1210}, overlap[] = {0, 100, 1200, 1210};
+	uint64_t t[4];
+	struct fixture *f = fx_new();
+
+	f->cfg.allow_writes = true;
+	f->latency_ns = 500 * US;
+	assert_int_equal(fx_run(f, evs, 6), 0);
+	assert_int_equal(f->st.completed, 6);
+	assert_int_equal(flush_issues(f, t, 4), 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(t[i], apart[i]);
+	for (unsigned int i = 0; i < f->cap.n; i++)
+		if (f->cap.done[i].op == RP_IO_WRITE)
+			assert_int_equal(rel(f, i), f->cap.done[i].offset ? 200 * US : 50 * US);
+	/* it waited 400 us past its deadline, for a reason: not late, counted apart */
+	assert_int_equal(f->st.flush_waited, 1);
+	assert_int_equal(f->st.flush_wait_ns, 400 * US);
+	assert_int_equal(f->st.late, 0);
+	free(f);
+
+	f = fx_new();
+	f->cfg.allow_writes = true;
+	f->cfg.overlap_flushes = true;
+	f->latency_ns = 500 * US;
+	assert_int_equal(fx_run(f, evs, 6), 0);
+	assert_int_equal(flush_issues(f, t, 4), 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(t[i], overlap[i]);
+	assert_int_equal(f->st.flush_waited, 0);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -886,6 +953,7 @@ int main(void)
 		cmocka_unit_test(test_order_model),
 		cmocka_unit_test(test_order_causal_stretch),
 		cmocka_unit_test(test_order_window_full),
+		cmocka_unit_test(test_flushes_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
