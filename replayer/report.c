@@ -245,8 +245,13 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	text_lag(fp, st);
 	if (ordered(info))
 		text_deps(fp, st);
+	if (st->flush_overlapped)
+		fprintf(fp,
+			"  flushes sent while the one before was out: %" PRIu64
+			" (recorded apart; the block layer may fold them into one: --flushes-apart)\n",
+			st->flush_overlapped);
 	if (st->flush_waited)
-		fprintf(fp, "  flushes held behind the previous flush: %" PRIu64 " (%s)\n",
+		fprintf(fp, "  flushes held behind the one before: %" PRIu64 " (%s)\n",
 			st->flush_waited, cli_fmt_ns(st->flush_wait_ns, a, sizeof(a)));
 	fprintf(fp, "  depth-capped: %" PRIu64 ", max in flight: %u, errors: %" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
@@ -367,8 +372,9 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		fprintf(fp, "\"%s\":{\"ios\":%" PRIu64 ",\"wait_s\":%.6f},",
 			rp_dep_name((enum rp_dep)k), st->dep_waited[k], sec(st->dep_wait_ns[k]));
 	fprintf(fp, "\"window_full\":%" PRIu64 "}", st->dep_window_full);
-	fprintf(fp, ",\"flush_waits\":{\"ios\":%" PRIu64 ",\"wait_s\":%.6f}", st->flush_waited,
-		sec(st->flush_wait_ns));
+	fprintf(fp,
+		",\"flushes\":{\"overlapped\":%" PRIu64 ",\"waited\":%" PRIu64 ",\"wait_s\":%.6f}",
+		st->flush_overlapped, st->flush_waited, sec(st->flush_wait_ns));
 	fprintf(fp, ",\"depth_capped\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	fprintf(fp,

@@ -193,12 +193,13 @@ struct run {
 	unsigned int *lane_inflight;
 	unsigned int *target_inflight;
 	/*
-	 * Flushes, per lane: how many are in the engine, the one waiting for them to complete
-	 * (parked, counted in flight; nparked lanes have one), when the last of them completed,
-	 * and when the lane's last flush completed in the recording (0: unknown).
+	 * Flushes, per lane: how many are in the engine, the ones waiting for them to complete
+	 * (parked in issue order, head to tail, linked by next_parked; counted in flight;
+	 * nparked in all), when the last of them completed, and when the lane's last flush
+	 * completed in the recording (0: unknown).
 	 */
 	unsigned int *lane_flushes;
-	struct rp_io **parked;
+	struct rp_io **parked, **parked_tail;
 	unsigned int nparked;
 	uint64_t *flush_done_ns, *flush_done_rec;
 
@@ -508,6 +509,7 @@ static void run_free(struct run *r)
 	free(r->target_inflight);
 	free(r->lane_flushes);
 	free(r->parked);
+	free(r->parked_tail);
 	free(r->flush_done_ns);
 	free(r->flush_done_rec);
 	rp_order__free(r->order);
@@ -616,9 +618,10 @@ static int take(struct run *r, const struct btape_event *ev, int op, uint64_t in
  * every flush pending behind it into the next one, so a flush sent while the previous one is
  * still out does not reach the device of its own. It waits when the recording kept the two
  * apart (the previous one had completed when this one was issued, or the recording does not
- * say when it completed). Returns 1 when it may go now, 0 when it was parked (it goes when the
- * previous one completes), -EBUSY when the lane already has a flush parked (the stream stops
- * until that one goes), or -errno.
+ * say when it completed), and behind any flush of its lane that waits already: parked, it goes
+ * when the one before it has completed; the I/Os behind it go on at their deadlines. That is
+ * --flushes-apart; by default it goes now, counted (flush_overlapped). Returns 1 when it may go
+ * now, 0 when it was parked, or -errno.
  */
 static int flush_due(struct run *r, const struct btape_event *ev, int op, uint64_t intended)
 {
@@ -627,22 +630,29 @@ static int flush_due(struct run *r, const struct btape_event *ev, int op, uint64
 	struct rp_io *io;
 	int err;
 
-	if (r->parked[lane])
-		return -EBUSY;
 	r->flush_done_rec[lane] = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns
 					  ? ev->complete_ns + r->loop_off_ns
 					  : 0;
-	if (!r->lane_flushes[lane] || prev_done > rec)
+	if (!r->parked[lane] && (!r->lane_flushes[lane] || prev_done > rec))
 		return 1;
+	if (!r->cfg->flushes_apart) {
+		r->st->flush_overlapped += measured(r, intended);
+		return 1;
+	}
 	err = claim(r, ev, op, intended, r->cur_id, &io);
 	if (err)
 		return err;
-	r->parked[lane] = io;
+	io->next_parked = NULL;
+	if (r->parked[lane])
+		r->parked_tail[lane]->next_parked = io;
+	else
+		r->parked[lane] = io;
+	r->parked_tail[lane] = io;
 	r->nparked++;
 	return 0;
 }
 
-/* Submits every parked flush whose lane has no flush left in the engine. */
+/* Submits the first parked flush of every lane that has no flush left in the engine. */
 static int flush_release(struct run *r, bool *issued)
 {
 	for (unsigned int lane = 0; r->nparked && lane < r->nlanes; lane++) {
@@ -652,7 +662,7 @@ static int flush_release(struct run *r, bool *issued)
 
 		if (!io || r->lane_flushes[lane])
 			continue;
-		r->parked[lane] = NULL;
+		r->parked[lane] = io->next_parked;
 		r->nparked--;
 		go = r->flush_done_ns[lane];
 		if (go > io->intended_ns && r->cfg->timing == RP_TIMING_ORIGINAL) {
@@ -674,9 +684,11 @@ static int flush_release(struct run *r, bool *issued)
 static void flush_drop(struct run *r)
 {
 	for (unsigned int lane = 0; r->nparked && lane < r->nlanes; lane++) {
-		if (r->parked[lane]) {
-			unissue(r, &r->parked[lane], 1);
-			r->parked[lane] = NULL;
+		while (r->parked[lane]) {
+			struct rp_io *io = r->parked[lane];
+
+			r->parked[lane] = io->next_parked;
+			unissue(r, &io, 1);
 			r->nparked--;
 		}
 	}
@@ -770,11 +782,12 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	r->target_inflight = calloc(cfg->ntargets ? cfg->ntargets : 1, sizeof(unsigned int));
 	r->lane_flushes = calloc(r->nlanes, sizeof(*r->lane_flushes));
 	r->parked = calloc(r->nlanes, sizeof(*r->parked));
+	r->parked_tail = calloc(r->nlanes, sizeof(*r->parked_tail));
 	r->flush_done_ns = calloc(r->nlanes, sizeof(*r->flush_done_ns));
 	r->flush_done_rec = calloc(r->nlanes, sizeof(*r->flush_done_rec));
 	if (!r->slots || !r->freel || !r->bigbuf || !r->bigbuf_bytes || !r->lane_inflight ||
-	    !r->target_inflight || !r->lane_flushes || !r->parked || !r->flush_done_ns ||
-	    !r->flush_done_rec) {
+	    !r->target_inflight || !r->lane_flushes || !r->parked || !r->parked_tail ||
+	    !r->flush_done_ns || !r->flush_done_rec) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -917,10 +930,8 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			if (r->cur_capped)
 				st->stage.capped_ns += clock->now(clock) - r->capped_since;
 			r->cur_capped = false;
-			if (op == RP_IO_FSYNC && !cfg->overlap_flushes) {
+			if (op == RP_IO_FSYNC) {
 				ret = flush_due(r, ev, op, intended);
-				if (ret == -EBUSY)
-					break; /* one flush parked already: wait for a completion */
 				if (ret < 0) {
 					unissue(r, batch, nb);
 					err = ret;

@@ -111,12 +111,14 @@ struct rp_stats {
 	uint64_t dep_waited[3], dep_wait_ns[3];
 	uint64_t dep_window_full;
 	/*
-	 * Flushes (measured ones): a flush recorded after the previous flush of its device had
-	 * completed waits, in the replay too, until that flush has completed (the block layer
-	 * folds flushes that are pending together into one device flush). flush_waited: flushes
-	 * that waited past their deadline; flush_wait_ns: from deadline to when they could go.
+	 * Flushes (measured ones). The block layer folds flushes that are pending together into
+	 * one device flush. flush_overlapped: flushes sent while the one before on their device
+	 * was still out, though the recording had them apart (it had completed, or its completion
+	 * is unknown): each may have reached the device only folded into another. With
+	 * flushes_apart such a flush waits instead; flush_waited: flushes that waited past their
+	 * deadline, flush_wait_ns: from deadline to when they could go.
 	 */
-	uint64_t flush_waited, flush_wait_ns;
+	uint64_t flush_overlapped, flush_waited, flush_wait_ns;
 	struct rp_stage stage;
 };
 
@@ -124,7 +126,7 @@ struct rp_sched_cfg {
 	enum rp_timing timing;
 	double speed;	      /* original timing: 2 = twice as fast */
 	int order;	      /* enum rp_order_mode; original timing, scale 1 only */
-	bool overlap_flushes; /* flushes at their deadlines, never waiting for each other */
+	bool flushes_apart;   /* a flush recorded apart from the one before waits for it */
 	uint64_t think_ns;    /* causal order: think-time window */
 	unsigned int iodepth; /* cap on I/Os in flight per copy */
 	unsigned int scale;   /* copies replayed at once (>= 1) */

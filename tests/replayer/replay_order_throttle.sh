@@ -28,7 +28,6 @@ for m in none barrier; do
 	"$BIOTAPE" record -o "$D/$m.btape" -d "$B" -- bash -c \
 		'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _ "$CG" \
 		"$BIOTAPE" replay "$D/w.btape" --target "$B" --write --order $m --json \
-		$([ $m = none ] && echo --overlap-flushes) \
 		--no-progress -o "$D/res-$m.btape" >"$D/$m.json" 2>"$D/$m.log" ||
 		fail "record of the --order $m replay failed: $(tail -2 "$D/$m.log")"
 	"$BIOTAPE" dump --csv "$D/$m.btape" >"$D/$m.csv" || fail "dump the $m recording"
