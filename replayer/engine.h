@@ -86,6 +86,8 @@ struct rp_engine_ops {
 	int (*reap)(struct rp_engine *e, struct rp_io **done, unsigned int max,
 		    uint64_t wait_until_ns);
 	void (*close)(struct rp_engine *e); /* NULL-safe; waits for nothing: drain first */
+	/* System calls the engine has made so far, at most (NULL: not counted). */
+	uint64_t (*syscalls)(const struct rp_engine *e);
 };
 
 extern const struct rp_engine_ops rp_engine_uring, rp_engine_psync, rp_engine_null;

@@ -1032,6 +1032,7 @@ cleanup:
 		st->interrupted = true;
 	behind_close(st);
 	stage_close(&st->stage, clock->now(clock) - run0, &cpu0);
+	st->stage.syscalls = ops->syscalls ? ops->syscalls(e) : 0;
 	run_free(r);
 	return err;
 }

@@ -71,6 +71,7 @@ struct rp_stage {
 	uint64_t run_ns, submit_ns, wait_ns, source_ns, prepare_ns, spin_ns, capped_ns;
 	uint64_t submit_calls, waits, wakes_with_completions, reaped;
 	uint64_t cpu_ns, runq_ns, nivcsw;
+	uint64_t syscalls; /* the engine's system calls (0: not counted) */
 };
 
 struct rp_stats {
