@@ -932,6 +932,19 @@ static void test_flushes_apart(void **state)
 	/* sent while the one before was out, though recorded apart: at 100 and 150 */
 	assert_int_equal(f->st.flush_overlapped, 2);
 	free(f);
+
+	/* a run that ends (--duration 300us) while flushes are parked: they are taken back */
+	f = fx_new();
+	f->cfg.allow_writes = true;
+	f->cfg.flushes_apart = true;
+	f->cfg.duration_ns = 300 * US;
+	f->latency_ns = 500 * US;
+	assert_int_equal(fx_run(f, evs, 8), 0);
+	assert_true(f->st.duration_hit);
+	assert_int_equal(f->st.issued, 3); /* the flush at 0, the writes at 50 and 200 */
+	assert_int_equal(f->st.completed, 3);
+	assert_int_equal(f->cap.n, 3);
+	free(f);
 }
 
 int main(void)
