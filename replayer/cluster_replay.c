@@ -378,6 +378,9 @@ void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
 	hist_merge(&dst->issue_err, &src->issue_err);
 	dst->late += src->late;
 	dst->depth_capped += src->depth_capped;
+	dst->flush_overlapped += src->flush_overlapped;
+	dst->flush_waited += src->flush_waited;
+	dst->flush_wait_ns += src->flush_wait_ns;
 	for (unsigned int i = 0; i < 32; i++)
 		dst->skipped[i] += src->skipped[i];
 	dst->unsupported += src->unsupported;

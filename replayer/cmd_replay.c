@@ -83,6 +83,10 @@ static void usage(FILE *fp)
 		"                         flushes that completed before it; causal: + an I/O waits for\n"
 		"                         its thread's I/O that completed within --think-window before\n"
 		"                         it, plus the recorded think time (docs/REPLAY.md)\n"
+		"  --flushes-apart        a flush recorded after the previous one had completed waits\n"
+		"                         for it, so that each reaches the device (by default it goes\n"
+		"                         at its deadline, and the block layer folds flushes pending\n"
+		"                         together into one: the summary counts them)\n"
 		"  --think-window D       --order causal: the longest think time that is a dependency\n"
 		"                         (default 1ms)\n"
 		"  --iodepth N            most I/Os in flight per copy (afap: %d; else a cap: %d)\n"
@@ -156,7 +160,7 @@ struct opts {
 	const char *html;
 	uint64_t create_size; /* --create SIZE (0: none) */
 	bool create_auto;     /* --create auto */
-	bool buffered, write, force, writes_as_reads, json, no_progress;
+	bool buffered, write, force, writes_as_reads, json, no_progress, flushes_apart;
 	int payload;
 	double compress, dedupe;
 	uint64_t duration_ns, warmup_ns;
@@ -249,6 +253,7 @@ enum {
 	OPT_ORDER,
 	OPT_THINK,
 	OPT_NULL_LAT,
+	OPT_FLUSHES_APART,
 };
 
 static const struct option long_opts[] = {
@@ -280,6 +285,7 @@ static const struct option long_opts[] = {
 	{"order", required_argument, NULL, OPT_ORDER},
 	{"think-window", required_argument, NULL, OPT_THINK},
 	{"null-latency", required_argument, NULL, OPT_NULL_LAT},
+	{"flushes-apart", no_argument, NULL, OPT_FLUSHES_APART},
 	{"output", required_argument, NULL, 'o'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -406,6 +412,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_WAR:
 			o->writes_as_reads = true;
+			break;
+		case OPT_FLUSHES_APART:
+			o->flushes_apart = true;
 			break;
 		case OPT_PAYLOAD:
 			if (strcmp(optarg, "zero") == 0) {
@@ -911,6 +920,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	cfg.timing = o.timing;
 	cfg.speed = o.speed;
 	cfg.order = o.order;
+	cfg.flushes_apart = o.flushes_apart;
 	cfg.think_ns = o.think_ns;
 	cfg.iodepth = o.iodepth;
 	cfg.scale = o.max_scale;

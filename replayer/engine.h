@@ -50,6 +50,7 @@ struct rp_io {
 	uint64_t intended_ns, issue_ns, seq;
 	uint64_t order_id; /* --order: the I/O's id in the dependency tracker */
 	uint32_t dev, copy, lane, qd;
+	struct rp_io *next_parked; /* a flush waiting for the one before it */
 	uint8_t trace_op;
 	bool busy; /* in flight */
 };
@@ -85,6 +86,8 @@ struct rp_engine_ops {
 	int (*reap)(struct rp_engine *e, struct rp_io **done, unsigned int max,
 		    uint64_t wait_until_ns);
 	void (*close)(struct rp_engine *e); /* NULL-safe; waits for nothing: drain first */
+	/* System calls the engine has made so far, at most (NULL: not counted). */
+	uint64_t (*syscalls)(const struct rp_engine *e);
 };
 
 extern const struct rp_engine_ops rp_engine_uring, rp_engine_psync, rp_engine_null;

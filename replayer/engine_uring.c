@@ -33,6 +33,7 @@ struct uring_engine {
 	struct rp_io **local; /* completed synchronously, returned by the next reap */
 	unsigned int nlocal;
 	unsigned int pending; /* prepared SQEs not yet handed to the kernel */
+	uint64_t syscalls;    /* io_uring_enter calls made (at most), and synchronous discards */
 };
 
 static void uring_close(struct rp_engine *ee)
@@ -131,13 +132,14 @@ cleanup:
 }
 
 /* Hands every prepared SQE to the kernel. */
-#define SUBMIT_NOW_SQES 64 /* the scheduler's batch: a full one is submitted at once */
+#define SUBMIT_NOW_SQES 1 /* the scheduler's batch: a full one is submitted at once */
 
 static int flush(struct uring_engine *e)
 {
 	int ret;
 
 	while (e->pending) {
+		e->syscalls++;
 		ret = io_uring_submit(&e->ring);
 		if (ret == -EINTR)
 			continue;
@@ -167,6 +169,7 @@ static int uring_submit(struct rp_engine *ee, struct rp_io **ios, unsigned int n
 			if (e->nlocal >= e->depth)
 				break;
 			io->res = rp_io_exec_sync(t, io);
+			e->syscalls++;
 			io->complete_ns = e->clock->now(e->clock);
 			e->local[e->nlocal++] = io;
 			continue;
@@ -283,6 +286,7 @@ static int uring_reap(struct rp_engine *ee, struct rp_io **done, unsigned int ma
 		if (!e->pending && (n == max || !kernel_has_cqes(e)))
 			return (int)n;
 		/* one io_uring_enter submits what is prepared and posts what has completed */
+		e->syscalls++;
 		ret = io_uring_submit_and_get_events(&e->ring);
 		if (ret >= 0)
 			e->pending -=
@@ -300,6 +304,7 @@ static int uring_reap(struct rp_engine *ee, struct rp_io **done, unsigned int ma
 	};
 
 	/* one io_uring_enter submits what is prepared and waits for a completion */
+	e->syscalls++;
 	ret = io_uring_submit_and_wait_timeout(&e->ring, &cqe, 1, &ts, NULL);
 	if (ret >= 0 || ret == -ETIME) {
 		/* liburing stops submitting once a completion is there: count what is left */
@@ -312,6 +317,11 @@ static int uring_reap(struct rp_engine *ee, struct rp_io **done, unsigned int ma
 	return (int)peek(e, done, max);
 }
 
+static uint64_t uring_syscalls(const struct rp_engine *ee)
+{
+	return ((const struct uring_engine *)ee)->syscalls;
+}
+
 const struct rp_engine_ops rp_engine_uring = {
 	.name = "io_uring",
 	.summary = "io_uring: batched submission, registered files and buffers (default)",
@@ -319,4 +329,5 @@ const struct rp_engine_ops rp_engine_uring = {
 	.submit = uring_submit,
 	.reap = uring_reap,
 	.close = uring_close,
+	.syscalls = uring_syscalls,
 };

@@ -197,12 +197,16 @@ static void text_stages(FILE *fp, const struct rp_stats *st)
 	fprintf(fp,
 		"  issuing thread: %.3f s, on a CPU %.3f s; submit %.3f s (%" PRIu64
 		" calls), wait %.3f s (%" PRIu64 "), spin %.3f s, prepare %.3f s, trace %.3f s; "
-		"%.1f completions per reap\n",
+		"%.1f completions per reap",
 		sec(sg->run_ns), sec(sg->cpu_ns), sec(sg->submit_ns), sg->submit_calls,
 		sec(sg->wait_ns), sg->waits, sec(sg->spin_ns), sec(sg->prepare_ns),
 		sec(sg->source_ns),
 		sg->wakes_with_completions ? (double)sg->reaped / (double)sg->wakes_with_completions
 					   : 0.0);
+	if (sg->syscalls && st->issued)
+		fprintf(fp, "; %.2f system calls per I/O",
+			(double)sg->syscalls / (double)st->issued);
+	fputc('\n', fp);
 }
 
 void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st)
@@ -245,6 +249,14 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	text_lag(fp, st);
 	if (ordered(info))
 		text_deps(fp, st);
+	if (st->flush_overlapped)
+		fprintf(fp,
+			"  flushes sent while the one before was out: %" PRIu64
+			" (recorded apart; the block layer may fold them into one: --flushes-apart)\n",
+			st->flush_overlapped);
+	if (st->flush_waited)
+		fprintf(fp, "  flushes held behind the one before: %" PRIu64 " (%s)\n",
+			st->flush_waited, cli_fmt_ns(st->flush_wait_ns, a, sizeof(a)));
 	fprintf(fp, "  depth-capped: %" PRIu64 ", max in flight: %u, errors: %" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	if (st->errors)
@@ -351,11 +363,11 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		fprintf(fp,
 			",\"stages_s\":{\"run\":%.6f,\"cpu\":%.6f,\"runq\":%.6f,\"submit\":%.6f,"
 			"\"wait\":%.6f,\"spin\":%.6f,\"prepare\":%.6f,\"source\":%.6f,"
-			"\"capped\":%.6f},\"submit_calls\":%" PRIu64 ",\"waits\":%" PRIu64
-			",\"reaped_per_wake\":%.3f,\"preempted\":%" PRIu64,
+			"\"capped\":%.6f},\"submit_calls\":%" PRIu64 ",\"engine_syscalls\":%" PRIu64
+			",\"waits\":%" PRIu64 ",\"reaped_per_wake\":%.3f,\"preempted\":%" PRIu64,
 			sec(sg->run_ns), sec(sg->cpu_ns), sec(sg->runq_ns), sec(sg->submit_ns),
 			sec(sg->wait_ns), sec(sg->spin_ns), sec(sg->prepare_ns), sec(sg->source_ns),
-			sec(sg->capped_ns), sg->submit_calls, sg->waits,
+			sec(sg->capped_ns), sg->submit_calls, sg->syscalls, sg->waits,
 			sg->wakes_with_completions
 				? (double)sg->reaped / (double)sg->wakes_with_completions
 				: 0.0,
@@ -366,6 +378,9 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		fprintf(fp, "\"%s\":{\"ios\":%" PRIu64 ",\"wait_s\":%.6f},",
 			rp_dep_name((enum rp_dep)k), st->dep_waited[k], sec(st->dep_wait_ns[k]));
 	fprintf(fp, "\"window_full\":%" PRIu64 "}", st->dep_window_full);
+	fprintf(fp,
+		",\"flushes\":{\"overlapped\":%" PRIu64 ",\"waited\":%" PRIu64 ",\"wait_s\":%.6f}",
+		st->flush_overlapped, st->flush_waited, sec(st->flush_wait_ns));
 	fprintf(fp, ",\"depth_capped\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	fprintf(fp,

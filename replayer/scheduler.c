@@ -219,6 +219,16 @@ struct run {
 	unsigned int nlanes;
 	unsigned int *lane_inflight;
 	unsigned int *target_inflight;
+	/*
+	 * Flushes, per lane: how many are in the engine, the ones waiting for them to complete
+	 * (parked in issue order, head to tail, linked by next_parked; counted in flight;
+	 * nparked in all), when the last of them completed, and when the lane's last flush
+	 * completed in the recording (0: unknown).
+	 */
+	unsigned int *lane_flushes;
+	struct rp_io **parked, **parked_tail;
+	unsigned int nparked;
+	uint64_t *flush_done_ns, *flush_done_rec;
 
 	/* cursor */
 	const struct btape_event *batch;
@@ -297,6 +307,10 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 	if (r->cfg->on_done)
 		r->cfg->on_done(r->cfg->ctx, io);
 	io->busy = false;
+	if (io->op == RP_IO_FSYNC) {
+		r->lane_flushes[io->lane]--;
+		r->flush_done_ns[io->lane] = io->complete_ns;
+	}
 	r->lane_inflight[io->lane]--;
 	r->target_inflight[io->target]--;
 	r->inflight--;
@@ -424,6 +438,8 @@ static int submit(struct run *r, struct rp_io **ios, unsigned int n)
 			unissue(r, ios + done, n - done);
 			return ret;
 		}
+		for (int i = 0; i < ret; i++)
+			r->lane_flushes[ios[done + i]->lane] += ios[done + i]->op == RP_IO_FSYNC;
 		done += (unsigned int)ret;
 		if (done < n) {
 			/* the engine is full (it should not be: depth matches); make room */
@@ -518,6 +534,11 @@ static void run_free(struct run *r)
 	free(r->freel);
 	free(r->lane_inflight);
 	free(r->target_inflight);
+	free(r->lane_flushes);
+	free(r->parked);
+	free(r->parked_tail);
+	free(r->flush_done_ns);
+	free(r->flush_done_rec);
 	rp_order__free(r->order);
 }
 
@@ -580,16 +601,14 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
  * Prepares ev into a free slot at the end of batch (intended: when it was due), and submits the
  * batch when it is full. Returns 1 when it submitted, 0, or -errno (the batch taken back).
  */
-static int take(struct run *r, const struct btape_event *ev, int op, uint64_t intended,
-		uint64_t order_id, struct rp_io **batch, unsigned int *nb)
+static int claim(struct run *r, const struct btape_event *ev, int op, uint64_t intended,
+		 uint64_t order_id, struct rp_io **iop)
 {
 	struct rp_io *io = r->freel[--r->nfree];
 	int err = prepare_io(r, io, ev, op, intended);
 
 	if (err) {
 		r->freel[r->nfree++] = io;
-		unissue(r, batch, *nb);
-		*nb = 0;
 		return err;
 	}
 	io->order_id = order_id;
@@ -598,12 +617,108 @@ static int take(struct run *r, const struct btape_event *ev, int op, uint64_t in
 	io->qd = ++r->target_inflight[io->target];
 	if (r->inflight > r->st->max_inflight)
 		r->st->max_inflight = r->inflight;
+	*iop = io;
+	return 0;
+}
+
+static int take(struct run *r, const struct btape_event *ev, int op, uint64_t intended,
+		uint64_t order_id, struct rp_io **batch, unsigned int *nb)
+{
+	struct rp_io *io;
+	int err = claim(r, ev, op, intended, order_id, &io);
+
+	if (err) {
+		unissue(r, batch, *nb);
+		*nb = 0;
+		return err;
+	}
 	batch[(*nb)++] = io;
 	if (*nb < BATCH_MAX)
 		return 0;
 	err = submit(r, batch, *nb);
 	*nb = 0;
 	return err ? err : 1;
+}
+
+/*
+ * The cursor's event is a flush. The block layer keeps one flush in flight per queue and folds
+ * every flush pending behind it into the next one, so a flush sent while the previous one is
+ * still out does not reach the device of its own. It waits when the recording kept the two
+ * apart (the previous one had completed when this one was issued, or the recording does not
+ * say when it completed), and behind any flush of its lane that waits already: parked, it goes
+ * when the one before it has completed; the I/Os behind it go on at their deadlines. That is
+ * --flushes-apart; by default it goes now, counted (flush_overlapped). Returns 1 when it may go
+ * now, 0 when it was parked, or -errno.
+ */
+static int flush_due(struct run *r, const struct btape_event *ev, int op, uint64_t intended)
+{
+	unsigned int lane = r->copy * r->cfg->ndev + ev->dev;
+	uint64_t rec = ev->issue_ns + r->loop_off_ns, prev_done = r->flush_done_rec[lane];
+	struct rp_io *io;
+	int err;
+
+	r->flush_done_rec[lane] = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns
+					  ? ev->complete_ns + r->loop_off_ns
+					  : 0;
+	if (!r->parked[lane] && (!r->lane_flushes[lane] || prev_done > rec))
+		return 1;
+	if (!r->cfg->flushes_apart) {
+		r->st->flush_overlapped += measured(r, intended);
+		return 1;
+	}
+	err = claim(r, ev, op, intended, r->cur_id, &io);
+	if (err)
+		return err;
+	io->next_parked = NULL;
+	if (r->parked[lane])
+		r->parked_tail[lane]->next_parked = io;
+	else
+		r->parked[lane] = io;
+	r->parked_tail[lane] = io;
+	r->nparked++;
+	return 0;
+}
+
+/* Submits the first parked flush of every lane that has no flush left in the engine. */
+static int flush_release(struct run *r, bool *issued)
+{
+	for (unsigned int lane = 0; r->nparked && lane < r->nlanes; lane++) {
+		struct rp_io *io = r->parked[lane];
+		uint64_t go;
+		int err;
+
+		if (!io || r->lane_flushes[lane])
+			continue;
+		r->parked[lane] = io->next_parked;
+		r->nparked--;
+		go = r->flush_done_ns[lane];
+		if (go > io->intended_ns && r->cfg->timing == RP_TIMING_ORIGINAL) {
+			if (measured(r, io->intended_ns)) {
+				r->st->flush_waited++;
+				r->st->flush_wait_ns += go - io->intended_ns;
+			}
+			io->intended_ns = go;
+		}
+		err = submit(r, &io, 1);
+		if (err)
+			return err;
+		*issued = true;
+	}
+	return 0;
+}
+
+/* Takes back the parked flushes (the run stops, or failed). */
+static void flush_drop(struct run *r)
+{
+	for (unsigned int lane = 0; r->nparked && lane < r->nlanes; lane++) {
+		while (r->parked[lane]) {
+			struct rp_io *io = r->parked[lane];
+
+			r->parked[lane] = io->next_parked;
+			unissue(r, &io, 1);
+			r->nparked--;
+		}
+	}
 }
 
 static unsigned int held_count(const struct run *r)
@@ -692,8 +807,14 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	r->bigbuf_bytes = calloc(r->depth, sizeof(*r->bigbuf_bytes));
 	r->lane_inflight = calloc(r->nlanes, sizeof(*r->lane_inflight));
 	r->target_inflight = calloc(cfg->ntargets ? cfg->ntargets : 1, sizeof(unsigned int));
+	r->lane_flushes = calloc(r->nlanes, sizeof(*r->lane_flushes));
+	r->parked = calloc(r->nlanes, sizeof(*r->parked));
+	r->parked_tail = calloc(r->nlanes, sizeof(*r->parked_tail));
+	r->flush_done_ns = calloc(r->nlanes, sizeof(*r->flush_done_ns));
+	r->flush_done_rec = calloc(r->nlanes, sizeof(*r->flush_done_rec));
 	if (!r->slots || !r->freel || !r->bigbuf || !r->bigbuf_bytes || !r->lane_inflight ||
-	    !r->target_inflight) {
+	    !r->target_inflight || !r->lane_flushes || !r->parked || !r->parked_tail ||
+	    !r->flush_done_ns || !r->flush_done_rec) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -745,6 +866,13 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 		if (end_ns && now >= end_ns && !draining) {
 			st->duration_hit = true;
 			draining = true;
+		}
+		if (draining) {
+			flush_drop(r);
+		} else if (r->nparked) {
+			err = flush_release(r, &issued);
+			if (err < 0)
+				goto cleanup;
 		}
 		/* held by a dependency: the oldest first, each that may go now */
 		while (r->order && !draining && r->nfree) {
@@ -836,6 +964,19 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			}
 			if (r->cur_capped)
 				st->stage.capped_ns += clock->now(clock) - r->capped_since;
+			r->cur_capped = false;
+			if (op == RP_IO_FSYNC) {
+				ret = flush_due(r, ev, op, intended);
+				if (ret < 0) {
+					unissue(r, batch, nb);
+					err = ret;
+					goto cleanup;
+				}
+				if (!ret) {
+					advance(r);
+					continue;
+				}
+			}
 			ret = take(r, ev, op, intended, r->cur_id, batch, &nb);
 			if (ret < 0) {
 				err = ret;
@@ -898,6 +1039,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	}
 	err = 0;
 cleanup:
+	flush_drop(r);
 	/*
 	 * Never leave I/Os in flight in an engine about to be closed; but never wait for ever
 	 * either: after DRAIN_STALL_NS without a completion, give up (the engine's close then
@@ -925,6 +1067,7 @@ cleanup:
 		st->interrupted = true;
 	behind_close(st);
 	stage_close(&st->stage, clock->now(clock) - run0, &cpu0);
+	st->stage.syscalls = ops->syscalls ? ops->syscalls(e) : 0;
 	run_free(r);
 	return err;
 }

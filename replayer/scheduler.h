@@ -71,6 +71,7 @@ struct rp_stage {
 	uint64_t run_ns, submit_ns, wait_ns, source_ns, prepare_ns, spin_ns, capped_ns;
 	uint64_t submit_calls, waits, wakes_with_completions, reaped;
 	uint64_t cpu_ns, runq_ns, nivcsw;
+	uint64_t syscalls; /* the engine's system calls (0: not counted) */
 };
 
 struct rp_stats {
@@ -111,6 +112,15 @@ struct rp_stats {
 	 */
 	uint64_t dep_waited[3], dep_wait_ns[3];
 	uint64_t dep_window_full;
+	/*
+	 * Flushes (measured ones). The block layer folds flushes that are pending together into
+	 * one device flush. flush_overlapped: flushes sent while the one before on their device
+	 * was still out, though the recording had them apart (it had completed, or its completion
+	 * is unknown): each may have reached the device only folded into another. With
+	 * flushes_apart such a flush waits instead; flush_waited: flushes that waited past their
+	 * deadline, flush_wait_ns: from deadline to when they could go.
+	 */
+	uint64_t flush_overlapped, flush_waited, flush_wait_ns;
 	struct rp_stage stage;
 };
 
@@ -118,6 +128,7 @@ struct rp_sched_cfg {
 	enum rp_timing timing;
 	double speed;	      /* original timing: 2 = twice as fast */
 	int order;	      /* enum rp_order_mode; original timing, scale 1 only */
+	bool flushes_apart;   /* a flush recorded apart from the one before waits for it */
 	uint64_t think_ns;    /* causal order: think-time window */
 	unsigned int iodepth; /* cap on I/Os in flight per copy */
 	unsigned int scale;   /* copies replayed at once (>= 1) */

@@ -115,6 +115,9 @@ cnt = lambda j, op: j["ops"].get(op, {}).get("latency", {}).get("device", {}).ge
 if cnt(o, "flush"):
     # blk-flush merges flushes that are pending together: fewer reach the device when late
     dt.append(f"flushes at the device {cnt(p, 'flush') / cnt(o, 'flush'):.2f}x")
+    # the replayer's own count of flushes sent while the one before was out (an upper bound)
+    if "flushes" in r:
+        dt.append(f"sent overlapping {r['flushes']['overlapped'] / cnt(o, 'flush'):.2f}x")
 open(rows, "a").write(json.dumps(row) + "\n")
 print(f"  {name:8s} late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
       f" (block {row['block_p99_us']:8.1f} us)  depth-capped {row['capped']:6d}  fell behind by"

@@ -912,6 +912,91 @@ static void test_order_window_full(void **state)
 	free(f);
 }
 
+/* The replayed issue times (us after start) of the trace's flushes, in issue order. */
+static unsigned int flush_issues(const struct fixture *f, uint64_t *t_us, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < f->cap.n && n < max; i++)
+		if (f->cap.done[i].op == RP_IO_FSYNC)
+			t_us[n++] = rel(f, i) / US;
+	for (unsigned int i = 1; i < n; i++) /* insertion sort: completions come in any order */
+		for (unsigned int j = i; j && t_us[j - 1] > t_us[j]; j--) {
+			uint64_t x = t_us[j];
+
+			t_us[j] = t_us[j - 1];
+			t_us[j - 1] = x;
+		}
+	return n;
+}
+
+/*
+ * --flushes-apart: a flush recorded after the previous flush had completed waits in the replay
+ * until that one has completed (else the block layer folds the two into one device flush);
+ * writes do not wait for it, and flushes that overlapped in the recording still overlap. By
+ * default they go at their deadlines, and those sent while the one before was out are
+ * counted. Replayed at 10x the recorded latency (500 us).
+ */
+static void test_flushes_apart(void **state)
+{
+	struct btape_event evs[] = {
+		ev_rec(0, 50, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),
+		ev_rec(50, 80, BTAPE_OP_WRITE, 0, 0, 4096, 0, 0),
+		ev_rec(100, 150, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),    /* apart: waits until 500 */
+		ev_rec(150, 180, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),    /* behind it: until 1000 */
+		ev_rec(200, 230, BTAPE_OP_WRITE, 0, 8, 4096, 0, 0), /* goes past them at 200 */
+		ev_rec(1200, 1250, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),  /* the one before: done 1500 */
+		ev_rec(3000, 3050, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),  /* none out: at its deadline */
+		ev_rec(3010, 3100, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0), /* overlapped it: goes at 3010 */
+	};
+	const uint64_t apart[] = {0, 500, 1000, 1500, 3000, 3010};
+	const uint64_t overlap[] = {0, 100, 150, 1200, 3000, 3010};
+	uint64_t t[6];
+	struct fixture *f = fx_new();
+
+	f->cfg.allow_writes = true;
+	f->cfg.flushes_apart = true;
+	f->latency_ns = 500 * US;
+	assert_int_equal(fx_run(f, evs, 8), 0);
+	assert_int_equal(f->st.completed, 8);
+	assert_int_equal(flush_issues(f, t, 6), 6);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(t[i], apart[i]);
+	for (unsigned int i = 0; i < f->cap.n; i++)
+		if (f->cap.done[i].op == RP_IO_WRITE)
+			assert_int_equal(rel(f, i), f->cap.done[i].offset ? 200 * US : 50 * US);
+	/* three waited past their deadlines, for a reason: not late, counted apart */
+	assert_int_equal(f->st.flush_waited, 3);
+	assert_int_equal(f->st.flush_wait_ns, (400 + 850 + 300) * US);
+	assert_int_equal(f->st.late, 0);
+	free(f);
+
+	f = fx_new();
+	f->cfg.allow_writes = true; /* the default: open loop, each flush at its deadline */
+	f->latency_ns = 500 * US;
+	assert_int_equal(fx_run(f, evs, 8), 0);
+	assert_int_equal(flush_issues(f, t, 6), 6);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(t[i], overlap[i]);
+	assert_int_equal(f->st.flush_waited, 0);
+	/* sent while the one before was out, though recorded apart: at 100 and 150 */
+	assert_int_equal(f->st.flush_overlapped, 2);
+	free(f);
+
+	/* a run that ends (--duration 300us) while flushes are parked: they are taken back */
+	f = fx_new();
+	f->cfg.allow_writes = true;
+	f->cfg.flushes_apart = true;
+	f->cfg.duration_ns = 300 * US;
+	f->latency_ns = 500 * US;
+	assert_int_equal(fx_run(f, evs, 8), 0);
+	assert_true(f->st.duration_hit);
+	assert_int_equal(f->st.issued, 3); /* the flush at 0, the writes at 50 and 200 */
+	assert_int_equal(f->st.completed, 3);
+	assert_int_equal(f->cap.n, 3);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -937,6 +1022,7 @@ int main(void)
 		cmocka_unit_test(test_order_model),
 		cmocka_unit_test(test_order_causal_stretch),
 		cmocka_unit_test(test_order_window_full),
+		cmocka_unit_test(test_flushes_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
