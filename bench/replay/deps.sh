@@ -84,6 +84,7 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
+trap "exit 130" INT TERM
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 # storage_new: fresh L1 and L2 (L2 over L1), uncapped yet; sets DEV (L2) and DEV_MM (L1's)
@@ -152,6 +153,9 @@ run_app() {
 		;;
 	*) die "unknown workload $wl" ;;
 	esac
+	# record's own status does not say whether the command failed: its log does
+	grep -q "command exited with status 0" "$W/app.log" ||
+		die "$wl on $iops IOPS failed: $(grep -v '^biotape: \(recorded\|lost\)' "$W/app.log" | tail -2)"
 	grep -q "lost 0 events" "$W/app.log" || echo "  ($wl: the recording lost events)"
 	storage_free
 }
@@ -169,6 +173,8 @@ replay() {
 	"$BT" record -o "$out" -d "$DEV" -- "$BT" replay "$src" --target "$DEV" --write --json \
 		--no-progress "${how[@]}" >"$out.json" 2>"$W/rep.log" ||
 		die "the $mode replay failed: $(tail -2 "$W/rep.log")"
+	grep -q "command exited with status 0" "$W/rep.log" ||
+		die "the $mode replay failed: $(grep -v '^biotape: \(recorded\|lost\)' "$W/rep.log" | tail -2)"
 	grep -q "lost 0 events" "$W/rep.log" || echo "  ($mode: the recording lost events)"
 	storage_free
 }
