@@ -36,8 +36,8 @@
 # MODES ("none conflict barrier causal load afap"), FIO_WAL (1000 WAL writes), FIO_RAND (3000
 # random I/Os), SQL_TX (800), SQL_ROWS (100000), BIOTAPE=PATH (measure that binary),
 # KEEP=DIR (copy the recordings and per-run rows there). Needs root, cgroup v1 blkio, fio,
-# sqlite3, mkfs.ext4, python3. Writes only to its own loop devices over /dev/shm (256 MiB
-# each, at most four at a time), clears the throttle rules it set, and detaches them.
+# sqlite3, mkfs.ext4, python3. Writes only to its own loop devices over /dev/shm (one 256 MiB
+# file, two devices stacked, at a time), clears the throttle rules it set, and detaches them.
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${ROUNDS:-3}
