@@ -277,14 +277,12 @@ static void test_uring_setups_sched(void **state)
 			assert_true(st->max_inflight <= DEPTH);
 			/*
 			 * One io_uring_enter submits a batch and reaps: never more than one
-			 * system call per I/O (0.15-0.72 measured here), and in afap, where
-			 * the batches are full, at most one per two I/Os (0.14-0.37 measured;
-			 * an enter per SQE makes it 0.59).
+			 * system call per I/O (0.15-0.72 measured here; an enter per SQE
+			 * passes it). Not tighter for afap: under load its batches shrink
+			 * (0.14-0.37 measured idle, over 0.5 in 5 of 30 runs at load 10).
 			 */
 			assert_true(st->stage.syscalls > 0);
 			assert_true(st->stage.syscalls <= NEV);
-			if (timings[t] == RP_TIMING_AFAP)
-				assert_true(st->stage.syscalls <= NEV / 2);
 			free(st);
 			fx_free(f);
 		}
