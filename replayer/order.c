@@ -256,6 +256,27 @@ static const struct xnode *xfind(const struct xnode *n, uint64_t qs, uint64_t qe
 	return NULL;
 }
 
+/*
+ * Of the nodes with start < qe and id < qid, the one with the largest start (ends ignored: the
+ * recorded-completion indexes), or NULL. Held behind the latest of its barriers, an I/O is
+ * not woken once for each of the earlier ones.
+ */
+static const struct xnode *xlast(const struct xnode *n, uint64_t qe, uint64_t qid)
+{
+	while (n && n->min_id < qid) {
+		if (n->start < qe) {
+			const struct xnode *x = xlast(n->r, qe, qid);
+
+			if (x)
+				return x;
+			if (n->id < qid)
+				return n;
+		}
+		n = n->l;
+	}
+	return NULL;
+}
+
 static void xset(struct xnode *n, uint64_t start, uint64_t end, uint64_t id)
 {
 	n->start = start;
@@ -526,9 +547,9 @@ static const struct xnode *find_blocker(struct rp_order *o, const struct ent *b,
 	if (!a && o->mode >= RP_ORDER_BARRIER) {
 		*kind = RP_DEP_BARRIER;
 		if (b->cls & CLS_BARRIER)
-			a = xfind(d->rd_w, 0, upto, b->id);
+			a = xlast(d->rd_w, upto, b->id);
 		if (!a)
-			a = xfind(d->rd_b, 0, upto, b->id);
+			a = xlast(d->rd_b, upto, b->id);
 	}
 	return a;
 }
