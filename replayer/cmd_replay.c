@@ -10,6 +10,7 @@
 #include "devmap.h"
 #include "order.h"
 #include "engine.h"
+#include "fidelity.h"
 #include "outq.h"
 #include "report.h"
 #include "scheduler.h"
@@ -595,6 +596,8 @@ struct out_ctx {
 	uint64_t total_ns;
 	uint64_t first_issue; /* the step's earliest issue time (cluster: the start skew) */
 	bool progress;
+	struct rp_fidelity *fid; /* the fidelity section's replayed side, or NULL */
+	const struct rp_stats *st;
 };
 
 static const uint8_t io_to_btape_op[RP_IO__COUNT] = {BTAPE_OP_READ, BTAPE_OP_WRITE, BTAPE_OP_FLUSH,
@@ -607,6 +610,8 @@ static void out_done(void *ctx, const struct rp_io *io)
 
 	if (!c->first_issue || io->issue_ns < c->first_issue)
 		c->first_issue = io->issue_ns;
+	if (c->fid)
+		rp_fidelity__add(c->fid, io, c->st);
 	if (!c->q)
 		return;
 	memset(&ev, 0, sizeof(ev));
@@ -964,6 +969,16 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		cfg.on_done = out_done;
 		cfg.on_watermark = out_watermark;
 	}
+	/* the fidelity section: one run on one host (a sweep's steps, a cluster's ranks: not yet) */
+	if (o.nsweep == 1 && !rp_cluster__multi(rc)) {
+		err = rp_fidelity__new(&oc.fid, o.trace, &cfg, msg, sizeof(msg));
+		if (err < 0) {
+			cli_err("replay: %s", msg);
+			goto cleanup;
+		}
+		oc.st = st;
+		cfg.on_done = out_done;
+	}
 	oc.o = &o;
 	oc.progress = !o.no_progress && isatty(STDERR_FILENO);
 	if (o.timing == RP_TIMING_ORIGINAL && s.sum.last_issue_ns > s.sum.first_issue_ns)
@@ -1107,6 +1122,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	} else {
 		info.scale = o.sweep[0];
+		if (oc.fid)
+			info.fid = rp_fidelity__finish(oc.fid, st);
 		if (rp_cluster__multi(rc))
 			info.scale = rp_cluster__copies(rc);
 		if (o.json && rp_cluster__multi(rc))
@@ -1136,6 +1153,7 @@ cleanup:
 	if (e)
 		eng->close(e);
 	rp_prefetch__close(pf);
+	rp_fidelity__free(oc.fid);
 	if (!issued) /* refused before the first I/O: a file --create made goes too */
 		rp_devices__discard_created(&s.dv);
 	rp_devices__free(&s.dv);

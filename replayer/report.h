@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "fidelity.h"
 #include "scheduler.h"
 
 struct rp_run_info {
@@ -22,6 +23,7 @@ struct rp_run_info {
 	const struct rp_target *topen; /* the opened targets (kind, size), or NULL */
 	unsigned int rt_priority;      /* the issuing thread's SCHED_FIFO priority, 0: normal */
 	unsigned int spin_us;
+	const struct rp_fid *fid; /* the fidelity section (NULL: none, e.g. a sweep) */
 };
 
 /* One step of a sweep (or the one run). */
