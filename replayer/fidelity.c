@@ -46,6 +46,8 @@ static void side_add(struct rp_fid_side *s, uint64_t window_ns, uint64_t rel_ns,
 	if (w < RP_FID_WINDOWS) {
 		s->win_ios[w]++;
 		s->win_qd[w] += qd;
+	} else {
+		s->beyond++;
 	}
 }
 
@@ -72,7 +74,7 @@ static int read_recorded(struct rp_fidelity *f, const char *trace, const struct 
 	span = (uint64_t)((double)(sum.last_issue_ns - first) / speed);
 	if (cfg->duration_ns && cfg->duration_ns < span)
 		span = cfg->duration_ns;
-	f->r.window_ns = span / RP_FID_WINDOWS + 1;
+	f->r.window_ns = span / (RP_FID_WINDOWS / 2) + 1;
 	if (f->r.window_ns < 1000000)
 		f->r.window_ns = 1000000; /* 1 ms at least: IOPS over a window means something */
 	while ((n = btape_reader__next_batch(rd, &evs)) > 0) {

@@ -19,7 +19,7 @@
 struct rp_sched_cfg;
 struct rp_stats;
 
-#define RP_FID_WINDOWS 200 /* IOPS / QD windows over the recorded span (at most) */
+#define RP_FID_WINDOWS 200 /* IOPS / QD windows: the recorded span is the first half */
 #define RP_FID_LATE_BUCKETS 6 /* issue lateness: <=1 us, 10 us, 100 us, 1 ms, 10 ms, more */
 #define RP_FID_GAP_KS_OK 0.1  /* the verdict's bounds: inter-arrival KS at most this, */
 #define RP_FID_IOPS_CORR_OK 0.9 /* and per-window IOPS correlated at least this */
@@ -29,6 +29,7 @@ struct rp_fid_side {
 	uint64_t ios;
 	struct hist gap, size, qd, lat; /* inter-arrival ns, bytes, queue depth at issue, ns */
 	uint64_t win_ios[RP_FID_WINDOWS], win_qd[RP_FID_WINDOWS]; /* per window: I/Os, sum of QD */
+	uint64_t beyond; /* I/Os after the last window (a replay that took over twice as long) */
 };
 
 struct rp_fid {

@@ -256,9 +256,12 @@ static void text_fidelity(FILE *fp, const struct rp_fid *f)
 		fmt_num(f->qd_ks, c, sizeof(c)),
 		isnan(f->lat_demerit_ns) ? "n/a" : cli_fmt_ns((uint64_t)f->lat_demerit_ns, d,
 								  sizeof(d)));
-	fprintf(fp, "    per %s window (%u): IOPS correlation %s, mean QD correlation %s\n",
+	fprintf(fp, "    per %s window (%u): IOPS correlation %s, mean QD correlation %s",
 		cli_fmt_ns(f->window_ns, e, sizeof(e)), f->windows,
 		fmt_num(f->iops_corr, a, sizeof(a)), fmt_num(f->qd_corr, b, sizeof(b)));
+	if (f->rep.beyond)
+		fprintf(fp, "; %" PRIu64 " replayed I/Os past the last window", f->rep.beyond);
+	fputc('\n', fp);
 }
 
 void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st)
@@ -400,8 +403,8 @@ static void json_fidelity(FILE *fp, const struct rp_fid *f)
 	fputc(',', fp);
 	json_num(fp, "qd_corr", f->qd_corr);
 	fprintf(fp, ",\"recorded_ios\":%" PRIu64 ",\"replayed_ios\":%" PRIu64
-		    ",\"lateness\":{",
-		f->rec.ios, f->rep.ios);
+		    ",\"replayed_after_windows\":%" PRIu64 ",\"lateness\":{",
+		f->rec.ios, f->rep.ios, f->rep.beyond);
 	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
 		fprintf(fp, "%s\"%s\":%" PRIu64, k ? "," : "", late_names[k], f->late[k]);
 	fprintf(fp, "},\"window_s\":%.6f,\"iops\":{\"recorded\":", (double)f->window_ns / 1e9);
