@@ -94,7 +94,8 @@ static void usage(FILE *fp)
 		"  --layout shard|overlay each copy in its own region of the target (default), or all over\n"
 		"                         the same region\n"
 		"  --sweep 1,2,4,8        one run per scale factor: IOPS, MB/s, p50/p99 per op, the knee\n"
-		"  --html OUT             with --sweep: write an HTML page plotting IOPS versus latency\n"
+		"  --html OUT             an HTML page: a run's fidelity, IOPS and QD per window recorded\n"
+		"                         against replayed; with --sweep, IOPS versus latency per step\n"
 		"writes (they destroy data on the target):\n"
 		"  --write                replay writes, discards and write-zeroes; refuses a target whose\n"
 		"                         data is in use (mounted, swap, held, claimed, or reached that\n"
@@ -524,10 +525,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		cli_err("replay: --write and --writes-as-reads exclude each other");
 		return -EINVAL;
 	}
-	if (o->html && !o->nsweep) {
-		cli_err("replay: --html needs --sweep");
-		return -EINVAL;
-	}
 	if (o->out && o->nsweep) {
 		cli_err("replay: -o cannot be combined with --sweep (one result trace per run)");
 		return -EINVAL;
@@ -841,6 +838,11 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		return BTAPE_EXIT_USAGE;
 	if (rc && o.scale_given && o.nsweep == 1)
 		o.sweep[0] = o.max_scale = o.scale;
+	if (o.html && o.nsweep == 1 && rp_cluster__multi(rc)) {
+		cli_err("replay: --html of a cluster run needs --sweep (a single run's page is "
+			"one host's)");
+		return BTAPE_EXIT_USAGE;
+	}
 	s.o = &o;
 	eng = rp_engine_find(o.engine);
 	/* outputs are refused before any work (and checked again when written) */
@@ -1134,6 +1136,19 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		else {
 			rp_report_text(stdout, &info, st);
 			rp_cluster__report_text(rc, stdout);
+		}
+		if (o.html) {
+			struct cli_out ho;
+
+			if (cli_out_open(&ho, o.html) < 0) {
+				cli_err("replay: --html: %s", ho.why);
+				goto cleanup;
+			}
+			rp_report_html(ho.fp, &info, st);
+			if (cli_out_commit(&ho) < 0) {
+				cli_err("replay: --html: %s", ho.why);
+				goto cleanup;
+			}
 		}
 	}
 	fflush(stdout);

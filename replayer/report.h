@@ -51,6 +51,8 @@ void rp_report_sweep_text(FILE *fp, const struct rp_run_info *info, const struct
 			  unsigned int n);
 void rp_report_sweep_json(FILE *fp, const struct rp_run_info *info, const struct rp_step *steps,
 			  unsigned int n);
+/* A single run's page: its figures and fidelity section, with inline SVG charts. */
+void rp_report_html(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st);
 /* A self-contained HTML page with an inline SVG plot of IOPS versus p50/p99 latency. */
 void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct rp_step *steps,
 			  unsigned int n);

@@ -46,8 +46,15 @@ assert l["replayed_after_windows"] > 0 and l["iops_corr"] < 0.5, l
 assert c["gap_ks"] < b["gap_ks"] / 2 and c["iops_corr"] > b["iops_corr"] + 0.3, (c, b)
 assert c["lat_demerit_us"] < 100, c["lat_demerit_us"]
 PY
-out=$("$BIOTAPE" replay "$D/w.btape" --target "$D/c" "${T[@]}" --null-latency 2ms --iodepth 1) ||
-	fail "text replay failed"
+out=$("$BIOTAPE" replay "$D/w.btape" --target "$D/c" "${T[@]}" --null-latency 2ms --iodepth 1 \
+	--html "$D/r.html") || fail "text replay failed"
+# the page: both window charts, two series each, and the verdict
+for c in iops qd; do
+	grep -q "data-chart=\"$c\"" "$D/r.html" || fail "html: no $c chart"
+done
+[ "$(grep -c '<path class="series"' "$D/r.html")" = 4 ] || fail "html: want 4 series"
+grep -q 'data-key="faithful" data-value="0"><div class="v">no</div>' "$D/r.html" ||
+	fail "html: no verdict"
 grep -q "^  fidelity: did NOT keep to the recording (the replayer fell behind" <<<"$out" ||
 	fail "text: no verdict: $out"
 grep -q "^    issue lateness: <=1us [0-9]* .* >10ms [0-9]*$" <<<"$out" || fail "text: lateness: $out"
