@@ -31,6 +31,19 @@ static double px_y(const struct chart_axis *ay, double v)
 	return H - MB - (H - MT - MB) * v / ay->top;
 }
 
+/* The page's start, its heading, and "TRACE -> TARGETS" opening a paragraph left open. */
+static void page_head(FILE *fp, const struct rp_run_info *info, const char *title, const char *h1)
+{
+	html_page_begin(fp, title);
+	fprintf(fp, "<h1>%s</h1>\n<p>", h1);
+	html_escape(fp, info->trace);
+	fputs(" &rarr; ", fp);
+	for (unsigned int i = 0; i < info->ntargets; i++) {
+		fputs(i ? ", " : "", fp);
+		html_escape(fp, info->targets[i]);
+	}
+}
+
 static void sweep_chart(FILE *fp, const struct rp_step *steps, unsigned int n)
 {
 	struct chart_axis ax, ay;
@@ -122,14 +135,7 @@ void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct
 		if (steps[i].iops > steps[best].iops)
 			best = (int)i;
 	}
-	html_page_begin(fp, "biotape replay sweep");
-	fputs("<h1>Replay sweep: IOPS versus latency</h1>\n<p>", fp);
-	html_escape(fp, info->trace);
-	fputs(" &rarr; ", fp);
-	for (unsigned int i = 0; i < info->ntargets; i++) {
-		fputs(i ? ", " : "", fp);
-		html_escape(fp, info->targets[i]);
-	}
+	page_head(fp, info, "biotape replay sweep", "Replay sweep: IOPS versus latency");
 	fprintf(fp, " (engine %s, timing %s, iodepth %u per copy, layout %s)</p>\n", info->engine,
 		info->timing, info->iodepth, info->layout);
 	if (!n) {
@@ -266,14 +272,7 @@ void rp_report_html(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	char b[64];
 
 	rp_step_from_stats(&s, info->scale, st);
-	html_page_begin(fp, "biotape replay");
-	fputs("<h1>Replay: how it kept to the recording</h1>\n<p>", fp);
-	html_escape(fp, info->trace);
-	fputs(" &rarr; ", fp);
-	for (unsigned int i = 0; i < info->ntargets; i++) {
-		fputs(i ? ", " : "", fp);
-		html_escape(fp, info->targets[i]);
-	}
+	page_head(fp, info, "biotape replay", "Replay: how it kept to the recording");
 	fprintf(fp, " (engine %s, timing %s, order %s, iodepth %u)</p>\n", info->engine,
 		info->timing, info->order ? info->order : "none", info->iodepth);
 	fputs("<div class=\"cards\">\n", fp);

@@ -82,6 +82,18 @@ static void setup_init(struct setup *s)
 	s->st.start_ns = s->st.measure_start_ns = START;
 }
 
+/* The trace written, s set up, the recorded side read. */
+static struct rp_fidelity *start(struct setup *s)
+{
+	struct rp_fidelity *f = NULL;
+	char msg[256];
+
+	write_trace();
+	setup_init(s);
+	assert_int_equal(rp_fidelity__new(&f, path, &s->cfg, msg, sizeof(msg)), 0);
+	return f;
+}
+
 /* The replayed I/O of event i when every gap is stretched by `stretch`. */
 static struct rp_io io_of(unsigned int i, unsigned int stretch)
 {
@@ -100,13 +112,8 @@ static struct rp_io io_of(unsigned int i, unsigned int stretch)
 static void test_exact_replay(void **state)
 {
 	struct setup s;
-	struct rp_fidelity *f = NULL;
+	struct rp_fidelity *f = start(&s);
 	const struct rp_fid *r;
-	char msg[256];
-
-	write_trace();
-	setup_init(&s);
-	assert_int_equal(rp_fidelity__new(&f, path, &s.cfg, msg, sizeof(msg)), 0);
 	/* completions out of issue order: in blocks of 16, the last first */
 	for (unsigned int b = 0; b < N; b += 16)
 		for (unsigned int i = b + 16; i-- > b;) {
@@ -136,13 +143,8 @@ static void test_exact_replay(void **state)
 static void test_stretched_replay(void **state)
 {
 	struct setup s;
-	struct rp_fidelity *f = NULL;
+	struct rp_fidelity *f = start(&s);
 	const struct rp_fid *r;
-	char msg[256];
-
-	write_trace();
-	setup_init(&s);
-	assert_int_equal(rp_fidelity__new(&f, path, &s.cfg, msg, sizeof(msg)), 0);
 	for (unsigned int i = 0; i < N; i++) {
 		struct rp_io io = io_of(i, 3);
 
@@ -168,6 +170,8 @@ static void test_stretched_replay(void **state)
 	assert_int_equal(r->rec.ios, N);
 	rp_fidelity__free(f);
 	/* a trace that is not there: a message, no object */
+	char msg[256];
+
 	assert_true(rp_fidelity__new(&f, "/nonexistent/x.btape", &s.cfg, msg, sizeof(msg)) < 0);
 	assert_null(f);
 	assert_true(strlen(msg) > 0);

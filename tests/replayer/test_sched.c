@@ -737,11 +737,10 @@ static void order_replayed(const struct fixture *f, const struct btape_event *ev
 	}
 }
 
-static void order_run(struct fixture *f, int mode, uint64_t lat, struct btape_event *evs,
-		      size_t n, uint64_t *got)
+/* Two devices onto one target, writes allowed, mode and think window, the engine's latency. */
+static void order_cfg(struct fixture *f, int mode, uint64_t lat)
 {
 	static struct rp_devmap devs[2];
-	uint64_t want[ORD_MAX];
 
 	devs[0] = (struct rp_devmap){.target = 0, .src_size = 64 * MIB};
 	devs[1] = devs[0];
@@ -751,6 +750,14 @@ static void order_run(struct fixture *f, int mode, uint64_t lat, struct btape_ev
 	f->cfg.order = mode;
 	f->cfg.think_ns = THINK_NS;
 	f->latency_ns = lat;
+}
+
+static void order_run(struct fixture *f, int mode, uint64_t lat, struct btape_event *evs,
+		      size_t n, uint64_t *got)
+{
+	uint64_t want[ORD_MAX];
+
+	order_cfg(f, mode, lat);
 	f->cap.n = 0;
 	assert_int_equal(fx_run(f, evs, n), 0);
 	assert_int_equal(f->cap.n, n);
@@ -858,7 +865,6 @@ static void test_order_model_random(void **state)
 {
 	static struct btape_event evs[RND_N];
 	static uint64_t got[RND_N], want[RND_N], fg[RND_N], fw[RND_N];
-	static struct rp_devmap devs[2];
 	uint64_t seed = 0x5eed, t = 0;
 
 	for (int round = 0; round < 4; round++) {
@@ -884,15 +890,8 @@ static void test_order_model_random(void **state)
 				struct fixture *f = fx_new();
 				size_t nf = 0;
 
-				devs[0] = (struct rp_devmap){.target = 0, .src_size = 64 * MIB};
-				devs[1] = devs[0];
-				f->cfg.ndev = 2;
-				f->cfg.devs = devs;
-				f->cfg.allow_writes = true;
-				f->cfg.order = mode;
-				f->cfg.think_ns = THINK_NS;
+				order_cfg(f, mode, lat);
 				f->cfg.iodepth = RND_N;
-				f->latency_ns = lat;
 				assert_int_equal(fx_run(f, evs, RND_N), 0);
 				assert_int_equal(f->cap.n, RND_N);
 				order_model(evs, RND_N, mode, lat, want);
