@@ -80,7 +80,9 @@ static int read_recorded(struct rp_fidelity *f, const char *trace, const struct 
 	while ((n = btape_reader__next_batch(rd, &evs)) > 0) {
 		for (int i = 0; i < n; i++) {
 			const struct btape_event *ev = &evs[i];
-			uint64_t rel = (uint64_t)((double)(ev->issue_ns - first) / speed);
+			uint64_t rel = ev->issue_ns > first
+					       ? (uint64_t)((double)(ev->issue_ns - first) / speed)
+					       : 0;
 			uint64_t lat = NO_TIME;
 
 			if (rp_sched_engine_op(cfg, ev->op, ev->bytes) < 0 || ev->dev >= cfg->ndev ||
@@ -92,8 +94,11 @@ static int read_recorded(struct rp_fidelity *f, const char *trace, const struct 
 				break;
 			if ((ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns)
 				lat = ev->complete_ns - ev->issue_ns;
-			if (have_prev)
-				hist_add(&f->r.rec.gap, (uint64_t)((double)(ev->issue_ns - prev) / speed));
+			if (have_prev) /* a file's order violation (its footer counts them): 0 */
+				hist_add(&f->r.rec.gap,
+					 ev->issue_ns > prev
+						 ? (uint64_t)((double)(ev->issue_ns - prev) / speed)
+						 : 0);
 			prev = ev->issue_ns;
 			have_prev = true;
 			side_add(&f->r.rec, f->r.window_ns, rel - cfg->warmup_ns, ev->bytes,
