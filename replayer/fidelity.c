@@ -189,7 +189,9 @@ void rp_fidelity__add(struct rp_fidelity *f, const struct rp_io *io, const struc
 	}
 	if (!measured)
 		return;
-	side_add(&f->r.rep, f->r.window_ns, io->issue_ns - st->measure_start_ns, io->bytes, io->qd,
+	side_add(&f->r.rep, f->r.window_ns,
+		 io->issue_ns > st->measure_start_ns ? io->issue_ns - st->measure_start_ns : 0,
+		 io->bytes, io->qd,
 		 io->complete_ns >= io->issue_ns ? io->complete_ns - io->issue_ns : NO_TIME);
 }
 
