@@ -85,8 +85,8 @@ static int read_recorded(struct rp_fidelity *f, const char *trace, const struct 
 					       : 0;
 			uint64_t lat = NO_TIME;
 
-			if (rp_sched_engine_op(cfg, ev->op, ev->bytes) < 0 || ev->dev >= cfg->ndev ||
-			    cfg->devs[ev->dev].target >= cfg->ntargets)
+			if (rp_sched_engine_op(cfg, ev->op, ev->bytes) < 0 ||
+			    ev->dev >= cfg->ndev || cfg->devs[ev->dev].target >= cfg->ntargets)
 				continue;
 			if (rel < cfg->warmup_ns)
 				continue;
@@ -238,8 +238,7 @@ const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_
 		r->late[k] += h->b[i];
 	}
 	r->fell_behind = st->lag_max_ns > RP_LATE_NS;
-	r->faithful = !r->fell_behind && r->rep.ios &&
-		      !(r->gap_ks > RP_FID_GAP_KS_OK) &&
+	r->faithful = !r->fell_behind && r->rep.ios && !(r->gap_ks > RP_FID_GAP_KS_OK) &&
 		      !(r->iops_corr < RP_FID_IOPS_CORR_OK);
 	return r;
 }

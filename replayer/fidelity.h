@@ -19,9 +19,9 @@
 struct rp_sched_cfg;
 struct rp_stats;
 
-#define RP_FID_WINDOWS 200 /* IOPS / QD windows: the recorded span is the first half */
-#define RP_FID_LATE_BUCKETS 6 /* issue lateness: <=1 us, 10 us, 100 us, 1 ms, 10 ms, more */
-#define RP_FID_GAP_KS_OK 0.1  /* the verdict's bounds: inter-arrival KS at most this, */
+#define RP_FID_WINDOWS 200	/* IOPS / QD windows: the recorded span is the first half */
+#define RP_FID_LATE_BUCKETS 6	/* issue lateness: <=1 us, 10 us, 100 us, 1 ms, 10 ms, more */
+#define RP_FID_GAP_KS_OK 0.1	/* the verdict's bounds: inter-arrival KS at most this, */
 #define RP_FID_IOPS_CORR_OK 0.9 /* and per-window IOPS correlated at least this */
 
 /* One side: what the recording did, or what the replay did. */
@@ -34,7 +34,8 @@ struct rp_fid_side {
 
 struct rp_fid {
 	uint64_t window_ns;
-	unsigned int windows; /* compared: up to the later side's last I/O, at most RP_FID_WINDOWS */
+	unsigned int
+		windows; /* compared: up to the later side's last I/O, at most RP_FID_WINDOWS */
 	struct rp_fid_side rec, rep;
 	double gap_ks, size_ks, qd_ks; /* KS distances recorded vs replayed (NAN: a side empty) */
 	double lat_demerit_ns;	       /* RMS distance of the latency CDFs (NAN: no latencies) */
