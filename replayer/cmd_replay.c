@@ -10,6 +10,7 @@
 #include "devmap.h"
 #include "order.h"
 #include "engine.h"
+#include "fidelity.h"
 #include "outq.h"
 #include "report.h"
 #include "scheduler.h"
@@ -97,7 +98,8 @@ static void usage(FILE *fp)
 		"  --layout shard|overlay each copy in its own region of the target (default), or all over\n"
 		"                         the same region\n"
 		"  --sweep 1,2,4,8        one run per scale factor: IOPS, MB/s, p50/p99 per op, the knee\n"
-		"  --html OUT             with --sweep: write an HTML page plotting IOPS versus latency\n"
+		"  --html OUT             an HTML page: a run's fidelity, IOPS and QD per window recorded\n"
+		"                         against replayed; with --sweep, IOPS versus latency per step\n"
 		"writes (they destroy data on the target):\n"
 		"  --write                replay writes, discards and write-zeroes; refuses a target whose\n"
 		"                         data is in use (mounted, swap, held, claimed, or reached that\n"
@@ -118,7 +120,8 @@ static void usage(FILE *fp)
 		"                         the normal class\n"
 		"  --spin-us N            sleep until N us before each deadline, then spin (default %llu,\n"
 		"                         %llu with a real-time issuing thread)\n"
-		"results:\n"
+		"results (a single run's summary ends with its fidelity: issue lateness, recorded vs\n"
+		"replayed inter-arrival/size/QD KS, latency demerit, IOPS and QD per window, a verdict):\n"
 		"  --json                 the summary as JSON on stdout\n"
 		"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
 		"                         (outputs must be regular files: see docs/SAFETY.md)\n"
@@ -531,10 +534,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		cli_err("replay: --write and --writes-as-reads exclude each other");
 		return -EINVAL;
 	}
-	if (o->html && !o->nsweep) {
-		cli_err("replay: --html needs --sweep");
-		return -EINVAL;
-	}
 	if (o->out && o->nsweep) {
 		cli_err("replay: -o cannot be combined with --sweep (one result trace per run)");
 		return -EINVAL;
@@ -604,6 +603,8 @@ struct out_ctx {
 	uint64_t total_ns;
 	uint64_t first_issue; /* the step's earliest issue time (cluster: the start skew) */
 	bool progress;
+	struct rp_fidelity *fid; /* the fidelity section's replayed side, or NULL */
+	const struct rp_stats *st;
 };
 
 static const uint8_t io_to_btape_op[RP_IO__COUNT] = {BTAPE_OP_READ, BTAPE_OP_WRITE, BTAPE_OP_FLUSH,
@@ -616,6 +617,8 @@ static void out_done(void *ctx, const struct rp_io *io)
 
 	if (!c->first_issue || io->issue_ns < c->first_issue)
 		c->first_issue = io->issue_ns;
+	if (c->fid)
+		rp_fidelity__add(c->fid, io, c->st);
 	if (!c->q)
 		return;
 	memset(&ev, 0, sizeof(ev));
@@ -844,6 +847,11 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		return BTAPE_EXIT_USAGE;
 	if (rc && o.scale_given && o.nsweep == 1)
 		o.sweep[0] = o.max_scale = o.scale;
+	if (o.html && o.nsweep == 1 && rp_cluster__multi(rc)) {
+		cli_err("replay: --html of a cluster run needs --sweep (a single run's page is "
+			"one host's)");
+		return BTAPE_EXIT_USAGE;
+	}
 	s.o = &o;
 	eng = rp_engine_find(o.engine);
 	/* outputs are refused before any work (and checked again when written) */
@@ -973,6 +981,16 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 		cfg.on_done = out_done;
 		cfg.on_watermark = out_watermark;
+	}
+	/* the fidelity section: one run on one host (a sweep's steps, a cluster's ranks: not yet) */
+	if (o.nsweep == 1 && !rp_cluster__multi(rc)) {
+		err = rp_fidelity__new(&oc.fid, o.trace, &cfg, msg, sizeof(msg));
+		if (err < 0) {
+			cli_err("replay: %s", msg);
+			goto cleanup;
+		}
+		oc.st = st;
+		cfg.on_done = out_done;
 	}
 	oc.o = &o;
 	oc.progress = !o.no_progress && isatty(STDERR_FILENO);
@@ -1117,6 +1135,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	} else {
 		info.scale = o.sweep[0];
+		if (oc.fid)
+			info.fid = rp_fidelity__finish(oc.fid, st);
 		if (rp_cluster__multi(rc))
 			info.scale = rp_cluster__copies(rc);
 		if (o.json && rp_cluster__multi(rc))
@@ -1126,6 +1146,19 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		else {
 			rp_report_text(stdout, &info, st);
 			rp_cluster__report_text(rc, stdout);
+		}
+		if (o.html) {
+			struct cli_out ho;
+
+			if (cli_out_open(&ho, o.html) < 0) {
+				cli_err("replay: --html: %s", ho.why);
+				goto cleanup;
+			}
+			rp_report_html(ho.fp, &info, st);
+			if (cli_out_commit(&ho) < 0) {
+				cli_err("replay: --html: %s", ho.why);
+				goto cleanup;
+			}
 		}
 	}
 	fflush(stdout);
@@ -1146,6 +1179,7 @@ cleanup:
 	if (e)
 		eng->close(e);
 	rp_prefetch__close(pf);
+	rp_fidelity__free(oc.fid);
 	if (!issued) /* refused before the first I/O: a file --create made goes too */
 		rp_devices__discard_created(&s.dv);
 	rp_devices__free(&s.dv);

@@ -1,10 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Dependency tracking for --order (rules in order.h). A ring of the last `window` events in
- * recorded issue order, each with its recorded times and replayed state; the unfinished ones
- * (held or in flight) are also on an unordered list, which is all that conflict and barrier
- * checks scan: a check costs O(I/Os unfinished), a causal source lookup O(events within the
- * think window + the longest recorded latency).
+ * recorded issue order, each with its recorded times and replayed state. The unfinished ones
+ * (held or in flight) are indexed per device, so that a check costs O(log unfinished) and not
+ * a scan of them all:
+ *   - by sector extent, writes and the rest apart (conflicts);
+ *   - by recorded completion, writes and barriers apart (barriers: "every earlier write /
+ *     barrier that completed, in the recording, before b was issued" is a prefix).
+ * Each index is a treap keyed by (start, id), every node keeping its subtree's largest end
+ * and smallest id, so "an unfinished I/O before b that overlaps [s, e)" is one descent.
+ *
+ * A held I/O waits in exactly one place: on the waiter list of the unfinished I/O that holds
+ * it (conflict/barrier blocker, or its causal source), in the timer heap (causal think time),
+ * or among the candidates to check again. A completion moves its waiters to the candidates;
+ * next_ready checks only those, oldest first, so a release costs O(log held) and not a walk.
+ * A causal source lookup costs O(events within the think window + the longest recorded
+ * latency).
  */
 #include "order.h"
 
@@ -22,6 +33,21 @@
 
 enum { ST_FREE, ST_HELD, ST_FLIGHT, ST_DONE };
 
+/* A node of an index: the interval [start, end) of the I/O id. */
+struct xnode {
+	struct xnode *l, *r;
+	uint64_t start, end, id;
+	uint64_t max_end, min_id; /* of the subtree */
+	uint32_t prio;
+};
+
+/* One device's indexes of its unfinished I/Os. */
+struct dindex {
+	uint32_t dev;
+	struct xnode *ext_w, *ext_o; /* sector extents of writes, of the others */
+	struct xnode *rd_w, *rd_b;   /* recorded completions [rdone, max) of writes, of barriers */
+};
+
 struct ent {
 	struct btape_event ev; /* comm dropped */
 	uint64_t id;
@@ -32,9 +58,16 @@ struct ent {
 	uint64_t src, src_done_ns, think; /* causal source (NO_ID none) */
 	uint64_t blocker;     /* the unfinished I/O that held it at the last check, or NO_ID */
 	uint64_t cb_clear_ns; /* when conflict/barrier holds were last seen cleared */
-	unsigned int open_pos;
+	uint64_t wait_head, wait_next; /* held I/Os parked on this one; the next on its list */
+	uint64_t dep_head, dep_next;   /* I/Os whose causal source this is; the next */
+	struct xnode ext, rdw, rdb;    /* its nodes in its device's indexes */
+	unsigned int dx;	       /* its device's index in o->dix */
 	uint8_t cls, state, kind;
-	bool cb_held;
+	bool cb_held, in_rdw, in_rdb;
+};
+
+struct theap {
+	uint64_t t, id;
 };
 
 struct rp_order {
@@ -43,17 +76,14 @@ struct rp_order {
 	double speed;
 	uint64_t mask, next; /* ring size - 1, the next id */
 	struct ent *ring;
-	uint64_t *open; /* ids unfinished */
-	unsigned int nopen;
-	uint64_t *held; /* ids held, in recorded order */
+	struct dindex *dix; /* devices seen; a slot whose indexes are empty may be reused */
+	unsigned int ndix, last_dx;
+	uint64_t *cand; /* min-heap of held ids to check again */
+	unsigned int ncand;
+	struct theap *timer; /* min-heap of held ids by the time they may go */
+	unsigned int ntimer;
 	unsigned int nheld;
 	uint64_t max_lat; /* longest recorded latency seen */
-	/*
-	 * Held I/Os can only be released by a completion or by time: a walk that found none
-	 * ready is not repeated until one completes (dirty) or min_wake passes.
-	 */
-	bool dirty;
-	uint64_t min_wake;
 };
 
 static const char *const mode_names[] = {"none", "conflict", "barrier", "causal"};
@@ -97,9 +127,11 @@ int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_
 	o->speed = speed > 0 ? speed : 1;
 	o->mask = size - 1;
 	o->ring = calloc(size, sizeof(*o->ring));
-	o->open = calloc(size, sizeof(*o->open));
-	o->held = calloc(size, sizeof(*o->held));
-	if (!o->ring || !o->open || !o->held)
+	/* no more devices hold unfinished I/Os than there are slots */
+	o->dix = calloc(size, sizeof(*o->dix));
+	o->cand = calloc(size, sizeof(*o->cand));
+	o->timer = calloc(size, sizeof(*o->timer));
+	if (!o->ring || !o->dix || !o->cand || !o->timer)
 		goto cleanup;
 	*op = o;
 	return 0;
@@ -113,16 +145,234 @@ void rp_order__free(struct rp_order *o)
 	if (!o)
 		return;
 	free(o->ring);
-	free(o->open);
-	free(o->held);
+	free(o->dix);
+	free(o->cand);
+	free(o->timer);
 	free(o);
 }
+
+/* ---- the interval treap ---- */
+
+static void xfix(struct xnode *n)
+{
+	n->max_end = n->end;
+	n->min_id = n->id;
+	if (n->l) {
+		if (n->l->max_end > n->max_end)
+			n->max_end = n->l->max_end;
+		if (n->l->min_id < n->min_id)
+			n->min_id = n->l->min_id;
+	}
+	if (n->r) {
+		if (n->r->max_end > n->max_end)
+			n->max_end = n->r->max_end;
+		if (n->r->min_id < n->min_id)
+			n->min_id = n->r->min_id;
+	}
+}
+
+static bool xless(const struct xnode *a, const struct xnode *b)
+{
+	return a->start < b->start || (a->start == b->start && a->id < b->id);
+}
+
+static struct xnode *xinsert(struct xnode *t, struct xnode *n)
+{
+	if (!t) {
+		n->l = n->r = NULL;
+		xfix(n);
+		return n;
+	}
+	if (xless(n, t)) {
+		t->l = xinsert(t->l, n);
+		if (t->l->prio > t->prio) { /* rotate right */
+			struct xnode *l = t->l;
+
+			t->l = l->r;
+			xfix(t);
+			l->r = t;
+			t = l;
+		}
+	} else {
+		t->r = xinsert(t->r, n);
+		if (t->r->prio > t->prio) { /* rotate left */
+			struct xnode *r = t->r;
+
+			t->r = r->l;
+			xfix(t);
+			r->l = t;
+			t = r;
+		}
+	}
+	xfix(t);
+	return t;
+}
+
+/* Joins two treaps, every key of a below every key of b. */
+static struct xnode *xjoin(struct xnode *a, struct xnode *b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	if (a->prio > b->prio) {
+		a->r = xjoin(a->r, b);
+		xfix(a);
+		return a;
+	}
+	b->l = xjoin(a, b->l);
+	xfix(b);
+	return b;
+}
+
+static struct xnode *xremove(struct xnode *t, struct xnode *n)
+{
+	if (!t)
+		return NULL;
+	if (t == n)
+		return xjoin(t->l, t->r);
+	if (xless(n, t))
+		t->l = xremove(t->l, n);
+	else
+		t->r = xremove(t->r, n);
+	xfix(t);
+	return t;
+}
+
+/* A node with start < qe, end > qs and id < qid (the leftmost), or NULL. */
+static const struct xnode *xfind(const struct xnode *n, uint64_t qs, uint64_t qe, uint64_t qid)
+{
+	while (n && n->max_end > qs && n->min_id < qid) {
+		const struct xnode *x = xfind(n->l, qs, qe, qid);
+
+		if (x)
+			return x;
+		if (n->start >= qe)
+			return NULL;
+		if (n->end > qs && n->id < qid)
+			return n;
+		n = n->r;
+	}
+	return NULL;
+}
+
+/*
+ * Of the nodes with start < qe and id < qid, the one with the largest start (ends ignored: the
+ * recorded-completion indexes), or NULL. Held behind the latest of its barriers, an I/O is
+ * not woken once for each of the earlier ones.
+ */
+static const struct xnode *xlast(const struct xnode *n, uint64_t qe, uint64_t qid)
+{
+	while (n && n->min_id < qid) {
+		if (n->start < qe) {
+			const struct xnode *x = xlast(n->r, qe, qid);
+
+			if (x)
+				return x;
+			if (n->id < qid)
+				return n;
+		}
+		n = n->l;
+	}
+	return NULL;
+}
+
+static void xset(struct xnode *n, uint64_t start, uint64_t end, uint64_t id)
+{
+	n->start = start;
+	n->end = end;
+	n->id = id;
+	/* a hash of the id: a fixed, well spread priority */
+	n->prio = (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+/* ---- the held I/Os' places: candidates (by id) and timers (by time) ---- */
+
+static void cand_push(struct rp_order *o, uint64_t id)
+{
+	unsigned int i = o->ncand++;
+
+	while (i && o->cand[(i - 1) / 2] > id) {
+		o->cand[i] = o->cand[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	o->cand[i] = id;
+}
+
+static uint64_t cand_pop(struct rp_order *o)
+{
+	uint64_t top = o->cand[0], last = o->cand[--o->ncand];
+	unsigned int i = 0;
+
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= o->ncand)
+			break;
+		if (c + 1 < o->ncand && o->cand[c + 1] < o->cand[c])
+			c++;
+		if (last <= o->cand[c])
+			break;
+		o->cand[i] = o->cand[c];
+		i = c;
+	}
+	if (o->ncand)
+		o->cand[i] = last;
+	return top;
+}
+
+static bool tless(const struct theap *a, const struct theap *b)
+{
+	return a->t < b->t || (a->t == b->t && a->id < b->id);
+}
+
+static void timer_push(struct rp_order *o, uint64_t t, uint64_t id)
+{
+	struct theap x = {t, id};
+	unsigned int i = o->ntimer++;
+
+	while (i && tless(&x, &o->timer[(i - 1) / 2])) {
+		o->timer[i] = o->timer[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	o->timer[i] = x;
+}
+
+static uint64_t timer_pop(struct rp_order *o)
+{
+	uint64_t top = o->timer[0].id;
+	struct theap last = o->timer[--o->ntimer];
+	unsigned int i = 0;
+
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= o->ntimer)
+			break;
+		if (c + 1 < o->ntimer && tless(&o->timer[c + 1], &o->timer[c]))
+			c++;
+		if (!tless(&o->timer[c], &last))
+			break;
+		o->timer[i] = o->timer[c];
+		i = c;
+	}
+	if (o->ntimer)
+		o->timer[i] = last;
+	return top;
+}
+
+/* ---- events ---- */
 
 static struct ent *get(struct rp_order *o, uint64_t id)
 {
 	struct ent *e = &o->ring[id & o->mask];
 
-	return e->state != ST_FREE && e->id == id ? e : NULL;
+	return id != NO_ID && e->state != ST_FREE && e->id == id ? e : NULL;
+}
+
+static bool unfinished(const struct ent *e)
+{
+	return e && (e->state == ST_HELD || e->state == ST_FLIGHT);
 }
 
 static uint64_t thread_key(const struct btape_event *ev)
@@ -134,19 +384,47 @@ static uint64_t thread_key(const struct btape_event *ev)
 	return 0;
 }
 
+/* The index of dev's indexes: a known one, a new one, or one all of whose I/Os finished. */
+static unsigned int dev_index(struct rp_order *o, uint32_t dev)
+{
+	struct dindex *d;
+
+	if (o->ndix && o->dix[o->last_dx].dev == dev)
+		return o->last_dx;
+	for (unsigned int i = 0; i < o->ndix; i++)
+		if (o->dix[i].dev == dev)
+			return o->last_dx = i;
+	if (o->ndix <= o->mask) {
+		o->last_dx = o->ndix++;
+	} else {
+		/* fewer devices hold unfinished I/Os than there are slots: one is empty */
+		for (unsigned int i = 0; i < o->ndix; i++) {
+			d = &o->dix[i];
+			if (!d->ext_w && !d->ext_o && !d->rd_w && !d->rd_b) {
+				o->last_dx = i;
+				break;
+			}
+		}
+	}
+	d = &o->dix[o->last_dx];
+	memset(d, 0, sizeof(*d));
+	d->dev = dev;
+	return o->last_dx;
+}
+
 /* The same thread's latest recorded completion at or before b's issue, within the window. */
 static void find_source(struct rp_order *o, struct ent *b)
 {
 	uint64_t best = NO_ID, best_done = 0;
 	uint64_t horizon =
 		b->rissue > o->think_ns + o->max_lat ? b->rissue - o->think_ns - o->max_lat : 0;
+	struct ent *a;
 
 	b->src = NO_ID;
 	if (!b->key)
 		return;
 	for (uint64_t id = b->id; id-- > 0 && b->id - id <= o->mask;) {
-		struct ent *a = get(o, id);
-
+		a = get(o, id);
 		if (!a || a->rissue < horizon)
 			break;
 		if (a->key != b->key || a->rdone == NO_TIME || a->rdone > b->rissue)
@@ -160,9 +438,55 @@ static void find_source(struct rp_order *o, struct ent *b)
 	}
 	if (best == NO_ID)
 		return;
+	a = get(o, best);
 	b->src = best;
 	b->think = (uint64_t)((double)(b->rissue - best_done) / o->speed);
-	b->src_done_ns = get(o, best)->state == ST_DONE ? get(o, best)->done_ns : NO_TIME;
+	if (a->state == ST_DONE) {
+		b->src_done_ns = a->done_ns;
+	} else {
+		/* told of the completion, which may come after the ring reused a's slot */
+		b->src_done_ns = NO_TIME;
+		b->dep_next = a->dep_head;
+		a->dep_head = b->id;
+	}
+}
+
+static void index_add(struct rp_order *o, struct ent *e)
+{
+	struct dindex *d = &o->dix[e->dx];
+
+	xset(&e->ext, e->start, e->end, e->id);
+	if (e->cls & CLS_WRITE)
+		d->ext_w = xinsert(d->ext_w, &e->ext);
+	else
+		d->ext_o = xinsert(d->ext_o, &e->ext);
+	if (o->mode < RP_ORDER_BARRIER || e->rdone == NO_TIME)
+		return;
+	if (e->cls & CLS_WRITE) {
+		xset(&e->rdw, e->rdone, NO_TIME, e->id);
+		d->rd_w = xinsert(d->rd_w, &e->rdw);
+		e->in_rdw = true;
+	}
+	if (e->cls & CLS_BARRIER) {
+		xset(&e->rdb, e->rdone, NO_TIME, e->id);
+		d->rd_b = xinsert(d->rd_b, &e->rdb);
+		e->in_rdb = true;
+	}
+}
+
+static void index_remove(struct rp_order *o, struct ent *e)
+{
+	struct dindex *d = &o->dix[e->dx];
+
+	if (e->cls & CLS_WRITE)
+		d->ext_w = xremove(d->ext_w, &e->ext);
+	else
+		d->ext_o = xremove(d->ext_o, &e->ext);
+	if (e->in_rdw)
+		d->rd_w = xremove(d->rd_w, &e->rdw);
+	if (e->in_rdb)
+		d->rd_b = xremove(d->rd_b, &e->rdb);
+	e->in_rdw = e->in_rdb = false;
 }
 
 int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t rec_off,
@@ -189,6 +513,8 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 	e->deadline = deadline;
 	e->done_ns = NO_TIME;
 	e->blocker = NO_ID;
+	e->wait_head = e->wait_next = NO_ID;
+	e->dep_head = e->dep_next = NO_ID;
 	e->cb_clear_ns = 0;
 	if (ev->op == BTAPE_OP_WRITE || ev->op == BTAPE_OP_DISCARD ||
 	    ev->op == BTAPE_OP_WRITE_ZEROES)
@@ -197,61 +523,62 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 					 (ev->flags & (BTAPE_FLAG_FUA | BTAPE_FLAG_PREFLUSH))))
 		e->cls |= CLS_BARRIER;
 	e->state = ST_FLIGHT; /* unfinished; check/hold decide */
-	e->open_pos = o->nopen;
-	o->open[o->nopen++] = e->id;
+	e->dx = dev_index(o, ev->dev);
+	index_add(o, e);
+	e->src = NO_ID;
 	if (o->mode == RP_ORDER_CAUSAL)
 		find_source(o, e);
-	else
-		e->src = NO_ID;
 	return (int64_t)e->id;
 }
 
-/* Must b wait for the unfinished, earlier a? By which rule (RP_DEP_*), or -1. */
-static int holds(const struct rp_order *o, const struct ent *a, const struct ent *b)
+/* An unfinished, earlier I/O on b's device that b must wait for, and by which rule; or NULL. */
+static const struct xnode *find_blocker(struct rp_order *o, const struct ent *b, int *kind)
 {
-	if (a->id >= b->id || a->ev.dev != b->ev.dev)
-		return -1;
-	if (o->mode >= RP_ORDER_CONFLICT && ((a->cls | b->cls) & CLS_WRITE) && a->start < b->end &&
-	    b->start < a->end)
-		return RP_DEP_CONFLICT;
-	if (o->mode >= RP_ORDER_BARRIER && a->rdone != NO_TIME && a->rdone <= b->rissue) {
-		if ((b->cls & CLS_BARRIER) && (a->cls & CLS_WRITE))
-			return RP_DEP_BARRIER;
-		if (a->cls & CLS_BARRIER)
-			return RP_DEP_BARRIER;
+	const struct dindex *d = &o->dix[b->dx];
+	const struct xnode *a = NULL;
+	uint64_t upto = b->rissue + 1; /* recorded completions at or before b's issue */
+
+	if (o->mode >= RP_ORDER_CONFLICT) {
+		*kind = RP_DEP_CONFLICT;
+		a = xfind(d->ext_w, b->start, b->end, b->id);
+		if (!a && (b->cls & CLS_WRITE))
+			a = xfind(d->ext_o, b->start, b->end, b->id);
 	}
-	return -1;
+	if (!a && o->mode >= RP_ORDER_BARRIER) {
+		*kind = RP_DEP_BARRIER;
+		if (b->cls & CLS_BARRIER)
+			a = xlast(d->rd_w, upto, b->id);
+		if (!a)
+			a = xlast(d->rd_b, upto, b->id);
+	}
+	return a;
 }
 
 int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eligible,
 		    uint64_t *wake, int *kind)
 {
 	struct ent *b = get(o, id);
+	const struct xnode *a;
 	uint64_t t;
+	int k;
 
 	*wake = 0;
 	if (!b)
 		return 1;
 	if (b->blocker != NO_ID) {
-		const struct ent *a = get(o, b->blocker);
-
-		if (a && (a->state == ST_HELD || a->state == ST_FLIGHT)) {
+		if (unfinished(get(o, b->blocker))) {
 			*kind = b->kind;
 			return 0;
 		}
 		b->blocker = NO_ID;
 	}
-	for (unsigned int i = 0; i < o->nopen; i++) {
-		const struct ent *a = get(o, o->open[i]);
-		int k = a ? holds(o, a, b) : -1;
-
-		if (k >= 0) {
-			b->blocker = a->id;
-			b->kind = (uint8_t)k;
-			b->cb_held = true;
-			*kind = k;
-			return 0;
-		}
+	a = find_blocker(o, b, &k);
+	if (a) {
+		b->blocker = a->id;
+		b->kind = (uint8_t)k;
+		b->cb_held = true;
+		*kind = k;
+		return 0;
 	}
 	if (b->cb_held && !b->cb_clear_ns)
 		b->cb_clear_ns = now;
@@ -279,16 +606,34 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 	return 1;
 }
 
+/* Parks the held e where what holds it will release it: a completion, a time, or a check. */
+static void park(struct rp_order *o, struct ent *e, uint64_t wake)
+{
+	struct ent *a = NULL;
+
+	if (e->blocker != NO_ID)
+		a = get(o, e->blocker);
+	else if (e->src != NO_ID && e->src_done_ns == NO_TIME)
+		a = get(o, e->src);
+	if (unfinished(a)) {
+		e->wait_next = a->wait_head;
+		a->wait_head = e->id;
+	} else if (wake) {
+		timer_push(o, wake, e->id);
+	} else {
+		cand_push(o, e->id);
+	}
+}
+
 void rp_order__hold(struct rp_order *o, uint64_t id, uint64_t wake)
 {
 	struct ent *e = get(o, id);
 
 	if (!e || e->state == ST_HELD)
 		return;
-	if (wake && (!o->min_wake || wake < o->min_wake))
-		o->min_wake = wake;
 	e->state = ST_HELD;
-	o->held[o->nheld++] = id;
+	o->nheld++;
+	park(o, e, wake);
 }
 
 unsigned int rp_order__held(const struct rp_order *o)
@@ -300,58 +645,61 @@ int rp_order__next_ready(struct rp_order *o, uint64_t now, unsigned int *pos, ui
 			 const struct btape_event **ev, uint64_t *deadline, uint64_t *eligible,
 			 int *kind, uint64_t *wake)
 {
-	if (!*pos) {
-		if (!o->dirty && (!o->min_wake || now < o->min_wake)) {
-			if (o->min_wake && (!*wake || o->min_wake < *wake))
-				*wake = o->min_wake;
-			return 0;
-		}
-		o->dirty = false;
-		o->min_wake = 0;
-	}
-	while (*pos < o->nheld) {
-		uint64_t w, hid = o->held[*pos];
+	(void)pos;
+	while (o->ntimer && o->timer[0].t <= now)
+		cand_push(o, timer_pop(o));
+	while (o->ncand) {
+		uint64_t w, hid = cand_pop(o);
 		struct ent *e = get(o, hid);
 
+		if (!e || e->state != ST_HELD)
+			continue;
 		if (rp_order__check(o, hid, now, eligible, &w, kind)) {
-			memmove(o->held + *pos, o->held + *pos + 1,
-				(o->nheld - *pos - 1) * sizeof(*o->held));
 			o->nheld--;
 			e->state = ST_FLIGHT;
 			*id = hid;
 			*ev = &e->ev;
 			*deadline = e->deadline;
-			o->dirty = true; /* the walk may stop here: walk again next time */
 			return 1;
 		}
-		if (w && (!*wake || w < *wake))
-			*wake = w;
-		if (w && (!o->min_wake || w < o->min_wake))
-			o->min_wake = w;
-		(*pos)++;
+		park(o, e, w);
 	}
+	if (o->ntimer && (!*wake || o->timer[0].t < *wake))
+		*wake = o->timer[0].t;
 	return 0;
 }
 
 void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t)
 {
 	struct ent *e = get(o, id);
-	unsigned int p;
+	uint64_t x;
 
 	if (!e || e->state == ST_DONE)
 		return;
+	if (e->state == ST_HELD)
+		o->nheld--; /* not expected: a held I/O was never issued */
 	e->state = ST_DONE;
 	e->done_ns = t;
-	o->dirty = true;
-	p = e->open_pos;
-	o->open[p] = o->open[--o->nopen];
-	if (p < o->nopen)
-		get(o, o->open[p])->open_pos = p;
+	index_remove(o, e);
 	/* dependants keep the time: the ring may reuse this slot while they wait */
-	for (unsigned int i = 0; i < o->nopen; i++) {
-		struct ent *b = get(o, o->open[i]);
+	for (x = e->dep_head; x != NO_ID;) {
+		struct ent *b = get(o, x);
 
-		if (b && b->src == id)
+		if (!b)
+			break;
+		x = b->dep_next;
+		if (b->src == id)
 			b->src_done_ns = t;
 	}
+	e->dep_head = NO_ID;
+	for (x = e->wait_head; x != NO_ID;) {
+		struct ent *b = get(o, x);
+
+		if (!b)
+			break;
+		x = b->wait_next;
+		if (b->state == ST_HELD)
+			cand_push(o, b->id);
+	}
+	e->wait_head = NO_ID;
 }

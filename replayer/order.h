@@ -15,7 +15,8 @@
  *             earlier flush / FUA / preflush I/O on its device that completed, in the
  *             recording, before it was issued.
  *   causal:   + B depends on A, the same thread's (tid; else pid) I/O with the latest recorded
- *             completion at or before B's recorded issue, when that gap (the think time) is at
+ *             completion at or before B's recorded issue (of two that completed together, the
+ *             one issued later), when that gap (the think time) is at
  *             most think_ns. B goes out at the later of its deadline and A's replayed
  *             completion + think time / speed. An event without complete_ns cannot be a
  *             source; one without tid and pid has no thread: neither source nor dependant.

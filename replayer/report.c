@@ -209,6 +209,65 @@ static void text_stages(FILE *fp, const struct rp_stats *st)
 	fputc('\n', fp);
 }
 
+static const char *const late_names[RP_FID_LATE_BUCKETS] = {"<=1us",	"<=10us", "<=100us",
+							    "<=1ms", "<=10ms", ">10ms"};
+
+/* "%.3f" of x, or "n/a" when it is undefined */
+static const char *fmt_num(double x, char *b, size_t n)
+{
+	if (isnan(x))
+		snprintf(b, n, "n/a");
+	else
+		snprintf(b, n, "%.3f", x);
+	return b;
+}
+
+/* The fidelity section: did the replay do what the recording did (fidelity.h). */
+static void text_fidelity(FILE *fp, const struct rp_fid *f)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+
+	fprintf(fp, "  fidelity: %s", f->faithful ? "kept to the recording" :
+						    "did NOT keep to the recording");
+	if (!f->faithful) {
+		const char *sep = " (";
+
+		if (f->fell_behind) {
+			fprintf(fp, "%sthe replayer fell behind", sep);
+			sep = "; ";
+		}
+		if (f->gap_ks > RP_FID_GAP_KS_OK) {
+			fprintf(fp, "%sinter-arrival KS %.3f > %g", sep, f->gap_ks,
+				RP_FID_GAP_KS_OK);
+			sep = "; ";
+		}
+		if (f->iops_corr < RP_FID_IOPS_CORR_OK) {
+			fprintf(fp, "%sIOPS per window correlate %.3f < %g", sep, f->iops_corr,
+				RP_FID_IOPS_CORR_OK);
+			sep = "; ";
+		}
+		if (!f->rep.ios)
+			fprintf(fp, "%sno measured I/O", sep);
+		fputc(')', fp);
+	}
+	fputc('\n', fp);
+	fprintf(fp, "    issue lateness:");
+	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
+		fprintf(fp, " %s %" PRIu64, late_names[k], f->late[k]);
+	fprintf(fp, "\n    recorded vs replayed: inter-arrival KS %s, size KS %s, QD KS %s, "
+		    "latency demerit %s\n",
+		fmt_num(f->gap_ks, a, sizeof(a)), fmt_num(f->size_ks, b, sizeof(b)),
+		fmt_num(f->qd_ks, c, sizeof(c)),
+		isnan(f->lat_demerit_ns) ? "n/a" : cli_fmt_ns((uint64_t)f->lat_demerit_ns, d,
+								  sizeof(d)));
+	fprintf(fp, "    per %s window (%u): IOPS correlation %s, mean QD correlation %s",
+		cli_fmt_ns(f->window_ns, e, sizeof(e)), f->windows,
+		fmt_num(f->iops_corr, a, sizeof(a)), fmt_num(f->qd_corr, b, sizeof(b)));
+	if (f->rep.beyond)
+		fprintf(fp, "; %" PRIu64 " replayed I/Os past the last window", f->rep.beyond);
+	fputc('\n', fp);
+}
+
 void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st)
 {
 	double secs = rp_stats_seconds(st);
@@ -257,6 +316,8 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	if (st->flush_waited)
 		fprintf(fp, "  flushes held behind the one before: %" PRIu64 " (%s)\n",
 			st->flush_waited, cli_fmt_ns(st->flush_wait_ns, a, sizeof(a)));
+	if (info->fid)
+		text_fidelity(fp, info->fid);
 	fprintf(fp, "  depth-capped: %" PRIu64 ", max in flight: %u, errors: %" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	if (st->errors)
@@ -320,6 +381,57 @@ static void json_info(FILE *fp, const struct rp_run_info *info)
 	cli_json_str(fp, info->layout);
 }
 
+static void json_num(FILE *fp, const char *key, double x)
+{
+	if (isnan(x) || isinf(x))
+		fprintf(fp, "\"%s\":null", key);
+	else
+		fprintf(fp, "\"%s\":%.6g", key, x);
+}
+
+static void json_series(FILE *fp, const uint64_t *n, const uint64_t *qd, unsigned int w, bool mean)
+{
+	fputc('[', fp);
+	for (unsigned int i = 0; i < w; i++) {
+		if (mean)
+			fprintf(fp, "%s%.3f", i ? "," : "", n[i] ? (double)qd[i] / (double)n[i] : 0.0);
+		else
+			fprintf(fp, "%s%" PRIu64, i ? "," : "", n[i]);
+	}
+	fputc(']', fp);
+}
+
+static void json_fidelity(FILE *fp, const struct rp_fid *f)
+{
+	fprintf(fp, ",\"fidelity\":{\"faithful\":%s,\"fell_behind\":%s,",
+		f->faithful ? "true" : "false", f->fell_behind ? "true" : "false");
+	json_num(fp, "gap_ks", f->gap_ks);
+	fputc(',', fp);
+	json_num(fp, "size_ks", f->size_ks);
+	fputc(',', fp);
+	json_num(fp, "qd_ks", f->qd_ks);
+	fputc(',', fp);
+	json_num(fp, "lat_demerit_us", f->lat_demerit_ns / 1e3);
+	fputc(',', fp);
+	json_num(fp, "iops_corr", f->iops_corr);
+	fputc(',', fp);
+	json_num(fp, "qd_corr", f->qd_corr);
+	fprintf(fp, ",\"recorded_ios\":%" PRIu64 ",\"replayed_ios\":%" PRIu64
+		    ",\"replayed_after_windows\":%" PRIu64 ",\"lateness\":{",
+		f->rec.ios, f->rep.ios, f->rep.beyond);
+	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
+		fprintf(fp, "%s\"%s\":%" PRIu64, k ? "," : "", late_names[k], f->late[k]);
+	fprintf(fp, "},\"window_s\":%.6f,\"iops\":{\"recorded\":", (double)f->window_ns / 1e9);
+	json_series(fp, f->rec.win_ios, NULL, f->windows, false);
+	fprintf(fp, ",\"replayed\":");
+	json_series(fp, f->rep.win_ios, NULL, f->windows, false);
+	fprintf(fp, "},\"qd\":{\"recorded\":");
+	json_series(fp, f->rec.win_ios, f->rec.win_qd, f->windows, true);
+	fprintf(fp, ",\"replayed\":");
+	json_series(fp, f->rep.win_ios, f->rep.win_qd, f->windows, true);
+	fprintf(fp, "}}");
+}
+
 void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st)
 {
 	double secs = rp_stats_seconds(st);
@@ -381,6 +493,8 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	fprintf(fp,
 		",\"flushes\":{\"overlapped\":%" PRIu64 ",\"waited\":%" PRIu64 ",\"wait_s\":%.6f}",
 		st->flush_overlapped, st->flush_waited, sec(st->flush_wait_ns));
+	if (info->fid)
+		json_fidelity(fp, info->fid);
 	fprintf(fp, ",\"depth_capped\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	fprintf(fp,

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "fidelity.h"
 #include "scheduler.h"
 
 struct rp_run_info {
@@ -22,6 +23,7 @@ struct rp_run_info {
 	const struct rp_target *topen; /* the opened targets (kind, size), or NULL */
 	unsigned int rt_priority;      /* the issuing thread's SCHED_FIFO priority, 0: normal */
 	unsigned int spin_us;
+	const struct rp_fid *fid; /* the fidelity section (NULL: none, e.g. a sweep) */
 };
 
 /* One step of a sweep (or the one run). */
@@ -49,6 +51,8 @@ void rp_report_sweep_text(FILE *fp, const struct rp_run_info *info, const struct
 			  unsigned int n);
 void rp_report_sweep_json(FILE *fp, const struct rp_run_info *info, const struct rp_step *steps,
 			  unsigned int n);
+/* A single run's page: its figures and fidelity section, with inline SVG charts. */
+void rp_report_html(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st);
 /* A self-contained HTML page with an inline SVG plot of IOPS versus p50/p99 latency. */
 void rp_report_sweep_html(FILE *fp, const struct rp_run_info *info, const struct rp_step *steps,
 			  unsigned int n);

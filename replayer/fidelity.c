@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The replay's fidelity section (see fidelity.h). Completions come in completion order; the
+ * replayed inter-arrival gaps need issue order, which is the order of io->seq: a ring of
+ * SEQ_RING slots puts them back in it (an I/O still in flight SEQ_RING issues later costs
+ * its gap, counted nowhere: bounded memory).
+ */
+#include "fidelity.h"
+
+#include "dist.h"
+#include "scheduler.h"
+
+#include "btape.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEQ_RING 65536u
+#define NO_TIME UINT64_MAX
+
+struct rp_fidelity {
+	struct rp_fid r;
+	uint64_t *ring; /* replayed issue time by seq % SEQ_RING; NO_TIME empty; bit 63: measured */
+	uint64_t next_seq, last_issue;
+	bool have_last;
+	bool one_pass; /* --loops 1: windows run to the later side's end; else the recording's */
+};
+
+static const uint64_t late_edges[RP_FID_LATE_BUCKETS - 1] = {1000, 10000, 100000, 1000000,
+							     10000000};
+
+static void side_add(struct rp_fid_side *s, uint64_t window_ns, uint64_t rel_ns, uint64_t bytes,
+		     uint64_t qd, uint64_t lat_ns)
+{
+	uint64_t w = rel_ns / window_ns;
+
+	s->ios++;
+	hist_add(&s->size, bytes);
+	if (qd)
+		hist_add(&s->qd, qd);
+	if (lat_ns != NO_TIME)
+		hist_add(&s->lat, lat_ns);
+	if (w < RP_FID_WINDOWS) {
+		s->win_ios[w]++;
+		s->win_qd[w] += qd;
+	} else {
+		s->beyond++;
+	}
+}
+
+static int read_recorded(struct rp_fidelity *f, const char *trace, const struct rp_sched_cfg *cfg,
+			 char *msg, size_t msglen)
+{
+	struct btape_reader *rd = NULL;
+	struct btape_summary sum;
+	const struct btape_event *evs;
+	double speed = cfg->timing == RP_TIMING_ORIGINAL && cfg->speed > 0 ? cfg->speed : 1;
+	uint64_t first = 0, prev = 0, span;
+	bool have_prev = false;
+	int n, err;
+
+	err = btape_reader__open(&rd, trace, msg, msglen);
+	if (err < 0)
+		return err;
+	err = btape_reader__summary(rd, &sum);
+	if (err < 0) {
+		snprintf(msg, msglen, "%s", btape_reader__errmsg(rd));
+		goto cleanup;
+	}
+	first = sum.first_issue_ns;
+	span = (uint64_t)((double)(sum.last_issue_ns - first) / speed);
+	if (cfg->duration_ns && cfg->duration_ns < span)
+		span = cfg->duration_ns;
+	f->r.window_ns = span / (RP_FID_WINDOWS / 2) + 1;
+	if (f->r.window_ns < 1000000)
+		f->r.window_ns = 1000000; /* 1 ms at least: IOPS over a window means something */
+	while ((n = btape_reader__next_batch(rd, &evs)) > 0) {
+		for (int i = 0; i < n; i++) {
+			const struct btape_event *ev = &evs[i];
+			uint64_t rel = ev->issue_ns > first
+					       ? (uint64_t)((double)(ev->issue_ns - first) / speed)
+					       : 0;
+			uint64_t lat = NO_TIME;
+
+			if (rp_sched_engine_op(cfg, ev->op, ev->bytes) < 0 ||
+			    ev->dev >= cfg->ndev || cfg->devs[ev->dev].target >= cfg->ntargets)
+				continue;
+			if (rel < cfg->warmup_ns)
+				continue;
+			if (cfg->duration_ns && rel >= cfg->duration_ns)
+				break;
+			if ((ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns)
+				lat = ev->complete_ns - ev->issue_ns;
+			if (have_prev) /* a file's order violation (its footer counts them): 0 */
+				hist_add(&f->r.rec.gap,
+					 ev->issue_ns > prev
+						 ? (uint64_t)((double)(ev->issue_ns - prev) / speed)
+						 : 0);
+			prev = ev->issue_ns;
+			have_prev = true;
+			side_add(&f->r.rec, f->r.window_ns, rel - cfg->warmup_ns, ev->bytes,
+				 (ev->present & BTAPE_HAS_QD) ? ev->qd : 0, lat);
+		}
+	}
+	if (n < 0) {
+		err = n;
+		snprintf(msg, msglen, "%s", btape_reader__errmsg(rd));
+	}
+cleanup:
+	btape_reader__close(rd);
+	return err;
+}
+
+int rp_fidelity__new(struct rp_fidelity **fp, const char *trace, const struct rp_sched_cfg *cfg,
+		     char *msg, size_t msglen)
+{
+	struct rp_fidelity *f = calloc(1, sizeof(*f));
+	int err = -ENOMEM;
+
+	*fp = NULL;
+	if (!f || !(f->ring = malloc(SEQ_RING * sizeof(*f->ring)))) {
+		snprintf(msg, msglen, "fidelity: out of memory");
+		goto cleanup;
+	}
+	rp_fidelity__reset(f);
+	f->one_pass = cfg->loops == 1;
+	err = read_recorded(f, trace, cfg, msg, msglen);
+	if (err < 0)
+		goto cleanup;
+	*fp = f;
+	return 0;
+cleanup:
+	rp_fidelity__free(f);
+	return err;
+}
+
+void rp_fidelity__free(struct rp_fidelity *f)
+{
+	if (!f)
+		return;
+	free(f->ring);
+	free(f);
+}
+
+void rp_fidelity__reset(struct rp_fidelity *f)
+{
+	memset(&f->r.rep, 0, sizeof(f->r.rep));
+	for (unsigned int i = 0; i < SEQ_RING; i++)
+		f->ring[i] = NO_TIME;
+	f->next_seq = 0;
+	f->have_last = false;
+}
+
+#define MEASURED (1ull << 63)
+
+/* Takes the ring's issue times in seq order while they are there (all: up to seq `upto`). */
+static void drain(struct rp_fidelity *f, uint64_t upto)
+{
+	while (f->next_seq < upto) {
+		uint64_t *slot = &f->ring[f->next_seq % SEQ_RING], t = *slot;
+
+		if (t == NO_TIME) {
+			if (upto == UINT64_MAX)
+				return;
+			f->have_last = false; /* a hole forced out: that gap is lost */
+		} else {
+			if ((t & MEASURED) && f->have_last)
+				hist_add(&f->r.rep.gap, (t & ~MEASURED) - f->last_issue);
+			f->last_issue = t & ~MEASURED;
+			f->have_last = (t & MEASURED) != 0;
+			*slot = NO_TIME;
+		}
+		f->next_seq++;
+	}
+}
+
+void rp_fidelity__add(struct rp_fidelity *f, const struct rp_io *io, const struct rp_stats *st)
+{
+	bool measured = io->intended_ns >= st->measure_start_ns;
+
+	if (io->seq >= f->next_seq) {
+		if (io->seq >= f->next_seq + SEQ_RING)
+			drain(f, io->seq - SEQ_RING + 1);
+		f->ring[io->seq % SEQ_RING] = io->issue_ns | (measured ? MEASURED : 0);
+		drain(f, UINT64_MAX);
+	}
+	if (!measured)
+		return;
+	side_add(&f->r.rep, f->r.window_ns,
+		 io->issue_ns > st->measure_start_ns ? io->issue_ns - st->measure_start_ns : 0,
+		 io->bytes, io->qd,
+		 io->complete_ns >= io->issue_ns ? io->complete_ns - io->issue_ns : NO_TIME);
+}
+
+static unsigned int last_window(const struct rp_fid_side *s)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < RP_FID_WINDOWS; i++)
+		if (s->win_ios[i])
+			n = i + 1;
+	return n;
+}
+
+const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_stats *st)
+{
+	struct rp_fid *r = &f->r;
+	double x[RP_FID_WINDOWS], y[RP_FID_WINDOWS], qx[RP_FID_WINDOWS], qy[RP_FID_WINDOWS];
+	unsigned int n = last_window(&r->rec), nb = last_window(&r->rep), i;
+	const struct hist *h = &st->issue_err;
+
+	drain(f, f->next_seq + SEQ_RING);
+	r->gap_ks = dist_ks_hist(&r->rec.gap, &r->rep.gap);
+	r->size_ks = dist_ks_hist(&r->rec.size, &r->rep.size);
+	r->qd_ks = dist_ks_hist(&r->rec.qd, &r->rep.qd);
+	r->lat_demerit_ns = dist_demerit_hist(&r->rec.lat, &r->rep.lat);
+	/* up to the later side's last window: a replay that stretched is compared with zeros */
+	r->windows = f->one_pass && nb > n ? nb : n;
+	for (i = 0; i < r->windows; i++) {
+		x[i] = (double)r->rec.win_ios[i];
+		y[i] = (double)r->rep.win_ios[i];
+		qx[i] = r->rec.win_ios[i] ? (double)r->rec.win_qd[i] / x[i] : 0;
+		qy[i] = r->rep.win_ios[i] ? (double)r->rep.win_qd[i] / y[i] : 0;
+	}
+	r->iops_corr = dist_pearson(x, y, r->windows);
+	r->qd_corr = hist_count(&r->rec.qd) ? dist_pearson(qx, qy, r->windows) : NAN;
+	memset(r->late, 0, sizeof(r->late));
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		unsigned int k = 0;
+
+		if (!h->b[i])
+			continue;
+		while (k < RP_FID_LATE_BUCKETS - 1 && i > hist_index(late_edges[k]))
+			k++;
+		r->late[k] += h->b[i];
+	}
+	r->fell_behind = st->lag_max_ns > RP_LATE_NS;
+	r->faithful = !r->fell_behind && r->rep.ios && !(r->gap_ks > RP_FID_GAP_KS_OK) &&
+		      !(r->iops_corr < RP_FID_IOPS_CORR_OK);
+	return r;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The fidelity section of every replay result: how the replayed I/O stream compares with the
+ * recorded one it came from. The recorded side is one pass over the trace (the I/Os the replay
+ * does: mapped devices, ops it issues, within --warmup / --duration on the replay's clock);
+ * the replayed side is every measured completion, taken in issue order. Distances are
+ * common/dist.h's, the ones `biotape compare` reports. Definitions in docs/REPLAY.md
+ * ("Fidelity").
+ */
+#ifndef RP_FIDELITY_H
+#define RP_FIDELITY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "hist.h"
+
+struct rp_sched_cfg;
+struct rp_stats;
+
+#define RP_FID_WINDOWS 200	/* IOPS / QD windows: the recorded span is the first half */
+#define RP_FID_LATE_BUCKETS 6	/* issue lateness: <=1 us, 10 us, 100 us, 1 ms, 10 ms, more */
+#define RP_FID_GAP_KS_OK 0.1	/* the verdict's bounds: inter-arrival KS at most this, */
+#define RP_FID_IOPS_CORR_OK 0.9 /* and per-window IOPS correlated at least this */
+
+/* One side: what the recording did, or what the replay did. */
+struct rp_fid_side {
+	uint64_t ios;
+	struct hist gap, size, qd, lat; /* inter-arrival ns, bytes, queue depth at issue, ns */
+	uint64_t win_ios[RP_FID_WINDOWS], win_qd[RP_FID_WINDOWS]; /* per window: I/Os, sum of QD */
+	uint64_t beyond; /* I/Os after the last window (a replay that took over twice as long) */
+};
+
+struct rp_fid {
+	uint64_t window_ns;
+	unsigned int
+		windows; /* compared: up to the later side's last I/O, at most RP_FID_WINDOWS */
+	struct rp_fid_side rec, rep;
+	double gap_ks, size_ks, qd_ks; /* KS distances recorded vs replayed (NAN: a side empty) */
+	double lat_demerit_ns;	       /* RMS distance of the latency CDFs (NAN: no latencies) */
+	double iops_corr, qd_corr;     /* Pearson correlation of the per-window series */
+	uint64_t late[RP_FID_LATE_BUCKETS]; /* issue lateness histogram (original timing) */
+	bool fell_behind;		    /* the #20 verdict: lag past RP_LATE_NS */
+	bool faithful; /* kept up, gap KS <= RP_FID_GAP_KS_OK, IOPS corr >= RP_FID_IOPS_CORR_OK */
+};
+
+struct rp_fidelity;
+
+/*
+ * Reads the recorded side from trace (one pass) for a replay under cfg (its speed, warmup,
+ * duration, device map and ops). Returns 0, or -errno with a one-line message in msg.
+ */
+int rp_fidelity__new(struct rp_fidelity **fp, const char *trace, const struct rp_sched_cfg *cfg,
+		     char *msg, size_t msglen);
+void rp_fidelity__free(struct rp_fidelity *f);
+/* Forgets the replayed side (a new sweep step). */
+void rp_fidelity__reset(struct rp_fidelity *f);
+/* A completed I/O of the replay whose stats are st (in any order; taken in issue order). */
+void rp_fidelity__add(struct rp_fidelity *f, const struct rp_io *io, const struct rp_stats *st);
+/* The comparison, after the replay (st: its stats). */
+const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_stats *st);
+
+#endif

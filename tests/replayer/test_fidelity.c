@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The replay's fidelity section (replayer/fidelity.c) on made-up completions: a replay that
+ * did exactly what the recording did scores perfectly whatever the completion order; one that
+ * ran at a third of the pace, or fell behind, does not.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "btape.h"
+#include "fidelity.h"
+#include "scheduler.h"
+
+#define N 2000
+#define T0 5000000000ull
+#define START 1000000000ull
+
+static char path[64];
+static struct btape_event evs[N];
+
+/* A recorded trace: 4 KiB / 64 KiB reads and writes, uneven gaps (bursts), QD 1..8, 100 us. */
+static void write_trace(void)
+{
+	struct btape_meta meta = {.tool = "test"};
+	struct btape_device dev = {.name = "d0", .size_bytes = 1ull << 30, .logical_block = 512};
+	struct btape_writer_opts wo = {.sz = sizeof(wo), .chunk_events = 333};
+	struct btape_writer *w = NULL;
+	uint64_t t = T0;
+	int fd;
+
+	strcpy(path, "/tmp/biotape-test-fidelity.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_true(btape_meta__add_device(&meta, &dev) >= 0);
+	assert_int_equal(btape_writer__open(&w, path, &meta, &wo, NULL, 0), 0);
+	for (unsigned int i = 0; i < N; i++) {
+		t += (i / 100) % 2 ? 50000 : 5000 + (i % 7) * 1000; /* bursts and lulls */
+		evs[i] = (struct btape_event){.issue_ns = t,
+					      .complete_ns = t + 100000 + (i % 5) * 10000,
+					      .op = i % 3 ? BTAPE_OP_READ : BTAPE_OP_WRITE,
+					      .sector = (uint64_t)i * 128,
+					      .bytes = i % 4 ? 4096 : 65536,
+					      .qd = 1 + i % 8,
+					      .present = BTAPE_HAS_COMPLETE | BTAPE_HAS_QD};
+		assert_int_equal(btape_writer__add(w, &evs[i]), 0);
+	}
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
+	btape_meta__free(&meta);
+}
+
+struct setup {
+	struct rp_target target;
+	struct rp_devmap dev;
+	struct rp_sched_cfg cfg;
+	struct rp_stats st;
+};
+
+static void setup_init(struct setup *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->target = (struct rp_target){.fd = -1, .size = 1ull << 30, .lbs = 512, .path = "t"};
+	s->dev = (struct rp_devmap){.target = 0, .src_size = 1ull << 30};
+	s->cfg = (struct rp_sched_cfg){.timing = RP_TIMING_ORIGINAL,
+				       .speed = 1,
+				       .iodepth = 64,
+				       .scale = 1,
+				       .loops = 1,
+				       .allow_writes = true,
+				       .ndev = 1,
+				       .devs = &s->dev,
+				       .targets = &s->target,
+				       .ntargets = 1};
+	s->st.start_ns = s->st.measure_start_ns = START;
+}
+
+/* The trace written, s set up, the recorded side read. */
+static struct rp_fidelity *start(struct setup *s)
+{
+	struct rp_fidelity *f = NULL;
+	char msg[256];
+
+	write_trace();
+	setup_init(s);
+	assert_int_equal(rp_fidelity__new(&f, path, &s->cfg, msg, sizeof(msg)), 0);
+	return f;
+}
+
+/* The replayed I/O of event i when every gap is stretched by `stretch`. */
+static struct rp_io io_of(unsigned int i, unsigned int stretch)
+{
+	uint64_t rel = (evs[i].issue_ns - evs[0].issue_ns) * stretch;
+
+	return (struct rp_io){.offset = evs[i].sector * 512,
+			      .bytes = evs[i].bytes,
+			      .op = evs[i].op == BTAPE_OP_READ ? RP_IO_READ : RP_IO_WRITE,
+			      .issue_ns = START + rel,
+			      .intended_ns = START + (evs[i].issue_ns - evs[0].issue_ns),
+			      .complete_ns = START + rel + evs[i].complete_ns - evs[i].issue_ns,
+			      .seq = i,
+			      .qd = evs[i].qd};
+}
+
+static void test_exact_replay(void **state)
+{
+	struct setup s;
+	struct rp_fidelity *f = start(&s);
+	const struct rp_fid *r;
+	/* completions out of issue order: in blocks of 16, the last first */
+	for (unsigned int b = 0; b < N; b += 16)
+		for (unsigned int i = b + 16; i-- > b;) {
+			struct rp_io io = io_of(i, 1);
+
+			rp_fidelity__add(f, &io, &s.st);
+		}
+	r = rp_fidelity__finish(f, &s.st);
+	assert_int_equal(r->rec.ios, N);
+	assert_int_equal(r->rep.ios, N);
+	assert_int_equal(hist_count(&r->rep.gap), N - 1);
+	assert_true(r->gap_ks == 0 && r->size_ks == 0 && r->qd_ks == 0);
+	assert_true(r->lat_demerit_ns == 0);
+	assert_true(r->windows > 10);
+	assert_true(fabs(r->iops_corr - 1) < 1e-9 && fabs(r->qd_corr - 1) < 1e-9);
+	assert_false(r->fell_behind);
+	assert_true(r->faithful);
+	/* the same stream from a replayer that was once more than RP_LATE_NS behind: not kept */
+	s.st.lag_max_ns = RP_LATE_NS + 1;
+	r = rp_fidelity__finish(f, &s.st);
+	assert_true(r->fell_behind);
+	assert_false(r->faithful);
+	rp_fidelity__free(f);
+	unlink(path);
+}
+
+static void test_stretched_replay(void **state)
+{
+	struct setup s;
+	struct rp_fidelity *f = start(&s);
+	const struct rp_fid *r;
+	for (unsigned int i = 0; i < N; i++) {
+		struct rp_io io = io_of(i, 3);
+
+		rp_fidelity__add(f, &io, &s.st);
+		hist_add(&s.st.issue_err, io.issue_ns - io.intended_ns);
+	}
+	s.st.lag_max_ns = s.st.issue_err.max;
+	r = rp_fidelity__finish(f, &s.st);
+	assert_true(r->gap_ks > 0.5);
+	assert_true(r->iops_corr < 0.5);
+	assert_true(r->fell_behind);
+	assert_false(r->faithful);
+	/* the lateness histogram holds every I/O, most of them far behind */
+	uint64_t all = 0;
+
+	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
+		all += r->late[k];
+	assert_int_equal(all, N);
+	assert_true(r->late[RP_FID_LATE_BUCKETS - 1] > N / 2);
+	/* a sweep step starts over: the replayed side only */
+	rp_fidelity__reset(f);
+	assert_int_equal(r->rep.ios, 0);
+	assert_int_equal(r->rec.ios, N);
+	rp_fidelity__free(f);
+	/* a trace that is not there: a message, no object */
+	char msg[256];
+
+	assert_true(rp_fidelity__new(&f, "/nonexistent/x.btape", &s.cfg, msg, sizeof(msg)) < 0);
+	assert_null(f);
+	assert_true(strlen(msg) > 0);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact_replay),
+		cmocka_unit_test(test_stretched_replay),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
