@@ -2,7 +2,8 @@
 # Several hosts' traces on one timeline (biotape analyze FILES..., --align, compare A1,A2 B1):
 # three files of one cluster recording whose clocks are off by known amounts (+3 ms, -7 ms)
 # are put back in the order their first I/Os happened, exactly; unrelated files are refused
-# with one line; per-host rows add up to the cluster totals; info shows the cluster clock.
+# with one line; per-host rows add up to the cluster totals; info shows the cluster clock; the
+# HTML report draws IOPS and device time per host on the one timeline.
 . "$BIOTAPE_SRC/tests/lib.sh"
 command -v python3 >/dev/null || skip "needs python3 (JSON checks)"
 GEN=$BIOTAPE_BIN_DIR/gen_trace
@@ -72,6 +73,25 @@ grep -q "one timeline: cluster recording rec7, 3 files, on the clock of h0" "$D/
 	fail "no timeline line"
 grep -q "^  h1  .* 3000 " "$D/c.txt" || fail "no h1 row: $(sed -n '/Per host/,/Per device/p' "$D/c.txt")"
 grep -q "^  h2 *offset -7000.000 us +- 0.040 us" "$D/c.txt" || fail "no h2 correction"
+
+# the HTML report: IOPS and device time per host on the one timeline, a series per host
+"$BIOTAPE" analyze "$D/h0.btape" "$D/h1.btape" "$D/h2.btape" --html "$D/c.html" || fail "analyze --html"
+python3 - "$D/c.html" <<'PY' || fail "per-host charts"
+import re, sys
+html = open(sys.argv[1]).read()
+for chart in ("host-iops", "host-latency"):
+    m = re.search(r'<svg class="chart" data-chart="%s".*?</svg>' % chart, html, re.S)
+    assert m, chart + " missing"
+    svg = m.group(0)
+    series = re.findall(r'<path class="series"[^>]*d="([^"]*)"><title>([^<:]*):', svg)
+    assert sorted(n for _, n in series) == ["h0", "h1", "h2"], (chart, [n for _, n in series])
+    for d, n in series:  # one point per timeline row, drawn
+        assert d.startswith("M") and d.count("L") >= 50, (chart, n, d[:80])
+    for h in ("h0", "h1", "h2"):  # the legend names every host
+        assert re.search(r'<text x="\d+" y="17">%s</text>' % h, svg), (chart, h)
+PY
+"$BIOTAPE" analyze "$D/h0.btape" --html "$D/one.html" || fail "analyze --html one host"
+grep -q 'data-chart="host-' "$D/one.html" && fail "per-host charts for one host"
 
 # unrelated files are refused together, one line, naming both; nothing on stdout
 for other in other plain; do
