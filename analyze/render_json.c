@@ -283,6 +283,23 @@ int render_json_body(struct jw *j, const struct report *r)
 	jw_u64(j, "lost_events", in->lost_events);
 	jw_bool(j, "recovered", in->recovered);
 	jw_end_obj(j);
+	if (in->incomplete) {
+		jw_arr(j, "incomplete");
+		for (int k = 0; k < r->npaths && k < AN_MAX_FILES; k++) {
+			const struct an_file_end *e = &in->ends[k];
+
+			if (!e->cut_short && !e->stopped_early)
+				continue;
+			jw_obj(j, NULL);
+			jw_str(j, "file", r->paths[k]);
+			jw_str(j, "host", e->host);
+			jw_i64(j, "rank", e->rank);
+			jw_bool(j, "cut_short", e->cut_short);
+			jw_bool(j, "stopped_early", e->stopped_early);
+			jw_end_obj(j);
+		}
+		jw_end_arr(j);
+	}
 	jw_obj(j, "window");
 	jw_u64(j, "trace_start_ns", in->trace_start_ns);
 	jw_bool(j, "filtered", in->filtered);

@@ -3,7 +3,8 @@
 # three files of one cluster recording whose clocks are off by known amounts (+3 ms, -7 ms)
 # are put back in the order their first I/Os happened, exactly; unrelated files are refused
 # with one line; per-host rows add up to the cluster totals; info shows the cluster clock; the
-# HTML report draws IOPS and device time per host on the one timeline.
+# HTML report draws IOPS and device time per host on the one timeline; a file cut short is
+# named with its host and rank.
 . "$BIOTAPE_SRC/tests/lib.sh"
 command -v python3 >/dev/null || skip "needs python3 (JSON checks)"
 GEN=$BIOTAPE_BIN_DIR/gen_trace
@@ -73,6 +74,18 @@ grep -q "one timeline: cluster recording rec7, 3 files, on the clock of h0" "$D/
 	fail "no timeline line"
 grep -q "^  h1  .* 3000 " "$D/c.txt" || fail "no h1 row: $(sed -n '/Per host/,/Per device/p' "$D/c.txt")"
 grep -q "^  h2 *offset -7000.000 us +- 0.040 us" "$D/c.txt" || fail "no h2 correction"
+
+# a host's file cut short (its recorder killed before the footer): the report names it
+"$GEN" -o "$D/k1.btape" -n 3000 -x 2 -H h1 -T 2004000502 -C rec7,1,3,h0,$S0,3000000,20 -k 2>/dev/null
+[ -s "$D/k1.btape" ] || fail "gen k1 (killed)"
+"$BIOTAPE" analyze "$D/h0.btape" "$D/k1.btape" "$D/h2.btape" >"$D/k.txt" || fail "analyze with a cut file"
+[ "$(grep -c WARNING "$D/k.txt")" = 1 ] || fail "not one warning: $(grep WARNING "$D/k.txt")"
+grep -q "^  WARNING: $D/k1.btape (host h1, rank 1) was cut short" "$D/k.txt" ||
+	fail "cut file not named: $(sed -n 1,5p "$D/k.txt")"
+"$BIOTAPE" analyze --json "$D/h0.btape" "$D/k1.btape" "$D/h2.btape" >"$D/k.json" || fail "analyze --json"
+[ "$(jget "$D/k.json" '[(x["host"], x["rank"], x["cut_short"], x["stopped_early"]) for x in d["incomplete"]]')" = \
+	"[('h1', 1, True, False)]" ] || fail "json incomplete: $(jget "$D/k.json" 'd.get("incomplete")')"
+[ "$(jget "$D/c.json" '"incomplete" in d')" = False ] || fail "incomplete listed for whole files"
 
 # the HTML report: IOPS and device time per host on the one timeline, a series per host
 "$BIOTAPE" analyze "$D/h0.btape" "$D/h1.btape" "$D/h2.btape" --html "$D/c.html" || fail "analyze --html"
