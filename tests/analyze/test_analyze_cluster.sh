@@ -87,6 +87,19 @@ grep -q "^  WARNING: $D/k1.btape (host h1, rank 1) was cut short" "$D/k.txt" ||
 	"[('h1', 1, True, False)]" ] || fail "json incomplete: $(jget "$D/k.json" 'd.get("incomplete")')"
 [ "$(jget "$D/c.json" '"incomplete" in d')" = False ] || fail "incomplete listed for whole files"
 
+# the timeline per host (JSON): its rows add up to the host's count, and to the timeline's
+python3 - "$D/c.json" <<'PY' || fail "per-host timeline"
+import json, sys
+d = json.load(open(sys.argv[1]))
+tl, hosts = d["timeline"], {h["name"]: h for h in d["hosts"]}
+th = {h["name"]: h for h in tl["hosts"]}
+assert sorted(th) == ["h0", "h1", "h2"], sorted(th)
+for n, h in th.items():
+    assert len(h["ios"]) == len(tl["rows"]) == len(h["mean_device_latency_ns"]), n
+    assert sum(h["ios"]) == hosts[n]["count"] == 3000, (n, sum(h["ios"]))
+for i, row in enumerate(tl["rows"]):
+    assert sum(th[n]["ios"][i] for n in th) == row[1] + row[2] + row[3], i
+PY
 # the HTML report: IOPS and device time per host on the one timeline, a series per host
 "$BIOTAPE" analyze "$D/h0.btape" "$D/h1.btape" "$D/h2.btape" --html "$D/c.html" || fail "analyze --html"
 python3 - "$D/c.html" <<'PY' || fail "per-host charts"
