@@ -469,8 +469,9 @@ static int cmp_host_n(const void *x, const void *y)
 /*
  * Several hosts on one timeline: IOPS and mean device time per timeline row, a series per
  * host (the HOST_SERIES busiest), so that who was busy or slow at the same moment shows.
+ * side: NULL (analyze), or "A" / "B" (compare: names host-iops-a, titles "A: ...").
  */
-static int host_charts(FILE *fp, const struct stats *s)
+static int host_charts(FILE *fp, const struct stats *s, const char *side)
 {
 	const struct hoststat *hv[STATS_MAX_HOSTS];
 	const double *ys[HOST_SERIES] = {0}, *ls[HOST_SERIES] = {0};
@@ -508,15 +509,23 @@ static int host_charts(FILE *fp, const struct stats *s)
 
 	fmt_lat((double)t0, b0, sizeof(b0));
 	fmt_lat((double)(t0 + npts * s->tl_interval), b1, sizeof(b1));
-	fputs("<h2>Per host over time</h2>\n<div class=\"charts wide\">\n", fp);
-	line_chart(fp, "host-iops", "IOPS per host over time", "IOPS", CHART_COUNT, b0, b1,
-		   "time (one timeline)", ys, names, nd, npts);
+	char n_iops[32], n_lat[32], t_iops[64], t_lat[64];
+	const char *sfx = side ? (side[0] == 'A' ? "-a" : "-b") : "", *pfx = side ? side : "";
+
+	snprintf(n_iops, sizeof(n_iops), "host-iops%s", sfx);
+	snprintf(n_lat, sizeof(n_lat), "host-latency%s", sfx);
+	snprintf(t_iops, sizeof(t_iops), "%s%sIOPS per host over time", pfx, side ? ": " : "");
+	snprintf(t_lat, sizeof(t_lat), "%s%sMean device time per host over time", pfx,
+		 side ? ": " : "");
+	fprintf(fp, "<h2>%s%ser host over time</h2>\n<div class=\"charts wide\">\n", pfx,
+		side ? ", p" : "P");
+	line_chart(fp, n_iops, t_iops, "IOPS", CHART_COUNT, b0, b1, "time (one timeline)", ys,
+		   names, nd, npts);
 	if (nl)
-		line_chart(fp, "host-latency", "Mean device time per host over time", "device time",
-			   CHART_NS, b0, b1, "time (one timeline)", ls, names, nd, npts);
+		line_chart(fp, n_lat, t_lat, "device time", CHART_NS, b0, b1,
+			   "time (one timeline)", ls, names, nd, npts);
 	else
-		no_data(fp, "host-latency", "Mean device time per host over time",
-			"no completion times in trace");
+		no_data(fp, n_lat, t_lat, "no completion times in trace");
 	if (n > nd)
 		fprintf(fp, "<p class=\"note\">%d less busy hosts not drawn</p>\n", n - nd);
 	fputs("</div>\n", fp);
@@ -660,7 +669,7 @@ int render_html(FILE *fp, const struct report *r)
 	fputs("<h2>Rate over time</h2>\n", fp);
 	err = timeline_charts(fp, rs, 1);
 	if (!err && s->nhosts > 1)
-		err = host_charts(fp, s);
+		err = host_charts(fp, s, NULL);
 	if (err)
 		return err;
 	fputs("<h2>Request sizes per op</h2>\n<div class=\"charts\">\n", fp);
@@ -756,6 +765,10 @@ int render_compare_html(FILE *fp, const struct report *a, const struct report *b
 	const struct report *rs[2] = {a, b};
 
 	err = timeline_charts(fp, rs, 2);
+	if (!err && a->s->nhosts > 1)
+		err = host_charts(fp, a->s, "A");
+	if (!err && b->s->nhosts > 1)
+		err = host_charts(fp, b->s, "B");
 	fputs("<h2>Request sizes</h2>\n<div class=\"charts\">\n", fp);
 	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
 		if (a->s->ops[op].n)

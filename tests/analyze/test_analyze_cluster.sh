@@ -116,6 +116,16 @@ for chart in ("host-iops", "host-latency"):
     for h in ("h0", "h1", "h2"):  # the legend names every host
         assert re.search(r'<text x="\d+" y="17">%s</text>' % h, svg), (chart, h)
 PY
+"$BIOTAPE" compare "$D/h0.btape,$D/h1.btape,$D/h2.btape" "$D/h0.btape" --html "$D/cmp.html" ||
+	fail "compare --html"
+python3 - "$D/cmp.html" <<'PY' || fail "compare: per-host charts of side A"
+import re, sys
+html = open(sys.argv[1]).read()
+assert "A, per host over time" in html
+assert 'data-chart="host-iops-b"' not in html  # B is one host
+m = re.search(r'<svg class="chart" data-chart="host-iops-a".*?</svg>', html, re.S)
+assert m and sorted(re.findall(r'<title>(h[0-2]): peak', m.group(0))) == ["h0", "h1", "h2"]
+PY
 "$BIOTAPE" analyze "$D/h0.btape" --html "$D/one.html" || fail "analyze --html one host"
 grep -q 'data-chart="host-' "$D/one.html" && fail "per-host charts for one host"
 
