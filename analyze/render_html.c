@@ -527,7 +527,8 @@ static int host_charts(FILE *fp, const struct stats *s, const char *side)
 	else
 		no_data(fp, n_lat, t_lat, "no completion times in trace");
 	if (n > nd)
-		fprintf(fp, "<p class=\"note\">%d less busy hosts not drawn</p>\n", n - nd);
+		fprintf(fp, "<p class=\"note\">%d less busy host%s not drawn</p>\n", n - nd,
+			n - nd == 1 ? "" : "s");
 	fputs("</div>\n", fp);
 	free(buf);
 	return 0;

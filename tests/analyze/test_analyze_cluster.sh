@@ -126,6 +126,21 @@ assert 'data-chart="host-iops-b"' not in html  # B is one host
 m = re.search(r'<svg class="chart" data-chart="host-iops-a".*?</svg>', html, re.S)
 assert m and sorted(re.findall(r'<title>(h[0-2]): peak', m.group(0))) == ["h0", "h1", "h2"]
 PY
+# seven hosts: the six busiest drawn (host g0 has the fewest I/Os), the seventh counted
+seven=()
+for r in 0 1 2 3 4 5 6; do
+	"$GEN" -o "$D/g$r.btape" -n $((300 + 10 * r)) -x $((r + 1)) -H g$r -T 2000000000 \
+		-C rec5,$r,7,g0,$S0,0,0 || fail "gen g$r"
+	seven+=("$D/g$r.btape")
+done
+"$BIOTAPE" analyze "${seven[@]}" --html "$D/g.html" || fail "analyze --html, seven hosts"
+python3 - "$D/g.html" <<'PY' || fail "seven hosts' charts"
+import re, sys
+html = open(sys.argv[1]).read()
+m = re.search(r'<svg class="chart" data-chart="host-iops".*?</svg>', html, re.S)
+assert sorted(re.findall(r'<title>(g[0-6]): peak', m.group(0))) == ["g%d" % i for i in range(1, 7)]
+assert "1 less busy host not drawn" in html
+PY
 "$BIOTAPE" analyze "$D/h0.btape" --html "$D/one.html" || fail "analyze --html one host"
 grep -q 'data-chart="host-' "$D/one.html" && fail "per-host charts for one host"
 
