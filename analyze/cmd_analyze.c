@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* biotape analyze / profile / compare: the analyzer's commands. */
 #include "cli.h"
+#include "cluster.h"
 #include "cmd_analyze.h"
 #include "fidelity.h"
 #include "input.h"
@@ -55,6 +56,9 @@ static const char analyze_usage[] =
 	"                     Default auto: cluster for the files of one cluster recording, none\n"
 	"                     for one host's files; other files are refused. Files from several\n"
 	"                     hosts get per-host rows and their devices are named HOST:DEVICE.\n"
+	"                     A file that ended early (no footer, or stopped early) is named\n"
+	"                     with its host and rank.\n"
+	"Under mpirun on several ranks analyze refuses: it is not split across ranks yet.\n"
 	"\n"
 	"examples:\n"
 	"  mpirun -n 3 biotape record -o trace-%h.btape --duration 60 ; biotape analyze trace-*.btape\n"
@@ -272,6 +276,28 @@ static int fn_one(FILE *fp, const void *p)
 	}
 }
 
+/*
+ * Started by an MPI launcher on several ranks: refuses, rank 0 in one line, every rank with
+ * BTAPE_EXIT_USAGE. The analysis is not split across ranks yet, and N ranks each printing
+ * (or writing) the whole report would look like a parallel analysis that is not one. One rank
+ * (mpirun -n 1), or no launcher: 0, and the command runs as usual.
+ */
+static int refuse_ranks(const char *cmd)
+{
+	struct cl_comm *cc;
+	int n, err = cl_comm__open_cmd(&cc, cmd);
+
+	if (err || !cc)
+		return err ? BTAPE_EXIT_FAIL : 0;
+	n = cl_comm__size(cc);
+	if (n > 1 && cl_comm__rank(cc) == 0)
+		cli_err("%s: parallel analysis under MPI is not implemented (%d ranks): run one "
+			"biotape %s without mpirun",
+			cmd, n, cmd);
+	cl_comm__close(cc);
+	return n > 1 ? BTAPE_EXIT_USAGE : 0;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	struct common c;
@@ -289,6 +315,8 @@ int cmd_analyze(int argc, char **argv)
 		cli_err("analyze: no trace given (usage: biotape analyze FILE... ; see --help)");
 		return BTAPE_EXIT_USAGE;
 	}
+	if ((rc = refuse_ranks("analyze")))
+		return rc;
 	if (c.kind == OUT_HTML && (rc = cli_out_check("analyze", c.html_path)))
 		return rc;
 	rc = run_one(&c, c.files, c.nfiles, &s, &info, "analyze");
@@ -470,6 +498,8 @@ int cmd_profile(int argc, char **argv)
 		cli_err("profile: need exactly one trace (usage: biotape profile FILE > job.fio)");
 		return BTAPE_EXIT_USAGE;
 	}
+	if ((rc = refuse_ranks("profile")))
+		return rc;
 	rc = run_one(&c, c.files, 1, &s, &info, "profile");
 	if (rc)
 		return rc;
@@ -556,6 +586,8 @@ int cmd_compare(int argc, char **argv)
 		cli_err("compare: need exactly two traces (usage: biotape compare A B)");
 		return BTAPE_EXIT_USAGE;
 	}
+	if ((rc = refuse_ranks("compare")))
+		return rc;
 	if (c.kind == OUT_HTML && (rc = cli_out_check("compare", c.html_path)))
 		return rc;
 	char *pa[AN_MAX_FILES], *pb[AN_MAX_FILES];

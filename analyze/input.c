@@ -199,6 +199,13 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 		if (btape_reader__summary(sr->r, &sum) == 0) {
 			info->lost_events += sum.lost_events;
 			info->recovered |= sum.recovered;
+			if (k < AN_MAX_FILES && (sum.recovered || sum.interrupted)) {
+				info->ends[k] = (struct an_file_end){
+					.cut_short = sum.recovered,
+					.stopped_early = sum.interrupted,
+					.rank = m && m->cluster.id[0] ? (int32_t)m->cluster.rank : -1};
+				info->incomplete++;
+			}
 			if (sum.events) {
 				sr->first_ns = sum.first_issue_ns;
 				sr->has_first = true;
@@ -241,6 +248,8 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 			uint32_t ns = ck->nsync ? ck->nsync - 1 : 0;
 
 			snprintf(fc->host, sizeof(fc->host), "%s", aout[k].host);
+			snprintf(info->ends[k].host, sizeof(info->ends[k].host), "%s",
+				 aout[k].host[0] ? aout[k].host : m->hostname);
 			fc->offset_start_ns = ck->sync[0].offset_ns;
 			fc->offset_stop_ns = ck->sync[ns].offset_ns;
 			fc->uncertainty_ns = btape_cluster_uncertainty(ck);

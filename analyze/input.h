@@ -31,6 +31,14 @@ struct an_file_clock {
 	double drift_ppm;
 };
 
+/* How one file ended, when not as planned (info->incomplete counts them). */
+struct an_file_end {
+	bool cut_short;	    /* no footer: read up to its last complete frame (writer killed) */
+	bool stopped_early; /* its footer says the run stopped early (a peer died, interrupted) */
+	int32_t rank;	    /* its rank in a cluster recording, else -1 */
+	char host[BTAPE_NAME_MAX]; /* its host's label (multi-host), else its hostname */
+};
+
 struct an_info {
 	int nfiles;
 	char tool[BTAPE_NAME_MAX], hostname[BTAPE_NAME_MAX], source[BTAPE_NAME_MAX];
@@ -44,6 +52,8 @@ struct an_info {
 	bool multi_host;      /* per-host rows (stats.hosts) */
 	char cluster_id[BTAPE_NAME_MAX], reference[BTAPE_NAME_MAX]; /* --align cluster */
 	struct an_file_clock clocks[AN_MAX_FILES]; /* per file, when align is not none */
+	int incomplete;				   /* files with cut_short or stopped_early */
+	struct an_file_end ends[AN_MAX_FILES];	   /* per file */
 };
 
 /*

@@ -24,6 +24,7 @@
 #define MT 28
 #define MB 40
 #define HEAT_DEVICES 4
+#define HOST_SERIES 6 /* per-host charts: the busiest hosts drawn (what the legend holds) */
 
 static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
 				     "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
@@ -91,7 +92,7 @@ static void legend(FILE *fp, const char *const *names, int n)
 	}
 }
 
-/* Line chart of nser series over npts x positions (x evenly spaced). */
+/* Line chart of nser series over npts x positions (x evenly spaced); NaN: no point there. */
 static void line_chart(FILE *fp, const char *name, const char *title, const char *ylab,
 		       enum chart_unit unit, const char *x0, const char *x1, const char *xlab,
 		       const double *const *ys, const char *const *names, int nser, uint64_t npts)
@@ -123,12 +124,19 @@ static void line_chart(FILE *fp, const char *name, const char *title, const char
 		fprintf(fp,
 			"<path class=\"series\" fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" d=\"",
 			colors[s % 8]);
+		bool gap = true;
+
 		for (uint64_t i = 0; i < npts; i++) {
 			double x = ML + (npts > 1 ? (double)pw * (double)i / (double)(npts - 1)
 						  : pw / 2.0);
 			double y = MT + ph - ph * ys[s][i] / ymax;
 
-			fprintf(fp, "%c%.1f %.1f", i ? 'L' : 'M', x, y);
+			if (isnan(ys[s][i])) { /* no value here: the line stops */
+				gap = true;
+				continue;
+			}
+			fprintf(fp, "%c%.1f %.1f", gap ? 'M' : 'L', x, y);
+			gap = false;
 		}
 		if (npts == 1)
 			fprintf(fp, "h2");
@@ -450,6 +458,82 @@ static int timeline_charts(FILE *fp, const struct report *const *rs, int nr)
 	return 0;
 }
 
+static int cmp_host_n(const void *x, const void *y)
+{
+	const struct hoststat *a = *(const struct hoststat *const *)x,
+			      *b = *(const struct hoststat *const *)y;
+
+	return a->acc.n < b->acc.n ? 1 : a->acc.n > b->acc.n ? -1 : strcmp(a->name, b->name);
+}
+
+/*
+ * Several hosts on one timeline: IOPS and mean device time per timeline row, a series per
+ * host (the HOST_SERIES busiest), so that who was busy or slow at the same moment shows.
+ * side: NULL (analyze), or "A" / "B" (compare: names host-iops-a, titles "A: ...").
+ */
+static int host_charts(FILE *fp, const struct stats *s, const char *side)
+{
+	const struct hoststat *hv[STATS_MAX_HOSTS];
+	const double *ys[HOST_SERIES] = {0}, *ls[HOST_SERIES] = {0};
+	const char *names[HOST_SERIES] = {0};
+	uint64_t npts = s->tl_rows;
+	double iv = (double)s->tl_interval / 1e9;
+	int n = 0, nl = 0;
+	char b0[32], b1[32];
+
+	for (uint32_t h = 0; h < s->nhosts; h++)
+		if (s->hosts[h].acc.n)
+			hv[n++] = &s->hosts[h];
+	qsort(hv, (size_t)n, sizeof(hv[0]), cmp_host_n);
+	int nd = n < HOST_SERIES ? n : HOST_SERIES;
+	double *buf = calloc((size_t)(2 * nd) * (npts ? npts : 1), sizeof(double));
+
+	if (!buf)
+		return -ENOMEM;
+	for (int i = 0; i < nd; i++) {
+		double *iops = buf + (size_t)(2 * i) * npts, *lat = iops + npts;
+
+		for (uint64_t k = 0; k < npts; k++) {
+			const struct host_tl_row *r = &hv[i]->tl[k];
+
+			iops[k] = (double)r->n / iv;
+			lat[k] = r->lat_n ? (double)r->lat_sum_ns / (double)r->lat_n : NAN;
+			if (r->lat_n)
+				nl = i + 1;
+		}
+		ys[i] = iops;
+		ls[i] = lat;
+		names[i] = hv[i]->name;
+	}
+	uint64_t t0 = report_origin_rel(s);
+
+	fmt_lat((double)t0, b0, sizeof(b0));
+	fmt_lat((double)(t0 + npts * s->tl_interval), b1, sizeof(b1));
+	char n_iops[32], n_lat[32], t_iops[64], t_lat[64];
+	const char *sfx = side ? (side[0] == 'A' ? "-a" : "-b") : "", *pfx = side ? side : "";
+
+	snprintf(n_iops, sizeof(n_iops), "host-iops%s", sfx);
+	snprintf(n_lat, sizeof(n_lat), "host-latency%s", sfx);
+	snprintf(t_iops, sizeof(t_iops), "%s%sIOPS per host over time", pfx, side ? ": " : "");
+	snprintf(t_lat, sizeof(t_lat), "%s%sMean device time per host over time", pfx,
+		 side ? ": " : "");
+	fprintf(fp, "<h2>%s%ser host over time</h2>\n<div class=\"charts wide\">\n", pfx,
+		side ? ", p" : "P");
+	line_chart(fp, n_iops, t_iops, "IOPS", CHART_COUNT, b0, b1, "time (one timeline)", ys,
+		   names, nd, npts);
+	if (nl)
+		line_chart(fp, n_lat, t_lat, "device time", CHART_NS, b0, b1,
+			   "time (one timeline)", ls, names, nd, npts);
+	else
+		no_data(fp, n_lat, t_lat, "no completion times in trace");
+	if (n > nd)
+		fprintf(fp, "<p class=\"note\">%d less busy host%s not drawn</p>\n", n - nd,
+			n - nd == 1 ? "" : "s");
+	fputs("</div>\n", fp);
+	free(buf);
+	return 0;
+}
+
 static int text_pre(FILE *fp, int (*fn)(FILE *, const struct report *, const struct report *),
 		    const struct report *a, const struct report *b)
 {
@@ -585,6 +669,8 @@ int render_html(FILE *fp, const struct report *r)
 	cards(fp, s);
 	fputs("<h2>Rate over time</h2>\n", fp);
 	err = timeline_charts(fp, rs, 1);
+	if (!err && s->nhosts > 1)
+		err = host_charts(fp, s, NULL);
 	if (err)
 		return err;
 	fputs("<h2>Request sizes per op</h2>\n<div class=\"charts\">\n", fp);
@@ -680,6 +766,10 @@ int render_compare_html(FILE *fp, const struct report *a, const struct report *b
 	const struct report *rs[2] = {a, b};
 
 	err = timeline_charts(fp, rs, 2);
+	if (!err && a->s->nhosts > 1)
+		err = host_charts(fp, a->s, "A");
+	if (!err && b->s->nhosts > 1)
+		err = host_charts(fp, b->s, "B");
 	fputs("<h2>Request sizes</h2>\n<div class=\"charts\">\n", fp);
 	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
 		if (a->s->ops[op].n)

@@ -283,6 +283,23 @@ int render_json_body(struct jw *j, const struct report *r)
 	jw_u64(j, "lost_events", in->lost_events);
 	jw_bool(j, "recovered", in->recovered);
 	jw_end_obj(j);
+	if (in->incomplete) {
+		jw_arr(j, "incomplete");
+		for (int k = 0; k < r->npaths && k < AN_MAX_FILES; k++) {
+			const struct an_file_end *e = &in->ends[k];
+
+			if (!e->cut_short && !e->stopped_early)
+				continue;
+			jw_obj(j, NULL);
+			jw_str(j, "file", r->paths[k]);
+			jw_str(j, "host", e->host);
+			jw_i64(j, "rank", e->rank);
+			jw_bool(j, "cut_short", e->cut_short);
+			jw_bool(j, "stopped_early", e->stopped_early);
+			jw_end_obj(j);
+		}
+		jw_end_arr(j);
+	}
 	jw_obj(j, "window");
 	jw_u64(j, "trace_start_ns", in->trace_start_ns);
 	jw_bool(j, "filtered", in->filtered);
@@ -494,6 +511,28 @@ int render_json_body(struct jw *j, const struct report *r)
 		jw_end_arr(j);
 	}
 	jw_end_arr(j);
+	if (s->nhosts > 1) { /* the same rows per host: I/Os, mean device time */
+		jw_arr(j, "hosts");
+		for (uint32_t h = 0; h < s->nhosts; h++) {
+			const struct host_tl_row *t = s->hosts[h].tl;
+
+			jw_obj(j, NULL);
+			jw_str(j, "name", s->hosts[h].name);
+			jw_arr(j, "ios");
+			for (uint64_t i = 0; i < s->tl_rows; i++)
+				jw_u64(j, NULL, t[i].n);
+			jw_end_arr(j);
+			jw_arr(j, "mean_device_latency_ns");
+			for (uint64_t i = 0; i < s->tl_rows; i++)
+				if (t[i].lat_n)
+					jw_dbl(j, NULL, (double)t[i].lat_sum_ns / (double)t[i].lat_n);
+				else
+					jw_null(j, NULL);
+			jw_end_arr(j);
+			jw_end_obj(j);
+		}
+		jw_end_arr(j);
+	}
 	jw_end_obj(j);
 	return 0;
 }

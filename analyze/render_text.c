@@ -499,9 +499,19 @@ void render_text_header(FILE *fp, const struct report *r)
 			"  WARNING: the recorder lost %" PRIu64
 			" events; counts are lower bounds\n",
 			in->lost_events);
-	if (in->recovered)
-		fprintf(fp,
-			"  WARNING: a file was cut short; read up to its last complete frame\n");
+	for (int k = 0; in->incomplete && k < r->npaths && k < AN_MAX_FILES; k++) {
+		const struct an_file_end *e = &in->ends[k];
+
+		if (!e->cut_short && !e->stopped_early)
+			continue;
+		fprintf(fp, "  WARNING: %s", r->paths[k]);
+		if (e->rank >= 0)
+			fprintf(fp, " (host %s, rank %d)", e->host, e->rank);
+		fprintf(fp, "%s\n",
+			e->cut_short ? " was cut short (no footer: its writer was killed?); read up "
+				       "to its last complete frame"
+				     : " stopped early (a peer died or the run was interrupted)");
+	}
 	if (!s->all.n) {
 		fprintf(fp, "  %s\n",
 			in->events_read || in->filtered ? "no events in window"

@@ -301,8 +301,10 @@ void stats__free(struct stats *s)
 			dev_free(&s->devs[i]);
 	free(s->devs);
 	if (s->hosts)
-		for (uint32_t i = 0; i < s->nhosts; i++)
+		for (uint32_t i = 0; i < s->nhosts; i++) {
 			free(s->hosts[i].acc.lat);
+			free(s->hosts[i].tl);
+		}
 	free(s->hosts);
 	free(s->procs);
 	free(s->tl);
@@ -370,10 +372,16 @@ int stats__set_host(struct stats *s, uint32_t idx, const char *name)
 		if (strcmp(s->hosts[h].name, name) == 0)
 			break;
 	if (h == s->nhosts) {
-		if (h == STATS_MAX_HOSTS)
+		if (h == STATS_MAX_HOSTS) {
 			h--;
-		else
-			snprintf(s->hosts[s->nhosts++].name, BTAPE_NAME_MAX, "%s", name);
+		} else {
+			struct hoststat *hs = &s->hosts[h];
+
+			if (!(hs->tl = calloc(STATS_TL_MAX_ROWS, sizeof(*hs->tl))))
+				return -ENOMEM;
+			snprintf(hs->name, BTAPE_NAME_MAX, "%s", name);
+			s->nhosts++;
+		}
 	}
 	s->devs[idx].host = h;
 	return (int)h;
@@ -391,6 +399,19 @@ static inline void host_add(struct stats *s, const struct devstat *d, uint64_t w
 		h->has_first = true;
 	}
 	h->last_issue_ns = ev->issue_ns;
+}
+
+/* Per host: an event in timeline row `row` (only when hosts were declared). */
+static inline void host_tl_add(struct stats *s, const struct devstat *d, uint64_t row,
+			       const struct btape_event *ev)
+{
+	struct host_tl_row *r = &s->hosts[d->host].tl[row];
+
+	r->n++;
+	if ((ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns) {
+		r->lat_n++;
+		r->lat_sum_ns += ev->complete_ns - ev->issue_ns;
+	}
 }
 
 static struct devstat *get_dev(struct stats *s, uint32_t idx, int *err)
@@ -478,6 +499,20 @@ static void tl_coarsen(struct stats *s)
 		*d = m;
 	}
 	memset(s->tl + STATS_TL_MAX_ROWS / 2, 0, STATS_TL_MAX_ROWS / 2 * sizeof(*s->tl));
+	for (uint32_t h = 0; h < s->nhosts; h++) {
+		struct host_tl_row *t = s->hosts[h].tl;
+
+		for (uint64_t i = 0; i < STATS_TL_MAX_ROWS / 2; i++) {
+			struct host_tl_row m = {
+				.n = t[2 * i].n + t[2 * i + 1].n,
+				.lat_n = t[2 * i].lat_n + t[2 * i + 1].lat_n,
+				.lat_sum_ns = t[2 * i].lat_sum_ns + t[2 * i + 1].lat_sum_ns,
+			};
+
+			t[i] = m;
+		}
+		memset(t + STATS_TL_MAX_ROWS / 2, 0, STATS_TL_MAX_ROWS / 2 * sizeof(*t));
+	}
 	s->tl_interval *= 2;
 	s->tl_rows = (s->tl_rows + 1) / 2;
 }
@@ -709,6 +744,8 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	}
 	struct tl_row *r = &s->tl[row];
 
+	if (s->nhosts)
+		host_tl_add(s, d, row, ev);
 	if (dir >= 0) {
 		r->n_dir[dir]++;
 		r->bytes_dir[dir] += ev->bytes;
@@ -916,8 +953,10 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 		for (size_t i = 0; i < m; i++)
 			acc_add(&s->devs[e[i].dev].acc, win, opv[i], e[i].bytes);
 		if (s->nhosts)
-			for (size_t i = 0; i < m; i++)
+			for (size_t i = 0; i < m; i++) { /* the block is in timeline row tl_cur */
 				host_add(s, &s->devs[e[i].dev], win, opv[i], &e[i]);
+				host_tl_add(s, &s->devs[e[i].dev], s->tl_cur, &e[i]);
+			}
 		if (pany & BTAPE_HAS_PID)
 			for (size_t i = 0; i < m; i++)
 				if (e[i].present & BTAPE_HAS_PID)

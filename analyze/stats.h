@@ -108,12 +108,19 @@ struct devstat {
 	uint32_t host; /* index into stats.hosts (when nhosts > 0) */
 };
 
+/* One timeline row of one host: its I/Os, and the device time of those with a completion. */
+struct host_tl_row {
+	uint64_t n;
+	uint64_t lat_n, lat_sum_ns;
+};
+
 /* One recording host of a multi-host analysis (a cluster recording, or aligned files). */
 struct hoststat {
 	char name[BTAPE_NAME_MAX];
 	struct acc acc; /* acc.lat: its devices' device times, merged at stats__finish */
 	uint64_t first_issue_ns, last_issue_ns; /* on the analysis timeline */
 	bool has_first;
+	struct host_tl_row *tl; /* STATS_TL_MAX_ROWS rows, as stats.tl (interval, rows used) */
 };
 
 struct procstat {

@@ -1099,6 +1099,8 @@ int cmd_record(int argc, char **argv)
 	if (ret)
 		goto cleanup;
 	record_loop(&s);
+	if (rec_cluster__broken(s.rc)) /* a peer died: this trace ends early, and says so */
+		btape_writer__set_interrupted(s.w);
 	if (s.rc) {
 		struct btape_clock_sync y;
 

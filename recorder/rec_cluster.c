@@ -208,6 +208,11 @@ bool rec_cluster__should_stop(struct rec_cluster *rc, bool hard, bool done, bool
 	return v[0] || (has_cmd && !v[1]);
 }
 
+bool rec_cluster__broken(const struct rec_cluster *rc)
+{
+	return rc && rc->broken;
+}
+
 int rec_cluster__clock_stop(struct rec_cluster *rc, struct btape_clock_sync *y)
 {
 	if (!rc || rc->size == 1 || rc->broken)

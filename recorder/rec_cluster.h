@@ -54,6 +54,8 @@ int rec_cluster__start(struct rec_cluster *rc);
  * (with commands). A rank that lost its peers stops too (and says so).
  */
 bool rec_cluster__should_stop(struct rec_cluster *rc, bool hard, bool done, bool has_cmd);
+/* True when this rank lost its peers mid-run (its trace is then marked interrupted). */
+bool rec_cluster__broken(const struct rec_cluster *rc);
 
 /* The sync at the stop (collective): 0 and *y, or an exit code. */
 int rec_cluster__clock_stop(struct rec_cluster *rc, struct btape_clock_sync *y);

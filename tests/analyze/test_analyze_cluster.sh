@@ -2,7 +2,9 @@
 # Several hosts' traces on one timeline (biotape analyze FILES..., --align, compare A1,A2 B1):
 # three files of one cluster recording whose clocks are off by known amounts (+3 ms, -7 ms)
 # are put back in the order their first I/Os happened, exactly; unrelated files are refused
-# with one line; per-host rows add up to the cluster totals; info shows the cluster clock.
+# with one line; per-host rows add up to the cluster totals; info shows the cluster clock; the
+# HTML report draws IOPS and device time per host on the one timeline; a file cut short is
+# named with its host and rank.
 . "$BIOTAPE_SRC/tests/lib.sh"
 command -v python3 >/dev/null || skip "needs python3 (JSON checks)"
 GEN=$BIOTAPE_BIN_DIR/gen_trace
@@ -72,6 +74,75 @@ grep -q "one timeline: cluster recording rec7, 3 files, on the clock of h0" "$D/
 	fail "no timeline line"
 grep -q "^  h1  .* 3000 " "$D/c.txt" || fail "no h1 row: $(sed -n '/Per host/,/Per device/p' "$D/c.txt")"
 grep -q "^  h2 *offset -7000.000 us +- 0.040 us" "$D/c.txt" || fail "no h2 correction"
+
+# a host's file cut short (its recorder killed before the footer): the report names it
+"$GEN" -o "$D/k1.btape" -n 3000 -x 2 -H h1 -T 2004000502 -C rec7,1,3,h0,$S0,3000000,20 -k 2>/dev/null
+[ -s "$D/k1.btape" ] || fail "gen k1 (killed)"
+"$BIOTAPE" analyze "$D/h0.btape" "$D/k1.btape" "$D/h2.btape" >"$D/k.txt" || fail "analyze with a cut file"
+[ "$(grep -c WARNING "$D/k.txt")" = 1 ] || fail "not one warning: $(grep WARNING "$D/k.txt")"
+grep -q "^  WARNING: $D/k1.btape (host h1, rank 1) was cut short" "$D/k.txt" ||
+	fail "cut file not named: $(sed -n 1,5p "$D/k.txt")"
+"$BIOTAPE" analyze --json "$D/h0.btape" "$D/k1.btape" "$D/h2.btape" >"$D/k.json" || fail "analyze --json"
+[ "$(jget "$D/k.json" '[(x["host"], x["rank"], x["cut_short"], x["stopped_early"]) for x in d["incomplete"]]')" = \
+	"[('h1', 1, True, False)]" ] || fail "json incomplete: $(jget "$D/k.json" 'd.get("incomplete")')"
+[ "$(jget "$D/c.json" '"incomplete" in d')" = False ] || fail "incomplete listed for whole files"
+
+# the timeline per host (JSON): its rows add up to the host's count, and to the timeline's
+python3 - "$D/c.json" <<'PY' || fail "per-host timeline"
+import json, sys
+d = json.load(open(sys.argv[1]))
+tl, hosts = d["timeline"], {h["name"]: h for h in d["hosts"]}
+th = {h["name"]: h for h in tl["hosts"]}
+assert sorted(th) == ["h0", "h1", "h2"], sorted(th)
+for n, h in th.items():
+    assert len(h["ios"]) == len(tl["rows"]) == len(h["mean_device_latency_ns"]), n
+    assert sum(h["ios"]) == hosts[n]["count"] == 3000, (n, sum(h["ios"]))
+for i, row in enumerate(tl["rows"]):
+    assert sum(th[n]["ios"][i] for n in th) == row[1] + row[2] + row[3], i
+PY
+# the HTML report: IOPS and device time per host on the one timeline, a series per host
+"$BIOTAPE" analyze "$D/h0.btape" "$D/h1.btape" "$D/h2.btape" --html "$D/c.html" || fail "analyze --html"
+python3 - "$D/c.html" <<'PY' || fail "per-host charts"
+import re, sys
+html = open(sys.argv[1]).read()
+for chart in ("host-iops", "host-latency"):
+    m = re.search(r'<svg class="chart" data-chart="%s".*?</svg>' % chart, html, re.S)
+    assert m, chart + " missing"
+    svg = m.group(0)
+    series = re.findall(r'<path class="series"[^>]*d="([^"]*)"><title>([^<:]*):', svg)
+    assert sorted(n for _, n in series) == ["h0", "h1", "h2"], (chart, [n for _, n in series])
+    for d, n in series:  # one point per timeline row, drawn
+        assert d.startswith("M") and d.count("L") >= 50, (chart, n, d[:80])
+    for h in ("h0", "h1", "h2"):  # the legend names every host
+        assert re.search(r'<text x="\d+" y="17">%s</text>' % h, svg), (chart, h)
+PY
+"$BIOTAPE" compare "$D/h0.btape,$D/h1.btape,$D/h2.btape" "$D/h0.btape" --html "$D/cmp.html" ||
+	fail "compare --html"
+python3 - "$D/cmp.html" <<'PY' || fail "compare: per-host charts of side A"
+import re, sys
+html = open(sys.argv[1]).read()
+assert "A, per host over time" in html
+assert 'data-chart="host-iops-b"' not in html  # B is one host
+m = re.search(r'<svg class="chart" data-chart="host-iops-a".*?</svg>', html, re.S)
+assert m and sorted(re.findall(r'<title>(h[0-2]): peak', m.group(0))) == ["h0", "h1", "h2"]
+PY
+# seven hosts: the six busiest drawn (host g0 has the fewest I/Os), the seventh counted
+seven=()
+for r in 0 1 2 3 4 5 6; do
+	"$GEN" -o "$D/g$r.btape" -n $((300 + 10 * r)) -x $((r + 1)) -H g$r -T 2000000000 \
+		-C rec5,$r,7,g0,$S0,0,0 || fail "gen g$r"
+	seven+=("$D/g$r.btape")
+done
+"$BIOTAPE" analyze "${seven[@]}" --html "$D/g.html" || fail "analyze --html, seven hosts"
+python3 - "$D/g.html" <<'PY' || fail "seven hosts' charts"
+import re, sys
+html = open(sys.argv[1]).read()
+m = re.search(r'<svg class="chart" data-chart="host-iops".*?</svg>', html, re.S)
+assert sorted(re.findall(r'<title>(g[0-6]): peak', m.group(0))) == ["g%d" % i for i in range(1, 7)]
+assert "1 less busy host not drawn" in html
+PY
+"$BIOTAPE" analyze "$D/h0.btape" --html "$D/one.html" || fail "analyze --html one host"
+grep -q 'data-chart="host-' "$D/one.html" && fail "per-host charts for one host"
 
 # unrelated files are refused together, one line, naming both; nothing on stdout
 for other in other plain; do
