@@ -177,7 +177,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	for (int k = 0; k < npaths; k++) {
 		struct src *sr = &srcs[k];
 		char emsg[BTAPE_ERRMSG_LEN];
-		struct btape_summary sum;
+		struct btape_summary sum = {.sz = sizeof(sum)};
 
 		err = btape_reader__open(&sr->r, paths[k], emsg, sizeof(emsg));
 		if (err) {

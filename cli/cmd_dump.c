@@ -110,7 +110,7 @@ int cmd_dump(int argc, char **argv)
 	enum dump_style style = STYLE_TEXT;
 	uint64_t from = 0, to = UINT64_MAX, limit = UINT64_MAX, printed = 0;
 	struct btape_reader *r = NULL;
-	struct btape_summary sum;
+	struct btape_summary sum = {.sz = sizeof(sum)};
 	char errmsg[BTAPE_ERRMSG_LEN];
 	const struct btape_meta *meta;
 	int c, err, ret = BTAPE_EXIT_OK;

@@ -300,7 +300,7 @@ int cmd_info(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct btape_reader *r = NULL;
-	struct btape_summary sum;
+	struct btape_summary sum = {.sz = sizeof(sum)};
 	char errmsg[BTAPE_ERRMSG_LEN];
 	const char *path;
 	char verify_msg[512] = "";

@@ -78,7 +78,7 @@ static int merged_meta(struct btape_meta *mm, const struct an_align_in *in,
 
 			if (!d.host[0])
 				snprintf(d.host, sizeof(d.host), "%s", host);
-			idx = btape_meta__add_device(mm, &d);
+			idx = btape_meta_add_device(mm, &d);
 			if (idx < 0)
 				return idx;
 			src[k].map[i] = (uint32_t)idx;
@@ -106,7 +106,7 @@ int cli_convert_merge(char *const *paths, int n, const char *out, enum an_align 
 		goto cleanup;
 	}
 	for (int k = 0; k < n; k++) {
-		struct btape_summary sum;
+		struct btape_summary sum = {.sz = sizeof(sum)};
 
 		err = btape_reader__open(&src[k].r, paths[k], msg, sizeof(msg));
 		if (err) {
@@ -193,7 +193,7 @@ cleanup:
 			btape_reader__close(src[k].r);
 			free(src[k].map);
 		}
-	btape_meta__free(&mm);
+	btape_meta_free(&mm);
 	free(src);
 	free(in);
 	free(ao);

@@ -215,18 +215,25 @@ struct btape_meta {
 };
 
 /* Deep copy / free of a metadata block (devices and tags arrays are heap-owned). */
-int btape_meta__copy(struct btape_meta *dst, const struct btape_meta *src);
-void btape_meta__free(struct btape_meta *meta);
+int btape_meta_copy(struct btape_meta *dst, const struct btape_meta *src);
+void btape_meta_free(struct btape_meta *meta);
 /* Appends a device; returns its index or a negative errno (-E2BIG past BTAPE_DEVICES_MAX). */
-int btape_meta__add_device(struct btape_meta *meta, const struct btape_device *dev);
+int btape_meta_add_device(struct btape_meta *meta, const struct btape_device *dev);
 /* Appends a tag: 0 or a negative errno (-E2BIG past BTAPE_TAGS_MAX). */
-int btape_meta__add_tag(struct btape_meta *meta, const char *key, const char *value);
+int btape_meta_add_tag(struct btape_meta *meta, const char *key, const char *value);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Summary (the footer, or recomputed by a scan)                                            */
 /* ---------------------------------------------------------------------------------------- */
 
+/*
+ * Filled by btape_reader__summary() and btape_writer__file_summary(). The caller sets sz to
+ * sizeof(struct btape_summary) first (`struct btape_summary s = {.sz = sizeof(s)};`): the
+ * library fills only the fields that fit in sz, so that new fields can be added at the end
+ * without breaking a program built against an older btape.h.
+ */
 struct btape_summary {
+	size_t sz;
 	uint64_t events;
 	uint64_t first_issue_ns, last_issue_ns; /* 0 when no events */
 	uint64_t last_complete_ns;
@@ -349,7 +356,7 @@ uint64_t btape_writer__events(const struct btape_writer *w);
  * or in the pending chunk are not in it; after a failed write, nothing after that). After a
  * successful __flush that is every event accepted. The lost counts are not filled in.
  */
-void btape_writer__file_summary(const struct btape_writer *w, struct btape_summary *s);
+int btape_writer__file_summary(const struct btape_writer *w, struct btape_summary *s);
 /* Events added so far with an issue time before one already promised or written (the
  * footer's order_violations): they are in the file out of issue order. */
 uint64_t btape_writer__order_violations(const struct btape_writer *w);

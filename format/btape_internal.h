@@ -143,6 +143,8 @@ int btape_index_add(struct btape_index *ix, uint64_t off, uint64_t tmin, uint64_
 		    uint64_t events);
 void btape_index_free(struct btape_index *ix);
 
+/* Copies a summary out to a caller's (its sz kept, only the fields sz holds): 0, -EINVAL. */
+int btape_summary_copy_out(struct btape_summary *dst, const struct btape_summary *src);
 int btape_footer_pack(struct bbuf *out, const struct btape_summary *s,
 		      const struct btape_index *ix);
 /* max_chunks: the most index entries the file has room for (more is damage). */

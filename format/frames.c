@@ -637,7 +637,7 @@ cleanup:
 			snprintf(what, sizeof(what), "too many msgpack items (at most %u)",
 				 BTAPE_META_MAX_ITEMS);
 		snprintf(errbuf, errlen, "metadata: %s", what);
-		btape_meta__free(m);
+		btape_meta_free(m);
 	}
 	return err;
 }
@@ -651,6 +651,18 @@ static void pack_u64_array(msgpack_packer *pk, const char *key, const uint64_t *
 	msgpack_pack_array(pk, (size_t)n);
 	for (uint64_t i = 0; i < n; i++)
 		msgpack_pack_uint64(pk, a[i]);
+}
+
+int btape_summary_copy_out(struct btape_summary *dst, const struct btape_summary *src)
+{
+	size_t n;
+
+	if (!dst || dst->sz < offsetof(struct btape_summary, events) + sizeof(dst->events))
+		return -EINVAL;
+	n = dst->sz < sizeof(*src) ? dst->sz : sizeof(*src);
+	memcpy((char *)dst + sizeof(dst->sz), (const char *)src + sizeof(src->sz),
+	       n - sizeof(dst->sz));
+	return 0;
 }
 
 int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const struct btape_index *ix)

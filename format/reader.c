@@ -468,7 +468,7 @@ BTAPE_API void btape_reader__close(struct btape_reader *r)
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	free(r->name);
-	btape_meta__free(&r->meta);
+	btape_meta_free(&r->meta);
 	btape_index_free(&r->ix);
 	fbuf_free(&r->fb);
 	btape_chunk_dec_free(&r->dec);
@@ -788,21 +788,20 @@ BTAPE_API int btape_reader__summary(struct btape_reader *r, struct btape_summary
 {
 	int ret;
 
-	if (!r || !s)
+	if (!r || !s || s->sz < offsetof(struct btape_summary, events) + sizeof(s->events))
 		return -EINVAL;
 	if (r->has_footer) {
-		*s = r->fsum;
-		s->chunks = r->ix.n;
-		s->file_bytes = r->seekable ? r->file_size : r->next_off + BTAPE_TRAILER_SIZE;
-		s->has_footer = true;
-		s->recovered = false;
-		s->recovered_bytes_ignored = 0;
-		return 0;
+		struct btape_summary f = r->fsum;
+
+		f.chunks = r->ix.n;
+		f.file_bytes = r->seekable ? r->file_size : r->next_off + BTAPE_TRAILER_SIZE;
+		f.has_footer = true;
+		f.recovered = false;
+		f.recovered_bytes_ignored = 0;
+		return btape_summary_copy_out(s, &f);
 	}
-	if (r->sum_cached) {
-		*s = r->sum;
-		return 0;
-	}
+	if (r->sum_cached)
+		return btape_summary_copy_out(s, &r->sum);
 	if (!r->seekable)
 		return rfail(r, -ESPIPE, "a stream has its summary only after its last event");
 	ret = scan(r, &r->sum, NULL);
@@ -812,8 +811,7 @@ BTAPE_API int btape_reader__summary(struct btape_reader *r, struct btape_summary
 	r->sum.has_footer = false;
 	r->sum.recovered = true;
 	r->sum_cached = true;
-	*s = r->sum;
-	return 0;
+	return btape_summary_copy_out(s, &r->sum);
 }
 
 BTAPE_API int btape_reader__verify(struct btape_reader *r)

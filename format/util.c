@@ -63,7 +63,7 @@ BTAPE_API const char *btape_flags_str(uint32_t flags, char *buf, size_t len)
 /* ---------------------------------------------------------------------------------------- */
 /* Metadata helpers                                                                         */
 
-BTAPE_API void btape_meta__free(struct btape_meta *meta)
+BTAPE_API void btape_meta_free(struct btape_meta *meta)
 {
 	if (!meta)
 		return;
@@ -75,7 +75,7 @@ BTAPE_API void btape_meta__free(struct btape_meta *meta)
 	meta->ntags = 0;
 }
 
-BTAPE_API int btape_meta__copy(struct btape_meta *dst, const struct btape_meta *src)
+BTAPE_API int btape_meta_copy(struct btape_meta *dst, const struct btape_meta *src)
 {
 	struct btape_meta m;
 
@@ -102,7 +102,7 @@ BTAPE_API int btape_meta__copy(struct btape_meta *dst, const struct btape_meta *
 	return 0;
 }
 
-BTAPE_API int btape_meta__add_device(struct btape_meta *meta, const struct btape_device *dev)
+BTAPE_API int btape_meta_add_device(struct btape_meta *meta, const struct btape_device *dev)
 {
 	struct btape_device *d;
 
@@ -120,7 +120,7 @@ BTAPE_API int btape_meta__add_device(struct btape_meta *meta, const struct btape
 	return (int)meta->ndevices++;
 }
 
-BTAPE_API int btape_meta__add_tag(struct btape_meta *meta, const char *key, const char *value)
+BTAPE_API int btape_meta_add_tag(struct btape_meta *meta, const char *key, const char *value)
 {
 	struct btape_tag *t;
 

@@ -730,13 +730,16 @@ BTAPE_API uint64_t btape_writer__events(const struct btape_writer *w)
 	return w ? w->added : 0;
 }
 
-BTAPE_API void btape_writer__file_summary(const struct btape_writer *w, struct btape_summary *s)
+BTAPE_API int btape_writer__file_summary(const struct btape_writer *w, struct btape_summary *s)
 {
+	struct btape_summary f;
+
 	if (!w || !s)
-		return;
-	*s = w->in_file;
-	s->chunks = w->ix.n;
-	s->file_bytes = w->off;
+		return -EINVAL;
+	f = w->in_file;
+	f.chunks = w->ix.n;
+	f.file_bytes = w->off;
+	return btape_summary_copy_out(s, &f);
 }
 
 BTAPE_API uint64_t btape_writer__order_violations(const struct btape_writer *w)

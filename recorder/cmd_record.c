@@ -429,7 +429,7 @@ static int fill_devices(const struct rec_opts *o, struct btape_meta *meta)
 			continue;
 		err = rec_dev_describe("/sys", ma, mi, &d);
 		if (!err)
-			err = btape_meta__add_device(meta, &d);
+			err = btape_meta_add_device(meta, &d);
 		if (err < 0) {
 			cli_err("record: device '%s': %s", o->devs[i], strerror(-err));
 			return BTAPE_EXIT_FAIL;
@@ -966,6 +966,7 @@ static void drain(struct rec_state *s)
 	 * in the chunk that did not fit are not in it, and count as lost (writer).
 	 */
 	werr = btape_writer__flush(s->w); /* after a failed write: that error */
+	s->fsum.sz = sizeof(s->fsum);
 	btape_writer__file_summary(s->w, &s->fsum);
 	lost_disk = s->st.written > s->fsum.events ? s->st.written - s->fsum.events : 0;
 	s->lost_wr = s->st.dropped_writer + lost_disk;
@@ -1124,7 +1125,7 @@ cleanup:
 	free(s.kdevs);
 	free(s.tag_queues);
 	free(s.tag_depth);
-	btape_meta__free(&s.meta);
+	btape_meta_free(&s.meta);
 	return rec_cluster__close(s.rc, ret);
 }
 

@@ -265,7 +265,7 @@ int rec_dev_add_all(const char *sysfs, struct btape_meta *meta)
 	}
 	qsort(list, n, sizeof(*list), cmp_dev);
 	for (size_t i = 0; i < n; i++) {
-		err = btape_meta__add_device(meta, &list[i]);
+		err = btape_meta_add_device(meta, &list[i]);
 		if (err < 0)
 			goto cleanup;
 	}

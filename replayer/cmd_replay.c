@@ -678,7 +678,7 @@ static int open_output(struct setup *s, struct out_ctx *c)
 
 	memset(&m, 0, sizeof(m));
 	if (s->meta) {
-		err = btape_meta__copy(&m, s->meta);
+		err = btape_meta_copy(&m, s->meta);
 		if (err < 0) {
 			cli_err("replay: -o %s: cannot copy the metadata: %s", s->o->out,
 				strerror(-err));
@@ -699,9 +699,9 @@ static int open_output(struct setup *s, struct out_ctx *c)
 	if (!m.ndevices) {
 		struct btape_device d = {.rotational = -1};
 
-		err = btape_meta__add_device(&m, &d);
+		err = btape_meta_add_device(&m, &d);
 		if (err < 0) {
-			btape_meta__free(&m);
+			btape_meta_free(&m);
 			cli_err("replay: -o %s: %s", s->o->out, strerror(-err));
 			return err;
 		}
@@ -724,12 +724,12 @@ static int open_output(struct setup *s, struct out_ctx *c)
 		dv->physical_block = 0;
 		dv->rotational = -1;
 	}
-	btape_meta__add_tag(&m, "replay.trace", s->o->trace);
-	btape_meta__add_tag(&m, "replay.timing", timing_names[s->o->timing]);
-	btape_meta__add_tag(&m, "replay.order",
+	btape_meta_add_tag(&m, "replay.trace", s->o->trace);
+	btape_meta_add_tag(&m, "replay.timing", timing_names[s->o->timing]);
+	btape_meta_add_tag(&m, "replay.order",
 			    rp_order_mode_name((enum rp_order_mode)s->o->order));
 	err = btape_writer__open(&c->w, s->o->out, &m, &wo, why, sizeof(why));
-	btape_meta__free(&m);
+	btape_meta_free(&m);
 	if (err < 0) {
 		cli_err("replay: -o: %s", why);
 		c->w = NULL;
@@ -867,6 +867,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	s.meta = rp_prefetch__meta(pf);
+	s.sum.sz = sizeof(s.sum);
 	err = rp_prefetch__summary(pf, &s.sum);
 	if (err < 0) {
 		trace_err(o.trace, rp_prefetch__errmsg(pf), err);

@@ -55,7 +55,7 @@ static int read_recorded(struct rp_fidelity *f, const char *trace, const struct 
 			 char *msg, size_t msglen)
 {
 	struct btape_reader *rd = NULL;
-	struct btape_summary sum;
+	struct btape_summary sum = {.sz = sizeof(sum)};
 	const struct btape_event *evs;
 	double speed = cfg->timing == RP_TIMING_ORIGINAL && cfg->speed > 0 ? cfg->speed : 1;
 	uint64_t first = 0, prev = 0, span;

@@ -202,7 +202,7 @@ static int do_write(const char *pattern, uint64_t n, const char *path, uint64_t 
 	dev.logical_block = 512;
 	dev.physical_block = 4096;
 	dev.rotational = 0;
-	btape_meta__add_device(&meta, &dev);
+	btape_meta_add_device(&meta, &dev);
 	for (int s = 0; s < c.depth; s++)
 		next_issue[s] = 1000000000ull + (uint64_t)s * 1000;
 
@@ -329,7 +329,7 @@ static int do_write(const char *pattern, uint64_t n, const char *path, uint64_t 
 		       pattern, n, (t1 - t0) / 1e9, writer_cpu_ns / 1e9, n / (writer_cpu_ns / 1e9),
 		       sz, (double)sz / n);
 	}
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	free(heap);
 	return 0;
 fail:
@@ -347,7 +347,7 @@ static int do_reorder(uint64_t n, uint64_t iops, uint64_t win, uint64_t every, c
 	int err;
 
 	snprintf(dev.name, sizeof(dev.name), "nvme0n1");
-	btape_meta__add_device(&meta, &dev);
+	btape_meta_add_device(&meta, &dev);
 	c0 = cpu_ns();
 	err = btape_writer__open(&w, path, &meta, NULL, NULL, 0);
 	for (uint64_t i = 0; i < n && !err; i++) {
@@ -363,7 +363,7 @@ static int do_reorder(uint64_t n, uint64_t iops, uint64_t win, uint64_t every, c
 	}
 	if (!err)
 		err = btape_writer__close(w, NULL, 0);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	if (err) {
 		fprintf(stderr, "reorder: %s\n", strerror(-err));
 		return 1;

@@ -193,12 +193,12 @@ static int build_meta(const struct gen *g, struct btape_meta *meta)
 		dev.dev_t_minor = 7;
 		dev.size_bytes = 1ull << 30;
 		dev.logical_block = dev.physical_block = 512;
-		if (btape_meta__add_device(meta, &dev) < 0)
+		if (btape_meta_add_device(meta, &dev) < 0)
 			return -ENOMEM;
 		snprintf(dev.name, sizeof(dev.name), "disk,b");
 		dev.dev_t_minor = 8;
-		if (btape_meta__add_device(meta, &dev) < 0 ||
-		    btape_meta__add_tag(meta, "run", "t1") < 0)
+		if (btape_meta_add_device(meta, &dev) < 0 ||
+		    btape_meta_add_tag(meta, "run", "t1") < 0)
 			return -ENOMEM;
 		return 0;
 	}
@@ -233,7 +233,7 @@ static int build_meta(const struct gen *g, struct btape_meta *meta)
 		dev.size_bytes = g->devsize;
 		dev.physical_block = 4096;
 		dev.rotational = 0;
-		if (btape_meta__add_device(meta, &dev) < 0)
+		if (btape_meta_add_device(meta, &dev) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -382,7 +382,7 @@ static int write_btape(struct gen *g)
 cleanup:
 	if (w)
 		btape_writer__abort(w);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	return err ? 1 : 0;
 }
 

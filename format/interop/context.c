@@ -29,7 +29,7 @@ void imp_init(struct imp *im, struct devtab *dt, char *errmsg, size_t errlen)
 
 void imp_context_release(struct imp *im)
 {
-	btape_meta__free(&im->meta);
+	btape_meta_free(&im->meta);
 	free(im->devs->slots);
 	free(im->devs->ent);
 	free(im->dsz);
@@ -170,7 +170,7 @@ devtab_add(struct imp *im, const char *name, size_t len, uint64_t h, uint32_t ma
 		if (!strcmp(im->dsz[i].name, d.name))
 			d.size_bytes = im->dsz[i].bytes;
 	}
-	idx = btape_meta__add_device(&im->meta, &d);
+	idx = btape_meta_add_device(&im->meta, &d);
 	if (idx < 0)
 		return imp_fail(im, "device table: %s", strerror(-idx));
 	t->ent[t->nent].hash = h;

@@ -403,7 +403,7 @@ static void imp_release(struct imp *im)
 static void note_violations(struct imp *im, const char *path)
 {
 	struct btape_reader *r = NULL;
-	struct btape_summary sum;
+	struct btape_summary sum = {.sz = sizeof(sum)};
 
 	if (!strcmp(path, "-") || btape_reader__open(&r, path, NULL, 0))
 		return;

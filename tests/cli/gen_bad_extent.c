@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	struct btape_meta meta = {0};
 	struct btape_device dev = {0};
 	struct btape_event evs[3];
-	struct btape_summary sum = {0};
+	struct btape_summary sum = {.sz = sizeof(sum)};
 	struct btape_index ix = {0};
 	struct bbuf file = {0}, mb = {0}, chunk = {0}, foot = {0};
 	struct chunk_enc *ce = btape_chunk_enc_new();
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	dev.size_bytes = 1ull << 30;
 	dev.logical_block = dev.physical_block = 512;
 	dev.rotational = 0;
-	if (btape_meta__add_device(&meta, &dev) < 0 || btape_meta_pack(&mb, &meta))
+	if (btape_meta_add_device(&meta, &dev) < 0 || btape_meta_pack(&mb, &meta))
 		return 1;
 	btape_header_build(hdr, BTAPE_FORMAT_VERSION_MAJOR, BTAPE_FORMAT_VERSION_MINOR);
 	if (bbuf_put(&file, hdr, sizeof(hdr)) || put_frame(&file, BTAPE_FRAME_META, mb.p, mb.len))
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	}
 	btape_chunk_enc_free(ce);
 	btape_index_free(&ix);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	bbuf_free(&file);
 	bbuf_free(&mb);
 	bbuf_free(&chunk);

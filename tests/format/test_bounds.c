@@ -40,7 +40,7 @@ static void start_file(struct bbuf *f)
 	tu_meta(&m, 1);
 	assert_int_equal(btape_meta_pack(&raw, &m), 0);
 	tu_put_frame(f, BTAPE_FRAME_META, raw.p, raw.len);
-	btape_meta__free(&m);
+	btape_meta_free(&m);
 	bbuf_free(&raw);
 }
 
@@ -65,7 +65,7 @@ struct probe {
 static void read_everything(const char *path, struct probe *pr)
 {
 	struct btape_reader *r;
-	struct btape_summary s;
+	struct btape_summary s = {.sz = sizeof(s)};
 	struct btape_event ev;
 	char m[BTAPE_ERRMSG_LEN];
 	int ret, errors = 0;

@@ -46,7 +46,7 @@ static void write_simple(const char *path, size_t n, uint32_t chunk_events)
 	}
 	btape_writer__add_lost(w, 5, 6, 7);
 	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 }
 
 /* Reads everything; returns events read, *errors the number of failed calls. */
@@ -155,7 +155,7 @@ static void test_flip_every_byte(void **state)
 	d = tu_read_file(orig, &len);
 	for (size_t pos = 0; pos < len; pos++) {
 		struct btape_reader *r;
-		struct btape_summary s;
+		struct btape_summary s = {.sz = sizeof(s)};
 		char m[BTAPE_ERRMSG_LEN];
 		int open_err, errors;
 		uint64_t frame = UINT64_MAX;
@@ -239,7 +239,7 @@ static void test_truncate_every_offset(void **state)
 			maxframe = ix.issue_max[f] - ix.offset[f];
 	for (size_t l = 0; l <= len; l++) {
 		struct btape_reader *r;
-		struct btape_summary s;
+		struct btape_summary s = {.sz = sizeof(s)};
 		struct btape_event ev;
 		char m[BTAPE_ERRMSG_LEN];
 		size_t complete = 0, n = 0;
@@ -297,7 +297,7 @@ static void test_unknown_keys_and_frames(void **state)
 	const char *comms[1] = {"future"};
 	uint32_t comm_len[1] = {6}, comm_idx[3] = {0, 0, 0};
 	struct chunk_enc *ce = btape_chunk_enc_new();
-	struct btape_summary sum = {0};
+	struct btape_summary sum = {.sz = sizeof(sum)};
 	struct btape_index ix = {0};
 	struct btape_reader *r;
 	struct btape_event ev;
@@ -402,7 +402,7 @@ static void test_unknown_keys_and_frames(void **state)
 	}
 	assert_int_equal(btape_reader__next(r, &ev), 0);
 	{
-		struct btape_summary s;
+		struct btape_summary s = {.sz = sizeof(s)};
 
 		assert_int_equal(btape_reader__summary(r, &s), 0);
 		assert_true(s.has_footer);
@@ -474,7 +474,7 @@ static void test_reorder_watermark(void **state)
 	struct btape_writer_opts o = {.sz = sizeof(o), .chunk_events = 100};
 	struct btape_writer *w;
 	struct btape_reader *r;
-	struct btape_summary s;
+	struct btape_summary s = {.sz = sizeof(s)};
 	struct btape_event ev;
 	char m[BTAPE_ERRMSG_LEN];
 	uint64_t seed = 3, prev = 0, n = 0;
@@ -527,7 +527,7 @@ static void test_order_violations(void **state)
 	struct btape_writer_opts o = {.sz = sizeof(o), .reorder_max_events = 4};
 	struct btape_writer *w;
 	struct btape_reader *r;
-	struct btape_summary s;
+	struct btape_summary s = {.sz = sizeof(s)};
 	struct btape_event ev, e = {0};
 	uint64_t got[16];
 	int n = 0;
@@ -747,7 +747,7 @@ static void model_run(const struct model_cfg *c)
 	}
 	assert_int_equal(n, c->nev);
 	btape_reader__close(r);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	free(m.pend);
 	free(m.out);
 	free(orig);
@@ -855,7 +855,7 @@ static void test_direct_sigkill(void **state)
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "k.btape", 0);
 	struct btape_reader *r;
-	struct btape_summary s;
+	struct btape_summary s = {.sz = sizeof(s)};
 	struct btape_event ev;
 	char m[BTAPE_ERRMSG_LEN];
 	pid_t pid;
@@ -900,7 +900,7 @@ static void test_pipe_and_fd(void **state)
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "p.btape", 0);
 	struct btape_reader *r;
-	struct btape_summary s;
+	struct btape_summary s = {.sz = sizeof(s)};
 	struct btape_event ev;
 	char m[BTAPE_ERRMSG_LEN];
 	int fds[2], status, n = 0, fd;
@@ -965,7 +965,7 @@ static void test_flush_interval(void **state)
 	struct btape_writer_opts o = {.sz = sizeof(o), .flush_interval_ns = 1};
 	struct btape_writer *w;
 	struct btape_reader *r;
-	struct btape_summary s;
+	struct btape_summary s = {.sz = sizeof(s)};
 	char m[BTAPE_ERRMSG_LEN];
 	struct timespec ts = {0, 1000};
 
@@ -1047,7 +1047,7 @@ static void test_error_messages(void **state)
 	assert_int_equal(btape_writer__open_direct(&w, p, &meta, NULL, b, sizeof(b)), -E2BIG);
 	assert_non_null(strstr(b, "4097 tags"));
 	assert_int_equal(access(p, F_OK), -1); /* the file it created is removed again */
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	tu_cleanup_dir(dir);
 }
 
@@ -1056,7 +1056,7 @@ static void test_lost_accounting(void **state)
 	char *dir = tu_tmpdir();
 	const char *p = tu_path(dir, "l.btape", 0);
 	struct btape_reader *r;
-	struct btape_summary s;
+	struct btape_summary s = {.sz = sizeof(s)};
 	char m[BTAPE_ERRMSG_LEN];
 
 	write_simple(p, 10, 0);

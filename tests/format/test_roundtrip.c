@@ -32,7 +32,7 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 	struct btape_writer *w;
 	struct btape_reader *r;
 	struct btape_meta meta;
-	struct btape_summary s;
+	struct btape_summary s = {.sz = sizeof(s)};
 	struct btape_event ev;
 	char msg[BTAPE_ERRMSG_LEN];
 	uint64_t bytes[BTAPE_OP__COUNT] = {0}, count[BTAPE_OP__COUNT] = {0};
@@ -113,6 +113,21 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 		assert_int_equal(s.first_issue_ns, sorted[0].issue_ns);
 		assert_int_equal(s.last_issue_ns, sorted[n - 1].issue_ns);
 	}
+	/* sz: a caller built against an older, shorter struct gets only what it declared */
+	{
+		struct btape_summary old = {.sz = offsetof(struct btape_summary, last_issue_ns)};
+
+		old.last_issue_ns = 0xdeadbeef;
+		old.chunks = 7;
+		assert_int_equal(btape_reader__summary(r, &old), 0);
+		assert_int_equal(old.sz, offsetof(struct btape_summary, last_issue_ns));
+		assert_int_equal(old.events, n);
+		assert_int_equal(old.first_issue_ns, s.first_issue_ns);
+		assert_int_equal(old.last_issue_ns, 0xdeadbeef);
+		assert_int_equal(old.chunks, 7);
+		old.sz = 0;
+		assert_int_equal(btape_reader__summary(r, &old), -EINVAL);
+	}
 	assert_int_equal(btape_reader__verify(r), 0);
 	btape_reader__close(r);
 
@@ -132,7 +147,7 @@ static void roundtrip(struct btape_event *evs, size_t n, const struct btape_writ
 		assert_int_equal(got, n);
 	}
 	btape_reader__close(r);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	free(sorted);
 	tu_cleanup_dir(dir);
 }
@@ -324,7 +339,7 @@ static void test_extent_limits(void **state)
 	}
 	assert_int_equal(btape_writer__events(w), 2);
 	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	tu_cleanup_dir(dir);
 }
 
@@ -360,15 +375,15 @@ static void test_meta_helpers(void **state)
 
 	tu_meta(&a, 3);
 	assert_int_equal(a.ndevices, 3);
-	assert_int_equal(btape_meta__copy(&b, &a), 0);
+	assert_int_equal(btape_meta_copy(&b, &a), 0);
 	assert_ptr_not_equal(a.devices, b.devices);
 	assert_memory_equal(a.devices, b.devices, sizeof(*a.devices) * 3);
-	assert_int_equal(btape_meta__add_tag(&b, "k", "v"), 0);
+	assert_int_equal(btape_meta_add_tag(&b, "k", "v"), 0);
 	assert_int_equal(b.ntags, 2);
 	assert_int_equal(a.ntags, 1);
-	btape_meta__free(&a);
-	btape_meta__free(&b);
-	btape_meta__free(NULL);
+	btape_meta_free(&a);
+	btape_meta_free(&b);
+	btape_meta_free(NULL);
 	assert_int_equal(a.ndevices, 0);
 }
 
@@ -416,7 +431,7 @@ static void test_cluster_meta(void **state)
 	assert_true(n2 > n1);
 	/* the stop clock, known only at the end, comes back from the footer as the last sync */
 	const char *stop = tu_path(dir, "stop.btape", 2);
-	struct btape_summary sum;
+	struct btape_summary sum = {.sz = sizeof(sum)};
 
 	meta.cluster.nsync = 1;
 	assert_int_equal(btape_writer__open(&w, stop, &meta, NULL, NULL, 0), 0);
@@ -431,7 +446,7 @@ static void test_cluster_meta(void **state)
 	assert_int_equal(btape_reader__summary(r, &sum), 0);
 	assert_true(sum.has_clock_stop);
 	btape_reader__close(r);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	tu_cleanup_dir(dir);
 }
 

@@ -89,7 +89,7 @@ static char *write_trace(struct btape_event *evs, size_t n)
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(btape_writer__add(w, &evs[i]), 0);
 	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	return dir;
 }
 

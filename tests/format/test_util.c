@@ -146,9 +146,9 @@ void tu_meta(struct btape_meta *m, uint32_t ndev)
 		d.logical_block = 512;
 		d.physical_block = 4096;
 		d.rotational = (int8_t)(i % 3) - 1;
-		btape_meta__add_device(m, &d);
+		btape_meta_add_device(m, &d);
 	}
-	btape_meta__add_tag(m, "workload", "test");
+	btape_meta_add_tag(m, "workload", "test");
 }
 
 uint8_t *tu_read_file(const char *path, size_t *len)

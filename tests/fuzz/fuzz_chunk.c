@@ -45,11 +45,11 @@ static void decode(unsigned int kind, const uint8_t *p, size_t len, uint64_t fil
 		struct btape_meta m;
 
 		if (!btape_meta_unpack(&m, p, len, err, sizeof(err)))
-			btape_meta__free(&m);
+			btape_meta_free(&m);
 		break;
 	}
 	default: {
-		struct btape_summary s;
+		struct btape_summary s = {.sz = sizeof(s)};
 		struct btape_index ix = {0};
 
 		/* as if the input were the file: its index cannot hold more chunks than fit */

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct btape_reader *r = NULL;
-	struct btape_summary s;
+	struct btape_summary s = {.sz = sizeof(s)};
 	struct btape_event ev;
 	const struct btape_event *evs;
 	char msg[BTAPE_ERRMSG_LEN];

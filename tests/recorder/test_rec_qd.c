@@ -161,8 +161,8 @@ static void test_writer_hook(void **state)
 	assert_true(fd >= 0);
 	assert_non_null(e);
 	close(fd);
-	assert_true(btape_meta__add_device(&meta, &d) >= 0);
-	assert_true(btape_meta__add_device(&meta, &d) >= 0);
+	assert_true(btape_meta_add_device(&meta, &d) >= 0);
+	assert_true(btape_meta_add_device(&meta, &d) >= 0);
 	assert_int_equal(btape_writer__open(&w, path, &meta, NULL, NULL, 0), 0);
 	assert_int_equal(rec_qd__new(&q), 0);
 	btape_writer__set_release_hook(w, qd_hook, q);
@@ -216,7 +216,7 @@ static void test_writer_hook(void **state)
 	assert_int_equal(n, N + 1);
 	btape_reader__close(r);
 	rec_qd__free(q);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 	unlink(path);
 	free(e);
 }

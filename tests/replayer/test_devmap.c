@@ -82,13 +82,13 @@ static void write_trace(const char *path, unsigned int ndev, const char *const *
 		struct btape_device dv = {.size_bytes = sizes[d], .logical_block = 512};
 
 		snprintf(dv.name, sizeof(dv.name), "%s", names[d]);
-		assert_true(btape_meta__add_device(&meta, &dv) >= 0);
+		assert_true(btape_meta_add_device(&meta, &dv) >= 0);
 	}
 	assert_int_equal(btape_writer__open(&w, path, &meta, &wo, NULL, 0), 0);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(btape_writer__add(w, &evs[i]), 0);
 	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 }
 
 /* The metadata of a trace (devices only), as the replay reads it. */
@@ -100,7 +100,7 @@ static void meta_of(struct btape_meta *m, unsigned int ndev, const char *const *
 		struct btape_device dv = {.size_bytes = sizes[d], .logical_block = 512};
 
 		snprintf(dv.name, sizeof(dv.name), "%s", names[d]);
-		assert_true(btape_meta__add_device(m, &dv) >= 0);
+		assert_true(btape_meta_add_device(m, &dv) >= 0);
 	}
 }
 
@@ -208,7 +208,7 @@ static void test_map_resolution(void **state)
 		assert_string_equal(why, bad[i].why);
 		rp_devices__free(&s);
 	}
-	btape_meta__free(&m);
+	btape_meta_free(&m);
 }
 
 /* --target: the one device only; a device mapped twice; several devices on one target. */
@@ -264,8 +264,8 @@ static void test_target_and_twice_mapped(void **state)
 	for (unsigned int d = 0; d < 3; d++)
 		assert_int_equal(s.devs[d].target, 0);
 	rp_devices__free(&s);
-	btape_meta__free(&m1);
-	btape_meta__free(&m3);
+	btape_meta_free(&m1);
+	btape_meta_free(&m3);
 }
 
 /* A device no --map names: no target, its size still known; the rest replays. */
@@ -292,7 +292,7 @@ static void test_unmapped_devices(void **state)
 	assert_string_equal(rp_dev_label(&m, 5, b, sizeof(b)), "5");
 	assert_string_equal(rp_dev_label(NULL, 0, b, sizeof(b)), "0");
 	rp_devices__free(&s);
-	btape_meta__free(&m);
+	btape_meta_free(&m);
 }
 
 /* Sizes: the recorded size or the largest extent end (read only when a size is unknown). */
@@ -349,7 +349,7 @@ static void test_scan_and_need_bytes(void **state)
 	assert_true(rp_devices__scan(&s, why, sizeof(why)) < 0);
 	assert_true(why[0] != '\0');
 	rp_devices__free(&s);
-	btape_meta__free(&m);
+	btape_meta_free(&m);
 	unlink(trace);
 }
 
@@ -412,7 +412,7 @@ static void test_open_and_create(void **state)
 	assert_string_equal(why, want);
 	assert_int_equal(file_size(tz), UINT64_MAX);
 	rp_devices__free(&s);
-	btape_meta__free(&mu);
+	btape_meta_free(&mu);
 
 	/* --create SIZE; and without --create a missing target is an error */
 	o.create_auto = false;
@@ -455,7 +455,7 @@ static void test_open_and_create(void **state)
 	unlink(tz);
 	unlink(refused[2][0]);
 	unlink(trace);
-	btape_meta__free(&m);
+	btape_meta_free(&m);
 }
 
 /* --fit error names the first I/O past its target's end (or its shard's), the others pass. */
@@ -533,7 +533,7 @@ static void test_fit_check(void **state)
 	assert_true(rp_devices__check_fit(&s, &cfg, why, sizeof(why)) < 0);
 	assert_int_not_equal(rp_devices__check_fit(&s, &cfg, why, sizeof(why)), -ERANGE);
 	rp_devices__free(&s);
-	btape_meta__free(&m);
+	btape_meta_free(&m);
 	unlink(target);
 	unlink(trace);
 }

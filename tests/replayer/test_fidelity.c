@@ -40,7 +40,7 @@ static void write_trace(void)
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_true(btape_meta__add_device(&meta, &dev) >= 0);
+	assert_true(btape_meta_add_device(&meta, &dev) >= 0);
 	assert_int_equal(btape_writer__open(&w, path, &meta, &wo, NULL, 0), 0);
 	for (unsigned int i = 0; i < N; i++) {
 		t += (i / 100) % 2 ? 50000 : 5000 + (i % 7) * 1000; /* bursts and lulls */
@@ -54,7 +54,7 @@ static void write_trace(void)
 		assert_int_equal(btape_writer__add(w, &evs[i]), 0);
 	}
 	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 }
 
 struct setup {

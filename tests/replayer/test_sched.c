@@ -634,7 +634,7 @@ static void test_prefetch_source(void **state)
 
 	assert_true(fd >= 0);
 	close(fd);
-	assert_true(btape_meta__add_device(&meta, &dev) >= 0);
+	assert_true(btape_meta_add_device(&meta, &dev) >= 0);
 	assert_int_equal(btape_writer__open(&w, path, &meta, &wo, NULL, 0), 0);
 	for (uint64_t i = 0; i < n; i++) {
 		struct btape_event ev = ev_at(i * 10, BTAPE_OP_READ, i * 8, 4096);
@@ -642,7 +642,7 @@ static void test_prefetch_source(void **state)
 		assert_int_equal(btape_writer__add(w, &ev), 0);
 	}
 	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
-	btape_meta__free(&meta);
+	btape_meta_free(&meta);
 
 	/* blocks smaller and larger than the file's chunks, queues of 2 and 5 */
 	size_t blocks[] = {100, 1000, 4096};
