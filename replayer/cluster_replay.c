@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #define START_MARGIN_NS 100000000ull	 /* rank 0 schedules the start this far ahead */
@@ -22,10 +23,10 @@
 #define HEARTBEAT_TIMEOUT_NS 2000000000ll /* no heartbeat this long: a rank is gone */
 #define RESULT_TIMEOUT_NS 60000000000ll	 /* preflight, the merge */
 #define CLOCK_ROUNDS 64			 /* round trips per rank for its clock offset */
-#define SPIN_NS 5000000ull /* sleep until this long before the start, then spin with
-			    * sched_yield(): a rank that sleeps into the start wakes late on a busy
-			    * host, one that spins without yielding starves its peers on shared
-			    * cores (bench/cluster: yielding gave the tightest start) */
+#define WAKE_AHEAD_NS 200000ull /* sleep (1 ns timer slack) until this long before the start, then
+				* spin with sched_yield(): a rank that sleeps into the start wakes
+				* late, one that spins long uses up its CPU share and loses the CPU at
+				* the instant to whatever waited less (bench/cluster skew-ab) */
 #define START_SPIN_AFTER_NS 1000000ull /* the start clock spins until this after the start */
 #define LEAD_NS 2000000ull /* returns this long before a start the scheduler times itself: its
 			    * setup (allocations, first faults) takes 0.1-1 ms */
@@ -103,6 +104,16 @@ static void sleep_until_mono(uint64_t t)
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+}
+
+/* Returns at t (CLOCK_MONOTONIC): sleeps until WAKE_AHEAD_NS before it, then spins, yielding
+ * the CPU at every turn (ranks may share cores). */
+static void wait_until_mono(uint64_t t)
+{
+	if (t > mono_ns() + WAKE_AHEAD_NS)
+		sleep_until_mono(t - WAKE_AHEAD_NS);
+	while (mono_ns() < t)
+		sched_yield();
 }
 
 int rp_cluster__open(struct rp_cluster **out)
@@ -322,13 +333,11 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	uint64_t start = rc->start_cl - (uint64_t)rc->shift;
 	*start_ns = start;
 	rc->sc.spin_until = start + START_SPIN_AFTER_NS;
-	if (!wait)
-		start -= LEAD_NS;
-	/* sleep, then spin to the instant (or to the lead before it) */
-	if (start > mono_ns() + SPIN_NS)
-		sleep_until_mono(start - SPIN_NS);
-	while (mono_ns() < start)
-		sched_yield();
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* the default 50 us would be the skew */
+	if (wait)
+		wait_until_mono(start);
+	else /* the scheduler waits for the instant itself, through rp_cluster__clock() */
+		sleep_until_mono(start - LEAD_NS);
 	return 0;
 }
 
@@ -340,6 +349,10 @@ static void start_sleep_until(const struct rp_clock *c, uint64_t t)
 		sc->sleep_until(c, t);
 		return;
 	}
+	/* as wait_until_mono(), on the scheduler's clock; the scheduler itself then spins its
+	 * --spin-us to the deadline */
+	if (t > c->now(c) + WAKE_AHEAD_NS)
+		sc->sleep_until(c, t - WAKE_AHEAD_NS);
 	while (c->now(c) < t)
 		sched_yield();
 }
