@@ -175,7 +175,8 @@ static const char *keep_str(struct rp_cluster *rc, const char *pat, const char *
 
 int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
 		       const char **trace, const char **target, struct rp_map_arg *maps,
-		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given)
+		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given,
+		       unsigned int *copy_base)
 {
 	if (!rc)
 		return 0;
@@ -201,7 +202,10 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 				size);
 			return -EINVAL;
 		}
-		*scale = n / size + ((unsigned int)rc->rank < n % size);
+		unsigned int r = (unsigned int)rc->rank;
+
+		*scale = n / size + (r < n % size);
+		*copy_base = r * (n / size) + (r < n % size ? r : n % size);
 	}
 	return 0;
 }

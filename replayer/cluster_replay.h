@@ -41,11 +41,14 @@ int rp_cluster__close(struct rp_cluster *rc, int ret);
  * This rank's share: traces[rank % ntraces] (more traces than ranks is refused), %h/%r
  * expanded in it, in *target, in every map's DST and in *out; with scale_given, *scale (the
  * total copies, at least one per rank) becomes this rank's share, total / size, the first
- * total % size ranks one more. Strings point into rc. 0 or -EINVAL (cli_err()).
+ * total % size ranks one more, and *copy_base the number of its first copy among all ranks'
+ * (rank r runs the copies a single host would number copy_base .. copy_base + *scale - 1).
+ * Strings point into rc. 0 or -EINVAL (cli_err()).
  */
 int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
 		       const char **trace, const char **target, struct rp_map_arg *maps,
-		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given);
+		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given,
+		       unsigned int *copy_base);
 
 /* Preflight passed on this rank: agree with every rank, then measure the clock offsets.
  * 0, or non-zero when some rank refused (rank 0 printed why) or the cluster failed. */

@@ -127,7 +127,8 @@ static void usage(FILE *fp)
 		"cluster (under mpirun or srun; docs/CLUSTER.md): rank r replays FILE number r mod the\n"
 		"number of FILEs (no more FILEs than ranks); %%h (host), %%r (rank) and %%%% expand in FILE,\n"
 		"--target, --map DST and -o; --scale N is the total, N / ranks copies each (the first\n"
-		"N %% ranks one more); --sweep factors are per rank, all ranks step together. Every rank\n"
+		"N %% ranks one more), numbered as on one host: copy k gets shard region k of N whichever\n"
+		"rank runs it; --sweep factors are per rank, all ranks step together. Every rank\n"
 		"passes its checks or none writes; all start at one instant on clocks corrected to rank\n"
 		"0's; rank 0 prints the cluster's merged results, a row per rank and the start skew.\n"
 		"\n"
@@ -830,11 +831,16 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		return BTAPE_EXIT_OK;
 	if (err < 0)
 		return BTAPE_EXIT_USAGE;
+	/* cluster --scale: all ranks' copies and this rank's first (0: a single host's scale) */
+	unsigned int copies = o.scale, copy_base = 0;
+
 	if (rp_cluster__assign(rc, o.traces, o.ntraces, &o.trace, &o.target, o.maps, o.nmaps,
-			       &o.out, &o.scale, o.scale_given) < 0)
+			       &o.out, &o.scale, o.scale_given, &copy_base) < 0)
 		return BTAPE_EXIT_USAGE;
 	if (rc && o.scale_given && o.nsweep == 1)
 		o.sweep[0] = o.max_scale = o.scale;
+	else
+		copies = 0;
 	s.o = &o;
 	eng = rp_engine_find(o.engine);
 	/* outputs are refused before any work (and checked again when written) */
@@ -872,7 +878,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 					 .target = o.target,
 					 .maps = o.maps,
 					 .nmaps = o.nmaps,
-					 .max_scale = o.max_scale,
+					 .max_scale = copies ? copies : o.max_scale,
 					 .layout = o.layout,
 					 .write = o.write && s.destructive > 0,
 					 .force = o.force,
@@ -914,6 +920,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	cfg.think_ns = o.think_ns;
 	cfg.iodepth = o.iodepth;
 	cfg.scale = o.max_scale;
+	cfg.copy_base = copy_base;
+	cfg.copies = copies;
 	cfg.layout = o.layout;
 	cfg.fit = o.fit;
 	cfg.loops = o.loops;
