@@ -1077,7 +1077,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 		rp_step_from_stats(&steps[i],
 				   rp_cluster__multi(rc) ? rp_cluster__copies(rc) : o.sweep[i], st);
-		if (o.nsweep > 1 && !o.json && rp_cluster__is_root(rc)) {
+		if (o.nsweep > 1 && !o.json && rp_cluster__reports(rc)) {
 			fprintf(stderr, "  scale %u: %.0f IOPS, p99 %.1f us\n", steps[i].factor,
 				steps[i].iops, (double)steps[i].p99_all / 1e3);
 		}
@@ -1092,7 +1092,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 			break;
 		}
 	}
-	if (!rp_cluster__is_root(rc)) {
+	if (!rp_cluster__reports(rc)) {
 		/* rank 0 reports the cluster */
 	} else if (o.nsweep > 1) {
 		struct cli_out ho;
@@ -1117,7 +1117,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		info.scale = o.sweep[0];
 		if (rp_cluster__multi(rc))
 			info.scale = rp_cluster__copies(rc);
-		if (o.json && rp_cluster__multi(rc))
+		if (o.json && rp_cluster__has_report(rc))
 			report_json_cluster(rc, &info, st);
 		else if (o.json)
 			rp_report_json(stdout, &info, st);
