@@ -96,14 +96,21 @@ echo "target failure: all stopped $WAITED_MS ms after; $(grep 'rank 1 (' "$D/fai
 truncate -s 16M "$D/f1"
 rm -f "$D"/res-*
 
+# kill_mid_run NAME RANK: the run with out/err in $D/NAME.*, RANK killed (-9) 1.5 s in; it must
+# end within 5 s, non-zero
+kill_mid_run() {
+	local pid
+	bg_mpirun "$D/$1.out" "$D/$1.err" "${run[@]}"
+	sleep 1.5
+	pid=$(rank_pid "$2") || fail "no rank $2 under mpirun $MP"
+	kill -9 "$pid"
+	wait_mp 30
+	[ $RC != 0 ] || fail "a killed rank $2 ended with exit 0"
+	[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after kill -9 of rank $2"
+}
+
 # 3. kill -9 of rank 1
-bg_mpirun "$D/kill.out" "$D/kill.err" "${run[@]}"
-sleep 1.5
-pid=$(rank_pid 1) || fail "no rank 1 under mpirun $MP"
-kill -9 "$pid"
-wait_mp 30
-[ $RC != 0 ] || fail "a killed rank ended with exit 0"
-[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after kill -9 of a rank"
+kill_mid_run kill 1
 for r in 0 2; do
 	n=$("$BIOTAPE" info --json "$D/res-$r.btape" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])') ||
 		fail "rank $r's result trace is not readable"
@@ -117,13 +124,7 @@ echo "kill -9: ended $WAITED_MS ms after, exit $RC, ranks 0 and 2 wrote their re
 rm -f "$D"/res-*
 
 # 3b. kill -9 of rank 0: nobody can merge; each survivor reports its own results
-bg_mpirun "$D/kill0.out" "$D/kill0.err" "${run[@]}"
-sleep 1.5
-pid=$(rank_pid 0) || fail "no rank 0 under mpirun $MP"
-kill -9 "$pid"
-wait_mp 30
-[ $RC != 0 ] || fail "a killed rank 0 ended with exit 0"
-[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after kill -9 of rank 0"
+kill_mid_run kill0 0
 for r in 1 2; do
 	grep -q "^biotape: replay: rank 0 (host .*) is gone: no heartbeat from it; rank $r reports" "$D/kill0.err" ||
 		fail "rank $r does not name rank 0: $(cat "$D/kill0.err")"
