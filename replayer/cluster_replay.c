@@ -447,7 +447,13 @@ const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_
 void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
 {
 	bool empty = !dst->issued, src_empty = !src->issued;
+	/* the worst lag's deadline, absolute while the merged start moves */
+	uint64_t lag_at = dst->start_ns + dst->lag_at_ns;
 
+	if (!src_empty && src->lag_max_ns > dst->lag_max_ns) {
+		dst->lag_max_ns = src->lag_max_ns;
+		lag_at = src->start_ns + src->lag_at_ns;
+	}
 	if (!src_empty) {
 		if (empty || src->start_ns < dst->start_ns)
 			dst->start_ns = src->start_ns;
@@ -482,6 +488,21 @@ void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
 		dst->max_inflight = src->max_inflight;
 	dst->interrupted |= src->interrupted;
 	dst->duration_hit |= src->duration_hit;
+	dst->lag_at_ns = dst->lag_max_ns ? lag_at - dst->start_ns : 0;
+	/* the longest of any rank's: the union over ranks of the time behind is not kept */
+	if (src->behind_ns > dst->behind_ns)
+		dst->behind_ns = src->behind_ns;
+	for (unsigned int i = 0; i < 3; i++) {
+		dst->dep_waited[i] += src->dep_waited[i];
+		dst->dep_wait_ns[i] += src->dep_wait_ns[i];
+	}
+	dst->dep_window_full += src->dep_window_full;
+	/* the issuing threads' figures, summed over the ranks (every field a u64 time or count) */
+	_Static_assert(sizeof(struct rp_stage) % sizeof(uint64_t) == 0, "rp_stage: u64s only");
+	const uint64_t *s = (const uint64_t *)&src->stage;
+	uint64_t *d = (uint64_t *)&dst->stage;
+	for (size_t i = 0; i < sizeof(dst->stage) / sizeof(uint64_t); i++)
+		d[i] += s[i];
 }
 
 static void fill_row(struct row *r, const struct rp_stats *st)
