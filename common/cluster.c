@@ -32,7 +32,7 @@ struct cl_comm {
 	const struct cl_mpi_ops *ops; /* NULL: one rank, no MPI */
 	void *dl;
 	int rank, size;
-	int64_t timeout_ns;
+	struct cl_wait wait;
 	char (*hosts)[CL_HOST_MAX]; /* [size] */
 	char err[256];
 };
@@ -89,7 +89,7 @@ static int fail_op(struct cl_comm *c, int err, const char *what)
 {
 	if (err == -ETIMEDOUT)
 		return fail(c, err, "%s: no answer from every rank within %lld ms (a rank died?)", what,
-			    (long long)(c->timeout_ns / 1000000));
+			    (long long)(c->wait.timeout_ns / 1000000));
 	return fail(c, err, "%s: %s", what, err == -EIO ? "MPI error" : strerror(-err));
 }
 
@@ -177,7 +177,7 @@ int cl_comm__open(struct cl_comm **out, int *argc, char ***argv)
 	if (!c)
 		return -ENOMEM;
 	c->size = 1;
-	c->timeout_ns = DEFAULT_TIMEOUT_NS;
+	c->wait.timeout_ns = DEFAULT_TIMEOUT_NS;
 	cl_clock_shift_ns();
 	if (cl_launched()) {
 		err = load_mpi(c, argc, argv);
@@ -252,14 +252,36 @@ const char *cl_comm__host_of(const struct cl_comm *c, int rank)
 
 void cl_comm__set_timeout(struct cl_comm *c, int64_t timeout_ns)
 {
-	c->timeout_ns = timeout_ns;
+	c->wait.timeout_ns = timeout_ns;
+}
+
+void cl_comm__set_hurry(struct cl_comm *c, const volatile sig_atomic_t *flag, int64_t grace_ns)
+{
+	c->wait.hurry = flag;
+	c->wait.hurry_ns = grace_ns;
+}
+
+int cl_comm__send(struct cl_comm *c, const void *buf, size_t len, int peer, int tag)
+{
+	if (!c->ops)
+		return -EINVAL;
+	int err = c->ops->send(buf, len, peer, tag, &c->wait);
+	return err ? fail_op(c, err, "send") : 0;
+}
+
+int cl_comm__recv(struct cl_comm *c, void *buf, size_t len, int peer, int tag)
+{
+	if (!c->ops)
+		return -EINVAL;
+	int err = c->ops->recv(buf, len, peer, tag, &c->wait);
+	return err ? fail_op(c, err, "receive") : 0;
 }
 
 int cl_comm__barrier(struct cl_comm *c)
 {
 	if (!c->ops)
 		return 0;
-	int err = c->ops->barrier(c->timeout_ns);
+	int err = c->ops->barrier(&c->wait);
 	return err ? fail_op(c, err, "barrier") : 0;
 }
 
@@ -267,7 +289,7 @@ int cl_comm__bcast(struct cl_comm *c, void *buf, size_t len, int root)
 {
 	if (!c->ops)
 		return 0;
-	int err = c->ops->bcast(buf, len, root, c->timeout_ns);
+	int err = c->ops->bcast(buf, len, root, &c->wait);
 	return err ? fail_op(c, err, "broadcast") : 0;
 }
 
@@ -277,7 +299,7 @@ int cl_comm__gather(struct cl_comm *c, const void *in, size_t len, void *out, in
 		memmove(out, in, len);
 		return 0;
 	}
-	int err = c->ops->gather(in, len, out, root, c->timeout_ns);
+	int err = c->ops->gather(in, len, out, root, &c->wait);
 	return err ? fail_op(c, err, "gather") : 0;
 }
 
@@ -287,7 +309,7 @@ int cl_comm__allgather(struct cl_comm *c, const void *in, size_t len, void *out)
 		memmove(out, in, len);
 		return 0;
 	}
-	int err = c->ops->allgather(in, len, out, c->timeout_ns);
+	int err = c->ops->allgather(in, len, out, &c->wait);
 	return err ? fail_op(c, err, "allgather") : 0;
 }
 
@@ -295,7 +317,7 @@ int cl_comm__allreduce_u64(struct cl_comm *c, uint64_t *v, size_t n, enum cl_red
 {
 	if (!c->ops)
 		return 0;
-	int err = c->ops->allreduce_u64(v, n, (int)op, c->timeout_ns);
+	int err = c->ops->allreduce_u64(v, n, (int)op, &c->wait);
 	return err ? fail_op(c, err, "allreduce") : 0;
 }
 
@@ -366,11 +388,11 @@ int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_off
 			for (;;) {
 				uint64_t m[2];
 
-				err = c->ops->recv(m, sizeof(m), p, TAG_PING, c->timeout_ns);
+				err = c->ops->recv(m, sizeof(m), p, TAG_PING, &c->wait);
 				if (err || !m[0])
 					break;
 				m[1] = cl_now_ns();
-				err = c->ops->send(m, sizeof(m), p, TAG_PONG, c->timeout_ns);
+				err = c->ops->send(m, sizeof(m), p, TAG_PONG, &c->wait);
 				if (err)
 					break;
 			}
@@ -384,9 +406,9 @@ int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_off
 			    (best <= CLOCK_GOOD_RTT_NS || k >= CLOCK_ROUNDS_MAX ||
 			     t0 - first > CLOCK_BUDGET_NS))
 				break;
-			err = c->ops->send(m, sizeof(m), 0, TAG_PING, c->timeout_ns);
+			err = c->ops->send(m, sizeof(m), 0, TAG_PING, &c->wait);
 			if (!err)
-				err = c->ops->recv(m, sizeof(m), 0, TAG_PONG, c->timeout_ns);
+				err = c->ops->recv(m, sizeof(m), 0, TAG_PONG, &c->wait);
 			uint64_t t1 = cl_now_ns(), rtt = t1 - t0;
 			if (!first)
 				first = t1;
@@ -399,7 +421,7 @@ int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_off
 		if (!err) {
 			uint64_t m[2] = { 0, 0 };
 
-			err = c->ops->send(m, sizeof(m), 0, TAG_PING, c->timeout_ns);
+			err = c->ops->send(m, sizeof(m), 0, TAG_PING, &c->wait);
 		}
 	}
 	if (err)

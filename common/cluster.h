@@ -20,6 +20,7 @@
 #ifndef BIOTAPE_CLUSTER_H
 #define BIOTAPE_CLUSTER_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,8 +64,12 @@ int cl_comm__is_mpi(const struct cl_comm *c);
 /* Host name of this rank, and of any rank (gathered at open). */
 const char *cl_comm__host(const struct cl_comm *c);
 const char *cl_comm__host_of(const struct cl_comm *c, int rank);
-/* Timeout of every later collective, ns (<= 0: none). */
+/* Timeout of every later operation, ns (<= 0: none). */
 void cl_comm__set_timeout(struct cl_comm *c, int64_t timeout_ns);
+/* Once *flag is non-zero, every operation gives up grace_ns after it first sees it (-ETIMEDOUT),
+ * whatever its timeout: a rank told to stop gives a dead peer no more time than its launcher
+ * gives it before SIGKILL. flag NULL: none. */
+void cl_comm__set_hurry(struct cl_comm *c, const volatile sig_atomic_t *flag, int64_t grace_ns);
 
 int cl_comm__barrier(struct cl_comm *c);
 /* buf (len bytes) of root to every rank. */
@@ -72,6 +77,10 @@ int cl_comm__bcast(struct cl_comm *c, void *buf, size_t len, int root);
 /* len bytes of each rank into out[rank * len] at root (gather) or at every rank (allgather). */
 int cl_comm__gather(struct cl_comm *c, const void *in, size_t len, void *out, int root);
 int cl_comm__allgather(struct cl_comm *c, const void *in, size_t len, void *out);
+/* Point to point: len bytes to, or from, one rank. tag: the caller's, below 0x6000 (the layer
+ * uses 0x62xx). With one rank (no MPI): -EINVAL. */
+int cl_comm__send(struct cl_comm *c, const void *buf, size_t len, int peer, int tag);
+int cl_comm__recv(struct cl_comm *c, void *buf, size_t len, int peer, int tag);
 /* Element-wise reduction of n u64 in place, result at every rank. */
 int cl_comm__allreduce_u64(struct cl_comm *c, uint64_t *v, size_t n, enum cl_reduce op);
 

@@ -23,9 +23,9 @@ static uint64_t mono_ns(void)
 /* Polls req until done. Spins for the first 200 us (a round trip on shared memory is a few
  * us), then sleeps between polls, an eighth of the time waited so far (at most 1 ms), so that
  * oversubscribed ranks leave the CPU to their peers and a long wait costs little. */
-static int wait_req(MPI_Request *req, int64_t timeout_ns)
+static int wait_req(MPI_Request *req, const struct cl_wait *w)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = mono_ns(), hurried = 0;
 	int done = 0;
 
 	for (;;) {
@@ -33,8 +33,12 @@ static int wait_req(MPI_Request *req, int64_t timeout_ns)
 			return -EIO;
 		if (done)
 			return 0;
-		uint64_t el = mono_ns() - t0;
-		if (timeout_ns > 0 && el > (uint64_t)timeout_ns) /* the caller aborts */
+		uint64_t now = mono_ns(), el = now - t0;
+		if (w->timeout_ns > 0 && el > (uint64_t)w->timeout_ns) /* the caller aborts */
+			return -ETIMEDOUT;
+		if (w->hurry && *w->hurry && !hurried)
+			hurried = now;
+		if (hurried && now - hurried > (uint64_t)w->hurry_ns)
 			return -ETIMEDOUT;
 		if (el > 200000) {
 			struct timespec ts = { 0, (long)(el / 8 < 1000000 ? el / 8 : 1000000) };
@@ -43,9 +47,9 @@ static int wait_req(MPI_Request *req, int64_t timeout_ns)
 	}
 }
 
-static int ok(int rc, MPI_Request *req, int64_t timeout_ns)
+static int ok(int rc, MPI_Request *req, const struct cl_wait *w)
 {
-	return rc == MPI_SUCCESS ? wait_req(req, timeout_ns) : -EIO;
+	return rc == MPI_SUCCESS ? wait_req(req, w) : -EIO;
 }
 
 static int op_init(int *argc, char ***argv, int *rank, int *size)
@@ -75,23 +79,23 @@ static void op_abort(int code)
 	MPI_Abort(MPI_COMM_WORLD, code);
 }
 
-static int op_barrier(int64_t timeout_ns)
+static int op_barrier(const struct cl_wait *w)
 {
 	MPI_Request r;
 
-	return ok(MPI_Ibarrier(MPI_COMM_WORLD, &r), &r, timeout_ns);
+	return ok(MPI_Ibarrier(MPI_COMM_WORLD, &r), &r, w);
 }
 
-static int op_bcast(void *buf, size_t len, int root, int64_t timeout_ns)
+static int op_bcast(void *buf, size_t len, int root, const struct cl_wait *w)
 {
 	MPI_Request r;
 
 	if (len > INT_MAX)
 		return -EOVERFLOW;
-	return ok(MPI_Ibcast(buf, (int)len, MPI_BYTE, root, MPI_COMM_WORLD, &r), &r, timeout_ns);
+	return ok(MPI_Ibcast(buf, (int)len, MPI_BYTE, root, MPI_COMM_WORLD, &r), &r, w);
 }
 
-static int op_gather(const void *in, size_t len, void *out, int root, int64_t timeout_ns)
+static int op_gather(const void *in, size_t len, void *out, int root, const struct cl_wait *w)
 {
 	MPI_Request r;
 
@@ -99,10 +103,10 @@ static int op_gather(const void *in, size_t len, void *out, int root, int64_t ti
 		return -EOVERFLOW;
 	return ok(MPI_Igather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, root, MPI_COMM_WORLD,
 			      &r),
-		  &r, timeout_ns);
+		  &r, w);
 }
 
-static int op_allgather(const void *in, size_t len, void *out, int64_t timeout_ns)
+static int op_allgather(const void *in, size_t len, void *out, const struct cl_wait *w)
 {
 	MPI_Request r;
 
@@ -110,10 +114,10 @@ static int op_allgather(const void *in, size_t len, void *out, int64_t timeout_n
 		return -EOVERFLOW;
 	return ok(MPI_Iallgather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, MPI_COMM_WORLD,
 				 &r),
-		  &r, timeout_ns);
+		  &r, w);
 }
 
-static int op_allreduce_u64(uint64_t *v, size_t n, int op, int64_t timeout_ns)
+static int op_allreduce_u64(uint64_t *v, size_t n, int op, const struct cl_wait *w)
 {
 	MPI_Op mop = op == 0 ? MPI_SUM : op == 1 ? MPI_MAX : MPI_MIN;
 	MPI_Request r;
@@ -121,25 +125,25 @@ static int op_allreduce_u64(uint64_t *v, size_t n, int op, int64_t timeout_ns)
 	if (n > INT_MAX)
 		return -EOVERFLOW;
 	return ok(MPI_Iallreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, mop, MPI_COMM_WORLD, &r), &r,
-		  timeout_ns);
+		  w);
 }
 
-static int op_send(const void *buf, size_t len, int peer, int tag, int64_t timeout_ns)
+static int op_send(const void *buf, size_t len, int peer, int tag, const struct cl_wait *w)
 {
 	MPI_Request r;
 
 	if (len > INT_MAX)
 		return -EOVERFLOW;
-	return ok(MPI_Isend(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r), &r, timeout_ns);
+	return ok(MPI_Isend(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r), &r, w);
 }
 
-static int op_recv(void *buf, size_t len, int peer, int tag, int64_t timeout_ns)
+static int op_recv(void *buf, size_t len, int peer, int tag, const struct cl_wait *w)
 {
 	MPI_Request r;
 
 	if (len > INT_MAX)
 		return -EOVERFLOW;
-	return ok(MPI_Irecv(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r), &r, timeout_ns);
+	return ok(MPI_Irecv(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r), &r, w);
 }
 
 static const struct cl_mpi_ops OPS = {

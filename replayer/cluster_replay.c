@@ -15,17 +15,29 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #define START_MARGIN_NS 100000000ull	 /* rank 0 schedules the start this far ahead */
 #define HEARTBEAT_NS 100000000ull	 /* the watchdog's exchange period */
-#define HEARTBEAT_TIMEOUT_NS 2000000000ll /* no heartbeat this long: a rank is gone */
+/* A rank silent this long is gone. Rank 0 waits for the ranks' beats, they wait for its
+ * verdict twice as long: rank 0 has judged before any rank gives up on it. Once stopping (a
+ * signal: launchers SIGKILL the survivors about 1 s later, Open MPI's odls_base_sigkill_timeout)
+ * the waits shrink to the GRACE ones. */
+#define BEAT_WAIT_NS 1000000000ll
+#define VERDICT_WAIT_NS (2 * BEAT_WAIT_NS)
+#define BEAT_GRACE_NS 300000000ll
+#define VERDICT_GRACE_NS (2 * BEAT_GRACE_NS)
+#define BEAT_LATE_NS 50000000ll /* after one rank's beat timed out, each other's may be this late */
+#define TAG_BEAT 0x100	/* heartbeats, rank 0 <-> each rank */
+#define TAG_REC 0x101	/* a rank's row, to rank 0 */
+#define TAG_STATS 0x102 /* its stats */
 #define RESULT_TIMEOUT_NS 60000000000ll	 /* preflight, the merge */
 #define CLOCK_ROUNDS 64			 /* round trips per rank for its clock offset */
-#define SPIN_NS 5000000ull /* sleep until this long before the start, then spin with
-			    * sched_yield(): a rank that sleeps into the start wakes late on a busy
-			    * host, one that spins without yielding starves its peers on shared
-			    * cores (bench/cluster: yielding gave the tightest start) */
+#define WAKE_AHEAD_NS 200000ull /* sleep (1 ns timer slack) until this long before the start, then
+				* spin with sched_yield(): a rank that sleeps into the start wakes
+				* late, one that spins long uses up its CPU share and loses the CPU at
+				* the instant to whatever waited less (bench/cluster skew-ab) */
 #define START_SPIN_AFTER_NS 1000000ull /* the start clock spins until this after the start */
 #define LEAD_NS 2000000ull /* returns this long before a start the scheduler times itself: its
 			    * setup (allocations, first faults) takes 0.1-1 ms */
@@ -78,7 +90,9 @@ struct rp_cluster {
 	volatile sig_atomic_t *stop;
 	const struct rp_stats *st; /* read by the watchdog: errors */
 	int status; /* enum rank_status, atomic */
-	bool lost;
+	bool lost;    /* rank 0 stopped answering (on rank 0: never) */
+	bool *gone;   /* rank 0: [size], ranks that stopped answering */
+	int ngone;    /* rank 0: how many; elsewhere: rank 0's count, from its verdict */
 	pthread_t wd;
 	bool wd_on;
 	/* rank 0: the last step's rows */
@@ -103,6 +117,16 @@ static void sleep_until_mono(uint64_t t)
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+}
+
+/* Returns at t (CLOCK_MONOTONIC): sleeps until WAKE_AHEAD_NS before it, then spins, yielding
+ * the CPU at every turn (ranks may share cores). */
+static void wait_until_mono(uint64_t t)
+{
+	if (t > mono_ns() + WAKE_AHEAD_NS)
+		sleep_until_mono(t - WAKE_AHEAD_NS);
+	while (mono_ns() < t)
+		sched_yield();
 }
 
 int rp_cluster__open(struct rp_cluster **out)
@@ -132,7 +156,8 @@ int rp_cluster__open(struct rp_cluster **out)
 	rc->shift = cl_clock_shift_ns();
 	rc->off = calloc((size_t)rc->size, sizeof(*rc->off));
 	rc->rows = calloc((size_t)rc->size, sizeof(*rc->rows));
-	if (!rc->off || !rc->rows) {
+	rc->gone = calloc((size_t)rc->size, sizeof(*rc->gone));
+	if (!rc->off || !rc->rows || !rc->gone) {
 		cli_err("replay: out of memory");
 		cl_comm__abort(rc->c, BTAPE_EXIT_FAIL);
 	}
@@ -164,7 +189,8 @@ static const char *keep_str(struct rp_cluster *rc, const char *pat, const char *
 
 int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
 		       const char **trace, const char **target, struct rp_map_arg *maps,
-		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given)
+		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given,
+		       unsigned int *copy_base)
 {
 	if (!rc)
 		return 0;
@@ -190,7 +216,10 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 				size);
 			return -EINVAL;
 		}
-		*scale = n / size + ((unsigned int)rc->rank < n % size);
+		unsigned int r = (unsigned int)rc->rank;
+
+		*scale = n / size + (r < n % size);
+		*copy_base = r * (n / size) + (r < n % size ? r : n % size);
 	}
 	return 0;
 }
@@ -259,28 +288,86 @@ static int go_on(struct rp_cluster *rc, bool stop)
 	return 0;
 }
 
+/* A heartbeat: each rank's to rank 0, and rank 0's verdict back. */
+struct beat {
+	uint64_t stop;	  /* failed, interrupted or erring; verdict: all stop */
+	uint64_t running; /* still replaying; verdict: someone is */
+	uint64_t gone;	  /* verdict: ranks rank 0 lost */
+};
+
+/* Rank 0: a beat from every rank not lost yet, all within BEAT_WAIT_NS (a rank whose
+ * beat does not come is gone: the others stop), then the verdict to each. */
+static void beat_root(struct rp_cluster *rc, struct beat *b)
+{
+	uint64_t t0 = mono_ns();
+	bool late = false;
+
+	for (int p = 1; p < rc->size; p++) {
+		int64_t left = BEAT_WAIT_NS - (int64_t)(mono_ns() - t0);
+		struct beat in;
+
+		if (rc->gone[p])
+			continue;
+		/* every rank beat at the same instant: while rank 0 waited for a silent one, the
+		 * others' beats had that time to come */
+		if (late || left < BEAT_LATE_NS)
+			left = BEAT_LATE_NS;
+		cl_comm__set_timeout(rc->c, left);
+		if (cl_comm__recv(rc->c, &in, sizeof(in), p, TAG_BEAT)) {
+			rc->gone[p] = true;
+			rc->ngone++;
+			late = true;
+			continue;
+		}
+		b->stop |= in.stop;
+		b->running |= in.running;
+	}
+	b->gone = (uint64_t)rc->ngone;
+	b->stop |= b->gone != 0;
+	for (int p = 1; p < rc->size; p++)
+		if (!rc->gone[p] && cl_comm__send(rc->c, b, sizeof(*b), p, TAG_BEAT)) {
+			rc->gone[p] = true;
+			rc->ngone++;
+		}
+}
+
+/* Any other rank: its beat to rank 0 and the verdict back; -errno when rank 0 is silent. */
+static int beat_peer(struct rp_cluster *rc, struct beat *b)
+{
+	int err = cl_comm__send(rc->c, b, sizeof(*b), 0, TAG_BEAT);
+
+	if (!err)
+		err = cl_comm__recv(rc->c, b, sizeof(*b), 0, TAG_BEAT);
+	if (!err)
+		rc->ngone = (int)b->gone;
+	return err;
+}
+
 static void *watchdog(void *arg)
 {
 	struct rp_cluster *rc = arg;
 	uint64_t next = rc->start_cl - (uint64_t)rc->shift;
 
-	/* rounds at the same instants on every rank (the start instant + k periods) */
+	/* rounds at the same instants on every rank (the start instant + k periods); a star
+	 * through rank 0, so that whoever stops answering is known by rank */
 	for (;;) {
 		next += HEARTBEAT_NS;
 		sleep_until_mono(next);
 		int s = __atomic_load_n(&rc->status, __ATOMIC_ACQUIRE);
 		/* an I/O error on this rank's target stops the cluster run (read racily: a u64) */
 		uint64_t errs = rc->st ? __atomic_load_n(&rc->st->errors, __ATOMIC_RELAXED) : 0;
-		uint64_t v[2] = {s == RS_FAILED || *rc->stop || errs, s == RS_RUNNING};
+		struct beat b = {s == RS_FAILED || *rc->stop || errs, s == RS_RUNNING, 0};
 
-		if (cl_comm__allreduce_u64(rc->c, v, 2, CL_MAX)) {
+		if (rc->rank == 0) {
+			beat_root(rc, &b);
+		} else if (beat_peer(rc, &b)) {
 			rc->lost = true;
 			*rc->stop = 1;
 			break;
 		}
-		if (v[0])
-			*rc->stop = 1; /* a rank failed or was interrupted: everyone stops */
-		if (!v[1])
+		if (b.stop)
+			*rc->stop = 1; /* a rank failed, was interrupted or is gone: everyone stops */
+		if (!b.running)
 			break; /* nobody runs any more */
 	}
 	return NULL;
@@ -310,7 +397,8 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	rc->status = RS_RUNNING;
 	rc->lost = false;
 	rc->state = ST_STEP;
-	cl_comm__set_timeout(rc->c, HEARTBEAT_TIMEOUT_NS);
+	cl_comm__set_timeout(rc->c, rc->rank == 0 ? BEAT_WAIT_NS : VERDICT_WAIT_NS);
+	cl_comm__set_hurry(rc->c, stop, rc->rank == 0 ? BEAT_GRACE_NS : VERDICT_GRACE_NS);
 	err = pthread_create(&rc->wd, NULL, watchdog, rc);
 	if (err) {
 		/* without the watchdog this rank cannot take part: the others time out */
@@ -322,13 +410,11 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	uint64_t start = rc->start_cl - (uint64_t)rc->shift;
 	*start_ns = start;
 	rc->sc.spin_until = start + START_SPIN_AFTER_NS;
-	if (!wait)
-		start -= LEAD_NS;
-	/* sleep, then spin to the instant (or to the lead before it) */
-	if (start > mono_ns() + SPIN_NS)
-		sleep_until_mono(start - SPIN_NS);
-	while (mono_ns() < start)
-		sched_yield();
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* the default 50 us would be the skew */
+	if (wait)
+		wait_until_mono(start);
+	else /* the scheduler waits for the instant itself, through rp_cluster__clock() */
+		sleep_until_mono(start - LEAD_NS);
 	return 0;
 }
 
@@ -340,6 +426,10 @@ static void start_sleep_until(const struct rp_clock *c, uint64_t t)
 		sc->sleep_until(c, t);
 		return;
 	}
+	/* as wait_until_mono(), on the scheduler's clock; the scheduler itself then spins its
+	 * --spin-us to the deadline */
+	if (t > c->now(c) + WAKE_AHEAD_NS)
+		sc->sleep_until(c, t - WAKE_AHEAD_NS);
 	while (c->now(c) < t)
 		sched_yield();
 }
@@ -357,7 +447,13 @@ const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_
 void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
 {
 	bool empty = !dst->issued, src_empty = !src->issued;
+	/* the worst lag's deadline, absolute while the merged start moves */
+	uint64_t lag_at = dst->start_ns + dst->lag_at_ns;
 
+	if (!src_empty && src->lag_max_ns > dst->lag_max_ns) {
+		dst->lag_max_ns = src->lag_max_ns;
+		lag_at = src->start_ns + src->lag_at_ns;
+	}
 	if (!src_empty) {
 		if (empty || src->start_ns < dst->start_ns)
 			dst->start_ns = src->start_ns;
@@ -385,6 +481,7 @@ void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
 		dst->skipped[i] += src->skipped[i];
 	dst->unsupported += src->unsupported;
 	dst->unmapped += src->unmapped;
+	dst->sub_block += src->sub_block;
 	if (!dst->errors && src->errors) {
 		dst->first_error = src->first_error;
 		dst->first_error_offset = src->first_error_offset;
@@ -395,6 +492,21 @@ void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
 		dst->max_inflight = src->max_inflight;
 	dst->interrupted |= src->interrupted;
 	dst->duration_hit |= src->duration_hit;
+	dst->lag_at_ns = dst->lag_max_ns ? lag_at - dst->start_ns : 0;
+	/* the longest of any rank's: the union over ranks of the time behind is not kept */
+	if (src->behind_ns > dst->behind_ns)
+		dst->behind_ns = src->behind_ns;
+	for (unsigned int i = 0; i < 3; i++) {
+		dst->dep_waited[i] += src->dep_waited[i];
+		dst->dep_wait_ns[i] += src->dep_wait_ns[i];
+	}
+	dst->dep_window_full += src->dep_window_full;
+	/* the issuing threads' figures, summed over the ranks (every field a u64 time or count) */
+	_Static_assert(sizeof(struct rp_stage) % sizeof(uint64_t) == 0, "rp_stage: u64s only");
+	const uint64_t *s = (const uint64_t *)&src->stage;
+	uint64_t *d = (uint64_t *)&dst->stage;
+	for (size_t i = 0; i < sizeof(dst->stage) / sizeof(uint64_t); i++)
+		d[i] += s[i];
 }
 
 static void fill_row(struct row *r, const struct rp_stats *st)
@@ -431,9 +543,12 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 	rc->wd_on = false;
 	cl_comm__set_timeout(rc->c, RESULT_TIMEOUT_NS);
 	if (rc->lost) {
-		cli_err("replay: rank %d (%s): lost contact with the other ranks (one died?); "
-			"its own results only",
-			rc->rank, cl_comm__host(rc->c));
+		/* nobody merges: this rank reports what it has (rp_cluster__reports()) */
+		cli_err("replay: rank 0 (host %s) is gone: no heartbeat from it; rank %d reports its "
+			"own results only",
+			cl_comm__host_of(rc->c, 0), rc->rank);
+		if (st)
+			st->interrupted = true;
 		rc->state = ST_BROKEN;
 		return -ENOTCONN;
 	}
@@ -464,11 +579,33 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 		snprintf(rec.why, sizeof(rec.why), "%s", why);
 	else if (st && st->interrupted)
 		snprintf(rec.why, sizeof(rec.why), "interrupted");
-	err = cl_comm__gather(rc->c, &rec, sizeof(rec), recs, 0);
-	if (!err)
-		err = cl_comm__gather(rc->c, mine, sizeof(*mine), all, 0);
-	if (err)
-		goto fatal;
+	/* point to point, from the ranks still answering (a gather would wait for a dead one) */
+	if (rc->rank != 0) {
+		err = cl_comm__send(rc->c, &rec, sizeof(rec), 0, TAG_REC);
+		if (!err)
+			err = cl_comm__send(rc->c, mine, sizeof(*mine), 0, TAG_STATS);
+		if (err)
+			goto fatal;
+	} else {
+		recs[0] = rec;
+		all[0] = *mine;
+		for (int p = 1; p < rc->size; p++) {
+			if (!rc->gone[p] &&
+			    (cl_comm__recv(rc->c, &recs[p], sizeof(recs[p]), p, TAG_REC) ||
+			     cl_comm__recv(rc->c, &all[p], sizeof(all[p]), p, TAG_STATS))) {
+				rc->gone[p] = true;
+				rc->ngone++;
+			}
+			if (rc->gone[p]) {
+				memset(&recs[p], 0, sizeof(recs[p]));
+				memset(&all[p], 0, sizeof(all[p]));
+				recs[p].first_issue = INT64_MIN;
+				recs[p].failed = 1;
+				snprintf(recs[p].why, sizeof(recs[p].why),
+					 "gone: no heartbeat or results from it (died or hung)");
+			}
+		}
+	}
 	if (rc->rank == 0) {
 		struct rp_stats *merged = mine; /* reused: rank 0's own is in all[0] */
 
@@ -488,7 +625,8 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 			*st = *merged;
 	}
 	rc->merged = true;
-	rc->state = ST_READY;
+	/* a rank is gone: no collective can complete any more (close aborts the job) */
+	rc->state = rc->ngone ? ST_BROKEN : ST_READY;
 	err = 0;
 	goto cleanup;
 fatal:
@@ -502,14 +640,19 @@ cleanup:
 	return err;
 }
 
-bool rp_cluster__is_root(const struct rp_cluster *rc)
+bool rp_cluster__reports(const struct rp_cluster *rc)
 {
-	return !rc || rc->rank == 0;
+	return !rc || rc->rank == 0 || rc->lost;
 }
 
 bool rp_cluster__multi(const struct rp_cluster *rc)
 {
 	return rc && rc->size > 1 && rc->merged;
+}
+
+bool rp_cluster__has_report(const struct rp_cluster *rc)
+{
+	return rp_cluster__multi(rc) || (rc && rc->lost);
 }
 
 unsigned int rp_cluster__copies(const struct rp_cluster *rc)
@@ -542,6 +685,11 @@ void rp_cluster__report_text(const struct rp_cluster *rc, FILE *fp)
 {
 	char a[32], b[32];
 
+	if (rc && rc->lost) {
+		fprintf(fp, "  cluster: %d ranks; rank 0 (host %s) is gone: rank %d's (host %s) own results only\n",
+			rc->size, cl_comm__host_of(rc->c, 0), rc->rank, cl_comm__host(rc->c));
+		return;
+	}
 	if (!rp_cluster__multi(rc) || rc->rank != 0)
 		return;
 	fprintf(fp,
@@ -570,6 +718,13 @@ void rp_cluster__report_text(const struct rp_cluster *rc, FILE *fp)
 
 void rp_cluster__report_json(const struct rp_cluster *rc, FILE *fp)
 {
+	if (rc->lost) {
+		fprintf(fp, "\"cluster\":{\"ranks\":%d,\"reporting_rank\":%d,\"host\":", rc->size,
+			rc->rank);
+		cli_json_str(fp, cl_comm__host(rc->c));
+		fputs(",\"status\":\"rank 0 is gone: this rank's own results only\"}", fp);
+		return;
+	}
 	fprintf(fp, "\"cluster\":{\"ranks\":%d,\"start_skew_ns\":%" PRIu64 ",\"rank\":[",
 		rc->size, start_skew(rc));
 	for (int r = 0; r < rc->size; r++) {
@@ -621,6 +776,7 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 		free(rc->strs[i]);
 	free(rc->off);
 	free(rc->rows);
+	free(rc->gone);
 	free(rc);
 	return ret;
 }

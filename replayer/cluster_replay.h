@@ -41,11 +41,14 @@ int rp_cluster__close(struct rp_cluster *rc, int ret);
  * This rank's share: traces[rank % ntraces] (more traces than ranks is refused), %h/%r
  * expanded in it, in *target, in every map's DST and in *out; with scale_given, *scale (the
  * total copies, at least one per rank) becomes this rank's share, total / size, the first
- * total % size ranks one more. Strings point into rc. 0 or -EINVAL (cli_err()).
+ * total % size ranks one more, and *copy_base the number of its first copy among all ranks'
+ * (rank r runs the copies a single host would number copy_base .. copy_base + *scale - 1).
+ * Strings point into rc. 0 or -EINVAL (cli_err()).
  */
 int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
 		       const char **trace, const char **target, struct rp_map_arg *maps,
-		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given);
+		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given,
+		       unsigned int *copy_base);
 
 /* Preflight passed on this rank: agree with every rank, then measure the clock offsets.
  * 0, or non-zero when some rank refused (rank 0 printed why) or the cluster failed. */
@@ -69,17 +72,21 @@ const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_
  * The step is over on this rank (st: its stats, or NULL; copies: replayed at once; first_issue_ns: its
  * first I/O's issue time on the replay clock, 0 if none; why: a failure, or NULL). Waits for
  * every rank, then merges: at rank 0, *st becomes the cluster's stats (histograms summed
- * bucket-wise, times on rank 0's clock, interrupted when any rank was). 0, or -errno when the
- * ranks lost contact (st keeps this rank's own stats).
+ * bucket-wise, times on rank 0's clock, interrupted when any rank was), of the ranks that still
+ * answer (a rank gone silent has a row marked gone). 0, or -errno when rank 0 is gone (st
+ * keeps this rank's own stats, marked interrupted, for its own report).
  */
 int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned int copies,
 			 uint64_t first_issue_ns, const char *why);
 
-/* True on the rank that prints the reports (rank 0; always without a cluster). */
-bool rp_cluster__is_root(const struct rp_cluster *rc);
+/* True on the rank that prints the report: rank 0, or a rank that lost rank 0 (its own
+ * results); always without a cluster. */
+bool rp_cluster__reports(const struct rp_cluster *rc);
 /* True when the run has more than one rank and the last step was merged (the cluster parts
- * of the reports apply; after lost contact, rank 0 reports its own stats only). */
+ * of the reports apply; a rank that lost rank 0 reports its own stats only). */
 bool rp_cluster__multi(const struct rp_cluster *rc);
+/* The reports carry a cluster part: the last step was merged, or this rank lost rank 0. */
+bool rp_cluster__has_report(const struct rp_cluster *rc);
 /* Copies replayed at once by all ranks in the last step. */
 unsigned int rp_cluster__copies(const struct rp_cluster *rc);
 /* Some rank failed or was interrupted in the last step. */

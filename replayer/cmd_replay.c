@@ -134,7 +134,8 @@ static void usage(FILE *fp)
 		"cluster (under mpirun or srun; docs/CLUSTER.md): rank r replays FILE number r mod the\n"
 		"number of FILEs (no more FILEs than ranks); %%h (host), %%r (rank) and %%%% expand in FILE,\n"
 		"--target, --map DST and -o; --scale N is the total, N / ranks copies each (the first\n"
-		"N %% ranks one more); --sweep factors are per rank, all ranks step together. Every rank\n"
+		"N %% ranks one more), numbered as on one host: copy k gets shard region k of N whichever\n"
+		"rank runs it; --sweep factors are per rank, all ranks step together. Every rank\n"
 		"passes its checks or none writes; all start at one instant on clocks corrected to rank\n"
 		"0's; rank 0 prints the cluster's merged results, a row per rank and the start skew.\n"
 		"\n"
@@ -842,11 +843,16 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		return BTAPE_EXIT_OK;
 	if (err < 0)
 		return BTAPE_EXIT_USAGE;
+	/* cluster --scale: all ranks' copies and this rank's first (0: a single host's scale) */
+	unsigned int copies = o.scale, copy_base = 0;
+
 	if (rp_cluster__assign(rc, o.traces, o.ntraces, &o.trace, &o.target, o.maps, o.nmaps,
-			       &o.out, &o.scale, o.scale_given) < 0)
+			       &o.out, &o.scale, o.scale_given, &copy_base) < 0)
 		return BTAPE_EXIT_USAGE;
 	if (rc && o.scale_given && o.nsweep == 1)
 		o.sweep[0] = o.max_scale = o.scale;
+	else
+		copies = 0;
 	if (o.html && o.nsweep == 1 && rp_cluster__multi(rc)) {
 		cli_err("replay: --html of a cluster run needs --sweep (a single run's page is "
 			"one host's)");
@@ -890,7 +896,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 					 .target = o.target,
 					 .maps = o.maps,
 					 .nmaps = o.nmaps,
-					 .max_scale = o.max_scale,
+					 .max_scale = copies ? copies : o.max_scale,
 					 .layout = o.layout,
 					 .write = o.write && s.destructive > 0,
 					 .force = o.force,
@@ -933,6 +939,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	cfg.think_ns = o.think_ns;
 	cfg.iodepth = o.iodepth;
 	cfg.scale = o.max_scale;
+	cfg.copy_base = copy_base;
+	cfg.copies = copies;
 	cfg.layout = o.layout;
 	cfg.fit = o.fit;
 	cfg.loops = o.loops;
@@ -1098,7 +1106,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 		rp_step_from_stats(&steps[i],
 				   rp_cluster__multi(rc) ? rp_cluster__copies(rc) : o.sweep[i], st);
-		if (o.nsweep > 1 && !o.json && rp_cluster__is_root(rc)) {
+		if (o.nsweep > 1 && !o.json && rp_cluster__reports(rc)) {
 			fprintf(stderr, "  scale %u: %.0f IOPS, p99 %.1f us\n", steps[i].factor,
 				steps[i].iops, (double)steps[i].p99_all / 1e3);
 		}
@@ -1113,7 +1121,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 			break;
 		}
 	}
-	if (!rp_cluster__is_root(rc)) {
+	if (!rp_cluster__reports(rc)) {
 		/* rank 0 reports the cluster */
 	} else if (o.nsweep > 1) {
 		struct cli_out ho;
@@ -1140,7 +1148,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 			info.fid = rp_fidelity__finish(oc.fid, st);
 		if (rp_cluster__multi(rc))
 			info.scale = rp_cluster__copies(rc);
-		if (o.json && rp_cluster__multi(rc))
+		if (o.json && rp_cluster__has_report(rc))
 			report_json_cluster(rc, &info, st);
 		else if (o.json)
 			rp_report_json(stdout, &info, st);

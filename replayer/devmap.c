@@ -274,7 +274,7 @@ static int check_fit(const struct rp_devices *s, const struct rp_sched_cfg *cfg,
 				 idx, (double)(ev->issue_ns - first) / 1e9, btape_op_name(ev->op),
 				 rp_dev_label(s->meta, ev->dev, b, sizeof(b)), ev->sector,
 				 ev->bytes, rp_region_bytes(cfg, t), t->path,
-				 cfg->layout == RP_LAYOUT_SHARD && cfg->scale > 1
+				 cfg->layout == RP_LAYOUT_SHARD && (cfg->scale > 1 || cfg->copies > 1)
 					 ? "'s region per copy"
 					 : "");
 			btape_reader__close(r);

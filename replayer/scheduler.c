@@ -100,9 +100,10 @@ uint64_t rp_region_bytes(const struct rp_sched_cfg *cfg, const struct rp_target 
 {
 	uint64_t lbs = t->lbs ? t->lbs : 512;
 	uint64_t region = t->size;
+	unsigned int copies = cfg->copies ? cfg->copies : cfg->scale;
 
-	if (cfg->layout == RP_LAYOUT_SHARD && cfg->scale > 1)
-		region /= cfg->scale;
+	if (cfg->layout == RP_LAYOUT_SHARD && copies > 1)
+		region /= copies;
 	return region / lbs * lbs;
 }
 
@@ -148,7 +149,7 @@ static int map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int
 		if (a + len > region)
 			a = region - len;
 	}
-	*toff = (cfg->layout == RP_LAYOUT_SHARD ? (uint64_t)copy * region : 0) + a;
+	*toff = (cfg->layout == RP_LAYOUT_SHARD ? (uint64_t)(cfg->copy_base + copy) * region : 0) + a;
 	*tbytes = len;
 	return 0;
 }

@@ -132,6 +132,9 @@ struct rp_sched_cfg {
 	uint64_t think_ns;    /* causal order: think-time window */
 	unsigned int iodepth; /* cap on I/Os in flight per copy */
 	unsigned int scale;   /* copies replayed at once (>= 1) */
+	/* cluster --scale: these copies are copy_base .. copy_base + scale - 1 of `copies` (0:
+	 * scale) over all ranks; under the shard layout copy k of them gets region k */
+	unsigned int copy_base, copies;
 	enum rp_layout layout;
 	enum rp_fit fit;
 	unsigned int loops;   /* passes; 0: until duration_ns */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/cluster: cluster replay's start skew and the MPI layer's cost, in one run.
-#   bash bench/cluster/run.sh [BUILD_DIR] [skew|cost|startup|all]
+#   bash bench/cluster/run.sh [BUILD_DIR] [skew|skew-ab|cost|startup|all]
 # skew: 3 ranks (mpirun --oversubscribe on this host), each on its own loop device, STARTS (20)
 #   starts each of: biotape cluster replay; a plain MPI_Barrier start (barrier_start.c); fio
 #   client/server (three `fio --server` on 127.0.0.1, one `fio --client` with a job per
@@ -8,6 +8,9 @@
 #   spread over the three devices is the start skew: p50 and p99 over the starts. Also the
 #   per-rank issue error of the cluster replays against three single-host replays of the same
 #   trace run at once (the same CPU contention, no MPI).
+# skew-ab: biotape's start skew only, this build against BASE_BUILD (another build directory,
+#   e.g. main's), STARTS starts of each alternating A B B A ... in one recording: p50/p99 of the
+#   recorder's spread and of each rank's own lateness (first issue - start instant) per build.
 # cost: a one-rank replay (--engine null, afap) plain vs under `mpirun -n 1` (the MPI layer:
 #   plugin, MPI_Init, clock round trips, watchdog): the replay's own seconds and the process's
 #   CPU time, alternating, medians of ROUNDS (5).
@@ -64,17 +67,51 @@ PY
 }
 pct() { python3 -c 'import sys, statistics as s; v=sorted(float(x) for x in open(sys.argv[1])); import math; q=lambda p: v[max(0, math.ceil(p*len(v))-1)]; print(f"p50 {q(0.5):.1f} us, p99 {q(0.99):.1f} us, max {v[-1]:.1f} us (n={len(v)})")' "$1"; }
 
-if [ "$WHAT" = all ] || [ "$WHAT" = skew ]; then
+# three loop devices (L, $W/dev%r), the recorder's command line (rec) and a 100-read trace
+# (5 ms; its first read at sector s0, b0 bytes)
+skew_setup() {
 	for r in 0 1 2; do
 		loop_new 64 "$W" || { echo "cannot create a loop device" >&2; exit 1; }
 		ln -s "$LOOP" "$W/dev$r"
 		L[$r]=$LOOP
 	done
 	rec=("$BT" record --layer bio -o "$W/rec.btape" -d "${L[0]}" -d "${L[1]}" -d "${L[2]}" --)
-
-	# biotape: STARTS cluster replays of a 100-read trace (5 ms)
 	"$GEN" -o "$W/t.btape" -n 100 -r 20000 -p randread -S $((64 << 20)) -x 5
 	read -r s0 b0 < <("$BT" dump --csv "$W/t.btape" | awk -F, 'NR == 2 {print $5, $6}')
+}
+
+if [ "$WHAT" = skew-ab ]; then
+	[ -n "${BASE_BUILD:-}" ] || { echo "skew-ab: set BASE_BUILD=another/build/dir" >&2; exit 2; }
+	BASE_BT=$(cd "$BASE_BUILD/bin" && pwd)/biotape
+	skew_setup
+	# A B B A ...: each pair's order alternates, so that a drifting load hits both alike
+	for i in $(seq "$STARTS"); do
+		if [ $((i % 2)) = 1 ]; then echo "$BASE_BT base"; echo "$BT this"; else echo "$BT this"; echo "$BASE_BT base"; fi
+	done >"$W/order"
+	"${rec[@]}" bash -c 'while read -r exe name; do "$@" "$exe" replay "'"$W"'/t.btape" --target "'"$W"'/dev%r" --json --no-progress </dev/null >>"'"$W"'/ab-$name.json" || exit 1; echo "$name" >>"'"$W"'/ab.names"; sleep 0.3; done <"'"$W"'/order"' \
+		x "${MPIRUN[@]}" -n 3 2>"$W/rec.log" || { tail "$W/rec.log"; exit 1; }
+	STARTS=$((2 * STARTS)) spread "$s0" "$b0" >"$W/ab.skew"
+	paste -d' ' "$W/ab.names" "$W/ab.skew" >"$W/ab"
+	for name in base this; do
+		awk -v n=$name '$1 == n {print $2}' "$W/ab" >"$W/ab-$name.skew"
+		python3 - "$W/ab-$name.json" >"$W/ab-$name.late" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    for r in json.loads(line)["cluster"]["rank"]:
+        print(r["first_issue_ns"] / 1e3)
+PY
+	done
+	echo "start skew over 3 ranks, $STARTS starts per build alternating, spread on the devices (biotape record):"
+	echo "  base ($BASE_BT): $(pct "$W/ab-base.skew")"
+	echo "  this ($BT): $(pct "$W/ab-this.skew")"
+	echo "each rank's first issue after the start instant, as biotape reports it:"
+	echo "  base: $(pct "$W/ab-base.late")"
+	echo "  this: $(pct "$W/ab-this.late")"
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = skew ]; then
+	skew_setup
+	# biotape: STARTS cluster replays of the trace
 	"${rec[@]}" bash -c 'for i in $(seq '"$STARTS"'); do "$@" >>"'"$W"'/bt.json" || exit 1; sleep 0.3; done' \
 		x "${MPIRUN[@]}" -n 3 "$BT" replay "$W/t.btape" --target "$W/dev%r" --json --no-progress \
 		2>"$W/rec.log" || { tail "$W/rec.log"; exit 1; }

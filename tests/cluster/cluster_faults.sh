@@ -5,7 +5,10 @@
 #  - one rank's target fails mid-run (its file is truncated: its reads come back short): the
 #    others stop within about a second, non-zero exit naming the rank, results written;
 #  - kill -9 of one rank mid-run: the run ends within a few seconds, non-zero exit, the other
-#    ranks' result traces written and readable;
+#    ranks' result traces written and readable, rank 0's report of the survivors marked
+#    interrupted with the killed rank's row marked gone and a line naming it;
+#  - kill -9 of rank 0 mid-run: the survivors still report, each its own results marked
+#    interrupted, with a line naming rank 0, and write their result traces;
 #  - SIGINT on mpirun: every rank stops, the merged report is marked interrupted, non-zero exit.
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/cluster/mpi.sh"
@@ -93,20 +96,45 @@ echo "target failure: all stopped $WAITED_MS ms after; $(grep 'rank 1 (' "$D/fai
 truncate -s 16M "$D/f1"
 rm -f "$D"/res-*
 
+# kill_mid_run NAME RANK: the run with out/err in $D/NAME.*, RANK killed (-9) 1.5 s in; it must
+# end within 5 s, non-zero
+kill_mid_run() {
+	local pid
+	bg_mpirun "$D/$1.out" "$D/$1.err" "${run[@]}"
+	sleep 1.5
+	pid=$(rank_pid "$2") || fail "no rank $2 under mpirun $MP"
+	kill -9 "$pid"
+	wait_mp 30
+	[ $RC != 0 ] || fail "a killed rank $2 ended with exit 0"
+	[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after kill -9 of rank $2"
+}
+
 # 3. kill -9 of rank 1
-bg_mpirun "$D/kill.out" "$D/kill.err" "${run[@]}"
-sleep 1.5
-pid=$(rank_pid 1) || fail "no rank 1 under mpirun $MP"
-kill -9 "$pid"
-wait_mp 30
-[ $RC != 0 ] || fail "a killed rank ended with exit 0"
-[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after kill -9 of a rank"
+kill_mid_run kill 1
 for r in 0 2; do
 	n=$("$BIOTAPE" info --json "$D/res-$r.btape" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])') ||
 		fail "rank $r's result trace is not readable"
 	[ "$n" -gt 0 ] && [ "$n" -lt 60000 ] || fail "rank $r's result trace holds $n events"
 done
-echo "kill -9: ended $WAITED_MS ms after, exit $RC, ranks 0 and 2 wrote their results"
+grep -q "(interrupted)" "$D/kill.out" || fail "rank 0's report is not marked interrupted: $(cat "$D/kill.out")"
+grep -q "^ *1 .* gone: no heartbeat" "$D/kill.out" || fail "no row marks rank 1 gone: $(cat "$D/kill.out")"
+grep -q "^biotape: replay: rank 1 (host .*): gone" "$D/kill.err" ||
+	fail "no line names rank 1: $(cat "$D/kill.err")"
+echo "kill -9: ended $WAITED_MS ms after, exit $RC, ranks 0 and 2 wrote their results, rank 0 reported"
+rm -f "$D"/res-*
+
+# 3b. kill -9 of rank 0: nobody can merge; each survivor reports its own results
+kill_mid_run kill0 0
+for r in 1 2; do
+	grep -q "^biotape: replay: rank 0 (host .*) is gone: no heartbeat from it; rank $r reports" "$D/kill0.err" ||
+		fail "rank $r does not name rank 0: $(cat "$D/kill0.err")"
+	grep -q "rank 0 (host .*) is gone: rank $r's (host .*) own results only" "$D/kill0.out" ||
+		fail "no report from rank $r: $(cat "$D/kill0.out")"
+	"$BIOTAPE" info "$D/res-$r.btape" >"$D/res.info" || fail "rank $r's result trace unreadable"
+	grep -q "^stopped: *early" "$D/res.info" || fail "rank $r's result is not marked interrupted"
+done
+[ "$(grep -c "(interrupted)" "$D/kill0.out")" = 2 ] || fail "want two reports marked interrupted: $(cat "$D/kill0.out")"
+echo "kill -9 of rank 0: ended $WAITED_MS ms after, exit $RC, ranks 1 and 2 reported their own"
 rm -f "$D"/res-*
 
 # 4. SIGINT on mpirun

@@ -48,6 +48,11 @@ static void test_merge(void **state)
 	a->interrupted = false, b->interrupted = true;
 	a->loops = 2, b->loops = 1;
 	a->max_inflight = 7, b->max_inflight = 9;
+	/* a's worst lag 800 ns at 1000 ns after its start (100): at 1010 after the merged 90 */
+	a->lag_max_ns = 800, a->lag_at_ns = 1000, a->behind_ns = 300;
+	b->lag_max_ns = 500, b->lag_at_ns = 20, b->behind_ns = 700;
+	a->dep_waited[1] = 2, b->dep_waited[1] = 3, b->dep_window_full = 1;
+	a->stage.run_ns = 1000, b->stage.run_ns = 2000, a->stage.nivcsw = 4, b->stage.nivcsw = 5;
 
 	rp_stats_merge(m, empty); /* an empty rank first: nothing */
 	rp_stats_merge(m, a);
@@ -71,6 +76,13 @@ static void test_merge(void **state)
 	assert_true(m->interrupted);
 	assert_int_equal(m->loops, 1);
 	assert_int_equal(m->max_inflight, 9);
+	assert_int_equal(m->lag_max_ns, 800);
+	assert_int_equal(m->lag_at_ns, 1010);
+	assert_int_equal(m->behind_ns, 700);
+	assert_int_equal(m->dep_waited[1], 5);
+	assert_int_equal(m->dep_window_full, 1);
+	assert_int_equal(m->stage.run_ns, 3000);
+	assert_int_equal(m->stage.nivcsw, 9);
 	free(a), free(b), free(all), free(m), free(empty);
 }
 
