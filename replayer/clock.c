@@ -34,6 +34,7 @@ void rp_clock_init_real(struct rp_clock *c, uint64_t spin_ns)
 	c->now = real_now;
 	c->sleep_until = real_sleep_until;
 	c->spin_ns = spin_ns;
+	c->relax = NULL;
 	c->fake_now = 0;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 }
@@ -53,6 +54,7 @@ void rp_clock_init_fake(struct rp_clock *c, uint64_t start_ns)
 	c->now = fake_now;
 	c->sleep_until = fake_sleep_until;
 	c->spin_ns = 0;
+	c->relax = NULL;
 	c->fake_now = start_ns;
 }
 

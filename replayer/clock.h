@@ -13,6 +13,8 @@ struct rp_clock {
 	/* Returns when now() >= t (or earlier on a signal). */
 	void (*sleep_until)(const struct rp_clock *c, uint64_t t);
 	uint64_t spin_ns;  /* the scheduler spins this long before a deadline instead of sleeping */
+	/* NULL, or called at every turn of that spin (a cluster start yields the CPU there) */
+	void (*relax)(const struct rp_clock *c);
 	uint64_t fake_now; /* fake clock state */
 };
 

@@ -434,6 +434,19 @@ static void start_sleep_until(const struct rp_clock *c, uint64_t t)
 		sched_yield();
 }
 
+/*
+ * The scheduler's own spin to a deadline, until START_SPIN_AFTER_NS after the start: ranks
+ * sharing cores spin together there, and one that spins without yielding keeps the CPU from a
+ * rank still waiting for it to issue its first I/O (a time slice, ms).
+ */
+static void start_relax(const struct rp_clock *c)
+{
+	const struct start_clock *sc = (const struct start_clock *)c;
+
+	if (c->now(c) < sc->spin_until)
+		sched_yield();
+}
+
 const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_clock *real)
 {
 	if (!rc)
@@ -441,6 +454,7 @@ const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_
 	rc->sc.clk = *real;
 	rc->sc.sleep_until = real->sleep_until;
 	rc->sc.clk.sleep_until = start_sleep_until;
+	rc->sc.clk.relax = start_relax;
 	return &rc->sc.clk;
 }
 

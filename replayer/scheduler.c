@@ -1021,12 +1021,16 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				err = reap(r, wake > now ? wake : 0);
 				if (err < 0)
 					goto cleanup;
-			} else if (issued) {
-				err = reap(r, 0); /* spin: hand over what was just prepared */
-				if (err < 0)
-					goto cleanup;
+			} else {
+				if (issued) {
+					err = reap(r, 0); /* spin: hand over what was prepared */
+					if (err < 0)
+						goto cleanup;
+				}
+				/* spin: loop, reaping without blocking */
+				if (clock->relax)
+					clock->relax(clock);
 			}
-			/* else spin: loop, reaping without blocking */
 		} else if (r->inflight) {
 			uint64_t wake = now + BLOCKED_WAIT_NS;
 

@@ -276,13 +276,14 @@ static void test_uring_setups_sched(void **state)
 			assert_int_equal(st->errors, 0);
 			assert_true(st->max_inflight <= DEPTH);
 			/*
-			 * One io_uring_enter submits a batch and reaps: never more than one
-			 * system call per I/O (0.15-0.72 measured here; an enter per SQE
-			 * passes it). Not tighter for afap: under load its batches shrink
-			 * (0.14-0.37 measured idle, over 0.5 in 5 of 30 runs at load 10).
+			 * The engine counts its system calls: one io_uring_enter submits a batch
+			 * and reaps, so 0.15-0.72 per I/O measured here. The bound is loose (a
+			 * wait and a submit per I/O at most, and a timer wake): 1 per I/O failed
+			 * 1 run in 60 on an idle machine, one half for afap 5 in 30 at load 10.
+			 * bench/replay/syscalls.sh measures it.
 			 */
 			assert_true(st->stage.syscalls > 0);
-			assert_true(st->stage.syscalls <= NEV);
+			assert_true(st->stage.syscalls <= 3 * NEV);
 			free(st);
 			fx_free(f);
 		}
