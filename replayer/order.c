@@ -62,7 +62,7 @@ struct ent {
 	uint64_t dep_head, dep_next;   /* I/Os whose causal source this is; the next */
 	uint64_t rel_ns;	       /* its eligible time once a check released it, or NO_TIME */
 	uint64_t tnext;		       /* its thread's next I/O while this one is unreleased */
-	int64_t poff;		       /* its thread's previous I/O's offset (sourceless, threaded) */
+	int64_t poff;		       /* its thread's previous I/O's offset (a sourceless I/O's) */
 	struct xnode ext, rdw, rdb;    /* its nodes in its device's indexes */
 	unsigned int dx;	       /* its device's index in o->dix */
 	uint8_t cls, state, kind;
@@ -94,7 +94,7 @@ struct rp_order {
 	struct theap *timer; /* min-heap of held ids by the time they may go */
 	unsigned int ntimer;
 	unsigned int nheld;
-	uint64_t max_lat; /* longest recorded latency seen */
+	uint64_t max_lat;  /* longest recorded latency seen */
 	uint64_t start_ns; /* causal: no I/O before it */
 	int64_t min_off;   /* causal: the lowest offset of a released I/O, at most 0 */
 	struct thr *thr;   /* causal: open-addressed by key, nthr used of thr_mask + 1 */

@@ -823,8 +823,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	}
 	for (unsigned int i = 0; i < r->depth; i++)
 		r->freel[i] = &r->slots[r->depth - 1 - i];
-	if (cfg->order != RP_ORDER_NONE &&
-	    (cfg->timing != RP_TIMING_ORIGINAL || cfg->scale != 1)) {
+	if (cfg->order != RP_ORDER_NONE && (cfg->timing != RP_TIMING_ORIGINAL || cfg->scale != 1)) {
 		err = -EINVAL;
 		goto cleanup;
 	}

@@ -752,9 +752,10 @@ static void order_model(const struct btape_event *evs, size_t n, int mode, uint6
 
 			if (a->tid && a->tid == b->tid) {
 				prev = j;
+				/* of two that completed together, the later */
 				if (a->complete_ns <= b->issue_ns &&
 				    b->issue_ns - a->complete_ns <= THINK_NS &&
-				    (src == SIZE_MAX || a->complete_ns >= src_done)) { /* tie: later */
+				    (src == SIZE_MAX || a->complete_ns >= src_done)) {
 					src = j;
 					src_done = a->complete_ns;
 				}
@@ -1055,7 +1056,7 @@ static void test_order_model_random(void **state)
 					flags);
 		}
 		for (int mode = RP_ORDER_NONE; mode <= RP_ORDER_CAUSAL; mode++) {
-			/* causal also at --speed 2 and 0.5 (50 us): the look-ahead in replayed time */
+			/* causal also at --speed 2 and 0.5: look-ahead in replayed time */
 			for (int c = 0; c < (mode == RP_ORDER_CAUSAL ? 4 : 2); c++) {
 				uint64_t lat = c == 1 ? 500 * US : 50 * US;
 				struct fixture *f = fx_new();
@@ -1107,7 +1108,7 @@ static void test_order_model_random(void **state)
 					assert_true(f->st.dep_waited[RP_DEP_BARRIER] > 20);
 				if (mode >= RP_ORDER_CAUSAL && c < 2)
 					assert_true(f->st.dep_waited[RP_DEP_CAUSAL] > 20);
-				/* only causal goes before a deadline: at the recorded latencies, often */
+				/* only causal goes before a deadline (at speed 1, 50 us: often) */
 				nf = 0;
 				for (size_t i = 0; i < RND_N; i++)
 					nf += want[i] < evs[i].issue_ns - evs[0].issue_ns;
