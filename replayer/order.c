@@ -60,10 +60,21 @@ struct ent {
 	uint64_t cb_clear_ns; /* when conflict/barrier holds were last seen cleared */
 	uint64_t wait_head, wait_next; /* held I/Os parked on this one; the next on its list */
 	uint64_t dep_head, dep_next;   /* I/Os whose causal source this is; the next */
+	uint64_t rel_ns;	       /* its eligible time once a check released it, or NO_TIME */
+	uint64_t tnext;		       /* its thread's next I/O while this one is unreleased */
+	int64_t poff;		       /* its thread's previous I/O's offset (a sourceless I/O's) */
 	struct xnode ext, rdw, rdb;    /* its nodes in its device's indexes */
 	unsigned int dx;	       /* its device's index in o->dix */
 	uint8_t cls, state, kind;
 	bool cb_held, in_rdw, in_rdb;
+	bool poff_known; /* poff is set (else: waiting for the thread's previous I/O's release) */
+	bool on_rel;	 /* held, parked until its thread's previous I/O is released */
+};
+
+/* A thread's last added I/O and, once it was released, its offset (eligible - deadline). */
+struct thr {
+	uint64_t key, last;
+	int64_t off;
 };
 
 struct theap {
@@ -83,7 +94,11 @@ struct rp_order {
 	struct theap *timer; /* min-heap of held ids by the time they may go */
 	unsigned int ntimer;
 	unsigned int nheld;
-	uint64_t max_lat; /* longest recorded latency seen */
+	uint64_t max_lat;  /* longest recorded latency seen */
+	uint64_t start_ns; /* causal: no I/O before it */
+	int64_t min_off;   /* causal: the lowest offset of a released I/O, at most 0 */
+	struct thr *thr;   /* causal: open-addressed by key, nthr used of thr_mask + 1 */
+	unsigned int nthr, thr_mask;
 };
 
 static const char *const mode_names[] = {"none", "conflict", "barrier", "causal"};
@@ -108,7 +123,7 @@ const char *rp_dep_name(enum rp_dep d)
 }
 
 int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_ns,
-		  unsigned int window, double speed)
+		  unsigned int window, double speed, uint64_t start_ns)
 {
 	struct rp_order *o;
 	uint64_t size = 2;
@@ -126,6 +141,7 @@ int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_
 	o->think_ns = think_ns;
 	o->speed = speed > 0 ? speed : 1;
 	o->mask = size - 1;
+	o->start_ns = start_ns;
 	o->ring = calloc(size, sizeof(*o->ring));
 	/* no more devices hold unfinished I/Os than there are slots */
 	o->dix = calloc(size, sizeof(*o->dix));
@@ -148,6 +164,7 @@ void rp_order__free(struct rp_order *o)
 	free(o->dix);
 	free(o->cand);
 	free(o->timer);
+	free(o->thr);
 	free(o);
 }
 
@@ -451,6 +468,104 @@ static void find_source(struct rp_order *o, struct ent *b)
 	}
 }
 
+/* key's entry, added when missing (last NO_ID, off 0); NULL when out of memory. */
+static struct thr *thr_get(struct rp_order *o, uint64_t key)
+{
+	struct thr *t;
+	unsigned int i;
+
+	if ((o->nthr + 1) * 2 > o->thr_mask + 1 || !o->thr) {
+		unsigned int size = o->thr ? 2 * (o->thr_mask + 1) : 64;
+		struct thr *n = calloc(size, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (unsigned int j = 0; o->thr && j <= o->thr_mask; j++) {
+			if (!o->thr[j].key)
+				continue;
+			for (i = (unsigned int)(o->thr[j].key * 0x9E3779B97F4A7C15ull >> 40) &
+				 (size - 1);
+			     n[i].key; i = (i + 1) & (size - 1))
+				;
+			n[i] = o->thr[j];
+		}
+		free(o->thr);
+		o->thr = n;
+		o->thr_mask = size - 1;
+	}
+	for (i = (unsigned int)(key * 0x9E3779B97F4A7C15ull >> 40) & o->thr_mask;;
+	     i = (i + 1) & o->thr_mask) {
+		t = &o->thr[i];
+		if (t->key == key)
+			return t;
+		if (!t->key)
+			break;
+	}
+	t->key = key;
+	t->last = NO_ID;
+	t->off = 0;
+	o->nthr++;
+	return t;
+}
+
+/*
+ * Causal: links e to its thread's previous I/O, whose offset a sourceless e takes. Until that
+ * one is released, e waits for it (p->tnext). Out of memory, e keeps its deadline.
+ */
+static void thread_link(struct rp_order *o, struct ent *e)
+{
+	struct thr *t;
+	struct ent *p;
+
+	e->poff_known = true;
+	if (!e->key || !(t = thr_get(o, e->key)))
+		return;
+	p = get(o, t->last);
+	if (p && p->rel_ns == NO_TIME) {
+		p->tnext = e->id;
+		e->poff_known = false;
+	} else {
+		e->poff = t->off;
+	}
+	t->last = e->id;
+}
+
+/* A check let b go, eligible at t: its thread's offset is known now. */
+static void release(struct rp_order *o, struct ent *b, uint64_t t)
+{
+	int64_t off = (int64_t)(t - b->deadline);
+	struct ent *n;
+	struct thr *th;
+
+	if (b->rel_ns != NO_TIME)
+		return;
+	b->rel_ns = t;
+	if (o->mode != RP_ORDER_CAUSAL || !b->key)
+		return;
+	if (off < o->min_off)
+		o->min_off = off;
+	th = thr_get(o, b->key);
+	if (th && th->last == b->id)
+		th->off = off;
+	n = get(o, b->tnext);
+	if (n && !n->poff_known) {
+		n->poff = off;
+		n->poff_known = true;
+		if (n->state == ST_HELD && n->on_rel)
+			cand_push(o, n->id);
+		n->on_rel = false;
+	}
+	b->tnext = NO_ID;
+}
+
+uint64_t rp_order__horizon(const struct rp_order *o)
+{
+	if (o->mode != RP_ORDER_CAUSAL)
+		return 0;
+	/* + 1 us: deadlines and think times are rounded apart */
+	return (uint64_t)((double)o->max_lat / o->speed) + (uint64_t)-o->min_off + 1000;
+}
+
 static void index_add(struct rp_order *o, struct ent *e)
 {
 	struct dindex *d = &o->dix[e->dx];
@@ -516,6 +631,9 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 	e->wait_head = e->wait_next = NO_ID;
 	e->dep_head = e->dep_next = NO_ID;
 	e->cb_clear_ns = 0;
+	e->rel_ns = NO_TIME;
+	e->tnext = NO_ID;
+	e->poff_known = true;
 	if (ev->op == BTAPE_OP_WRITE || ev->op == BTAPE_OP_DISCARD ||
 	    ev->op == BTAPE_OP_WRITE_ZEROES)
 		e->cls |= CLS_WRITE;
@@ -526,8 +644,10 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 	e->dx = dev_index(o, ev->dev);
 	index_add(o, e);
 	e->src = NO_ID;
-	if (o->mode == RP_ORDER_CAUSAL)
+	if (o->mode == RP_ORDER_CAUSAL) {
 		find_source(o, e);
+		thread_link(o, e);
+	}
 	return (int64_t)e->id;
 }
 
@@ -582,27 +702,31 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 	}
 	if (b->cb_held && !b->cb_clear_ns)
 		b->cb_clear_ns = now;
+	/* the anchor: the causal source's completion, the thread's timeline, or the deadline */
 	t = b->deadline;
+	if (b->src != NO_ID ? b->src_done_ns == NO_TIME : !b->poff_known) {
+		*kind = RP_DEP_CAUSAL; /* a completion, or a release, tells it when */
+		return 0;
+	}
+	if (b->src != NO_ID) {
+		t = b->src_done_ns + b->think;
+	} else if (o->mode == RP_ORDER_CAUSAL && b->key) {
+		int64_t x = (int64_t)b->deadline + b->poff;
+
+		t = x > (int64_t)o->start_ns ? (uint64_t)x : o->start_ns;
+	}
+	if (t > b->deadline && t > b->cb_clear_ns)
+		b->kind = RP_DEP_CAUSAL;
 	if (b->cb_clear_ns > t)
 		t = b->cb_clear_ns;
-	if (b->src != NO_ID) {
-		if (b->src_done_ns == NO_TIME) {
-			b->kind = RP_DEP_CAUSAL;
-			*kind = RP_DEP_CAUSAL;
-			return 0;
-		}
-		if (b->src_done_ns + b->think > t) {
-			t = b->src_done_ns + b->think;
-			b->kind = RP_DEP_CAUSAL;
-		}
-		if (t > now) {
-			*wake = t;
-			*kind = RP_DEP_CAUSAL;
-			return 0;
-		}
+	if (t > now) {
+		*wake = t;
+		*kind = RP_DEP_CAUSAL;
+		return 0;
 	}
 	*eligible = t;
 	*kind = b->kind;
+	release(o, b, t);
 	return 1;
 }
 
@@ -618,6 +742,8 @@ static void park(struct rp_order *o, struct ent *e, uint64_t wake)
 	if (unfinished(a)) {
 		e->wait_next = a->wait_head;
 		a->wait_head = e->id;
+	} else if (e->src == NO_ID && !e->poff_known) {
+		e->on_rel = true; /* release() of its thread's previous I/O makes it a candidate */
 	} else if (wake) {
 		timer_push(o, wake, e->id);
 	} else {

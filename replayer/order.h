@@ -16,10 +16,27 @@
  *             recording, before it was issued.
  *   causal:   + B depends on A, the same thread's (tid; else pid) I/O with the latest recorded
  *             completion at or before B's recorded issue (of two that completed together, the
- *             one issued later), when that gap (the think time) is at
- *             most think_ns. B goes out at the later of its deadline and A's replayed
- *             completion + think time / speed. An event without complete_ns cannot be a
- *             source; one without tid and pid has no thread: neither source nor dependant.
+ *             one issued later), when that gap (the think time) is at most think_ns. B's
+ *             anchor is A's replayed completion + think time / speed: earlier than its deadline
+ *             when A completed sooner than recorded, later when A took longer. The thread
+ *             waited on A; on other storage it goes on when A completes there.
+ *             A threaded I/O without a source (its thread's first, or after a think time
+ *             longer than think_ns) has no replayed anchor: its thread's timeline shifts as a
+ *             whole. Its anchor is its deadline + the offset of its thread's previous I/O in
+ *             recorded order (that one's eligible time - its deadline; it waits until that
+ *             one is released), never before the replay start; the thread's first I/O keeps
+ *             its deadline. An I/O without tid and pid keeps its deadline as anchor.
+ *             Conflict and barrier rules then only delay: an I/O goes at the later of its
+ *             anchor and the completion of what they make it wait for.
+ *             An event without complete_ns cannot be a source; one without tid and pid has no
+ *             thread: neither source nor dependant.
+ *
+ * Under causal an I/O may go before its deadline, so the scheduler must add events ahead of
+ * their deadlines: rp_order__horizon() says how far. An I/O not yet added cannot become
+ * eligible earlier than its deadline - horizon (a source is always added before its dependant;
+ * a dependant gains on its deadline at most its source's recorded latency over the source's
+ * own offset; a sourceless one takes a released offset). Added ahead, events are held and count
+ * in the window: a thread runs at most RP_ORDER_WINDOW events ahead of the oldest unfinished.
  */
 #ifndef RP_ORDER_H
 #define RP_ORDER_H
@@ -43,8 +60,9 @@ const char *rp_order_mode_name(enum rp_order_mode m);
 const char *rp_dep_name(enum rp_dep d);
 
 /* window: events tracked (a power of two is used, at least 2). Returns 0 or -ENOMEM/-EINVAL. */
+/* start_ns: the replay's start, before which no I/O goes (causal). */
 int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_ns,
-		  unsigned int window, double speed);
+		  unsigned int window, double speed, uint64_t start_ns);
 void rp_order__free(struct rp_order *o);
 
 /*
@@ -73,6 +91,11 @@ unsigned int rp_order__held(const struct rp_order *o);
 int rp_order__next_ready(struct rp_order *o, uint64_t now, unsigned int *pos, uint64_t *id,
 			 const struct btape_event **ev, uint64_t *deadline, uint64_t *eligible,
 			 int *kind, uint64_t *wake);
+/*
+ * How long before its deadline an event not yet added may become eligible: add the next event
+ * once now >= its deadline - horizon. 0 but in causal mode; it only grows.
+ */
+uint64_t rp_order__horizon(const struct rp_order *o);
 /* id was completed at t (replayed). */
 void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t);
 

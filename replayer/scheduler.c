@@ -751,8 +751,11 @@ static int order_due(struct run *r, const struct btape_event *ev, uint64_t deadl
 		int64_t id = rp_order__add(r->order, ev, r->loop_off_ns, deadline);
 
 		if (id < 0) {
-			r->st->dep_window_full += !r->order_full;
-			r->order_full = true;
+			/* not counted while looking ahead (causal): nothing is due yet */
+			if (deadline <= now) {
+				r->st->dep_window_full += !r->order_full;
+				r->order_full = true;
+			}
 			return -EBUSY;
 		}
 		r->order_full = false;
@@ -821,15 +824,9 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	}
 	for (unsigned int i = 0; i < r->depth; i++)
 		r->freel[i] = &r->slots[r->depth - 1 - i];
-	if (cfg->order != RP_ORDER_NONE) {
-		if (cfg->timing != RP_TIMING_ORIGINAL || cfg->scale != 1) {
-			err = -EINVAL;
-			goto cleanup;
-		}
-		err = rp_order__new(&r->order, (enum rp_order_mode)cfg->order, cfg->think_ns,
-				    RP_ORDER_WINDOW, cfg->speed);
-		if (err)
-			goto cleanup;
+	if (cfg->order != RP_ORDER_NONE && (cfg->timing != RP_TIMING_ORIGINAL || cfg->scale != 1)) {
+		err = -EINVAL;
+		goto cleanup;
 	}
 	r->nfree = r->depth;
 
@@ -842,6 +839,12 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	if (cfg->duration_ns)
 		end_ns = st->start_ns + cfg->duration_ns;
 	next_tick = cfg->tick_ns ? st->start_ns + cfg->tick_ns : UINT64_MAX;
+	if (cfg->order != RP_ORDER_NONE) {
+		err = rp_order__new(&r->order, (enum rp_order_mode)cfg->order, cfg->think_ns,
+				    RP_ORDER_WINDOW, cfg->speed, st->start_ns);
+		if (err)
+			goto cleanup;
+	}
 
 	for (;;) {
 		uint64_t now, next_deadline = 0, held_wake = 0;
@@ -927,14 +930,17 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				continue;
 			}
 			if (cfg->timing == RP_TIMING_ORIGINAL) {
+				/* causal: an I/O may go before its deadline, look that far ahead */
+				uint64_t ahead = r->order ? rp_order__horizon(r->order) : 0;
+
 				deadline = deadline_of(r, ev);
-				if (end_ns && deadline >= end_ns) {
+				if (end_ns && deadline >= end_ns && (!ahead || now >= end_ns)) {
 					st->duration_hit = true;
 					draining = true;
 					break;
 				}
-				if (deadline > now) {
-					next_deadline = deadline;
+				if (deadline > now + ahead) {
+					next_deadline = deadline - ahead;
 					break;
 				}
 			} else if (cfg->timing == RP_TIMING_LOAD) {

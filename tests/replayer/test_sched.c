@@ -727,16 +727,49 @@ static bool is_barrier(const struct btape_event *e)
 
 /*
  * The rules of order.h, by brute force over every earlier event, with a constant latency and
- * no depth limit: issue[i] (ns after the first deadline).
+ * no depth limit: issue[i] (ns after the first deadline). Causal: the anchor is the source's
+ * replayed completion + the think time, else (a thread's I/O) the deadline shifted by the
+ * offset of the thread's previous I/O (never before 0), else the deadline; conflicts and
+ * barriers then only delay.
  */
+static double model_speed = 1; /* --speed: recorded times and think times divided by it */
+
+static uint64_t model_rel(const struct btape_event *evs, uint64_t t)
+{
+	return (uint64_t)((double)(t - evs[0].issue_ns) / model_speed);
+}
+
 static void order_model(const struct btape_event *evs, size_t n, int mode, uint64_t lat,
 			uint64_t *issue)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct btape_event *b = &evs[i];
-		uint64_t t = b->issue_ns - evs[0].issue_ns, src_done = 0;
-		size_t src = SIZE_MAX;
+		uint64_t dl = model_rel(evs, b->issue_ns), t = dl, src_done = 0;
+		size_t src = SIZE_MAX, prev = SIZE_MAX;
 
+		for (size_t j = 0; j < i && mode == RP_ORDER_CAUSAL; j++) {
+			const struct btape_event *a = &evs[j];
+
+			if (a->tid && a->tid == b->tid) {
+				prev = j;
+				/* of two that completed together, the later */
+				if (a->complete_ns <= b->issue_ns &&
+				    b->issue_ns - a->complete_ns <= THINK_NS &&
+				    (src == SIZE_MAX || a->complete_ns >= src_done)) {
+					src = j;
+					src_done = a->complete_ns;
+				}
+			}
+		}
+		if (src != SIZE_MAX) {
+			t = issue[src] + lat +
+			    (uint64_t)((double)(b->issue_ns - src_done) / model_speed);
+		} else if (prev != SIZE_MAX) {
+			int64_t x = (int64_t)dl + (int64_t)issue[prev] -
+				    (int64_t)model_rel(evs, evs[prev].issue_ns);
+
+			t = x > 0 ? (uint64_t)x : 0;
+		}
 		for (size_t j = 0; j < i; j++) {
 			const struct btape_event *a = &evs[j];
 			uint64_t done = issue[j] + lat;
@@ -749,16 +782,7 @@ static void order_model(const struct btape_event *evs, size_t n, int mode, uint6
 			if (mode >= RP_ORDER_BARRIER && before &&
 			    ((is_barrier(b) && is_write(a)) || is_barrier(a)))
 				t = done > t ? done : t;
-			if (mode == RP_ORDER_CAUSAL && a->tid && a->tid == b->tid &&
-			    a->complete_ns <= b->issue_ns &&
-			    b->issue_ns - a->complete_ns <= THINK_NS &&
-			    (src == SIZE_MAX || a->complete_ns >= src_done)) { /* tie: the later */
-				src = j;
-				src_done = a->complete_ns;
-			}
 		}
-		if (src != SIZE_MAX && issue[src] + lat + (b->issue_ns - src_done) > t)
-			t = issue[src] + lat + (b->issue_ns - src_done);
 		issue[i] = t;
 	}
 }
@@ -896,6 +920,102 @@ static void test_order_causal_stretch(void **state)
 }
 
 /*
+ * A closed-loop chain (thread 100: 20 writes, each 2 us after the previous completed), then,
+ * after a pause longer than the think window, 5 more of its writes (sourceless: they keep the
+ * thread's offset), and writes without a thread (their deadlines), all at recorded latency L.
+ * The chain starts at 0; its k-th write at k * (L + 2 us).
+ */
+#define CH_N 20
+static size_t chain_trace(struct btape_event *evs, uint64_t lat_us)
+{
+	uint64_t t = 0;
+	size_t n = 0;
+
+	for (size_t k = 0; k < CH_N; k++, t += lat_us + 2)
+		evs[n++] = ev_rec(t, t + lat_us, BTAPE_OP_WRITE, 0, 16 * k, 4096, 100, 0);
+	t += 1000 - 2; /* 1 ms after the last completion: past the 20 us window */
+	for (size_t k = 0; k < 5; k++, t += 300)
+		evs[n++] = ev_rec(t, t + lat_us, BTAPE_OP_WRITE, 0, 16 * (CH_N + k), 4096, 100, 0);
+	for (size_t k = 0; k < 4; k++)
+		evs[n++] = ev_rec(5 + k * 2000, 5 + k * 2000 + lat_us, BTAPE_OP_READ, 1,
+				  10000 + 16 * k, 4096, 0, 0);
+	/* recorded issue order */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && evs[j].issue_ns < evs[j - 1].issue_ns; j--) {
+			struct btape_event x = evs[j];
+
+			evs[j] = evs[j - 1];
+			evs[j - 1] = x;
+		}
+	return n;
+}
+
+/* The replayed issue time of thread 100's k-th write (sector 16 k) and of read k. */
+static uint64_t chain_at(const struct btape_event *evs, size_t n, const uint64_t *got, uint32_t tid,
+			 size_t k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (evs[i].tid == tid && evs[i].sector == (tid ? 16 * k : 10000 + 16 * k))
+			return got[i];
+	fail_msg("no event %zu of thread %u", k, tid);
+	return 0;
+}
+
+/*
+ * Recorded on storage of 500 us, replayed on 50 us storage (10x faster): causal issues each
+ * link at the previous one's replayed completion + its 2 us of think time, before its deadline,
+ * so the chain finishes about 10x sooner (as the application would have); the thread's later,
+ * sourceless writes keep its shift; the threadless reads keep their deadlines. Open loop (none)
+ * runs as long as the recording. Recorded on 50 us, replayed on 500 us (10x slower): every
+ * link still waits for its source, as before.
+ */
+static void test_order_causal_faster(void **state)
+{
+	struct btape_event evs[ORD_MAX];
+	uint64_t got[ORD_MAX];
+	size_t n = chain_trace(evs, 500);
+	struct fixture *f = fx_new();
+	uint64_t last = (CH_N - 1) * 502, rec_last = last, shift;
+
+	order_run(f, RP_ORDER_CAUSAL, 50 * US, evs, n, got); /* and matches the model */
+	for (size_t k = 0; k < CH_N; k++)
+		assert_int_equal(chain_at(evs, n, got, 100, k), k * 52 * US);
+	/* the chain's last write issued 9.65x sooner (10x, less the think times) */
+	last = chain_at(evs, n, got, 100, CH_N - 1);
+	assert_true(rec_last * US >= 9 * last && rec_last * US <= 10 * last);
+	/* the pause and the writes after it: the last link's offset, kept */
+	shift = rec_last * US - (CH_N - 1) * 52 * US;
+	for (size_t k = 0; k < 5; k++)
+		assert_int_equal(chain_at(evs, n, got, 100, CH_N + k),
+				 (rec_last + 500 + 1000 + 300 * k) * US - shift);
+	for (size_t k = 0; k < 4; k++)
+		assert_int_equal(chain_at(evs, n, got, 0, k), (5 + 2000 * k) * US);
+	/* nothing waited past its deadline */
+	assert_int_equal(f->st.dep_waited[RP_DEP_CAUSAL], 0);
+	free(f);
+
+	f = fx_new();
+	order_run(f, RP_ORDER_NONE, 50 * US, evs, n, got);
+	assert_int_equal(chain_at(evs, n, got, 100, CH_N - 1), rec_last * US);
+	free(f);
+
+	/* 10x slower: the chain stretches link by link, the later writes keep the (late) shift */
+	n = chain_trace(evs, 50);
+	f = fx_new();
+	order_run(f, RP_ORDER_CAUSAL, 500 * US, evs, n, got);
+	for (size_t k = 0; k < CH_N; k++)
+		assert_int_equal(chain_at(evs, n, got, 100, k), k * 502 * US);
+	shift = (CH_N - 1) * (502 - 52) * US;
+	for (size_t k = 0; k < 5; k++)
+		assert_int_equal(chain_at(evs, n, got, 100, CH_N + k),
+				 ((CH_N - 1) * 52 + 50 + 1000 + 300 * k) * US + shift);
+	for (size_t k = 0; k < 4; k++)
+		assert_int_equal(chain_at(evs, n, got, 0, k), (5 + 2000 * k) * US);
+	assert_int_equal(f->st.dep_waited[RP_DEP_CAUSAL], CH_N - 1 + 5);
+	free(f);
+}
+
+/*
  * Random traces, dense enough that hundreds of I/Os are unfinished at once (the per-device
  * indexes of order.c, not a scan): every event's replayed issue time matches the model, in
  * every mode, at the recorded latency scale and at 10x. Sectors are unique per event (so that
@@ -936,11 +1056,15 @@ static void test_order_model_random(void **state)
 					flags);
 		}
 		for (int mode = RP_ORDER_NONE; mode <= RP_ORDER_CAUSAL; mode++) {
-			for (uint64_t lat = 50 * US; lat <= 500 * US; lat *= 10) {
+			/* causal also at --speed 2 and 0.5: look-ahead in replayed time */
+			for (int c = 0; c < (mode == RP_ORDER_CAUSAL ? 4 : 2); c++) {
+				uint64_t lat = c == 1 ? 500 * US : 50 * US;
 				struct fixture *f = fx_new();
 				size_t nf = 0;
 
+				model_speed = c < 2 ? 1 : c == 2 ? 2 : 0.5;
 				order_cfg(f, mode, lat);
+				f->cfg.speed = model_speed;
 				f->cfg.iodepth = RND_N;
 				assert_int_equal(fx_run(f, evs, RND_N), 0);
 				assert_int_equal(f->cap.n, RND_N);
@@ -960,9 +1084,9 @@ static void test_order_model_random(void **state)
 						continue;
 					}
 					if (got[i] != want[i])
-						fail_msg("round %d mode %s latency %llu us: event %zu "
-							 "issued at %llu ns, model %llu ns",
-							 round, rp_order_mode_name(mode),
+						fail_msg("round %d mode %s speed %g latency %llu us: "
+							 "event %zu issued at %llu ns, model %llu ns",
+							 round, rp_order_mode_name(mode), model_speed,
 							 (unsigned long long)(lat / US), i,
 							 (unsigned long long)got[i],
 							 (unsigned long long)want[i]);
@@ -977,13 +1101,22 @@ static void test_order_model_random(void **state)
 							 (unsigned long long)(lat / US), i,
 							 (unsigned long long)fg[i],
 							 (unsigned long long)fw[i]);
-				/* the trace exercises every rule it may */
-				if (mode >= RP_ORDER_CONFLICT)
-					assert_true(f->st.dep_waited[RP_DEP_CONFLICT] > 300);
-				if (mode >= RP_ORDER_BARRIER)
+				/* the trace exercises every rule it may (at --speed 1) */
+				if (mode >= RP_ORDER_CONFLICT && c < 2)
+					assert_true(f->st.dep_waited[RP_DEP_CONFLICT] > 250);
+				if (mode >= RP_ORDER_BARRIER && c < 2)
 					assert_true(f->st.dep_waited[RP_DEP_BARRIER] > 20);
-				if (mode >= RP_ORDER_CAUSAL)
+				if (mode >= RP_ORDER_CAUSAL && c < 2)
 					assert_true(f->st.dep_waited[RP_DEP_CAUSAL] > 20);
+				/* only causal goes before a deadline (at speed 1, 50 us: often) */
+				nf = 0;
+				for (size_t i = 0; i < RND_N; i++)
+					nf += want[i] < evs[i].issue_ns - evs[0].issue_ns;
+				if (mode == RP_ORDER_CAUSAL && c == 0)
+					assert_true(nf > 5);
+				if (mode != RP_ORDER_CAUSAL)
+					assert_int_equal(nf, 0);
+				model_speed = 1;
 				free(f);
 			}
 		}
@@ -1123,6 +1256,7 @@ int main(void)
 		cmocka_unit_test(test_prefetch_source),
 		cmocka_unit_test(test_order_model),
 		cmocka_unit_test(test_order_causal_stretch),
+		cmocka_unit_test(test_order_causal_faster),
 		cmocka_unit_test(test_order_model_random),
 		cmocka_unit_test(test_order_window_full),
 		cmocka_unit_test(test_flushes_apart),
