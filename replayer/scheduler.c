@@ -160,12 +160,6 @@ int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int cop
 	return map_extent(cfg, dev, copy, offset, bytes, false, toff, tbytes);
 }
 
-int rp_map_extent_inward(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy,
-			 uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes)
-{
-	return map_extent(cfg, dev, copy, offset, bytes, true, toff, tbytes);
-}
-
 int rp_map_io(const struct rp_sched_cfg *cfg, int op, uint32_t dev, unsigned int copy,
 	      uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes)
 {

@@ -170,13 +170,10 @@ struct rp_sched_cfg {
 int rp_map_extent(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy, uint64_t offset,
 		  uint64_t bytes, uint64_t *toff, uint64_t *tbytes);
 /*
- * rp_map_extent for data that must not spread: only the target blocks wholly inside the
- * recorded extent (a discard or write-zeroes never reaches a byte the trace did not name).
- * -ENODATA when that holds no whole block.
+ * The mapping engine op `op` needs: rp_map_extent's, except for RP_IO_DISCARD and RP_IO_ZERO,
+ * which must not spread: only the target blocks wholly inside the recorded extent, so that
+ * they never reach a byte the trace did not name; -ENODATA when that holds no whole block.
  */
-int rp_map_extent_inward(const struct rp_sched_cfg *cfg, uint32_t dev, unsigned int copy,
-			 uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes);
-/* The mapping engine op `op` needs: inward for RP_IO_DISCARD and RP_IO_ZERO, else outward. */
 int rp_map_io(const struct rp_sched_cfg *cfg, int op, uint32_t dev, unsigned int copy,
 	      uint64_t offset, uint64_t bytes, uint64_t *toff, uint64_t *tbytes);
 /* A sector's byte offset; UINT64_MAX (which no extent fits) when it would pass 2^64. */

@@ -432,7 +432,7 @@ static void test_inward_alignment(void **state)
 	/* under one block: nothing to do */
 	assert_int_equal(rp_map_io(&f->cfg, RP_IO_DISCARD, 0, 0, 512, 7 * 512, &off, &len),
 			 -ENODATA);
-	assert_int_equal(rp_map_extent_inward(&f->cfg, 0, 0, 4096 + 512, 4096, &off, &len),
+	assert_int_equal(rp_map_io(&f->cfg, RP_IO_ZERO, 0, 0, 4096 + 512, 4096, &off, &len),
 			 -ENODATA);
 	/* a discard just under 4 GiB stays under 4 GiB (the result trace's size field) */
 	f->target.size = 8ull << 30;
