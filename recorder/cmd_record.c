@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* biotape record: capture every block request of this system with eBPF. */
 #include "cli.h"
+#include "cluster.h"
 #include "cmd_record.h"
 #include "btape.h"
 #include "rec_child.h"
@@ -863,11 +864,40 @@ static int setup(struct rec_state *s)
 /* The command, once recording has started (in a cluster: at the common instant). */
 static int start_command(struct rec_state *s)
 {
+	struct rec_child_opts co = { 0 };
+	extern char **environ;
+	char rank[32], size[32];
+	char **env = NULL;
+	size_t n = 0;
 	int err;
 
 	if (!s->o.cmd)
 		return 0;
-	err = rec_child__start(&s->child, s->o.cmd, NULL);
+	/*
+	 * Under an MPI launcher COMMAND runs outside the job: with the launcher's variables, a
+	 * biotape or MPI program it starts would take itself for this rank and fail in its
+	 * MPI_Init. It learns its rank from BIOTAPE_RANK and BIOTAPE_RANKS (docs/CLUSTER.md).
+	 */
+	if (cl_launched()) {
+		for (char **e = environ; *e; e++)
+			n++;
+		env = calloc(n + 3, sizeof(*env));
+		if (!env) {
+			cli_err("record: out of memory");
+			return BTAPE_EXIT_FAIL;
+		}
+		n = 0;
+		for (char **e = environ; *e; e++)
+			if (!cl_launcher_var(*e) && strncmp(*e, "BIOTAPE_RANK", 12))
+				env[n++] = *e;
+		snprintf(rank, sizeof(rank), "BIOTAPE_RANK=%d", rec_cluster__rank(s->rc));
+		snprintf(size, sizeof(size), "BIOTAPE_RANKS=%d", rec_cluster__size(s->rc));
+		env[n++] = rank;
+		env[n++] = size;
+		co.envp = env;
+	}
+	err = rec_child__start(&s->child, s->o.cmd, &co);
+	free(env); /* the supervisor holds its own copy since the fork */
 	if (err) {
 		cli_err("record: starting the command: %s", strerror(-err));
 		return BTAPE_EXIT_FAIL;

@@ -12,6 +12,7 @@
 #  - rank 0 prints a line per host and the cluster total;
 #  - a rank that cannot record (a device that does not exist) stops every rank before any
 #    trace is written, and one line names that rank;
+#  - COMMAND runs outside the MPI job (a biotape it starts is no rank);
 #  - a rank that cannot load its programs stops every rank before any output is opened:
 #    older traces at the ranks' paths keep their content.
 . "$BIOTAPE_SRC/tests/lib.sh"
@@ -85,6 +86,23 @@ for r in (1, 2):
     assert abs(want - r * 1e9) < 600e6, (r, want)    # the 1 s stagger, roughly (fio start)
 print("first I/Os (ms):", [round(x / 1e6, 3) for x in first])
 PY
+
+# COMMAND runs outside the MPI job: a biotape it starts does not take itself for the rank
+# (it inherited the launcher's variables and failed in MPI_Init, so record exited 1).
+rm -f "$D"/rec-*.btape
+timeout 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" record -o "$D/rec-%r.btape" -d "$D/dev%r" -- \
+	sh -c "\"$BIOTAPE\" analyze --json '$BIOTAPE_SRC/samples/pgbench-checkpoint.btape' \
+	>'$D'/a-\$BIOTAPE_RANK.json" >"$D/out" 2>"$D/err" ||
+	fail "record -- biotape analyze under mpirun: $(tail -5 "$D/err")"
+for r in 0 1; do
+	grep -q '^{"schema":"biotape.analyze/1"' "$D/a-$r.json" ||
+		fail "rank $r: COMMAND's report missing: $(tail -5 "$D/err")"
+done
+timeout 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" record -o "$D/rec-%r.btape" -d "$D/dev%r" -- \
+	sh -c 'echo "rank $BIOTAPE_RANK of $BIOTAPE_RANKS, $(env | grep -c "^OMPI_\|^PMIX_")"' \
+	>"$D/out" 2>"$D/err" || fail "record -- sh under mpirun: $(tail -5 "$D/err")"
+[ "$(sort "$D/out")" = "$(printf 'rank 0 of 2, 0\nrank 1 of 2, 0')" ] ||
+	fail "COMMAND's environment: $(cat "$D/out")"
 
 # A rank that cannot record: all stop before anything is recorded, one line names it.
 rm -f "$D"/rec-*.btape
