@@ -68,6 +68,19 @@ record "$REF_DEV" "$D/ref.btape" "$D/ref.fio" || fail "recording the reference: 
 "$BIOTAPE" profile --phases 1 "$D/ref.btape" >"$D/flat.fio" || fail "profile --phases 1"
 n=$(grep -c '^\[phase' "$D/phases.fio")
 [ "$n" = 3 ] || fail "profile --phases auto found $n phases in a three-section job, not 3"
+# The bursty phase's job states the reference's bursts: 800 I/Os, 120 ms pauses, 10k IOPS within
+# a burst (4 KiB: 40,960,000 B/s). Unlike the gap KS this does not depend on fio's timing in the
+# profile's run, only on the reference having run as written (16,000 reads in its bursty phase:
+# under heavy load fio falls behind, and then the figures are printed, not judged). Stalls within
+# the bursts must not count as pauses: that made 667 I/Os, 105 ms and 10,960 IOPS of it.
+awk '/^\[phase3\]/ { p = 1 } p && /^; reads / { gsub(/[(,]/, "", $7); n = $7 }
+	p && /^thinktime=/ { split($0, a, "="); tt = a[2] }
+	p && /^thinktime_blocks=/ { split($0, a, "="); tb = a[2] }
+	p && /^rate=/ { split($0, a, "[=,]"); r = a[2] }
+	END { printf "bursty phase job: %s reads, thinktime_blocks=%s thinktime=%s rate=%s (reference: 800, 120000, 40960000)\n", n, tb, tt, r
+	      if (n < 15840 || n > 16160) { print "  the reference fell behind its bursts: not judged"; exit 0 }
+	      exit (tb >= 760 && tb <= 840 && tt >= 114000 && tt <= 132000 && r >= 38912000 && r <= 43008000) ? 0 : 1 }' \
+	"$D/phases.fio" || fail "the bursty phase's job misses the reference's bursts (800 I/Os +-5%, 120 ms -5%/+10%, 40,960,000 B/s +-5%)"
 TARGET=$REF_DEV fio --parse-only "$D/phases.fio" >/dev/null 2>"$D/parse.err" || fail "fio rejects the job: $(head -3 "$D/parse.err")"
 # with --per-process: fio ran each section as its own process, so one job per phase
 "$BIOTAPE" profile --phases auto --per-process "$D/ref.btape" >"$D/pp.fio" || fail "profile --phases auto --per-process"
