@@ -84,6 +84,26 @@ static void test_pauses_not_stalls(void **st)
 	}
 }
 
+/*
+ * A stall of 64 ms, 1.9x shorter than the 120 ms pauses (no clear split), is still a stall; a
+ * pause with a stall beside it (178 ms) is a pause.
+ */
+static void test_long_stall(void **st)
+{
+	struct hist h;
+	struct an_arrival a;
+	uint64_t active = bursty(&h, true);
+
+	(void)st;
+	hist_add(&h, 64 * MS);
+	hist_add(&h, 178 * MS);
+	active += 64 * MS + 178 * MS;
+	an_arrival_fit(&a, &h, active);
+	assert_int_equal(a.kind, AN_ARRIVAL_ONOFF);
+	assert_int_equal(a.off_n, 20);
+	assert_true(a.off_ns / 20 > 121 * MS && a.off_ns / 20 < 124 * MS);
+}
+
 /* Gaps of a Poisson process: Poisson, no pauses. */
 static void test_poisson(void **st)
 {
@@ -131,6 +151,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pauses_not_stalls),
+		cmocka_unit_test(test_long_stall),
 		cmocka_unit_test(test_poisson),
 		cmocka_unit_test(test_linear),
 	};
