@@ -137,6 +137,10 @@ struct tl_row {
 	double lat_sum; /* device time, ns */
 	uint64_t qd_n;
 	double qd_sum;
+	/* locality (phase features): reads and writes with a predecessor in their stream, those
+	 * that continue it (seek 0), and the sum of the seek distances' log2 bins (bit lengths
+	 * of |distance| in bytes: 0 for a sequential I/O) */
+	uint64_t loc_n, loc_seq, loc_log2;
 };
 
 struct ws_slot {
