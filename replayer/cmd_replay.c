@@ -753,9 +753,13 @@ static void trace_err(const char *trace, const char *reader_msg, int err)
 
 /* Completes the result trace (-o), if any: 0 or -errno (printed). */
 /* Writes the result trace out; cut_short marks it interrupted (its footer, biotape info). */
-static int finish_output(struct out_ctx *oc, bool cut_short)
+/* Closes the result trace, with the fidelity section FID (may be NULL) in its footer. */
+static int finish_output(struct out_ctx *oc, bool cut_short, const struct rp_fid *fid)
 {
 	char msg[BTAPE_ERRMSG_LEN];
+	const char *why;
+	char *tag = NULL;
+	size_t len = 0;
 	int err;
 
 	if (!oc->w)
@@ -764,8 +768,17 @@ static int finish_output(struct out_ctx *oc, bool cut_short)
 		btape_writer__set_interrupted(oc->w);
 	err = rp_outq__finish(oc->q);
 	oc->q = NULL;
+	why = btape_writer__errmsg(oc->w);
+	if (!err && fid) {
+		err = rp_fid_pack(fid, &tag, &len);
+		if (!err)
+			err = btape_writer__set_footer_tag(oc->w, RP_FID_TAG, tag, len);
+		else
+			why = "the fidelity section: out of memory";
+		free(tag);
+	}
 	if (err) {
-		cli_err("replay: -o %s: %s", oc->o->out, btape_writer__errmsg(oc->w));
+		cli_err("replay: -o %s: %s", oc->o->out, why);
 		btape_writer__abort(oc->w);
 		oc->w = NULL;
 		return err;
@@ -1080,7 +1093,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 
 			/* a cluster's result traces are complete before the merge: when a rank
 			 * dies, the launcher kills the others soon after */
-			if (finish_output(&oc, stop_flag || err < 0) < 0)
+			if (finish_output(&oc, stop_flag || err < 0, NULL) < 0)
 				goto cleanup;
 
 			if (err < 0)
@@ -1173,7 +1186,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	}
 	fflush(stdout);
-	if (finish_output(&oc, stop_flag) < 0)
+	if (finish_output(&oc, stop_flag, info.fid) < 0)
 		goto cleanup;
 	ret = st->errors ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
 	if (st->errors)

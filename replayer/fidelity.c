@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@ struct rp_fidelity {
 	bool have_last;
 	bool one_pass; /* --loops 1: windows run to the later side's end; else the recording's */
 };
+
+const char *const rp_fid_late_names[RP_FID_LATE_BUCKETS] = {"<=1us",  "<=10us", "<=100us",
+							     "<=1ms",  "<=10ms", ">10ms"};
 
 static const uint64_t late_edges[RP_FID_LATE_BUCKETS - 1] = {1000, 10000, 100000, 1000000,
 							     10000000};
@@ -241,4 +245,109 @@ const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_
 	r->faithful = !r->fell_behind && r->rep.ios && !(r->gap_ks > RP_FID_GAP_KS_OK) &&
 		      !(r->iops_corr < RP_FID_IOPS_CORR_OK);
 	return r;
+}
+
+/* ---- the section as msgpack ---- */
+
+static void pk_key(msgpack_packer *pk, const char *k)
+{
+	msgpack_pack_str(pk, strlen(k));
+	msgpack_pack_str_body(pk, k, strlen(k));
+}
+
+/* A figure that may be undefined: nil for NaN. */
+static void pk_num(msgpack_packer *pk, const char *k, double x)
+{
+	pk_key(pk, k);
+	if (isnan(x))
+		msgpack_pack_nil(pk);
+	else
+		msgpack_pack_double(pk, x);
+}
+
+static void pk_bool(msgpack_packer *pk, const char *k, bool b)
+{
+	pk_key(pk, k);
+	if (b)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+}
+
+static void pk_u64(msgpack_packer *pk, const char *k, uint64_t v)
+{
+	pk_key(pk, k);
+	msgpack_pack_uint64(pk, v);
+}
+
+/* Per window: the I/O counts, or (qd) the mean queue depth to 0.001. */
+static void pk_series(msgpack_packer *pk, const char *k, const struct rp_fid_side *s,
+		      unsigned int n, bool qd)
+{
+	pk_key(pk, k);
+	msgpack_pack_array(pk, n);
+	for (unsigned int i = 0; i < n; i++) {
+		if (!qd)
+			msgpack_pack_uint64(pk, s->win_ios[i]);
+		else
+			msgpack_pack_double(pk, s->win_ios[i] ? round(1000.0 * (double)s->win_qd[i] /
+								   (double)s->win_ios[i]) /
+								 1000.0
+							  : 0.0);
+	}
+}
+
+struct sink {
+	msgpack_sbuffer sb;
+	bool failed; /* a write could not grow the buffer: what it holds is not the section */
+};
+
+static int sink_write(void *data, const char *buf, size_t len)
+{
+	struct sink *s = data;
+
+	if (msgpack_sbuffer_write(&s->sb, buf, len))
+		s->failed = true;
+	return s->failed ? -1 : 0;
+}
+
+int rp_fid_pack(const struct rp_fid *f, char **buf, size_t *len)
+{
+	struct sink sk = {.failed = false};
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&sk.sb);
+	msgpack_packer_init(&pk, &sk, sink_write);
+	msgpack_pack_map(&pk, 15);
+	pk_bool(&pk, "faithful", f->faithful);
+	pk_bool(&pk, "fell_behind", f->fell_behind);
+	pk_num(&pk, "gap_ks", f->gap_ks);
+	pk_num(&pk, "size_ks", f->size_ks);
+	pk_num(&pk, "qd_ks", f->qd_ks);
+	pk_num(&pk, "lat_demerit_us", f->lat_demerit_ns / 1e3);
+	pk_num(&pk, "iops_corr", f->iops_corr);
+	pk_num(&pk, "qd_corr", f->qd_corr);
+	pk_u64(&pk, "recorded_ios", f->rec.ios);
+	pk_u64(&pk, "replayed_ios", f->rep.ios);
+	pk_u64(&pk, "replayed_after_windows", f->rep.beyond);
+	pk_key(&pk, "lateness");
+	msgpack_pack_map(&pk, RP_FID_LATE_BUCKETS);
+	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
+		pk_u64(&pk, rp_fid_late_names[k], f->late[k]);
+	pk_num(&pk, "window_s", (double)f->window_ns / 1e9);
+	pk_key(&pk, "iops");
+	msgpack_pack_map(&pk, 2);
+	pk_series(&pk, "recorded", &f->rec, f->windows, false);
+	pk_series(&pk, "replayed", &f->rep, f->windows, false);
+	pk_key(&pk, "qd");
+	msgpack_pack_map(&pk, 2);
+	pk_series(&pk, "recorded", &f->rec, f->windows, true);
+	pk_series(&pk, "replayed", &f->rep, f->windows, true);
+	if (sk.failed) {
+		msgpack_sbuffer_destroy(&sk.sb);
+		return -ENOMEM;
+	}
+	*len = sk.sb.size;
+	*buf = msgpack_sbuffer_release(&sk.sb);
+	return 0;
 }
