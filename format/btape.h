@@ -146,6 +146,9 @@ const char *btape_flags_str(uint32_t flags, char *buf, size_t len);
 #define BTAPE_FOOTER_TAGS_MAX_BYTES (256u << 10)
 #define BTAPE_FOOTER_TAGS_MAX_ITEMS (1u << 15)
 #define BTAPE_FOOTER_TAG_MAX_DEPTH 14
+/* Footer tags biotape writes: "fidelity", a replay result's fidelity section (a map, the
+ * figures of `biotape replay --json`'s "fidelity"; docs/REPLAY.md) */
+#define BTAPE_TAG_FIDELITY "fidelity"
 
 struct btape_device {
 	uint32_t dev_t_major;     /* 0 when unknown (imported traces) */

@@ -772,7 +772,7 @@ static int finish_output(struct out_ctx *oc, bool cut_short, const struct rp_fid
 	if (!err && fid) {
 		err = rp_fid_pack(fid, &tag, &len);
 		if (!err)
-			err = btape_writer__set_footer_tag(oc->w, RP_FID_TAG, tag, len);
+			err = btape_writer__set_footer_tag(oc->w, BTAPE_TAG_FIDELITY, tag, len);
 		else
 			why = "the fidelity section: out of memory";
 		free(tag);

@@ -48,11 +48,9 @@ struct rp_fid {
 /* The issue lateness buckets' names: "<=1us", ..., ">10ms". */
 extern const char *const rp_fid_late_names[RP_FID_LATE_BUCKETS];
 
-#define RP_FID_TAG "fidelity" /* the -o result trace's footer tag that holds the section */
-
 /*
  * The section as one msgpack map: what `replay --json` shows as "fidelity" and what the -o
- * result trace keeps in its footer tag RP_FID_TAG (docs/REPLAY.md, "Fidelity"). *buf is
+ * result trace keeps in its footer tag BTAPE_TAG_FIDELITY (docs/REPLAY.md, "Fidelity"). *buf is
  * malloc'd (the caller frees it). Returns 0 or -ENOMEM.
  */
 int rp_fid_pack(const struct rp_fid *f, char **buf, size_t *len);
