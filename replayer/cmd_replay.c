@@ -753,6 +753,11 @@ static void trace_err(const char *trace, const char *reader_msg, int err)
 
 /* Completes the result trace (-o), if any: 0 or -errno (printed). */
 /* Writes the result trace out; cut_short marks it interrupted (its footer, biotape info). */
+static void fid_recorded(void *ctx, const struct btape_event *evs, size_t n)
+{
+	rp_fidelity__add_recorded(ctx, evs, n);
+}
+
 /* Closes the result trace, with the fidelity section FID (may be NULL) in its footer. */
 static int finish_output(struct out_ctx *oc, bool cut_short, const struct rp_fid *fid)
 {
@@ -1008,11 +1013,13 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	}
 	/* the fidelity section: one run on one host (a sweep's steps, a cluster's ranks: not yet) */
 	if (o.nsweep == 1 && !rp_cluster__multi(rc)) {
-		err = rp_fidelity__new(&oc.fid, o.trace, &cfg, msg, sizeof(msg));
+		err = rp_fidelity__new(&oc.fid, &s.sum, &cfg);
 		if (err < 0) {
-			cli_err("replay: %s", msg);
+			cli_err("replay: the fidelity section: %s", strerror(-err));
 			goto cleanup;
 		}
+		/* its recorded side: the trace as the source decodes it, no read of its own */
+		rp_prefetch__set_first_pass_hook(pf, fid_recorded, oc.fid);
 		oc.st = st;
 		cfg.on_done = out_done;
 	}
@@ -1159,8 +1166,10 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	} else {
 		info.scale = o.sweep[0];
-		if (oc.fid)
+		if (oc.fid) {
+			rp_prefetch__stop(pf); /* the recorded side is complete, and still */
 			info.fid = rp_fidelity__finish(oc.fid, st);
+		}
 		if (rp_cluster__multi(rc))
 			info.scale = rp_cluster__copies(rc);
 		if (o.json && rp_cluster__has_report(rc))

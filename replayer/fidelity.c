@@ -24,6 +24,10 @@
 
 struct rp_fidelity {
 	struct rp_fid r;
+	struct rp_sched_cfg cfg; /* the replay's: what it issues, and when */
+	double speed;
+	uint64_t first, prev; /* the trace's first issue time; the last recorded one taken */
+	bool have_prev, rec_done;
 	uint64_t *ring; /* replayed issue time by seq % SEQ_RING; NO_TIME empty; bit 63: measured */
 	uint64_t next_seq, last_issue;
 	bool have_last;
@@ -55,90 +59,64 @@ static void side_add(struct rp_fid_side *s, uint64_t window_ns, uint64_t rel_ns,
 	}
 }
 
-static int read_recorded(struct rp_fidelity *f, const char *trace, const struct rp_sched_cfg *cfg,
-			 char *msg, size_t msglen)
+void rp_fidelity__add_recorded(struct rp_fidelity *f, const struct btape_event *evs, size_t n)
 {
-	struct btape_reader *rd = NULL;
-	struct btape_summary sum = {.sz = sizeof(sum)};
-	const struct btape_event *evs;
-	double speed = cfg->timing == RP_TIMING_ORIGINAL && cfg->speed > 0 ? cfg->speed : 1;
-	uint64_t first = 0, prev = 0, span;
-	bool have_prev = false;
-	int n, err;
+	const struct rp_sched_cfg *cfg = &f->cfg;
 
-	err = btape_reader__open(&rd, trace, msg, msglen);
-	if (err < 0)
-		return err;
-	err = btape_reader__summary(rd, &sum);
-	if (err < 0) {
-		snprintf(msg, msglen, "%s", btape_reader__errmsg(rd));
-		goto cleanup;
+	for (size_t i = 0; i < n && !f->rec_done; i++) {
+		const struct btape_event *ev = &evs[i];
+		uint64_t rel = ev->issue_ns > f->first
+				       ? (uint64_t)((double)(ev->issue_ns - f->first) / f->speed)
+				       : 0;
+		uint64_t lat = NO_TIME;
+
+		if (rp_sched_engine_op(cfg, ev->op, ev->bytes) < 0 || ev->dev >= cfg->ndev ||
+		    cfg->devs[ev->dev].target >= cfg->ntargets)
+			continue;
+		if (rel < cfg->warmup_ns)
+			continue;
+		if (cfg->duration_ns && rel >= cfg->duration_ns) {
+			f->rec_done = true;
+			break;
+		}
+		if ((ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns)
+			lat = ev->complete_ns - ev->issue_ns;
+		if (f->have_prev) /* a file's order violation (its footer counts them): 0 */
+			hist_add(&f->r.rec.gap,
+				 ev->issue_ns > f->prev
+					 ? (uint64_t)((double)(ev->issue_ns - f->prev) / f->speed)
+					 : 0);
+		f->prev = ev->issue_ns;
+		f->have_prev = true;
+		side_add(&f->r.rec, f->r.window_ns, rel - cfg->warmup_ns, ev->bytes,
+			 (ev->present & BTAPE_HAS_QD) ? ev->qd : 0, lat);
 	}
-	first = sum.first_issue_ns;
-	span = (uint64_t)((double)(sum.last_issue_ns - first) / speed);
+}
+
+int rp_fidelity__new(struct rp_fidelity **fp, const struct btape_summary *sum,
+		     const struct rp_sched_cfg *cfg)
+{
+	struct rp_fidelity *f = calloc(1, sizeof(*f));
+	uint64_t span;
+
+	*fp = NULL;
+	if (!f || !(f->ring = malloc(SEQ_RING * sizeof(*f->ring)))) {
+		rp_fidelity__free(f);
+		return -ENOMEM;
+	}
+	rp_fidelity__reset(f);
+	f->one_pass = cfg->loops == 1;
+	f->cfg = *cfg;
+	f->speed = cfg->timing == RP_TIMING_ORIGINAL && cfg->speed > 0 ? cfg->speed : 1;
+	f->first = sum->first_issue_ns;
+	span = (uint64_t)((double)(sum->last_issue_ns - f->first) / f->speed);
 	if (cfg->duration_ns && cfg->duration_ns < span)
 		span = cfg->duration_ns;
 	f->r.window_ns = span / (RP_FID_WINDOWS / 2) + 1;
 	if (f->r.window_ns < 1000000)
 		f->r.window_ns = 1000000; /* 1 ms at least: IOPS over a window means something */
-	while ((n = btape_reader__next_batch(rd, &evs)) > 0) {
-		for (int i = 0; i < n; i++) {
-			const struct btape_event *ev = &evs[i];
-			uint64_t rel = ev->issue_ns > first
-					       ? (uint64_t)((double)(ev->issue_ns - first) / speed)
-					       : 0;
-			uint64_t lat = NO_TIME;
-
-			if (rp_sched_engine_op(cfg, ev->op, ev->bytes) < 0 ||
-			    ev->dev >= cfg->ndev || cfg->devs[ev->dev].target >= cfg->ntargets)
-				continue;
-			if (rel < cfg->warmup_ns)
-				continue;
-			if (cfg->duration_ns && rel >= cfg->duration_ns)
-				break;
-			if ((ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns)
-				lat = ev->complete_ns - ev->issue_ns;
-			if (have_prev) /* a file's order violation (its footer counts them): 0 */
-				hist_add(&f->r.rec.gap,
-					 ev->issue_ns > prev
-						 ? (uint64_t)((double)(ev->issue_ns - prev) / speed)
-						 : 0);
-			prev = ev->issue_ns;
-			have_prev = true;
-			side_add(&f->r.rec, f->r.window_ns, rel - cfg->warmup_ns, ev->bytes,
-				 (ev->present & BTAPE_HAS_QD) ? ev->qd : 0, lat);
-		}
-	}
-	if (n < 0) {
-		err = n;
-		snprintf(msg, msglen, "%s", btape_reader__errmsg(rd));
-	}
-cleanup:
-	btape_reader__close(rd);
-	return err;
-}
-
-int rp_fidelity__new(struct rp_fidelity **fp, const char *trace, const struct rp_sched_cfg *cfg,
-		     char *msg, size_t msglen)
-{
-	struct rp_fidelity *f = calloc(1, sizeof(*f));
-	int err = -ENOMEM;
-
-	*fp = NULL;
-	if (!f || !(f->ring = malloc(SEQ_RING * sizeof(*f->ring)))) {
-		snprintf(msg, msglen, "fidelity: out of memory");
-		goto cleanup;
-	}
-	rp_fidelity__reset(f);
-	f->one_pass = cfg->loops == 1;
-	err = read_recorded(f, trace, cfg, msg, msglen);
-	if (err < 0)
-		goto cleanup;
 	*fp = f;
 	return 0;
-cleanup:
-	rp_fidelity__free(f);
-	return err;
 }
 
 void rp_fidelity__free(struct rp_fidelity *f)
