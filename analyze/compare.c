@@ -285,7 +285,7 @@ int render_compare_text(FILE *fp, const struct report *ra, const struct report *
 	return 0;
 }
 
-void compare_load_replay_fidelity(struct report *r)
+void an_load_replay_fidelity(struct report *r)
 {
 	struct btape_reader *rd = NULL;
 	const void *v;

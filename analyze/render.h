@@ -22,7 +22,7 @@ struct report {
 	const char *label;   /* "A" / "B" in comparisons; NULL otherwise */
 	const struct fidelity *fid; /* compare: B's fidelity to A (analyze/fidelity.h), or NULL */
 	/* compare: the fidelity section `biotape replay -o` stored in this trace (its footer tag
-	 * BTAPE_TAG_FIDELITY, msgpack; compare_load_replay_fidelity()), or NULL */
+	 * BTAPE_TAG_FIDELITY, msgpack; an_load_replay_fidelity()), or NULL */
 	void *replay_fid;
 	size_t replay_fid_len;
 };
@@ -35,7 +35,7 @@ int render_compare_text(FILE *fp, const struct report *a, const struct report *b
 int render_compare_json(FILE *fp, const struct report *a, const struct report *b);
 int render_compare_html(FILE *fp, const struct report *a, const struct report *b);
 /* Loads r->replay_fid from r's trace when it is one file that has it (a replay result). */
-void compare_load_replay_fidelity(struct report *r);
+void an_load_replay_fidelity(struct report *r);
 
 /* Shared helpers (render_common.c). */
 extern const double REPORT_QUANTILES[5]; /* 0.5, 0.9, 0.99, 0.999, 1 */
