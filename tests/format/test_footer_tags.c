@@ -61,9 +61,19 @@ static void write_trace(const char *path, void (*set)(struct btape_writer *w))
 
 static struct mpv fid, blob, nested;
 
+static void free_values(void)
+{
+	bbuf_free(&fid.b);
+	bbuf_free(&blob.b);
+	bbuf_free(&nested.b);
+}
+
 static void make_values(void)
 {
-	msgpack_packer *pk = mpv_start(&fid);
+	msgpack_packer *pk;
+
+	free_values();
+	pk = mpv_start(&fid);
 
 	msgpack_pack_map(pk, 3);
 	tu_pk_str(pk, "gap_ks");
@@ -358,9 +368,10 @@ static void expect_refused(const char *path, void (*set)(struct btape_writer *w)
 /* "tags" and the start of its value */
 static msgpack_packer *tags_start(struct mpv *x)
 {
-	msgpack_packer *pk = mpv_start(x);
+	msgpack_packer *pk;
 
 	bbuf_free(&x->b);
+	pk = mpv_start(x);
 	tu_pk_str(pk, "tags");
 	return pk;
 }
@@ -369,7 +380,7 @@ static void test_malformed(void **state)
 {
 	char *dir = tu_tmpdir();
 	const char *path = tu_path(dir, "t.btape", 0);
-	struct mpv x;
+	struct mpv x = {0};
 	msgpack_packer *pk;
 	uint8_t *zeros = calloc(1, BTAPE_FOOTER_TAGS_MAX_BYTES);
 
@@ -436,5 +447,8 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int ret = cmocka_run_group_tests(tests, NULL, NULL);
+
+	free_values();
+	return ret;
 }
