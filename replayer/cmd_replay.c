@@ -125,8 +125,9 @@ static void usage(FILE *fp)
 		"results (a single run's summary ends with its fidelity: issue lateness, recorded vs\n"
 		"replayed inter-arrival/size/QD KS, latency demerit, IOPS and QD per window, a verdict):\n"
 		"  --json                 the summary as JSON on stdout\n"
-		"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
-		"                         (outputs must be regular files: see docs/SAFETY.md)\n"
+		"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies,\n"
+		"                         the fidelity section in its footer (biotape info shows it;\n"
+		"                         outputs must be regular files: see docs/SAFETY.md)\n"
 		"\n"
 		"examples:\n"
 		"  biotape replay db.btape --target /dev/nvme1n1 --writes-as-reads\n"
@@ -753,9 +754,18 @@ static void trace_err(const char *trace, const char *reader_msg, int err)
 
 /* Completes the result trace (-o), if any: 0 or -errno (printed). */
 /* Writes the result trace out; cut_short marks it interrupted (its footer, biotape info). */
-static int finish_output(struct out_ctx *oc, bool cut_short)
+static void fid_recorded(void *ctx, const struct btape_event *evs, size_t n)
+{
+	rp_fidelity__add_recorded(ctx, evs, n);
+}
+
+/* Closes the result trace, with the fidelity section FID (may be NULL) in its footer. */
+static int finish_output(struct out_ctx *oc, bool cut_short, const struct rp_fid *fid)
 {
 	char msg[BTAPE_ERRMSG_LEN];
+	const char *why;
+	char *tag = NULL;
+	size_t len = 0;
 	int err;
 
 	if (!oc->w)
@@ -764,8 +774,17 @@ static int finish_output(struct out_ctx *oc, bool cut_short)
 		btape_writer__set_interrupted(oc->w);
 	err = rp_outq__finish(oc->q);
 	oc->q = NULL;
+	why = btape_writer__errmsg(oc->w);
+	if (!err && fid) {
+		err = rp_fid_pack(fid, &tag, &len);
+		if (!err)
+			err = btape_writer__set_footer_tag(oc->w, BTAPE_TAG_FIDELITY, tag, len);
+		else
+			why = "the fidelity section: out of memory";
+		free(tag);
+	}
 	if (err) {
-		cli_err("replay: -o %s: %s", oc->o->out, btape_writer__errmsg(oc->w));
+		cli_err("replay: -o %s: %s", oc->o->out, why);
 		btape_writer__abort(oc->w);
 		oc->w = NULL;
 		return err;
@@ -995,11 +1014,13 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	}
 	/* the fidelity section: one run on one host (a sweep's steps, a cluster's ranks: not yet) */
 	if (o.nsweep == 1 && !rp_cluster__multi(rc)) {
-		err = rp_fidelity__new(&oc.fid, o.trace, &cfg, msg, sizeof(msg));
+		err = rp_fidelity__new(&oc.fid, &s.sum, &cfg);
 		if (err < 0) {
-			cli_err("replay: %s", msg);
+			cli_err("replay: the fidelity section: %s", strerror(-err));
 			goto cleanup;
 		}
+		/* its recorded side: the trace as the source decodes it, no read of its own */
+		rp_prefetch__set_first_pass_hook(pf, fid_recorded, oc.fid);
 		oc.st = st;
 		cfg.on_done = out_done;
 	}
@@ -1080,7 +1101,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 
 			/* a cluster's result traces are complete before the merge: when a rank
 			 * dies, the launcher kills the others soon after */
-			if (finish_output(&oc, stop_flag || err < 0) < 0)
+			if (finish_output(&oc, stop_flag || err < 0, NULL) < 0)
 				goto cleanup;
 
 			if (err < 0)
@@ -1146,8 +1167,10 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	} else {
 		info.scale = o.sweep[0];
-		if (oc.fid)
+		if (oc.fid) {
+			rp_prefetch__stop(pf); /* the recorded side is complete, and still */
 			info.fid = rp_fidelity__finish(oc.fid, st);
+		}
 		if (rp_cluster__multi(rc))
 			info.scale = rp_cluster__copies(rc);
 		if (o.json && rp_cluster__has_report(rc))
@@ -1173,7 +1196,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	}
 	fflush(stdout);
-	if (finish_output(&oc, stop_flag) < 0)
+	if (finish_output(&oc, stop_flag, info.fid) < 0)
 		goto cleanup;
 	ret = st->errors ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
 	if (st->errors)

@@ -234,6 +234,10 @@ struct run {
 	uint64_t base_ns, loop_off_ns;
 	uint64_t pass_first, pass_last, pass_events;
 	bool cur_capped;
+	/* the cursor's discard or write-zeroes mapped once, for the sub-block check and its I/O */
+	bool cur_mapped;
+	int cur_map_err;
+	uint64_t cur_off, cur_bytes;
 	/* --order: the tracker, the cursor's id in it, and whether the window stopped it */
 	struct rp_order *order;
 	bool cur_added, order_full;
@@ -506,6 +510,19 @@ static void advance(struct run *r)
 	}
 	r->cur_capped = false;
 	r->cur_added = false;
+	r->cur_mapped = false;
+}
+
+/* Maps the cursor's event (the current copy) once: 0, or rp_map_io()'s error. */
+static int map_cursor(struct run *r, const struct btape_event *ev, int op)
+{
+	if (!r->cur_mapped) {
+		r->cur_map_err = rp_map_io(r->cfg, op, ev->dev, r->copy,
+					   rp_sector_offset(ev->sector), ev->bytes, &r->cur_off,
+					   &r->cur_bytes);
+		r->cur_mapped = true;
+	}
+	return r->cur_map_err;
 }
 
 static uint64_t deadline_of(const struct run *r, const struct btape_event *ev)
@@ -557,6 +574,11 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 	if (op == RP_IO_FSYNC) {
 		io->offset = 0;
 		io->bytes = 0;
+	} else if (r->cur_mapped && r->pos < r->nbatch && ev == &r->batch[r->pos]) {
+		if (r->cur_map_err)
+			return r->cur_map_err;
+		io->offset = r->cur_off; /* the sub-block check mapped it */
+		io->bytes = r->cur_bytes;
 	} else {
 		err = rp_map_io(cfg, op, ev->dev, r->copy, rp_sector_offset(ev->sector), ev->bytes,
 				&io->offset, &io->bytes);
@@ -916,8 +938,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				continue;
 			}
 			if ((op == RP_IO_DISCARD || op == RP_IO_ZERO) &&
-			    rp_map_io(cfg, op, ev->dev, r->copy, rp_sector_offset(ev->sector),
-				      ev->bytes, &(uint64_t){0}, &(uint64_t){0}) == -ENODATA) {
+			    map_cursor(r, ev, op) == -ENODATA) {
 				st->skipped[ev->op < 32 ? ev->op : 31]++;
 				st->sub_block++;
 				advance(r);
