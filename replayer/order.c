@@ -14,8 +14,8 @@
  * it (conflict/barrier blocker, or its causal source), in the timer heap (causal think time),
  * or among the candidates to check again. A completion moves its waiters to the candidates;
  * next_ready checks only those, oldest first, so a release costs O(log held) and not a walk.
- * A causal source lookup costs O(events within the think window + the longest recorded
- * latency).
+ * A causal source lookup, cross-thread ones included, costs O(events within the think window
+ * + the longest recorded latency).
  */
 #include "order.h"
 
@@ -56,6 +56,7 @@ struct ent {
 	uint64_t key;		/* thread: tid, else pid | 1 << 32; 0 none */
 	uint64_t deadline, done_ns;
 	uint64_t src, src_done_ns, think; /* causal source (NO_ID none) */
+	uint64_t idle_from; /* its thread's latest recorded completion before it (NO_TIME: none) */
 	uint64_t blocker;     /* the unfinished I/O that held it at the last check, or NO_ID */
 	uint64_t cb_clear_ns; /* when conflict/barrier holds were last seen cleared */
 	uint64_t wait_head, wait_next; /* held I/Os parked on this one; the next on its list */
@@ -69,11 +70,15 @@ struct ent {
 	bool cb_held, in_rdw, in_rdb;
 	bool poff_known; /* poff is set (else: waiting for the thread's previous I/O's release) */
 	bool on_rel;	 /* held, parked until its thread's previous I/O is released */
+	bool xsrc;	 /* its causal source is another thread's I/O */
 };
 
-/* A thread's last added I/O and, once it was released, its offset (eligible - deadline). */
+/*
+ * A thread's last added I/O and, once it was released, its offset (eligible - deadline); the
+ * latest recorded completion of its I/Os (issue when unknown; NO_TIME: none yet).
+ */
 struct thr {
-	uint64_t key, last;
+	uint64_t key, last, busy_until;
 	int64_t off;
 };
 
@@ -83,6 +88,7 @@ struct theap {
 
 struct rp_order {
 	enum rp_order_mode mode;
+	enum rp_xthread xthread;
 	uint64_t think_ns;
 	double speed;
 	uint64_t mask, next; /* ring size - 1, the next id */
@@ -102,7 +108,8 @@ struct rp_order {
 };
 
 static const char *const mode_names[] = {"none", "conflict", "barrier", "causal"};
-static const char *const dep_names[] = {"conflict", "barrier", "causal"};
+static const char *const dep_names[] = {"conflict", "barrier", "causal", "cross-thread"};
+static const char *const xthread_names[] = {"off", "barrier", "any"};
 
 int rp_order_mode_parse(const char *name)
 {
@@ -122,15 +129,29 @@ const char *rp_dep_name(enum rp_dep d)
 	return (unsigned int)d < RP_DEP__COUNT ? dep_names[d] : "?";
 }
 
+int rp_xthread_parse(const char *name)
+{
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(name, xthread_names[i]))
+			return i;
+	return -1;
+}
+
+const char *rp_xthread_name(enum rp_xthread x)
+{
+	return (unsigned int)x < 3 ? xthread_names[x] : "?";
+}
+
 int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_ns,
-		  unsigned int window, double speed, uint64_t start_ns)
+		  enum rp_xthread xthread, unsigned int window, double speed, uint64_t start_ns)
 {
 	struct rp_order *o;
 	uint64_t size = 2;
 	int err = -ENOMEM;
 
 	*op = NULL;
-	if ((unsigned int)mode > RP_ORDER_CAUSAL || window > (1u << 24))
+	if ((unsigned int)mode > RP_ORDER_CAUSAL || (unsigned int)xthread > RP_XTHREAD_ANY ||
+	    window > (1u << 24))
 		return -EINVAL;
 	while (size < window)
 		size <<= 1;
@@ -138,6 +159,7 @@ int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_
 	if (!o)
 		return -ENOMEM;
 	o->mode = mode;
+	o->xthread = mode == RP_ORDER_CAUSAL ? xthread : RP_XTHREAD_OFF;
 	o->think_ns = think_ns;
 	o->speed = speed > 0 ? speed : 1;
 	o->mask = size - 1;
@@ -429,7 +451,18 @@ static unsigned int dev_index(struct rp_order *o, uint32_t dev)
 	return o->last_dx;
 }
 
-/* The same thread's latest recorded completion at or before b's issue, within the window. */
+/* a may be b's cross-thread source (its completion in the think window apart; order.h). */
+static bool xsource(const struct rp_order *o, const struct ent *a, const struct ent *b)
+{
+	return o->xthread != RP_XTHREAD_OFF && a->key && a->ev.dev == b->ev.dev &&
+	       (o->xthread == RP_XTHREAD_ANY || (a->cls & CLS_BARRIER)) &&
+	       b->idle_from != NO_TIME && a->rissue >= b->idle_from;
+}
+
+/*
+ * The latest recorded completion at or before b's issue, within the think window, of b's
+ * thread or of a cross-thread source.
+ */
 static void find_source(struct rp_order *o, struct ent *b)
 {
 	uint64_t best = NO_ID, best_done = 0;
@@ -444,9 +477,11 @@ static void find_source(struct rp_order *o, struct ent *b)
 		a = get(o, id);
 		if (!a || a->rissue < horizon)
 			break;
-		if (a->key != b->key || a->rdone == NO_TIME || a->rdone > b->rissue)
+		if (a->rdone == NO_TIME || a->rdone > b->rissue)
 			continue;
 		if (b->rissue - a->rdone > o->think_ns)
+			continue;
+		if (a->key != b->key && !xsource(o, a, b))
 			continue;
 		if (best == NO_ID || a->rdone > best_done) {
 			best = id;
@@ -457,6 +492,7 @@ static void find_source(struct rp_order *o, struct ent *b)
 		return;
 	a = get(o, best);
 	b->src = best;
+	b->xsrc = a->key != b->key;
 	b->think = (uint64_t)((double)(b->rissue - best_done) / o->speed);
 	if (a->state == ST_DONE) {
 		b->src_done_ns = a->done_ns;
@@ -503,6 +539,7 @@ static struct thr *thr_get(struct rp_order *o, uint64_t key)
 	}
 	t->key = key;
 	t->last = NO_ID;
+	t->busy_until = NO_TIME;
 	t->off = 0;
 	o->nthr++;
 	return t;
@@ -518,8 +555,12 @@ static void thread_link(struct rp_order *o, struct ent *e)
 	struct ent *p;
 
 	e->poff_known = true;
+	e->idle_from = NO_TIME;
 	if (!e->key || !(t = thr_get(o, e->key)))
 		return;
+	e->idle_from = t->busy_until;
+	if (t->busy_until == NO_TIME || (e->rdone != NO_TIME ? e->rdone : e->rissue) > t->busy_until)
+		t->busy_until = e->rdone != NO_TIME ? e->rdone : e->rissue;
 	p = get(o, t->last);
 	if (p && p->rel_ns == NO_TIME) {
 		p->tnext = e->id;
@@ -645,8 +686,8 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 	index_add(o, e);
 	e->src = NO_ID;
 	if (o->mode == RP_ORDER_CAUSAL) {
+		thread_link(o, e); /* first: the thread's idle time before e */
 		find_source(o, e);
-		thread_link(o, e);
 	}
 	return (int64_t)e->id;
 }
@@ -672,6 +713,12 @@ static const struct xnode *find_blocker(struct rp_order *o, const struct ent *b,
 			a = xlast(d->rd_b, upto, b->id);
 	}
 	return a;
+}
+
+/* What a causal hold of b is: on its thread's I/O, or on another thread's. */
+static int causal_kind(const struct ent *b)
+{
+	return b->xsrc ? RP_DEP_XTHREAD : RP_DEP_CAUSAL;
 }
 
 int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eligible,
@@ -705,7 +752,7 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 	/* the anchor: the causal source's completion, the thread's timeline, or the deadline */
 	t = b->deadline;
 	if (b->src != NO_ID ? b->src_done_ns == NO_TIME : !b->poff_known) {
-		*kind = RP_DEP_CAUSAL; /* a completion, or a release, tells it when */
+		*kind = causal_kind(b); /* a completion, or a release, tells it when */
 		return 0;
 	}
 	if (b->src != NO_ID) {
@@ -716,12 +763,12 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 		t = x > (int64_t)o->start_ns ? (uint64_t)x : o->start_ns;
 	}
 	if (t > b->deadline && t > b->cb_clear_ns)
-		b->kind = RP_DEP_CAUSAL;
+		b->kind = causal_kind(b);
 	if (b->cb_clear_ns > t)
 		t = b->cb_clear_ns;
 	if (t > now) {
 		*wake = t;
-		*kind = RP_DEP_CAUSAL;
+		*kind = causal_kind(b);
 		return 0;
 	}
 	*eligible = t;

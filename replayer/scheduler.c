@@ -721,6 +721,9 @@ static unsigned int held_count(const struct run *r)
 	return r->order ? rp_order__held(r->order) : 0;
 }
 
+_Static_assert(sizeof(((struct rp_stats *)0)->dep_waited) == RP_DEP__COUNT * sizeof(uint64_t),
+	       "rp_stats: one dep_waited per rule");
+
 /* A dependency held an I/O due at deadline until eligible (measured I/Os). */
 static void note_dep(struct run *r, uint64_t deadline, uint64_t eligible, int kind)
 {
@@ -835,7 +838,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	next_tick = cfg->tick_ns ? st->start_ns + cfg->tick_ns : UINT64_MAX;
 	if (cfg->order != RP_ORDER_NONE) {
 		err = rp_order__new(&r->order, (enum rp_order_mode)cfg->order, cfg->think_ns,
-				    RP_ORDER_WINDOW, cfg->speed, st->start_ns);
+				    (enum rp_xthread)cfg->xthread, RP_ORDER_WINDOW, cfg->speed, st->start_ns);
 		if (err)
 			goto cleanup;
 	}

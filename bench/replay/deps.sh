@@ -26,7 +26,8 @@
 #   sqlite  a real database: sqlite3 (WAL journal, synchronous=FULL) on ext4, SQL_TX
 #           transactions each reading two random rows and updating a third of a 100k-row
 #           table, page cache cold (the file system is mounted afresh before the run).
-# Modes: none conflict barrier causal (--order), load and afap (--timing).
+# Modes: none conflict barrier causal (--order), load and afap (--timing); causal:RULE is
+# causal with --cross-thread RULE (off, barrier, any).
 # Per mode and direction, medians over the rounds of replay / truth: run time at the device
 # (first issue to last completion), IOPS, device time p50/p99 per op, mean queue depth, and
 # `biotape compare TRUTH REPLAY`'s fidelity (per-window IOPS correlation, inter-arrival KS,
@@ -166,6 +167,7 @@ replay() {
 	local src=$1 iops=$2 mode=$3 out=$4 how
 	case $mode in
 	load | afap) how=(--timing "$mode") ;;
+	causal:*) how=(--order causal --cross-thread "${mode#causal:}") ;;
 	*) how=(--order "$mode") ;;
 	esac
 	storage_new
