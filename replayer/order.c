@@ -7,6 +7,7 @@
  *   - by sector extent, writes and the rest apart (conflicts);
  *   - by recorded completion, writes and barriers apart (barriers: "every earlier write /
  *     barrier that completed, in the recording, before b was issued" is a prefix).
+ * With flushes apart, also the unfinished flushes by id (each a node [id, id + 1)).
  * Each index is a treap keyed by (start, id), every node keeping its subtree's largest end
  * and smallest id, so "an unfinished I/O before b that overlaps [s, e)" is one descent.
  *
@@ -46,6 +47,8 @@ struct dindex {
 	uint32_t dev;
 	struct xnode *ext_w, *ext_o; /* sector extents of writes, of the others */
 	struct xnode *rd_w, *rd_b;   /* recorded completions [rdone, max) of writes, of barriers */
+	struct xnode *fl;	     /* flushes apart: unfinished flushes, [id, id + 1) */
+	uint64_t last_fl, last_fl_rdone; /* the latest flush added and its recorded completion */
 };
 
 struct ent {
@@ -64,10 +67,12 @@ struct ent {
 	uint64_t rel_ns;	       /* its eligible time once a check released it, or NO_TIME */
 	uint64_t tnext;		       /* its thread's next I/O while this one is unreleased */
 	int64_t poff;		       /* its thread's previous I/O's offset (a sourceless I/O's) */
-	struct xnode ext, rdw, rdb;    /* its nodes in its device's indexes */
+	struct xnode ext, rdw, rdb, fln; /* its nodes in its device's indexes */
 	unsigned int dx;	       /* its device's index in o->dix */
 	uint8_t cls, state, kind;
-	bool cb_held, in_rdw, in_rdb;
+	bool cb_held, in_rdw, in_rdb, in_fl;
+	bool fl_apart; /* a flush that waits for every earlier unfinished flush (flushes apart) */
+	bool fl_held;  /* ... and was held by that rule, not released since */
 	bool poff_known; /* poff is set (else: waiting for the thread's previous I/O's release) */
 	bool on_rel;	 /* held, parked until its thread's previous I/O is released */
 	bool xsrc;	 /* its causal source is another thread's I/O */
@@ -89,6 +94,7 @@ struct theap {
 struct rp_order {
 	enum rp_order_mode mode;
 	enum rp_xthread xthread;
+	bool flushes_apart;
 	uint64_t think_ns;
 	double speed;
 	uint64_t mask, next; /* ring size - 1, the next id */
@@ -142,28 +148,28 @@ const char *rp_xthread_name(enum rp_xthread x)
 	return (unsigned int)x < 3 ? xthread_names[x] : "?";
 }
 
-int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_ns,
-		  enum rp_xthread xthread, unsigned int window, double speed, uint64_t start_ns)
+int rp_order__new(struct rp_order **op, const struct rp_order_cfg *cfg)
 {
 	struct rp_order *o;
 	uint64_t size = 2;
 	int err = -ENOMEM;
 
 	*op = NULL;
-	if ((unsigned int)mode > RP_ORDER_CAUSAL || (unsigned int)xthread > RP_XTHREAD_ANY ||
-	    window > (1u << 24))
+	if ((unsigned int)cfg->mode > RP_ORDER_CAUSAL ||
+	    (unsigned int)cfg->xthread > RP_XTHREAD_ANY || cfg->window > (1u << 24))
 		return -EINVAL;
-	while (size < window)
+	while (size < cfg->window)
 		size <<= 1;
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
-	o->mode = mode;
-	o->xthread = mode == RP_ORDER_CAUSAL ? xthread : RP_XTHREAD_OFF;
-	o->think_ns = think_ns;
-	o->speed = speed > 0 ? speed : 1;
+	o->mode = cfg->mode;
+	o->xthread = cfg->mode == RP_ORDER_CAUSAL ? cfg->xthread : RP_XTHREAD_OFF;
+	o->flushes_apart = cfg->flushes_apart;
+	o->think_ns = cfg->think_ns;
+	o->speed = cfg->speed > 0 ? cfg->speed : 1;
 	o->mask = size - 1;
-	o->start_ns = start_ns;
+	o->start_ns = cfg->start_ns;
 	o->ring = calloc(size, sizeof(*o->ring));
 	/* no more devices hold unfinished I/Os than there are slots */
 	o->dix = calloc(size, sizeof(*o->dix));
@@ -439,7 +445,7 @@ static unsigned int dev_index(struct rp_order *o, uint32_t dev)
 		/* fewer devices hold unfinished I/Os than there are slots: one is empty */
 		for (unsigned int i = 0; i < o->ndix; i++) {
 			d = &o->dix[i];
-			if (!d->ext_w && !d->ext_o && !d->rd_w && !d->rd_b) {
+			if (!d->ext_w && !d->ext_o && !d->rd_w && !d->rd_b && !d->fl) {
 				o->last_dx = i;
 				break;
 			}
@@ -448,6 +454,7 @@ static unsigned int dev_index(struct rp_order *o, uint32_t dev)
 	d = &o->dix[o->last_dx];
 	memset(d, 0, sizeof(*d));
 	d->dev = dev;
+	d->last_fl = NO_ID;
 	return o->last_dx;
 }
 
@@ -578,6 +585,7 @@ static void release(struct rp_order *o, struct ent *b, uint64_t t)
 	struct ent *n;
 	struct thr *th;
 
+	b->fl_held = false;
 	if (b->rel_ns != NO_TIME)
 		return;
 	b->rel_ns = t;
@@ -605,6 +613,24 @@ uint64_t rp_order__horizon(const struct rp_order *o)
 		return 0;
 	/* + 1 us: deadlines and think times are rounded apart */
 	return (uint64_t)((double)o->max_lat / o->speed) + (uint64_t)-o->min_off + 1000;
+}
+
+/*
+ * Flushes apart: whether the flush e waits for the earlier ones (order.h), and its node among
+ * its device's unfinished flushes.
+ */
+static void flush_add(struct rp_order *o, struct ent *e)
+{
+	struct dindex *d = &o->dix[e->dx];
+	const struct ent *p = get(o, d->last_fl);
+
+	e->fl_apart = d->last_fl == NO_ID || d->last_fl_rdone == NO_TIME ||
+		      d->last_fl_rdone <= e->rissue || (unfinished(p) && p->fl_held);
+	d->last_fl = e->id;
+	d->last_fl_rdone = e->rdone;
+	xset(&e->fln, e->id, e->id + 1, e->id);
+	d->fl = xinsert(d->fl, &e->fln);
+	e->in_fl = true;
 }
 
 static void index_add(struct rp_order *o, struct ent *e)
@@ -642,7 +668,9 @@ static void index_remove(struct rp_order *o, struct ent *e)
 		d->rd_w = xremove(d->rd_w, &e->rdw);
 	if (e->in_rdb)
 		d->rd_b = xremove(d->rd_b, &e->rdb);
-	e->in_rdw = e->in_rdb = false;
+	if (e->in_fl)
+		d->fl = xremove(d->fl, &e->fln);
+	e->in_rdw = e->in_rdb = e->in_fl = false;
 }
 
 int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t rec_off,
@@ -684,6 +712,8 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 	e->state = ST_FLIGHT; /* unfinished; check/hold decide */
 	e->dx = dev_index(o, ev->dev);
 	index_add(o, e);
+	if (o->flushes_apart && ev->op == BTAPE_OP_FLUSH)
+		flush_add(o, e);
 	e->src = NO_ID;
 	if (o->mode == RP_ORDER_CAUSAL) {
 		thread_link(o, e); /* first: the thread's idle time before e */
@@ -711,6 +741,10 @@ static const struct xnode *find_blocker(struct rp_order *o, const struct ent *b,
 			a = xlast(d->rd_w, upto, b->id);
 		if (!a)
 			a = xlast(d->rd_b, upto, b->id);
+	}
+	if (!a && b->fl_apart) {
+		*kind = RP_DEP_FLUSHES;
+		a = xfind(d->fl, 0, NO_TIME, b->id);
 	}
 	return a;
 }
@@ -744,6 +778,7 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 		b->blocker = a->id;
 		b->kind = (uint8_t)k;
 		b->cb_held = true;
+		b->fl_held |= k == RP_DEP_FLUSHES;
 		*kind = k;
 		return 0;
 	}

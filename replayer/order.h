@@ -42,6 +42,18 @@
  *             (jbd2: journal writes, then a preflush/FUA commit block), seen from the block
  *             layer: the application thread's next I/O follows the commit's completion.
  *
+ * A rule apart from the modes, with any of them (and the only one under none):
+ *   flushes apart (--flushes-apart): the block layer keeps one flush in flight per queue and
+ *             folds every flush pending behind it into the next, so a flush sent while the one
+ *             before is out may never reach the device of its own. A flush (BTAPE_OP_FLUSH)
+ *             waits for every earlier, unfinished flush on its device when the recording had
+ *             it apart from the flush before it (that one completed at or before its issue,
+ *             or its completion is unknown), or when that flush was held by this rule when
+ *             this one was added (a flush behind a waiting one waits too). Flushes that
+ *             overlapped in the recording still overlap. Under none only flushes need be
+ *             added; the scheduler uses it in every timing (deadline 0 outside original),
+ *             and with --scale a device is a copy's lane.
+ *
  * Under causal an I/O may go before its deadline, so the scheduler must add events ahead of
  * their deadlines: rp_order__horizon() says how far. An I/O not yet added cannot become
  * eligible earlier than its deadline - horizon (a source is always added before its dependant;
@@ -52,14 +64,25 @@
 #ifndef RP_ORDER_H
 #define RP_ORDER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct btape_event;
 
 enum rp_order_mode { RP_ORDER_NONE, RP_ORDER_CONFLICT, RP_ORDER_BARRIER, RP_ORDER_CAUSAL };
 /* What held an I/O back (the last rule that did). */
-/* (RP_DEP_XTHREAD: a causal hold whose source is another thread's I/O.) */
-enum rp_dep { RP_DEP_CONFLICT, RP_DEP_BARRIER, RP_DEP_CAUSAL, RP_DEP_XTHREAD, RP_DEP__COUNT };
+/*
+ * RP_DEP_XTHREAD: a causal hold whose source is another thread's I/O. RP_DEP_FLUSHES (flushes
+ * apart) is counted by the scheduler as flush_waited, not among the RP_DEP__COUNT others.
+ */
+enum rp_dep {
+	RP_DEP_CONFLICT,
+	RP_DEP_BARRIER,
+	RP_DEP_CAUSAL,
+	RP_DEP_XTHREAD,
+	RP_DEP__COUNT,
+	RP_DEP_FLUSHES = RP_DEP__COUNT
+};
 /* Cross-thread sources (causal): none, barriers only, any I/O. */
 enum rp_xthread { RP_XTHREAD_OFF, RP_XTHREAD_BARRIER, RP_XTHREAD_ANY };
 
@@ -77,13 +100,18 @@ const char *rp_dep_name(enum rp_dep d);
 int rp_xthread_parse(const char *name);
 const char *rp_xthread_name(enum rp_xthread x);
 
-/* window: events tracked (a power of two is used, at least 2). Returns 0 or -ENOMEM/-EINVAL. */
-/*
- * start_ns: the replay's start, before which no I/O goes (causal); xthread: the cross-thread
- * rule (causal only).
- */
-int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_ns,
-		  enum rp_xthread xthread, unsigned int window, double speed, uint64_t start_ns);
+struct rp_order_cfg {
+	enum rp_order_mode mode;
+	uint64_t think_ns;	 /* causal: the think-time window */
+	enum rp_xthread xthread; /* causal: cross-thread sources */
+	bool flushes_apart;	 /* the flushes-apart rule */
+	unsigned int window;	 /* events tracked (a power of two is used, at least 2) */
+	double speed;		 /* --speed */
+	uint64_t start_ns;	 /* the replay's start, before which no I/O goes (causal) */
+};
+
+/* Returns 0 or -ENOMEM/-EINVAL. */
+int rp_order__new(struct rp_order **op, const struct rp_order_cfg *cfg);
 void rp_order__free(struct rp_order *o);
 
 /*

@@ -1366,6 +1366,83 @@ static void test_flushes_apart(void **state)
 	free(f);
 }
 
+/*
+ * --flushes-apart is a rule of the order tracker, so it holds for a flush the tracker releases
+ * for another reason. Under barrier order the flush at 100 waits for the write that completed
+ * before it (replayed: done at 510); the flush before it (at 50, its completion not recorded:
+ * apart) is still out until 550, and the flush waits for it too. Without --flushes-apart it
+ * goes at 510, while that one is out (counted). (Times in the test: after the first deadline,
+ * 10.)
+ */
+static void test_flushes_apart_released(void **state)
+{
+	struct btape_event evs[] = {
+		ev_rec(10, 60, BTAPE_OP_WRITE, 0, 0, 4096, 0, 0),
+		ev_rec(50, 0, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),
+		ev_rec(100, 150, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),
+	};
+	uint64_t t[2];
+	struct fixture *f;
+
+	evs[1].present &= ~BTAPE_HAS_COMPLETE;
+	for (int apart = 0; apart < 2; apart++) {
+		f = fx_new();
+		f->cfg.allow_writes = true;
+		f->cfg.order = RP_ORDER_BARRIER;
+		f->cfg.flushes_apart = apart;
+		f->latency_ns = 500 * US;
+		assert_int_equal(fx_run(f, evs, 3), 0);
+		assert_int_equal(f->st.completed, 3);
+		assert_int_equal(flush_issues(f, t, 2), 2);
+		assert_int_equal(t[0], 40);
+		assert_int_equal(t[1], apart ? 540 : 500);
+		assert_int_equal(f->st.flush_waited, apart);
+		assert_int_equal(f->st.flush_wait_ns, apart ? 450 * US : 0);
+		assert_int_equal(f->st.flush_overlapped, !apart);
+		assert_int_equal(f->st.dep_waited[RP_DEP_BARRIER], !apart);
+		free(f);
+	}
+}
+
+/* Flushes apart per copy (--scale 2: each copy's flushes wait for that copy's), and in afap. */
+static void test_flushes_apart_scale(void **state)
+{
+	struct btape_event evs[] = {
+		ev_rec(0, 50, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),
+		ev_rec(600, 650, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0), /* none out: at its deadline */
+		ev_rec(610, 700, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0), /* overlapped the one before */
+		ev_rec(700, 750, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0), /* apart: after both */
+	};
+	const uint64_t want[] = {0, 0, 600, 600, 610, 610, 1110, 1110};
+	uint64_t t[8];
+	struct fixture *f = fx_new();
+
+	f->cfg.flushes_apart = true;
+	f->cfg.scale = 2;
+	f->latency_ns = 500 * US;
+	assert_int_equal(fx_run(f, evs, 4), 0);
+	assert_int_equal(flush_issues(f, t, 8), 8);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(t[i], want[i]);
+	for (unsigned int i = 0; i < f->cap.n; i++) /* each copy's flush on its own lane */
+		assert_int_equal(f->cap.done[i].lane, f->cap.done[i].copy);
+	free(f);
+
+	/* afap: all due at once, each waits (the third behind the waiting second) */
+	f = fx_new();
+	f->cfg.flushes_apart = true;
+	f->cfg.timing = RP_TIMING_AFAP;
+	f->latency_ns = 500 * US;
+	assert_int_equal(fx_run(f, evs, 4), 0);
+	assert_int_equal(f->st.completed, 4);
+	for (unsigned int i = 0; i < f->cap.n; i++)
+		t[i] = f->cap.done[i].issue_ns;
+	qsort(t, 4, sizeof(*t), cmp_u64);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(t[i] - t[i - 1], 500 * US);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1395,6 +1472,8 @@ int main(void)
 		cmocka_unit_test(test_order_model_random),
 		cmocka_unit_test(test_order_window_full),
 		cmocka_unit_test(test_flushes_apart),
+		cmocka_unit_test(test_flushes_apart_released),
+		cmocka_unit_test(test_flushes_apart_scale),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
