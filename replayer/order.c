@@ -71,8 +71,8 @@ struct ent {
 	unsigned int dx;	       /* its device's index in o->dix */
 	uint8_t cls, state, kind;
 	bool cb_held, in_rdw, in_rdb, in_fl;
-	bool fl_apart; /* a flush that waits for every earlier unfinished flush (flushes apart) */
-	bool fl_held;  /* ... and was held by that rule, not released since */
+	bool fl_apart;	 /* a flush that waits for every earlier unfinished flush (flushes apart) */
+	bool fl_held;	 /* ... and was held by that rule, not released since */
 	bool poff_known; /* poff is set (else: waiting for the thread's previous I/O's release) */
 	bool on_rel;	 /* held, parked until its thread's previous I/O is released */
 	bool xsrc;	 /* its causal source is another thread's I/O */
@@ -117,12 +117,18 @@ static const char *const mode_names[] = {"none", "conflict", "barrier", "causal"
 static const char *const dep_names[] = {"conflict", "barrier", "causal", "cross-thread"};
 static const char *const xthread_names[] = {"off", "barrier", "any"};
 
-int rp_order_mode_parse(const char *name)
+/* The index of name in names[n], or -1. */
+static int name_index(const char *const *names, int n, const char *name)
 {
-	for (int i = 0; i < 4; i++)
-		if (!strcmp(name, mode_names[i]))
+	for (int i = 0; i < n; i++)
+		if (!strcmp(name, names[i]))
 			return i;
 	return -1;
+}
+
+int rp_order_mode_parse(const char *name)
+{
+	return name_index(mode_names, 4, name);
 }
 
 const char *rp_order_mode_name(enum rp_order_mode m)
@@ -137,10 +143,7 @@ const char *rp_dep_name(enum rp_dep d)
 
 int rp_xthread_parse(const char *name)
 {
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(name, xthread_names[i]))
-			return i;
-	return -1;
+	return name_index(xthread_names, 3, name);
 }
 
 const char *rp_xthread_name(enum rp_xthread x)
@@ -560,14 +563,16 @@ static void thread_link(struct rp_order *o, struct ent *e)
 {
 	struct thr *t;
 	struct ent *p;
+	uint64_t busy;
 
 	e->poff_known = true;
 	e->idle_from = NO_TIME;
 	if (!e->key || !(t = thr_get(o, e->key)))
 		return;
 	e->idle_from = t->busy_until;
-	if (t->busy_until == NO_TIME || (e->rdone != NO_TIME ? e->rdone : e->rissue) > t->busy_until)
-		t->busy_until = e->rdone != NO_TIME ? e->rdone : e->rissue;
+	busy = e->rdone != NO_TIME ? e->rdone : e->rissue;
+	if (t->busy_until == NO_TIME || busy > t->busy_until)
+		t->busy_until = busy;
 	p = get(o, t->last);
 	if (p && p->rel_ns == NO_TIME) {
 		p->tnext = e->id;

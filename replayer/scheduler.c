@@ -843,7 +843,8 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			dev_ev = *hev; /* the tracker's device is the lane */
 			dev_ev.dev = hev->dev % cfg->ndev;
 			ret = take(r, &dev_ev, hev->dev / cfg->ndev,
-				   rp_sched_engine_op(cfg, hev->op, hev->bytes), elig, id, batch, &nb);
+				   rp_sched_engine_op(cfg, hev->op, hev->bytes), elig, id, batch,
+				   &nb);
 			if (ret < 0) {
 				err = ret;
 				goto cleanup;

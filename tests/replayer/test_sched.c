@@ -771,7 +771,8 @@ static void order_model(const struct btape_event *evs, size_t n, int mode, uint6
 				prev = j;
 			/* of two that completed together, the later */
 			if (((a->tid && a->tid == b->tid) || model_xsource(a, b, idle)) &&
-			    a->complete_ns <= b->issue_ns && b->issue_ns - a->complete_ns <= THINK_NS &&
+			    a->complete_ns <= b->issue_ns &&
+			    b->issue_ns - a->complete_ns <= THINK_NS &&
 			    (src == SIZE_MAX || a->complete_ns >= src_done)) {
 				src = j;
 				src_done = a->complete_ns;
