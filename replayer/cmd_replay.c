@@ -97,7 +97,7 @@ static void usage(FILE *fp)
 		"                         on its device that completed within --think-window before\n"
 		"                         it, while its own thread had nothing in flight (an fdatasync\n"
 		"                         waiting on the journal thread's commit): a barrier (flush,\n"
-		"                         FUA, preflush; default), any I/O, or off\n"
+		"                         FUA, preflush), any I/O, or off (default)\n"
 		"  --iodepth N            most I/Os in flight per copy (afap: %d; else a cap: %d)\n"
 		"  --engine NAME          io_uring (default), psync or null\n"
 		"  --null-latency D       --engine null: complete each I/O D after submission (default 0)\n"

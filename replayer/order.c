@@ -487,6 +487,8 @@ static void find_source(struct rp_order *o, struct ent *b)
 		a = get(o, id);
 		if (!a || a->rissue < horizon)
 			break;
+		if (a->key != b->key && o->xthread == RP_XTHREAD_OFF)
+			continue;
 		if (a->rdone == NO_TIME || a->rdone > b->rissue)
 			continue;
 		if (b->rissue - a->rdone > o->think_ns)

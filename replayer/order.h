@@ -88,7 +88,7 @@ enum rp_xthread { RP_XTHREAD_OFF, RP_XTHREAD_BARRIER, RP_XTHREAD_ANY };
 
 #define RP_ORDER_WINDOW 4096	      /* events tracked between the oldest unfinished and newest */
 #define RP_THINK_WINDOW_NS 1000000ull /* default causal think-time window: 1 ms */
-#define RP_XTHREAD_DEFAULT RP_XTHREAD_BARRIER /* --cross-thread default (docs/REPLAY.md) */
+#define RP_XTHREAD_DEFAULT RP_XTHREAD_OFF /* --cross-thread default (docs/REPLAY.md) */
 
 struct rp_order;
 

@@ -39,7 +39,7 @@ import json, sys
 n, c = (json.load(open(p)) for p in sys.argv[1:3])
 assert n["order"] == "none" and c["order"] == "causal", (n["order"], c["order"])
 assert c["think_window_us"] == 1000, c["think_window_us"]
-assert c["cross_thread"] == "barrier" and "cross_thread" not in n, (c.get("cross_thread"), n)
+assert c["cross_thread"] == "off" and "cross_thread" not in n, (c.get("cross_thread"), n)
 assert n["ios"] == c["ios"] == 600, (n["ios"], c["ios"])
 for k in ("conflict", "barrier", "causal", "cross-thread"):
     assert n["dep_waits"][k]["ios"] == 0 and n["dep_waits"][k]["wait_s"] == 0, n["dep_waits"]
