@@ -92,6 +92,12 @@ static void usage(FILE *fp)
 		"                         together into one: the summary counts them)\n"
 		"  --think-window D       --order causal: the longest think time that is a dependency\n"
 		"                         (default 1ms)\n"
+		"  --cross-thread off|barrier|any\n"
+		"                         --order causal: an I/O may also follow another thread's I/O\n"
+		"                         on its device that completed within --think-window before\n"
+		"                         it, while its own thread had nothing in flight (an fdatasync\n"
+		"                         waiting on the journal thread's commit): a barrier (flush,\n"
+		"                         FUA, preflush), any I/O, or off (default)\n"
 		"  --iodepth N            most I/Os in flight per copy (afap: %d; else a cap: %d)\n"
 		"  --engine NAME          io_uring (default), psync or null\n"
 		"  --null-latency D       --engine null: complete each I/O D after submission (default 0)\n"
@@ -176,6 +182,7 @@ struct opts {
 	unsigned int spin_us;
 	int order;		  /* enum rp_order_mode */
 	uint64_t think_ns;	  /* --think-window (0: not given) */
+	int xthread;		  /* --cross-thread: enum rp_xthread + 1 (0: not given) */
 	uint64_t null_latency_ns; /* --null-latency */
 	const char *out;
 };
@@ -259,6 +266,7 @@ enum {
 	OPT_CREATE,
 	OPT_ORDER,
 	OPT_THINK,
+	OPT_XTHREAD,
 	OPT_NULL_LAT,
 	OPT_FLUSHES_APART,
 };
@@ -291,6 +299,7 @@ static const struct option long_opts[] = {
 	{"create", required_argument, NULL, OPT_CREATE},
 	{"order", required_argument, NULL, OPT_ORDER},
 	{"think-window", required_argument, NULL, OPT_THINK},
+	{"cross-thread", required_argument, NULL, OPT_XTHREAD},
 	{"null-latency", required_argument, NULL, OPT_NULL_LAT},
 	{"flushes-apart", no_argument, NULL, OPT_FLUSHES_APART},
 	{"output", required_argument, NULL, 'o'},
@@ -464,6 +473,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			}
 			break;
+		case OPT_XTHREAD:
+			o->xthread = rp_xthread_parse(optarg) + 1;
+			if (!o->xthread) {
+				cli_err("replay: --cross-thread '%s': expected off, barrier or any",
+					optarg);
+				return -EINVAL;
+			}
+			break;
 		case OPT_THINK:
 		case OPT_NULL_LAT:
 			if (cli_parse_duration_ns(optarg, c == OPT_THINK ? &o->think_ns
@@ -562,8 +579,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		cli_err("replay: --think-window only applies to --order causal");
 		return -EINVAL;
 	}
+	if (o->xthread && o->order != RP_ORDER_CAUSAL) {
+		cli_err("replay: --cross-thread only applies to --order causal");
+		return -EINVAL;
+	}
 	if (!o->think_ns)
 		o->think_ns = RP_THINK_WINDOW_NS;
+	o->xthread = o->xthread ? o->xthread - 1 : RP_XTHREAD_DEFAULT;
 	if (o->null_latency_ns && strcmp(o->engine, "null")) {
 		cli_err("replay: --null-latency only applies to --engine null");
 		return -EINVAL;
@@ -958,6 +980,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	cfg.order = o.order;
 	cfg.flushes_apart = o.flushes_apart;
 	cfg.think_ns = o.think_ns;
+	cfg.xthread = o.xthread;
 	cfg.iodepth = o.iodepth;
 	cfg.scale = o.max_scale;
 	cfg.copy_base = copy_base;
@@ -1052,6 +1075,9 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 				    .speed = o.speed,
 				    .order = rp_order_mode_name((enum rp_order_mode)o.order),
 				    .think_ns = o.order == RP_ORDER_CAUSAL ? o.think_ns : 0,
+				    .xthread = o.order == RP_ORDER_CAUSAL
+						       ? rp_xthread_name((enum rp_xthread)o.xthread)
+						       : NULL,
 				    .iodepth = o.iodepth,
 				    .rt_priority = o.rt_priority,
 				    .spin_us = o.spin_us,

@@ -116,7 +116,7 @@ static void text_deps(FILE *fp, const struct rp_stats *st)
 	char a[32];
 
 	fprintf(fp, "  held by a dependency:");
-	for (unsigned int k = 0; k < 3; k++)
+	for (unsigned int k = 0; k < RP_DEP__COUNT; k++)
 		fprintf(fp, "%s %s %" PRIu64 " (%s)", k ? "," : "", rp_dep_name((enum rp_dep)k),
 			st->dep_waited[k], cli_fmt_ns(st->dep_wait_ns[k], a, sizeof(a)));
 	fprintf(fp, "; window full %" PRIu64 " time(s)\n", st->dep_window_full);
@@ -145,6 +145,8 @@ static void header(FILE *fp, const struct rp_run_info *info)
 		fprintf(fp, ", order %s", info->order);
 		if (info->think_ns)
 			fprintf(fp, " (think window %s)", cli_fmt_ns(info->think_ns, b, sizeof(b)));
+		if (info->xthread)
+			fprintf(fp, " (cross-thread %s)", info->xthread);
 	}
 	fprintf(fp, ", iodepth %u, scale %u (%s)\n", info->iodepth, info->scale, info->layout);
 	if (strcmp(info->timing, "original") == 0) {
@@ -376,6 +378,10 @@ static void json_info(FILE *fp, const struct rp_run_info *info)
 	cli_json_str(fp, info->order ? info->order : "none");
 	if (info->think_ns)
 		fprintf(fp, ",\"think_window_us\":%.3f", (double)info->think_ns / 1e3);
+	if (info->xthread) {
+		fprintf(fp, ",\"cross_thread\":");
+		cli_json_str(fp, info->xthread);
+	}
 	fprintf(fp, ",\"speed\":%g,\"iodepth\":%u,\"rt_priority\":%u,\"spin_us\":%u,\"layout\":",
 		info->speed, info->iodepth, info->rt_priority, info->spin_us);
 	cli_json_str(fp, info->layout);
@@ -447,7 +453,7 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			sg->nivcsw);
 	}
 	fprintf(fp, ",\"dep_waits\":{");
-	for (unsigned int k = 0; k < 3; k++)
+	for (unsigned int k = 0; k < RP_DEP__COUNT; k++)
 		fprintf(fp, "\"%s\":{\"ios\":%" PRIu64 ",\"wait_s\":%.6f},",
 			rp_dep_name((enum rp_dep)k), st->dep_waited[k], sec(st->dep_wait_ns[k]));
 	fprintf(fp, "\"window_full\":%" PRIu64 "}", st->dep_window_full);
