@@ -20,15 +20,22 @@
 
 #define START_MARGIN_NS 100000000ull	 /* rank 0 schedules the start this far ahead */
 #define HEARTBEAT_NS 100000000ull	 /* the watchdog's exchange period */
-/* A rank silent this long is gone. Rank 0 waits for the ranks' beats, they wait for its
- * verdict twice as long: rank 0 has judged before any rank gives up on it. Once stopping (a
- * signal: launchers SIGKILL the survivors about 1 s later, Open MPI's odls_base_sigkill_timeout)
- * the waits shrink to the GRACE ones. */
+/*
+ * A rank silent this long is gone. Rank 0 waits for the ranks' beats, they wait for its verdict
+ * twice as long: rank 0 has judged before any rank gives up on it (unless its watchdog lost the
+ * CPU for a second; a rank that gives up on rank 0 then reports its own results, and leaves
+ * ending the job to rank 0 or the launcher: ST_ROOT_ENDS). Once signalled (Open MPI SIGTERMs
+ * the survivors about 1 s after a rank died and SIGKILLs them 1 s after that,
+ * odls_base_sigkill_timeout) the waits shrink to the GRACE ones.
+ */
 #define BEAT_WAIT_NS 1000000000ll
 #define VERDICT_WAIT_NS (2 * BEAT_WAIT_NS)
 #define BEAT_GRACE_NS 300000000ll
 #define VERDICT_GRACE_NS (2 * BEAT_GRACE_NS)
 #define BEAT_LATE_NS 50000000ll /* after one rank's beat timed out, each other's may be this late */
+/* A rank other than 0 whose step ended with the cluster broken (a rank gone) leaves ending the
+ * job to rank 0, which may be merging and reporting: it waits this long for it, then ends it. */
+#define ROOT_ENDS_WAIT_NS 10000000000ull
 #define TAG_BEAT 0x100	/* heartbeats, rank 0 <-> each rank */
 #define TAG_REC 0x101	/* a rank's row, to rank 0 */
 #define TAG_STATS 0x102 /* its stats */
@@ -49,6 +56,7 @@ enum state {
 	ST_STEP,      /* inside a step (watchdog running) */
 	ST_OVER,      /* no more collectives but finalize */
 	ST_BROKEN,    /* a collective failed: abort at close */
+	ST_ROOT_ENDS, /* broken in a step, not rank 0: rank 0 ends the job (abort only after a wait) */
 };
 
 enum rank_status { RS_RUNNING, RS_OK, RS_FAILED };
@@ -240,6 +248,17 @@ static int broken(struct rp_cluster *rc, int err)
 	return err;
 }
 
+/*
+ * The cluster broke inside a step (a rank is gone, rank 0 included, or this rank cannot take
+ * part): no collective can complete any more. Rank 0 ends the job at close, once it has merged
+ * what came and reported. Any other rank must not end it first: rank 0 may be alive and still
+ * reporting, and MPI_Abort would kill it mid-report.
+ */
+static void step_broken(struct rp_cluster *rc)
+{
+	rc->state = rc->rank == 0 ? ST_BROKEN : ST_ROOT_ENDS;
+}
+
 static int agree(struct rp_cluster *rc, const char *refusal)
 {
 	char *lines = NULL;
@@ -374,7 +393,8 @@ static void *watchdog(void *arg)
 }
 
 int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
-			   const struct rp_stats *st, bool wait, uint64_t *start_ns)
+			   const volatile sig_atomic_t *signalled, const struct rp_stats *st,
+			   bool wait, uint64_t *start_ns)
 {
 	int err;
 
@@ -398,15 +418,18 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	rc->lost = false;
 	rc->state = ST_STEP;
 	cl_comm__set_timeout(rc->c, rc->rank == 0 ? BEAT_WAIT_NS : VERDICT_WAIT_NS);
-	cl_comm__set_hurry(rc->c, stop, rc->rank == 0 ? BEAT_GRACE_NS : VERDICT_GRACE_NS);
+	/* a signal only: a stop the watchdog raised (a failed or lost rank) leaves the ranks that
+	 * answer their usual time to send their results */
+	cl_comm__set_hurry(rc->c, signalled, rc->rank == 0 ? BEAT_GRACE_NS : VERDICT_GRACE_NS);
 	err = pthread_create(&rc->wd, NULL, watchdog, rc);
 	if (err) {
 		/* without the watchdog this rank cannot take part: the others time out */
 		cli_err("replay: rank %d: cannot start the watchdog: %s", rc->rank, strerror(err));
-		rc->state = ST_BROKEN;
+		step_broken(rc);
 		return -err;
 	}
 	rc->wd_on = true;
+	pthread_setname_np(rc->wd, "bt-heartbeat"); /* tests wait for it: the step has begun */
 	uint64_t start = rc->start_cl - (uint64_t)rc->shift;
 	*start_ns = start;
 	rc->sc.spin_until = start + START_SPIN_AFTER_NS;
@@ -563,7 +586,7 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 			cl_comm__host_of(rc->c, 0), rc->rank);
 		if (st)
 			st->interrupted = true;
-		rc->state = ST_BROKEN;
+		step_broken(rc);
 		return -ENOTCONN;
 	}
 	/* times onto rank 0's clock: + the test shift (replay clock -> cl clock) - offset */
@@ -639,14 +662,16 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 			*st = *merged;
 	}
 	rc->merged = true;
-	/* a rank is gone: no collective can complete any more (close aborts the job) */
-	rc->state = rc->ngone ? ST_BROKEN : ST_READY;
+	if (rc->ngone)
+		step_broken(rc);
+	else
+		rc->state = ST_READY;
 	err = 0;
 	goto cleanup;
 fatal:
 	cli_err("replay: rank %d: merging the results: %s", rc->rank,
 		err == -ENOMEM ? "out of memory" : cl_comm__errmsg(rc->c));
-	rc->state = ST_BROKEN;
+	step_broken(rc);
 cleanup:
 	free(mine);
 	free(recs);
@@ -783,8 +808,14 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 	}
 	fflush(stdout);
 	fflush(stderr);
-	if (rc->state == ST_BROKEN)
+	if (rc->state == ST_ROOT_ENDS) /* rank 0 ends the job (the launcher, if rank 0 died) */
+		sleep_until_mono(mono_ns() + ROOT_ENDS_WAIT_NS);
+	if (rc->state == ST_BROKEN || rc->state == ST_ROOT_ENDS) {
+		cli_info(1, "replay: rank %d (host %s) ends the job (MPI_Abort)", rc->rank,
+			 cl_comm__host(rc->c));
+		fflush(stderr);
 		cl_comm__abort(rc->c, ret ? ret : BTAPE_EXIT_FAIL);
+	}
 	cl_comm__close(rc->c);
 	for (unsigned int i = 0; i < rc->nstrs; i++)
 		free(rc->strs[i]);

@@ -58,10 +58,13 @@ int rp_cluster__agree(struct rp_cluster *rc);
  * This step's common start instant, on the replay clock (CLOCK_MONOTONIC), in *start_ns;
  * returns at that instant with wait, without a little ahead of it (for a scheduler that takes
  * the instant as its first deadline: it has time to set up). Starts the watchdog, which sets
- * *stop when any rank fails, is interrupted or counts an I/O error in st->errors. 0 or -errno.
+ * *stop when any rank fails, is interrupted or counts an I/O error in st->errors. *signalled
+ * (set by a SIGINT/SIGTERM handler, with *stop) shortens every wait on the other ranks to a
+ * grace period: a launcher SIGKILLs about 1 s after its SIGTERM. 0 or -errno.
  */
 int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
-			   const struct rp_stats *st, bool wait, uint64_t *start_ns);
+			   const volatile sig_atomic_t *signalled, const struct rp_stats *st,
+			   bool wait, uint64_t *start_ns);
 /*
  * The replay clock to give the scheduler: real itself without a cluster; else a copy that spins
  * (yielding the CPU) instead of sleeping up to just after each step's start instant: a rank

@@ -44,11 +44,13 @@
 #define MAX_TRACES 1024 /* cluster replay: traces dealt to the ranks */
 
 static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t signalled; /* a cluster's waits on other ranks shrink */
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop_flag = 1;
+	signalled = 1;
 }
 
 static void usage(FILE *fp)
@@ -1066,7 +1068,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		oc.first_issue = 0;
 		/* original timing: the cluster's start instant is the scheduler's first deadline;
 		 * the other timings start when step_begin returns at it */
-		if (rp_cluster__step_begin(rc, &stop_flag, st, o.timing != RP_TIMING_ORIGINAL,
+		if (rp_cluster__step_begin(rc, &stop_flag, &signalled, st,
+					   o.timing != RP_TIMING_ORIGINAL,
 					   &cfg.start_ns))
 			goto cleanup;
 		issued = true;

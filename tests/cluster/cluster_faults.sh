@@ -9,6 +9,9 @@
 #    interrupted with the killed rank's row marked gone and a line naming it;
 #  - kill -9 of rank 0 mid-run: the survivors still report, each its own results marked
 #    interrupted, with a line naming rank 0, and write their result traces;
+#  - rank 1 hangs mid-run (SIGSTOP: the launcher sees nothing wrong): rank 0 names it gone,
+#    reports, and is the rank that ends the job (MPI_Abort): rank 2, which sent its results,
+#    leaves that to rank 0 instead of aborting it mid-report;
 #  - SIGINT on mpirun: every rank stops, the merged report is marked interrupted, non-zero exit.
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/cluster/mpi.sh"
@@ -40,6 +43,21 @@ wait_mp() {
 	RC=0
 	wait "$MP" || RC=$?
 	WAITED_MS=$((($(now) - t0) / 1000000))
+}
+# mid_run: returns half a second into the run: once every rank is inside its step (its
+# heartbeat thread, "bt-heartbeat", runs). A fixed sleep from the launch is not enough: under
+# ASan on 2 vCPUs the ranks' start-up alone can take longer.
+mid_run() {
+	local i p n
+	for ((i = 0; i < 1200; i++)); do
+		n=0
+		for p in $(pgrep -P "$MP"); do
+			grep -qsx bt-heartbeat /proc/"$p"/task/*/comm && n=$((n + 1))
+		done
+		[ $n = 3 ] && { sleep 0.5; return 0; }
+		sleep 0.05
+	done
+	fail "the ranks did not begin their step within 60 s"
 }
 # rank_pid R: the pid of rank R, a child of mpirun
 rank_pid() {
@@ -79,7 +97,7 @@ run=(-n 3 "$BIOTAPE" replay "$D/long.btape" --target "$D/f%r" --no-progress -o "
 
 # 2. rank 1's target fails mid-run
 bg_mpirun "$D/fail.out" "$D/fail.err" "${run[@]}"
-sleep 1.5
+mid_run
 truncate -s 0 "$D/f1"
 wait_mp 30
 [ $RC != 0 ] || fail "a failed target ended with exit 0"
@@ -96,12 +114,12 @@ echo "target failure: all stopped $WAITED_MS ms after; $(grep 'rank 1 (' "$D/fai
 truncate -s 16M "$D/f1"
 rm -f "$D"/res-*
 
-# kill_mid_run NAME RANK: the run with out/err in $D/NAME.*, RANK killed (-9) 1.5 s in; it must
+# kill_mid_run NAME RANK: the run with out/err in $D/NAME.*, RANK killed (-9) mid-run; it must
 # end within 5 s, non-zero
 kill_mid_run() {
 	local pid
 	bg_mpirun "$D/$1.out" "$D/$1.err" "${run[@]}"
-	sleep 1.5
+	mid_run
 	pid=$(rank_pid "$2") || fail "no rank $2 under mpirun $MP"
 	kill -9 "$pid"
 	wait_mp 30
@@ -137,9 +155,27 @@ done
 echo "kill -9 of rank 0: ended $WAITED_MS ms after, exit $RC, ranks 1 and 2 reported their own"
 rm -f "$D"/res-*
 
+# 3c. rank 1 hangs: rank 0 reports it gone and ends the job itself (-v names who does)
+bg_mpirun "$D/hang.out" "$D/hang.err" -n 3 "$BIOTAPE" -v "${run[@]:3}"
+mid_run
+pid=$(rank_pid 1) || fail "no rank 1 under mpirun $MP"
+kill -STOP "$pid"
+wait_mp 30
+kill -9 "$pid" 2>/dev/null # (MPI_Abort's SIGCONT and SIGTERM have ended it)
+[ $RC != 0 ] || fail "a hung rank 1 ended with exit 0"
+[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after rank 1 hung"
+grep -q "^ *1 .* gone: no heartbeat" "$D/hang.out" || fail "no row marks rank 1 gone: $(cat "$D/hang.out" "$D/hang.err")"
+grep -q "^ *2 .* interrupted$" "$D/hang.out" || fail "rank 2's results are not in the merge: $(cat "$D/hang.out")"
+grep '^biotape: replay: rank [0-9]* (host .*) ends the job' "$D/hang.err" >"$D/hang.enders"
+grep -q "rank 0 " "$D/hang.enders" || fail "rank 0 did not end the job: $(cat "$D/hang.err")"
+grep -v -q "rank 0 " "$D/hang.enders" && fail "another rank ended the job: $(cat "$D/hang.enders")"
+"$BIOTAPE" info "$D/res-2.btape" >"$D/res.info" || fail "rank 2's result trace unreadable"
+echo "rank 1 hung: ended $WAITED_MS ms after, exit $RC, rank 0 reported it gone and ended the job"
+rm -f "$D"/res-*
+
 # 4. SIGINT on mpirun
 bg_mpirun "$D/int.out" "$D/int.err" "${run[@]}"
-sleep 1.5
+mid_run
 kill -INT "$MP"
 wait_mp 30
 [ $RC != 0 ] || fail "an interrupted run ended with exit 0"
