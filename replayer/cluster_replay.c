@@ -46,6 +46,7 @@
 				* late, one that spins long uses up its CPU share and loses the CPU at
 				* the instant to whatever waited less (bench/cluster skew-ab) */
 #define START_SPIN_AFTER_NS 1000000ull /* the start clock spins until this after the start */
+#define START_RT_AFTER_NS 200000ull /* the issuing thread is SCHED_FIFO until this after it */
 #define LEAD_NS 2000000ull /* returns this long before a start the scheduler times itself: its
 			    * setup (allocations, first faults) takes 0.1-1 ms */
 #define WHY_MAX 160
@@ -76,11 +77,20 @@ struct row {
 	bool interrupted;
 };
 
-/* The replay clock, spinning instead of sleeping until just after the start instant. */
+/*
+ * The replay clock, spinning instead of sleeping until just after the start instant. For the
+ * start the issuing thread runs SCHED_FIFO 1, from LEAD_NS before the instant (its wake-up
+ * there and the scheduler's setup) until START_RT_AFTER_NS after it (when allowed and in the normal class): at the instant the kernel
+ * runs it before any normal-class task, other ranks' included, so a busy host no longer decides
+ * which rank issues first. Then it is back in the normal class for the run.
+ */
 struct start_clock {
 	struct rp_clock clk; /* first: the scheduler's pointer is this struct's */
+	uint64_t (*now)(const struct rp_clock *c);		   /* the real one */
 	void (*sleep_until)(const struct rp_clock *c, uint64_t t); /* the real one */
-	uint64_t spin_until;
+	uint64_t start, spin_until;
+	uint64_t rt_until; /* SCHED_FIFO until then (CLOCK_MONOTONIC); 0: not */
+	bool rt_tried;	   /* this step's start was given real-time (or refused it) */
 };
 
 struct rp_cluster {
@@ -125,6 +135,33 @@ static void sleep_until_mono(uint64_t t)
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+}
+
+/* The calling thread SCHED_FIFO 1 until sc->start + START_RT_AFTER_NS, once per step, if it is
+ * in the normal class and may (root, CAP_SYS_NICE, RLIMIT_RTPRIO); else as it is. */
+static void start_rt(struct start_clock *sc)
+{
+	struct sched_param sp = {.sched_priority = 1};
+
+	if (sc->rt_tried)
+		return;
+	sc->rt_tried = true;
+	/* RESET_ON_FORK: a thread made meanwhile (io_uring's io-wq worker, at the first I/O it
+	 * punts) starts in the normal class, not real-time for the whole run */
+	if (sched_getscheduler(0) == SCHED_OTHER &&
+	    sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+		sc->rt_until = sc->start + START_RT_AFTER_NS;
+}
+
+/* Back to the normal class (its nice value is kept). */
+static void start_rt_end(struct start_clock *sc)
+{
+	struct sched_param sp = {.sched_priority = 0};
+
+	if (!sc->rt_until)
+		return;
+	sc->rt_until = 0;
+	sched_setscheduler(0, SCHED_OTHER, &sp);
 }
 
 /* Returns at t (CLOCK_MONOTONIC): sleeps until WAKE_AHEAD_NS before it, then spins, yielding
@@ -432,8 +469,13 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	pthread_setname_np(rc->wd, "bt-heartbeat"); /* tests wait for it: the step has begun */
 	uint64_t start = rc->start_cl - (uint64_t)rc->shift;
 	*start_ns = start;
+	rc->sc.start = start;
 	rc->sc.spin_until = start + START_SPIN_AFTER_NS;
+	rc->sc.rt_tried = false;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* the default 50 us would be the skew */
+	/* real-time from here (after the watchdog's creation: it keeps the normal class), so that
+	 * the wake-up LEAD_NS ahead and the scheduler's setup are not a busy host's to delay */
+	start_rt(&rc->sc);
 	if (wait)
 		wait_until_mono(start);
 	else /* the scheduler waits for the instant itself, through rp_cluster__clock() */
@@ -441,9 +483,20 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	return 0;
 }
 
+/* The scheduler's clock: ends the start's real-time once past it (start_rt()). */
+static uint64_t start_now(const struct rp_clock *c)
+{
+	struct start_clock *sc = (struct start_clock *)c;
+	uint64_t t = sc->now(c);
+
+	if (sc->rt_until && t >= sc->rt_until)
+		start_rt_end(sc);
+	return t;
+}
+
 static void start_sleep_until(const struct rp_clock *c, uint64_t t)
 {
-	const struct start_clock *sc = (const struct start_clock *)c;
+	struct start_clock *sc = (struct start_clock *)c;
 
 	if (t > sc->spin_until) {
 		sc->sleep_until(c, t);
@@ -475,7 +528,9 @@ const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_
 	if (!rc)
 		return real;
 	rc->sc.clk = *real;
+	rc->sc.now = real->now;
 	rc->sc.sleep_until = real->sleep_until;
+	rc->sc.clk.now = start_now;
 	rc->sc.clk.sleep_until = start_sleep_until;
 	rc->sc.clk.relax = start_relax;
 	return &rc->sc.clk;
@@ -575,6 +630,7 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 		return 0;
 	if (rc->state != ST_STEP)
 		return -EPROTO;
+	start_rt_end(&rc->sc); /* a run shorter than the start's real-time */
 	__atomic_store_n(&rc->status, why ? RS_FAILED : RS_OK, __ATOMIC_RELEASE);
 	pthread_join(rc->wd, NULL);
 	rc->wd_on = false;
@@ -658,6 +714,12 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 			rc->copies += recs[r].copies;
 		}
 		merged->interrupted |= rc->failed;
+		/* named now, before the report: after a rank died the launcher SIGKILLs the others
+		 * about 2 s later, and these lines say what happened */
+		for (int r = 0; r < rc->size; r++)
+			if (recs[r].failed)
+				cli_err("replay: rank %d (host %s): %s", r, cl_comm__host_of(rc->c, r),
+					recs[r].why);
 		if (st)
 			*st = *merged;
 	}
@@ -798,14 +860,8 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 	if (rc->state == ST_READY) /* tell the others that this rank goes no further */
 		go_on(rc, true);
 	cli_err_keep(NULL, 0);
-	if (rc->failed) {
-		for (int r = 0; rc->rank == 0 && r < rc->size; r++)
-			if (rc->rows[r].rec.failed)
-				cli_err("replay: rank %d (host %s): %s", r, cl_comm__host_of(rc->c, r),
-					rc->rows[r].rec.why);
-		if (ret == BTAPE_EXIT_OK)
-			ret = BTAPE_EXIT_FAIL;
-	}
+	if (rc->failed && ret == BTAPE_EXIT_OK)
+		ret = BTAPE_EXIT_FAIL;
 	fflush(stdout);
 	fflush(stderr);
 	if (rc->state == ST_ROOT_ENDS) /* rank 0 ends the job (the launcher, if rank 0 died) */

@@ -3,7 +3,8 @@
 #  - one rank's target carries an ext4 signature (no --force): no rank issues any I/O (the
 #    recorder sees no write on any of the three devices) and one line names that rank;
 #  - one rank's target fails mid-run (its file is truncated: its reads come back short): the
-#    others stop within about a second, non-zero exit naming the rank, results written;
+#    others stop within about a second, non-zero exit naming the rank, results written; before
+#    that, every rank's threads are in the normal class (the start's real-time has ended);
 #  - kill -9 of one rank mid-run: the run ends within a few seconds, non-zero exit, the other
 #    ranks' result traces written and readable, rank 0's report of the survivors marked
 #    interrupted with the killed rank's row marked gone and a line naming it;
@@ -59,6 +60,16 @@ mid_run() {
 	done
 	fail "the ranks did not begin their step within 60 s"
 }
+# normal_class: no thread of any rank is real-time mid-run: the issuing thread's real-time for
+# the start (SCHED_FIFO until 200 us after the instant) has ended, and no thread made meanwhile
+# (io_uring's io-wq worker) inherited it (TS normal, B batch: the trace decoder)
+normal_class() {
+	local p rt
+	for p in $(pgrep -P "$MP"); do
+		rt=$(ps -L -o cls=,comm= -p "$p" | awk '$1 != "TS" && $1 != "B"')
+		[ -z "$rt" ] || fail "rank pid $p has real-time threads mid-run: $rt"
+	done
+}
 # rank_pid R: the pid of rank R, a child of mpirun
 rank_pid() {
 	local p
@@ -98,6 +109,7 @@ run=(-n 3 "$BIOTAPE" replay "$D/long.btape" --target "$D/f%r" --no-progress -o "
 # 2. rank 1's target fails mid-run
 bg_mpirun "$D/fail.out" "$D/fail.err" "${run[@]}"
 mid_run
+normal_class
 truncate -s 0 "$D/f1"
 wait_mp 30
 [ $RC != 0 ] || fail "a failed target ended with exit 0"
