@@ -24,9 +24,10 @@ GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 D=$(t_tmpdir)
 now() { date +%s%N; }
 
-# bg_mpirun OUT ERR ARGS...: mpirun ARGS in the background (MP = its pid)
+# bg_mpirun OUT ERR ARGS...: mpirun ARGS in the background (MP = its pid, MP_ERR = ERR)
 bg_mpirun() {
 	local out=$1 err=$2
+	MP_ERR=$err
 	shift 2
 	"${MPIRUN[@]}" "$@" >"$out" 2>"$err" &
 	MP=$!
@@ -34,13 +35,18 @@ bg_mpirun() {
 }
 # wait_mp LIMIT_S: waits for mpirun at most LIMIT_S seconds (kill -9 after); sets RC, WAITED_MS
 wait_mp() {
-	local t0 i
+	local t0 i p
 	t0=$(now)
 	for ((i = 0; i < $1 * 20; i++)); do
 		kill -0 "$MP" 2>/dev/null || break
 		sleep 0.05
 	done
-	kill -0 "$MP" 2>/dev/null && { kill -9 "$MP"; fail "mpirun still running after $1 s"; }
+	if kill -0 "$MP" 2>/dev/null; then
+		# its ranks too, by pid: one may be stopped (3c) and would outlive mpirun
+		for p in $(pgrep -P "$MP"); do kill -9 "$p"; done
+		kill -9 "$MP"
+		fail "mpirun still running after $1 s: $(tail -20 "$MP_ERR")"
+	fi
 	RC=0
 	wait "$MP" || RC=$?
 	WAITED_MS=$((($(now) - t0) / 1000000))
