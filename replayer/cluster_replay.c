@@ -50,6 +50,7 @@
 #define LEAD_NS 2000000ull /* returns this long before a start the scheduler times itself: its
 			    * setup (allocations, first faults) takes 0.1-1 ms */
 #define WHY_MAX 160
+#define STDOUT_BUF_BYTES (1u << 20) /* a report leaves in one write: survivors' do not mix */
 
 enum state {
 	ST_PREFLIGHT, /* not agreed yet */
@@ -198,6 +199,10 @@ int rp_cluster__open(struct rp_cluster **out)
 	}
 	rc->rank = cl_comm__rank(rc->c);
 	rc->size = cl_comm__size(rc->c);
+	/* several ranks may report at once (rank 0 gone) through the launcher's stdout, which
+	 * forwards what each write gave it: a report written at once is not cut into another's */
+	if (rc->size > 1)
+		setvbuf(stdout, NULL, _IOFBF, STDOUT_BUF_BYTES);
 	rc->shift = cl_clock_shift_ns();
 	rc->off = calloc((size_t)rc->size, sizeof(*rc->off));
 	rc->rows = calloc((size_t)rc->size, sizeof(*rc->rows));
@@ -780,6 +785,16 @@ static uint64_t start_skew(const struct rp_cluster *rc)
 		hi = f > hi ? f : hi;
 	}
 	return hi >= lo ? (uint64_t)(hi - lo) : 0;
+}
+
+void rp_cluster__report_head(const struct rp_cluster *rc, FILE *fp)
+{
+	if (!rc || !rc->lost)
+		return;
+	fprintf(fp,
+		"== rank %d (host %s) of %d: rank 0 (host %s) is gone; this rank's own results "
+		"==\n",
+		rc->rank, cl_comm__host(rc->c), rc->size, cl_comm__host_of(rc->c, 0));
 }
 
 void rp_cluster__report_text(const struct rp_cluster *rc, FILE *fp)

@@ -95,6 +95,10 @@ unsigned int rp_cluster__copies(const struct rp_cluster *rc);
 /* Some rank failed or was interrupted in the last step. */
 bool rp_cluster__failed(const struct rp_cluster *rc);
 
+/* Before a report: when rank 0 is gone every survivor prints its own, and this heads it with
+ * the rank and host ("== rank 1 (host node2) of 3: rank 0 (host node1) is gone; ..."); else
+ * nothing. */
+void rp_cluster__report_head(const struct rp_cluster *rc, FILE *fp);
 /* Rank 0, after step_end: the per-rank rows, start skew and clock offsets. */
 void rp_cluster__report_text(const struct rp_cluster *rc, FILE *fp);
 /* The "cluster" member of the JSON summary: `"cluster":{...}` (no leading comma). */

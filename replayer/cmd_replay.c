@@ -141,7 +141,8 @@ static void usage(FILE *fp)
 		"N %% ranks one more), numbered as on one host: copy k gets shard region k of N whichever\n"
 		"rank runs it; --sweep factors are per rank, all ranks step together. Every rank\n"
 		"passes its checks or none writes; all start at one instant on clocks corrected to rank\n"
-		"0's; rank 0 prints the cluster's merged results, a row per rank and the start skew.\n"
+		"0's (real-time from 2 ms before it to 200 us after, where allowed); rank 0 prints the\n"
+		"cluster's merged results, a row per rank and the start skew.\n"
 		"\n"
 		"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
 		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000, RT_SPIN_NS / 1000);
@@ -1132,10 +1133,12 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		struct cli_out ho;
 
 		rp_steps_mark_knee(steps, nsteps);
-		if (o.json)
+		if (o.json) {
 			rp_report_sweep_json(stdout, &info, steps, nsteps);
-		else
+		} else {
+			rp_cluster__report_head(rc, stdout);
 			rp_report_sweep_text(stdout, &info, steps, nsteps);
+		}
 		if (o.html) {
 			if (cli_out_open(&ho, o.html) < 0) {
 				cli_err("replay: --html: %s", ho.why);
@@ -1158,6 +1161,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		else if (o.json)
 			rp_report_json(stdout, &info, st);
 		else {
+			rp_cluster__report_head(rc, stdout);
 			rp_report_text(stdout, &info, st);
 			rp_cluster__report_text(rc, stdout);
 		}

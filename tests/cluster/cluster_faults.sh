@@ -9,7 +9,8 @@
 #    ranks' result traces written and readable, rank 0's report of the survivors marked
 #    interrupted with the killed rank's row marked gone and a line naming it;
 #  - kill -9 of rank 0 mid-run: the survivors still report, each its own results marked
-#    interrupted, with a line naming rank 0, and write their result traces;
+#    interrupted (one whole report each on stdout, headed by its rank and host), with a line
+#    naming rank 0, and write their result traces;
 #  - rank 1 hangs mid-run (SIGSTOP: the launcher sees nothing wrong): rank 0 names it gone,
 #    reports, and is the rank that ends the job (MPI_Abort): rank 2, which sent its results,
 #    leaves that to rank 0 instead of aborting it mid-report;
@@ -170,6 +171,24 @@ for r in 1 2; do
 	grep -q "^stopped: *early" "$D/res.info" || fail "rank $r's result is not marked interrupted"
 done
 [ "$(grep -c "(interrupted)" "$D/kill0.out")" = 2 ] || fail "want two reports marked interrupted: $(cat "$D/kill0.out")"
+# one whole report per survivor on mpirun's stdout, each headed by its rank and host
+python3 - "$D/kill0.out" <<'PY' || fail "not one whole report per survivor, each headed by its rank: $(cat "$D/kill0.out")"
+import re, sys
+blocks, cur = [], None
+for line in open(sys.argv[1]):
+    m = re.match(r"^== rank (\d+) \(host .*\) of 3: rank 0 \(host .*\) is gone", line)
+    if m:
+        cur = {"rank": m.group(1), "text": ""}
+        blocks.append(cur)
+    elif cur is not None:
+        cur["text"] += line
+    elif line.strip():
+        sys.exit(f"a line before any header: {line!r}")
+assert sorted(b["rank"] for b in blocks) == ["1", "2"], [b["rank"] for b in blocks]
+for b in blocks:
+    assert b["text"].count("measured ") == 1, b
+    assert re.search(rf"rank {b['rank']}'s \(host .*\) own results only", b["text"]), b
+PY
 echo "kill -9 of rank 0: ended $WAITED_MS ms after, exit $RC, ranks 1 and 2 reported their own"
 rm -f "$D"/res-*
 
