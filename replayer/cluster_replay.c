@@ -58,7 +58,7 @@ enum state {
 	ST_STEP,      /* inside a step (watchdog running) */
 	ST_OVER,      /* no more collectives but finalize */
 	ST_BROKEN,    /* a collective failed: abort at close */
-	ST_ROOT_ENDS, /* broken in a step, not rank 0: rank 0 ends the job (abort only after a wait) */
+	ST_ROOT_ENDS, /* broken in a step, not rank 0: rank 0 ends the job (abort after a wait) */
 };
 
 enum rank_status { RS_RUNNING, RS_OK, RS_FAILED };
@@ -81,9 +81,10 @@ struct row {
 /*
  * The replay clock, spinning instead of sleeping until just after the start instant. For the
  * start the issuing thread runs SCHED_FIFO 1, from LEAD_NS before the instant (its wake-up
- * there and the scheduler's setup) until START_RT_AFTER_NS after it (when allowed and in the normal class): at the instant the kernel
- * runs it before any normal-class task, other ranks' included, so a busy host no longer decides
- * which rank issues first. Then it is back in the normal class for the run.
+ * there and the scheduler's setup) until START_RT_AFTER_NS after it (when allowed and in the
+ * normal class): at the instant the kernel runs it before any normal-class task, other ranks'
+ * included, so a busy host no longer decides which rank issues first. Then it is back in the
+ * normal class for the run.
  */
 struct start_clock {
 	struct rp_clock clk; /* first: the scheduler's pointer is this struct's */
@@ -723,8 +724,8 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 		 * about 2 s later, and these lines say what happened */
 		for (int r = 0; r < rc->size; r++)
 			if (recs[r].failed)
-				cli_err("replay: rank %d (host %s): %s", r, cl_comm__host_of(rc->c, r),
-					recs[r].why);
+				cli_err("replay: rank %d (host %s): %s", r,
+					cl_comm__host_of(rc->c, r), recs[r].why);
 		if (st)
 			*st = *merged;
 	}
