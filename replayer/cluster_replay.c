@@ -20,15 +20,22 @@
 
 #define START_MARGIN_NS 100000000ull	 /* rank 0 schedules the start this far ahead */
 #define HEARTBEAT_NS 100000000ull	 /* the watchdog's exchange period */
-/* A rank silent this long is gone. Rank 0 waits for the ranks' beats, they wait for its
- * verdict twice as long: rank 0 has judged before any rank gives up on it. Once stopping (a
- * signal: launchers SIGKILL the survivors about 1 s later, Open MPI's odls_base_sigkill_timeout)
- * the waits shrink to the GRACE ones. */
+/*
+ * A rank silent this long is gone. Rank 0 waits for the ranks' beats, they wait for its verdict
+ * twice as long: rank 0 has judged before any rank gives up on it (unless its watchdog lost the
+ * CPU for a second; a rank that gives up on rank 0 then reports its own results, and leaves
+ * ending the job to rank 0 or the launcher: ST_ROOT_ENDS). Once signalled (Open MPI SIGTERMs
+ * the survivors about 1 s after a rank died and SIGKILLs them 1 s after that,
+ * odls_base_sigkill_timeout) the waits shrink to the GRACE ones.
+ */
 #define BEAT_WAIT_NS 1000000000ll
 #define VERDICT_WAIT_NS (2 * BEAT_WAIT_NS)
 #define BEAT_GRACE_NS 300000000ll
 #define VERDICT_GRACE_NS (2 * BEAT_GRACE_NS)
 #define BEAT_LATE_NS 50000000ll /* after one rank's beat timed out, each other's may be this late */
+/* A rank other than 0 whose step ended with the cluster broken (a rank gone) leaves ending the
+ * job to rank 0, which may be merging and reporting: it waits this long for it, then ends it. */
+#define ROOT_ENDS_WAIT_NS 10000000000ull
 #define TAG_BEAT 0x100	/* heartbeats, rank 0 <-> each rank */
 #define TAG_REC 0x101	/* a rank's row, to rank 0 */
 #define TAG_STATS 0x102 /* its stats */
@@ -39,9 +46,11 @@
 				* late, one that spins long uses up its CPU share and loses the CPU at
 				* the instant to whatever waited less (bench/cluster skew-ab) */
 #define START_SPIN_AFTER_NS 1000000ull /* the start clock spins until this after the start */
+#define START_RT_AFTER_NS 200000ull /* the issuing thread is SCHED_FIFO until this after it */
 #define LEAD_NS 2000000ull /* returns this long before a start the scheduler times itself: its
 			    * setup (allocations, first faults) takes 0.1-1 ms */
 #define WHY_MAX 160
+#define STDOUT_BUF_BYTES (1u << 20) /* a report leaves in one write: survivors' do not mix */
 
 enum state {
 	ST_PREFLIGHT, /* not agreed yet */
@@ -49,6 +58,7 @@ enum state {
 	ST_STEP,      /* inside a step (watchdog running) */
 	ST_OVER,      /* no more collectives but finalize */
 	ST_BROKEN,    /* a collective failed: abort at close */
+	ST_ROOT_ENDS, /* broken in a step, not rank 0: rank 0 ends the job (abort after a wait) */
 };
 
 enum rank_status { RS_RUNNING, RS_OK, RS_FAILED };
@@ -68,11 +78,21 @@ struct row {
 	bool interrupted;
 };
 
-/* The replay clock, spinning instead of sleeping until just after the start instant. */
+/*
+ * The replay clock, spinning instead of sleeping until just after the start instant. For the
+ * start the issuing thread runs SCHED_FIFO 1, from LEAD_NS before the instant (its wake-up
+ * there and the scheduler's setup) until START_RT_AFTER_NS after it (when allowed and in the
+ * normal class): at the instant the kernel runs it before any normal-class task, other ranks'
+ * included, so a busy host no longer decides which rank issues first. Then it is back in the
+ * normal class for the run.
+ */
 struct start_clock {
 	struct rp_clock clk; /* first: the scheduler's pointer is this struct's */
+	uint64_t (*now)(const struct rp_clock *c);		   /* the real one */
 	void (*sleep_until)(const struct rp_clock *c, uint64_t t); /* the real one */
-	uint64_t spin_until;
+	uint64_t start, spin_until;
+	uint64_t rt_until; /* SCHED_FIFO until then (CLOCK_MONOTONIC); 0: not */
+	bool rt_tried;	   /* this step's start was given real-time (or refused it) */
 };
 
 struct rp_cluster {
@@ -119,6 +139,33 @@ static void sleep_until_mono(uint64_t t)
 		;
 }
 
+/* The calling thread SCHED_FIFO 1 until sc->start + START_RT_AFTER_NS, once per step, if it is
+ * in the normal class and may (root, CAP_SYS_NICE, RLIMIT_RTPRIO); else as it is. */
+static void start_rt(struct start_clock *sc)
+{
+	struct sched_param sp = {.sched_priority = 1};
+
+	if (sc->rt_tried)
+		return;
+	sc->rt_tried = true;
+	/* RESET_ON_FORK: a thread made meanwhile (io_uring's io-wq worker, at the first I/O it
+	 * punts) starts in the normal class, not real-time for the whole run */
+	if (sched_getscheduler(0) == SCHED_OTHER &&
+	    sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+		sc->rt_until = sc->start + START_RT_AFTER_NS;
+}
+
+/* Back to the normal class (its nice value is kept). */
+static void start_rt_end(struct start_clock *sc)
+{
+	struct sched_param sp = {.sched_priority = 0};
+
+	if (!sc->rt_until)
+		return;
+	sc->rt_until = 0;
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+}
+
 /* Returns at t (CLOCK_MONOTONIC): sleeps until WAKE_AHEAD_NS before it, then spins, yielding
  * the CPU at every turn (ranks may share cores). */
 static void wait_until_mono(uint64_t t)
@@ -153,6 +200,10 @@ int rp_cluster__open(struct rp_cluster **out)
 	}
 	rc->rank = cl_comm__rank(rc->c);
 	rc->size = cl_comm__size(rc->c);
+	/* several ranks may report at once (rank 0 gone) through the launcher's stdout, which
+	 * forwards what each write gave it: a report written at once is not cut into another's */
+	if (rc->size > 1)
+		setvbuf(stdout, NULL, _IOFBF, STDOUT_BUF_BYTES);
 	rc->shift = cl_clock_shift_ns();
 	rc->off = calloc((size_t)rc->size, sizeof(*rc->off));
 	rc->rows = calloc((size_t)rc->size, sizeof(*rc->rows));
@@ -238,6 +289,17 @@ static int broken(struct rp_cluster *rc, int err)
 	cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
 	rc->state = ST_BROKEN;
 	return err;
+}
+
+/*
+ * The cluster broke inside a step (a rank is gone, rank 0 included, or this rank cannot take
+ * part): no collective can complete any more. Rank 0 ends the job at close, once it has merged
+ * what came and reported. Any other rank must not end it first: rank 0 may be alive and still
+ * reporting, and MPI_Abort would kill it mid-report.
+ */
+static void step_broken(struct rp_cluster *rc)
+{
+	rc->state = rc->rank == 0 ? ST_BROKEN : ST_ROOT_ENDS;
 }
 
 static int agree(struct rp_cluster *rc, const char *refusal)
@@ -374,7 +436,8 @@ static void *watchdog(void *arg)
 }
 
 int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
-			   const struct rp_stats *st, bool wait, uint64_t *start_ns)
+			   const volatile sig_atomic_t *signalled, const struct rp_stats *st,
+			   bool wait, uint64_t *start_ns)
 {
 	int err;
 
@@ -398,19 +461,27 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	rc->lost = false;
 	rc->state = ST_STEP;
 	cl_comm__set_timeout(rc->c, rc->rank == 0 ? BEAT_WAIT_NS : VERDICT_WAIT_NS);
-	cl_comm__set_hurry(rc->c, stop, rc->rank == 0 ? BEAT_GRACE_NS : VERDICT_GRACE_NS);
+	/* a signal only: a stop the watchdog raised (a failed or lost rank) leaves the ranks that
+	 * answer their usual time to send their results */
+	cl_comm__set_hurry(rc->c, signalled, rc->rank == 0 ? BEAT_GRACE_NS : VERDICT_GRACE_NS);
 	err = pthread_create(&rc->wd, NULL, watchdog, rc);
 	if (err) {
 		/* without the watchdog this rank cannot take part: the others time out */
 		cli_err("replay: rank %d: cannot start the watchdog: %s", rc->rank, strerror(err));
-		rc->state = ST_BROKEN;
+		step_broken(rc);
 		return -err;
 	}
 	rc->wd_on = true;
+	pthread_setname_np(rc->wd, "bt-heartbeat"); /* tests wait for it: the step has begun */
 	uint64_t start = rc->start_cl - (uint64_t)rc->shift;
 	*start_ns = start;
+	rc->sc.start = start;
 	rc->sc.spin_until = start + START_SPIN_AFTER_NS;
+	rc->sc.rt_tried = false;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* the default 50 us would be the skew */
+	/* real-time from here (after the watchdog's creation: it keeps the normal class), so that
+	 * the wake-up LEAD_NS ahead and the scheduler's setup are not a busy host's to delay */
+	start_rt(&rc->sc);
 	if (wait)
 		wait_until_mono(start);
 	else /* the scheduler waits for the instant itself, through rp_cluster__clock() */
@@ -418,9 +489,20 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	return 0;
 }
 
+/* The scheduler's clock: ends the start's real-time once past it (start_rt()). */
+static uint64_t start_now(const struct rp_clock *c)
+{
+	struct start_clock *sc = (struct start_clock *)c;
+	uint64_t t = sc->now(c);
+
+	if (sc->rt_until && t >= sc->rt_until)
+		start_rt_end(sc);
+	return t;
+}
+
 static void start_sleep_until(const struct rp_clock *c, uint64_t t)
 {
-	const struct start_clock *sc = (const struct start_clock *)c;
+	struct start_clock *sc = (struct start_clock *)c;
 
 	if (t > sc->spin_until) {
 		sc->sleep_until(c, t);
@@ -452,7 +534,9 @@ const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_
 	if (!rc)
 		return real;
 	rc->sc.clk = *real;
+	rc->sc.now = real->now;
 	rc->sc.sleep_until = real->sleep_until;
+	rc->sc.clk.now = start_now;
 	rc->sc.clk.sleep_until = start_sleep_until;
 	rc->sc.clk.relax = start_relax;
 	return &rc->sc.clk;
@@ -552,6 +636,7 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 		return 0;
 	if (rc->state != ST_STEP)
 		return -EPROTO;
+	start_rt_end(&rc->sc); /* a run shorter than the start's real-time */
 	__atomic_store_n(&rc->status, why ? RS_FAILED : RS_OK, __ATOMIC_RELEASE);
 	pthread_join(rc->wd, NULL);
 	rc->wd_on = false;
@@ -563,7 +648,7 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 			cl_comm__host_of(rc->c, 0), rc->rank);
 		if (st)
 			st->interrupted = true;
-		rc->state = ST_BROKEN;
+		step_broken(rc);
 		return -ENOTCONN;
 	}
 	/* times onto rank 0's clock: + the test shift (replay clock -> cl clock) - offset */
@@ -635,18 +720,26 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 			rc->copies += recs[r].copies;
 		}
 		merged->interrupted |= rc->failed;
+		/* named now, before the report: after a rank died the launcher SIGKILLs the others
+		 * about 2 s later, and these lines say what happened */
+		for (int r = 0; r < rc->size; r++)
+			if (recs[r].failed)
+				cli_err("replay: rank %d (host %s): %s", r,
+					cl_comm__host_of(rc->c, r), recs[r].why);
 		if (st)
 			*st = *merged;
 	}
 	rc->merged = true;
-	/* a rank is gone: no collective can complete any more (close aborts the job) */
-	rc->state = rc->ngone ? ST_BROKEN : ST_READY;
+	if (rc->ngone)
+		step_broken(rc);
+	else
+		rc->state = ST_READY;
 	err = 0;
 	goto cleanup;
 fatal:
 	cli_err("replay: rank %d: merging the results: %s", rc->rank,
 		err == -ENOMEM ? "out of memory" : cl_comm__errmsg(rc->c));
-	rc->state = ST_BROKEN;
+	step_broken(rc);
 cleanup:
 	free(mine);
 	free(recs);
@@ -693,6 +786,16 @@ static uint64_t start_skew(const struct rp_cluster *rc)
 		hi = f > hi ? f : hi;
 	}
 	return hi >= lo ? (uint64_t)(hi - lo) : 0;
+}
+
+void rp_cluster__report_head(const struct rp_cluster *rc, FILE *fp)
+{
+	if (!rc || !rc->lost)
+		return;
+	fprintf(fp,
+		"== rank %d (host %s) of %d: rank 0 (host %s) is gone; this rank's own results "
+		"==\n",
+		rc->rank, cl_comm__host(rc->c), rc->size, cl_comm__host_of(rc->c, 0));
 }
 
 void rp_cluster__report_text(const struct rp_cluster *rc, FILE *fp)
@@ -773,18 +876,18 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 	if (rc->state == ST_READY) /* tell the others that this rank goes no further */
 		go_on(rc, true);
 	cli_err_keep(NULL, 0);
-	if (rc->failed) {
-		for (int r = 0; rc->rank == 0 && r < rc->size; r++)
-			if (rc->rows[r].rec.failed)
-				cli_err("replay: rank %d (host %s): %s", r, cl_comm__host_of(rc->c, r),
-					rc->rows[r].rec.why);
-		if (ret == BTAPE_EXIT_OK)
-			ret = BTAPE_EXIT_FAIL;
-	}
+	if (rc->failed && ret == BTAPE_EXIT_OK)
+		ret = BTAPE_EXIT_FAIL;
 	fflush(stdout);
 	fflush(stderr);
-	if (rc->state == ST_BROKEN)
+	if (rc->state == ST_ROOT_ENDS) /* rank 0 ends the job (the launcher, if rank 0 died) */
+		sleep_until_mono(mono_ns() + ROOT_ENDS_WAIT_NS);
+	if (rc->state == ST_BROKEN || rc->state == ST_ROOT_ENDS) {
+		cli_info(1, "replay: rank %d (host %s) ends the job (MPI_Abort)", rc->rank,
+			 cl_comm__host(rc->c));
+		fflush(stderr);
 		cl_comm__abort(rc->c, ret ? ret : BTAPE_EXIT_FAIL);
+	}
 	cl_comm__close(rc->c);
 	for (unsigned int i = 0; i < rc->nstrs; i++)
 		free(rc->strs[i]);

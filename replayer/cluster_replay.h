@@ -58,10 +58,13 @@ int rp_cluster__agree(struct rp_cluster *rc);
  * This step's common start instant, on the replay clock (CLOCK_MONOTONIC), in *start_ns;
  * returns at that instant with wait, without a little ahead of it (for a scheduler that takes
  * the instant as its first deadline: it has time to set up). Starts the watchdog, which sets
- * *stop when any rank fails, is interrupted or counts an I/O error in st->errors. 0 or -errno.
+ * *stop when any rank fails, is interrupted or counts an I/O error in st->errors. *signalled
+ * (set by a SIGINT/SIGTERM handler, with *stop) shortens every wait on the other ranks to a
+ * grace period: a launcher SIGKILLs about 1 s after its SIGTERM. 0 or -errno.
  */
 int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
-			   const struct rp_stats *st, bool wait, uint64_t *start_ns);
+			   const volatile sig_atomic_t *signalled, const struct rp_stats *st,
+			   bool wait, uint64_t *start_ns);
 /*
  * The replay clock to give the scheduler: real itself without a cluster; else a copy that spins
  * (yielding the CPU) instead of sleeping up to just after each step's start instant: a rank
@@ -92,6 +95,10 @@ unsigned int rp_cluster__copies(const struct rp_cluster *rc);
 /* Some rank failed or was interrupted in the last step. */
 bool rp_cluster__failed(const struct rp_cluster *rc);
 
+/* Before a report: when rank 0 is gone every survivor prints its own, and this heads it with
+ * the rank and host ("== rank 1 (host node2) of 3: rank 0 (host node1) is gone; ..."); else
+ * nothing. */
+void rp_cluster__report_head(const struct rp_cluster *rc, FILE *fp);
 /* Rank 0, after step_end: the per-rank rows, start skew and clock offsets. */
 void rp_cluster__report_text(const struct rp_cluster *rc, FILE *fp);
 /* The "cluster" member of the JSON summary: `"cluster":{...}` (no leading comma). */

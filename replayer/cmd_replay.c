@@ -44,11 +44,13 @@
 #define MAX_TRACES 1024 /* cluster replay: traces dealt to the ranks */
 
 static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t signalled; /* a cluster's waits on other ranks shrink */
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop_flag = 1;
+	signalled = 1;
 }
 
 static void usage(FILE *fp)
@@ -146,7 +148,8 @@ static void usage(FILE *fp)
 		"N %% ranks one more), numbered as on one host: copy k gets shard region k of N whichever\n"
 		"rank runs it; --sweep factors are per rank, all ranks step together. Every rank\n"
 		"passes its checks or none writes; all start at one instant on clocks corrected to rank\n"
-		"0's; rank 0 prints the cluster's merged results, a row per rank and the start skew.\n"
+		"0's (real-time from 2 ms before it to 200 us after, where allowed); rank 0 prints the\n"
+		"cluster's merged results, a row per rank and the start skew.\n"
 		"\n"
 		"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
 		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000, RT_SPIN_NS / 1000);
@@ -1113,7 +1116,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		oc.first_issue = 0;
 		/* original timing: the cluster's start instant is the scheduler's first deadline;
 		 * the other timings start when step_begin returns at it */
-		if (rp_cluster__step_begin(rc, &stop_flag, st, o.timing != RP_TIMING_ORIGINAL,
+		if (rp_cluster__step_begin(rc, &stop_flag, &signalled, st,
+					   o.timing != RP_TIMING_ORIGINAL,
 					   &cfg.start_ns))
 			goto cleanup;
 		issued = true;
@@ -1176,10 +1180,12 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		struct cli_out ho;
 
 		rp_steps_mark_knee(steps, nsteps);
-		if (o.json)
+		if (o.json) {
 			rp_report_sweep_json(stdout, &info, steps, nsteps);
-		else
+		} else {
+			rp_cluster__report_head(rc, stdout);
 			rp_report_sweep_text(stdout, &info, steps, nsteps);
+		}
 		if (o.html) {
 			if (cli_out_open(&ho, o.html) < 0) {
 				cli_err("replay: --html: %s", ho.why);
@@ -1204,6 +1210,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		else if (o.json)
 			rp_report_json(stdout, &info, st);
 		else {
+			rp_cluster__report_head(rc, stdout);
 			rp_report_text(stdout, &info, st);
 			rp_cluster__report_text(rc, stdout);
 		}

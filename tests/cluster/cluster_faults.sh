@@ -3,12 +3,17 @@
 #  - one rank's target carries an ext4 signature (no --force): no rank issues any I/O (the
 #    recorder sees no write on any of the three devices) and one line names that rank;
 #  - one rank's target fails mid-run (its file is truncated: its reads come back short): the
-#    others stop within about a second, non-zero exit naming the rank, results written;
+#    others stop within about a second, non-zero exit naming the rank, results written; before
+#    that, every rank's threads are in the normal class (the start's real-time has ended);
 #  - kill -9 of one rank mid-run: the run ends within a few seconds, non-zero exit, the other
 #    ranks' result traces written and readable, rank 0's report of the survivors marked
 #    interrupted with the killed rank's row marked gone and a line naming it;
 #  - kill -9 of rank 0 mid-run: the survivors still report, each its own results marked
-#    interrupted, with a line naming rank 0, and write their result traces;
+#    interrupted (one whole report each on stdout, headed by its rank and host), with a line
+#    naming rank 0, and write their result traces;
+#  - rank 1 hangs mid-run (SIGSTOP: the launcher sees nothing wrong): rank 0 names it gone,
+#    reports, and is the rank that ends the job (MPI_Abort): rank 2, which sent its results,
+#    leaves that to rank 0 instead of aborting it mid-report;
 #  - SIGINT on mpirun: every rank stops, the merged report is marked interrupted, non-zero exit.
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/cluster/mpi.sh"
@@ -20,9 +25,10 @@ GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 D=$(t_tmpdir)
 now() { date +%s%N; }
 
-# bg_mpirun OUT ERR ARGS...: mpirun ARGS in the background (MP = its pid)
+# bg_mpirun OUT ERR ARGS...: mpirun ARGS in the background (MP = its pid, MP_ERR = ERR)
 bg_mpirun() {
 	local out=$1 err=$2
+	MP_ERR=$err
 	shift 2
 	"${MPIRUN[@]}" "$@" >"$out" 2>"$err" &
 	MP=$!
@@ -30,16 +36,46 @@ bg_mpirun() {
 }
 # wait_mp LIMIT_S: waits for mpirun at most LIMIT_S seconds (kill -9 after); sets RC, WAITED_MS
 wait_mp() {
-	local t0 i
+	local t0 i p
 	t0=$(now)
 	for ((i = 0; i < $1 * 20; i++)); do
 		kill -0 "$MP" 2>/dev/null || break
 		sleep 0.05
 	done
-	kill -0 "$MP" 2>/dev/null && { kill -9 "$MP"; fail "mpirun still running after $1 s"; }
+	if kill -0 "$MP" 2>/dev/null; then
+		# its ranks too, by pid: one may be stopped (3c) and would outlive mpirun
+		for p in $(pgrep -P "$MP"); do kill -9 "$p"; done
+		kill -9 "$MP"
+		fail "mpirun still running after $1 s: $(tail -20 "$MP_ERR")"
+	fi
 	RC=0
 	wait "$MP" || RC=$?
 	WAITED_MS=$((($(now) - t0) / 1000000))
+}
+# mid_run: returns half a second into the run: once every rank is inside its step (its
+# heartbeat thread, "bt-heartbeat", runs). A fixed sleep from the launch is not enough: under
+# ASan on 2 vCPUs the ranks' start-up alone can take longer.
+mid_run() {
+	local i p n
+	for ((i = 0; i < 1200; i++)); do
+		n=0
+		for p in $(pgrep -P "$MP"); do
+			grep -qsx bt-heartbeat /proc/"$p"/task/*/comm && n=$((n + 1))
+		done
+		[ $n = 3 ] && { sleep 0.5; return 0; }
+		sleep 0.05
+	done
+	fail "the ranks did not begin their step within 60 s"
+}
+# normal_class: no thread of any rank is real-time mid-run: the issuing thread's real-time for
+# the start (SCHED_FIFO until 200 us after the instant) has ended, and no thread made meanwhile
+# (io_uring's io-wq worker) inherited it (TS normal, B batch: the trace decoder)
+normal_class() {
+	local p rt
+	for p in $(pgrep -P "$MP"); do
+		rt=$(ps -L -o cls=,comm= -p "$p" | awk '$1 != "TS" && $1 != "B"')
+		[ -z "$rt" ] || fail "rank pid $p has real-time threads mid-run: $rt"
+	done
 }
 # rank_pid R: the pid of rank R, a child of mpirun
 rank_pid() {
@@ -79,7 +115,8 @@ run=(-n 3 "$BIOTAPE" replay "$D/long.btape" --target "$D/f%r" --no-progress -o "
 
 # 2. rank 1's target fails mid-run
 bg_mpirun "$D/fail.out" "$D/fail.err" "${run[@]}"
-sleep 1.5
+mid_run
+normal_class
 truncate -s 0 "$D/f1"
 wait_mp 30
 [ $RC != 0 ] || fail "a failed target ended with exit 0"
@@ -96,12 +133,12 @@ echo "target failure: all stopped $WAITED_MS ms after; $(grep 'rank 1 (' "$D/fai
 truncate -s 16M "$D/f1"
 rm -f "$D"/res-*
 
-# kill_mid_run NAME RANK: the run with out/err in $D/NAME.*, RANK killed (-9) 1.5 s in; it must
+# kill_mid_run NAME RANK: the run with out/err in $D/NAME.*, RANK killed (-9) mid-run; it must
 # end within 5 s, non-zero
 kill_mid_run() {
 	local pid
 	bg_mpirun "$D/$1.out" "$D/$1.err" "${run[@]}"
-	sleep 1.5
+	mid_run
 	pid=$(rank_pid "$2") || fail "no rank $2 under mpirun $MP"
 	kill -9 "$pid"
 	wait_mp 30
@@ -134,12 +171,48 @@ for r in 1 2; do
 	grep -q "^stopped: *early" "$D/res.info" || fail "rank $r's result is not marked interrupted"
 done
 [ "$(grep -c "(interrupted)" "$D/kill0.out")" = 2 ] || fail "want two reports marked interrupted: $(cat "$D/kill0.out")"
+# one whole report per survivor on mpirun's stdout, each headed by its rank and host
+python3 - "$D/kill0.out" <<'PY' || fail "not one whole report per survivor, each headed by its rank: $(cat "$D/kill0.out")"
+import re, sys
+blocks, cur = [], None
+for line in open(sys.argv[1]):
+    m = re.match(r"^== rank (\d+) \(host .*\) of 3: rank 0 \(host .*\) is gone", line)
+    if m:
+        cur = {"rank": m.group(1), "text": ""}
+        blocks.append(cur)
+    elif cur is not None:
+        cur["text"] += line
+    elif line.strip():
+        sys.exit(f"a line before any header: {line!r}")
+assert sorted(b["rank"] for b in blocks) == ["1", "2"], [b["rank"] for b in blocks]
+for b in blocks:
+    assert b["text"].count("measured ") == 1, b
+    assert re.search(rf"rank {b['rank']}'s \(host .*\) own results only", b["text"]), b
+PY
 echo "kill -9 of rank 0: ended $WAITED_MS ms after, exit $RC, ranks 1 and 2 reported their own"
+rm -f "$D"/res-*
+
+# 3c. rank 1 hangs: rank 0 reports it gone and ends the job itself (-v names who does)
+bg_mpirun "$D/hang.out" "$D/hang.err" -n 3 "$BIOTAPE" -v "${run[@]:3}"
+mid_run
+pid=$(rank_pid 1) || fail "no rank 1 under mpirun $MP"
+kill -STOP "$pid"
+wait_mp 30
+kill -9 "$pid" 2>/dev/null # (MPI_Abort's SIGCONT and SIGTERM have ended it)
+[ $RC != 0 ] || fail "a hung rank 1 ended with exit 0"
+[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after rank 1 hung"
+grep -q "^ *1 .* gone: no heartbeat" "$D/hang.out" || fail "no row marks rank 1 gone: $(cat "$D/hang.out" "$D/hang.err")"
+grep -q "^ *2 .* interrupted$" "$D/hang.out" || fail "rank 2's results are not in the merge: $(cat "$D/hang.out")"
+grep '^biotape: replay: rank [0-9]* (host .*) ends the job' "$D/hang.err" >"$D/hang.enders"
+grep -q "rank 0 " "$D/hang.enders" || fail "rank 0 did not end the job: $(cat "$D/hang.err")"
+grep -v -q "rank 0 " "$D/hang.enders" && fail "another rank ended the job: $(cat "$D/hang.enders")"
+"$BIOTAPE" info "$D/res-2.btape" >"$D/res.info" || fail "rank 2's result trace unreadable"
+echo "rank 1 hung: ended $WAITED_MS ms after, exit $RC, rank 0 reported it gone and ended the job"
 rm -f "$D"/res-*
 
 # 4. SIGINT on mpirun
 bg_mpirun "$D/int.out" "$D/int.err" "${run[@]}"
-sleep 1.5
+mid_run
 kill -INT "$MP"
 wait_mp 30
 [ $RC != 0 ] || fail "an interrupted run ended with exit 0"

@@ -81,8 +81,11 @@ for r in range(3):
 spread = max(first) - min(first)
 skew = cl["start_skew_ns"]
 print(f"first issues on the devices spread {spread / 1e3:.1f} us; reported start skew {skew / 1e3:.1f} us")
-# the recorder stamps the block layer's issue, a little after io_uring's submit: 300 us slack
-assert spread <= skew + 300000, "the devices did not start together within the reported skew"
+# the recorder stamps the block layer's issue, after io_uring's submit: a loop device has no
+# nowait, so the ring's io-wq worker (a normal-class thread) issues each bio, and its wake-up
+# on a busy host took up to 670 us while the ranks, real-time at the start, issued within 1 us
+# of each other: 1 ms slack (far below the 3 and 7 ms shifts the offsets must undo)
+assert spread <= skew + 1000000, "the devices did not start together within the reported skew"
 # each rank's reported first issue (on rank 0's clock, so corrected by its estimated offset)
 # against the recorder's host-wide clock, relative to rank 0
 for r in (1, 2):
