@@ -58,10 +58,12 @@ static const char analyze_usage[] =
 	"                     hosts get per-host rows and their devices are named HOST:DEVICE.\n"
 	"                     A file that ended early (no footer, or stopped early) is named\n"
 	"                     with its host and rank.\n"
-	"Under mpirun on several ranks analyze refuses: it is not split across ranks yet.\n"
+	"Under mpirun -n N, each rank analyses a time slice and rank 0 prints the report one\n"
+	"process would print (or analyses alone where that would differ, and says why).\n"
 	"\n"
 	"examples:\n"
 	"  mpirun -n 3 biotape record -o trace-%h.btape --duration 60 ; biotape analyze trace-*.btape\n"
+	"  mpirun -n 2 biotape analyze big.btape --json > report.json\n"
 	"  biotape analyze db.btape --from 30s --to 90s --device nvme0n1 --html report.html\n";
 
 static const char profile_usage[] =
