@@ -147,6 +147,7 @@ int split_pack(struct stats *s, const struct an_slice *sl, uint64_t events_read,
 	put_u64(&b, sl->undeclared);
 	put_u64(&b, events_read);
 	put_u64(&b, events_selected);
+	put(&b, &h, sizeof(h));
 	/* entry state */
 	put_u64(&b, e->has_prev);
 	put_u64(&b, e->last_issue_ns);
@@ -160,8 +161,7 @@ int split_pack(struct stats *s, const struct an_slice *sl, uint64_t events_read,
 		put_u64(&b, x->ninflight);
 		put(&b, x->inflight, x->ninflight * sizeof(*x->inflight));
 	}
-	/* the analysis: the struct, then what its pointers point to */
-	put(&b, &h, sizeof(h));
+	/* what the struct's pointers point to */
 	for (uint32_t i = 0; i < s->ndevs; i++) {
 		const struct devstat *d = &s->devs[i];
 		uint32_t n = d->inflight.v ? d->inflight.n - d->inflight.head : 0;
@@ -449,8 +449,6 @@ int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events
 	if (undeclared)
 		NOT_EXACT("a device missing from a file's table is named by order of appearance");
 	stats__settle(dst);
-	if ((err = entry_check(dst, &u, lo, why, whylen)))
-		goto cleanup;
 	if (!(sp = get(&u, sizeof(*s))))
 		BAD_PACK();
 	if (!(s = malloc(sizeof(*s))))
@@ -458,6 +456,8 @@ int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events
 	memcpy(s, sp, sizeof(*s));
 	if (!s->nadd)
 		goto cleanup; /* nothing in this slice */
+	if ((err = entry_check(dst, &u, lo, why, whylen)))
+		goto cleanup;
 	if (dst->nadd && s->origin_ns != dst->origin_ns)
 		NOT_EXACT("the slices disagree on the first issue");
 	if (s->ndevs > STATS_MAX_DEVICES || s->nhosts != dst->nhosts ||

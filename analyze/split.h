@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SPLIT_WARM_NS 2000000000ull /* warm-up re-read before a slice */
+#define SPLIT_WARM_NS 1000000000ull /* warm-up re-read before a slice */
 
 /* The state a slice starts from: what its warm-up left (stats__warm()). */
 struct split_dev_entry {
