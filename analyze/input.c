@@ -141,6 +141,7 @@ static int add_events(struct stats *s, struct an_slice *sl, const struct btape_e
 
 		if (err)
 			return err;
+		sl->entry.first_issue_ns = evs[0].issue_ns;
 	}
 	return stats__add_batch(s, evs, n);
 }

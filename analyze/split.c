@@ -48,10 +48,6 @@ int split_entry_capture(struct split_entry *e, const struct stats *s)
 		struct split_dev_entry *x = &e->devs[i];
 		uint32_t n = d->inflight.v ? d->inflight.n - d->inflight.head : 0;
 
-		for (int k = 0; k < DIR__COUNT; k++) {
-			x->has_last[k] = d->streams[k].has_last;
-			x->last_end[k] = d->streams[k].last_end;
-		}
 		if (!n)
 			continue;
 		if (!(x->inflight = malloc(n * sizeof(*x->inflight))))
@@ -152,12 +148,11 @@ int split_pack(struct stats *s, const struct an_slice *sl, uint64_t events_read,
 	put_u64(&b, e->has_prev);
 	put_u64(&b, e->last_issue_ns);
 	put_u64(&b, e->busy_until);
+	put_u64(&b, e->first_issue_ns);
 	put_u64(&b, e->ndevs);
 	for (uint32_t i = 0; i < e->ndevs; i++) {
 		const struct split_dev_entry *x = &e->devs[i];
 
-		put(&b, x->has_last, sizeof(x->has_last));
-		put(&b, x->last_end, sizeof(x->last_end));
 		put_u64(&b, x->ninflight);
 		put(&b, x->inflight, x->ninflight * sizeof(*x->inflight));
 	}
@@ -295,36 +290,39 @@ static int hist_unpack(struct upk *u, struct hist **dst)
 		goto cleanup;                                       \
 	} while (0)
 
-/* The slice's entry state against what the slices before it left in d. */
-static int entry_check(const struct stats *d, struct upk *u, uint64_t lo, char *why,
-		       size_t whylen)
+/*
+ * The slice's entry state against what the slices before it left in d. A slice whose
+ * warm-up saw no I/O gets here its first issue's inter-arrival and idle samples (one pass
+ * took them against d's last issue and busy_until).
+ */
+static int entry_check(struct stats *d, struct upk *u, uint64_t lo, char *why, size_t whylen)
 {
-	uint64_t has_prev, last, busy, ndevs;
+	uint64_t has_prev, last, busy, first, ndevs;
 	int err = 0;
 
 	if (!get_u64(u, &has_prev) || !get_u64(u, &last) || !get_u64(u, &busy) ||
-	    !get_u64(u, &ndevs) || ndevs > STATS_MAX_DEVICES)
+	    !get_u64(u, &first) || !get_u64(u, &ndevs) || ndevs > STATS_MAX_DEVICES)
 		BAD_PACK();
-	if (!has_prev != !d->nadd || (has_prev && (last != d->last_issue_ns)))
+	if (has_prev && (!d->nadd || last != d->last_issue_ns))
 		NOT_EXACT("the warm-up before a slice missed the last issue before it");
 	if (has_prev && busy != d->busy_until)
 		NOT_EXACT("an I/O outlived the warm-up before a slice (idle periods)");
+	if (!has_prev && d->nadd) {
+		if (d->busy_until > first)
+			NOT_EXACT("an I/O outlived the warm-up before a slice (idle periods)");
+		hist_add(d->interarrival, first > d->last_issue_ns ? first - d->last_issue_ns : 0);
+		if (first - d->busy_until >= d->o.idle_min_ns && first > d->busy_until) {
+			hist_add(d->idle, first - d->busy_until);
+			d->idle_total_ns += first - d->busy_until;
+		}
+	}
 	for (uint32_t i = 0; i < ndevs || i < d->ndevs; i++) {
 		const struct devstat *dd = &d->devs[i];
-		const bool *hl = NULL;
-		const uint64_t *le = NULL, *v = NULL;
+		const uint64_t *v = NULL;
 		uint64_t n = 0;
 
-		if (i < ndevs && (!(hl = get(u, DIR__COUNT * sizeof(*hl))) ||
-				  !(le = get(u, DIR__COUNT * sizeof(*le))) || !get_u64(u, &n) ||
-				  !(v = get(u, n * sizeof(*v)))))
+		if (i < ndevs && (!get_u64(u, &n) || !(v = get(u, n * sizeof(*v)))))
 			BAD_PACK();
-		for (int k = 0; k < DIR__COUNT; k++) {
-			bool dh = dd->used && dd->streams[k].has_last, sh = hl && hl[k];
-
-			if (dh != sh || (dh && dd->streams[k].last_end != le[k]))
-				NOT_EXACT("the warm-up before a slice missed a stream's last I/O");
-		}
 		/* completions after lo, which the slice's first issue does not expire */
 		const struct btape_inflight *h = &dd->inflight;
 		uint64_t a = dd->used && h->v ? h->head : 0, an = dd->used && h->v ? h->n : 0;
@@ -382,17 +380,27 @@ static int dev_merge(struct stats *dst, uint32_t i, const struct devstat *sd, st
 	acc_merge(&d->acc, &sd->acc);
 	if ((err = hist_unpack(u, &d->acc.lat)))
 		goto cleanup;
-	for (int k = 0; k < DIR__COUNT; k++) {
+	for (int k = 0; k < DIR__COUNT; k++) { /* the slice's first I/O after d's last one */
 		struct stream *a = &d->streams[k];
 		const struct stream *b = &sd->streams[k];
 
 		a->near += b->near;
 		for (int j = 0; j < STATS_SEEK_BINS; j++)
 			a->seek[j] += b->seek[j];
-		if (b->has_last) {
-			a->has_last = true;
-			a->last_end = b->last_end;
+		if (!b->has_last)
+			continue;
+		if (a->has_last) {
+			struct stream link = {.first_off = b->first_off};
+
+			stats_stream_link(&link, a->last_end, dst->o.near_seq_bytes);
+			a->near += link.near;
+			for (int j = 0; j < STATS_SEEK_BINS; j++)
+				a->seek[j] += link.seek[j];
+		} else {
+			a->first_off = b->first_off;
 		}
+		a->has_last = true;
+		a->last_end = b->last_end;
 	}
 	d->min_off = d->min_off < sd->min_off ? d->min_off : sd->min_off;
 	d->max_end = max64(d->max_end, sd->max_end);

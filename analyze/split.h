@@ -8,7 +8,7 @@
  * issue of the trace) and re-reads up to SPLIT_WARM_NS before it without counting (its
  * warm-up: stats__warm()). What the warm-up left is the slice's entry state; the merge checks
  * it against the state the slices before it ended with, and where they differ (an I/O older
- * than the warm-up still mattered) or a table folded (processes, request sizes, working-set
+ * than the warm-up still in flight) or a table folded (processes, request sizes, working-set
  * edges), or the working set's sampling level is not the one one pass would reach, the merge
  * says the result would not be exact: the caller analyses serially instead.
  */
@@ -25,8 +25,6 @@
 
 /* The state a slice starts from: what its warm-up left (stats__warm()). */
 struct split_dev_entry {
-	bool has_last[DIR__COUNT];
-	uint64_t last_end[DIR__COUNT];
 	uint64_t *inflight; /* completions still pending, ascending */
 	uint32_t ninflight;
 };
@@ -35,6 +33,8 @@ struct split_entry {
 	bool captured;
 	bool has_prev; /* the warm-up saw an I/O */
 	uint64_t last_issue_ns, busy_until;
+	uint64_t first_issue_ns; /* the slice's first (set by the caller; without a warm-up, the
+				  * merge adds its inter-arrival and idle samples) */
 	uint32_t ndevs;
 	struct split_dev_entry *devs;
 };

@@ -580,6 +580,8 @@ static inline __attribute__((always_inline)) void stream_add(struct stream *st, 
 
 		st->near += ad <= near; /* n and seq come from the bins (stats__finish) */
 		st->seek[seek_bin(dist)]++;
+	} else {
+		st->first_off = off;
 	}
 	st->has_last = true;
 	st->last_end = end;
@@ -1289,8 +1291,6 @@ void stats__set_origin(struct stats *s, uint64_t origin_ns)
 int stats__warm(struct stats *s, const struct btape_event *ev)
 {
 	int err = 0;
-	unsigned int op = ev->op < BTAPE_OP__COUNT ? ev->op : BTAPE_OP_OTHER;
-	int dir = DIR_OF[op];
 	uint64_t issue = ev->issue_ns < s->origin_ns ? s->origin_ns : ev->issue_ns;
 	struct devstat *d = get_dev(s, ev->dev, &err);
 	bool has_c = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns;
@@ -1301,10 +1301,6 @@ int stats__warm(struct stats *s, const struct btape_event *ev)
 		s->busy_until = issue;
 		s->last_issue_ns = issue;
 		s->nadd = s->nwarm = 1;
-	}
-	if (dir >= 0 && ev->bytes) {
-		d->streams[dir].has_last = true;
-		d->streams[dir].last_end = ev->sector * SECTOR + ev->bytes;
 	}
 	if (!(ev->present & BTAPE_HAS_QD) && has_c) {
 		inflight_expire(&d->inflight, ev->issue_ns);
@@ -1345,6 +1341,15 @@ void stats_acc_close(struct acc *a)
 void stats_tl_coarsen(struct stats *s)
 {
 	tl_coarsen(s);
+}
+
+void stats_stream_link(struct stream *st, uint64_t prev_end, uint64_t near)
+{
+	int64_t dist = (int64_t)(st->first_off - prev_end);
+	uint64_t ad = dist < 0 ? -(uint64_t)dist : (uint64_t)dist;
+
+	st->near += ad <= near;
+	st->seek[seek_bin(dist)]++;
 }
 
 void stats_widen(struct devstat *d, unsigned int lba_shift, unsigned int heat_tshift,

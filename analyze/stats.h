@@ -81,6 +81,7 @@ struct opstat {
 struct stream {
 	uint64_t last_end; /* byte offset where the previous I/O ended */
 	bool has_last;
+	uint64_t first_off; /* where the first I/O started (a slice's is linked at the merge) */
 	uint64_t n, seq, near; /* n: I/Os with a predecessor in the stream; n, seq: after finish */
 	uint64_t seek[STATS_SEEK_BINS];
 };
@@ -245,8 +246,9 @@ int stats__finish(struct stats *s);
 /*
  * Parallel analysis (split.c, docs/ANALYSIS.md section 8). A slice other than the first sets
  * the shared origin, then feeds the events before it (its warm-up) to stats__warm(), which
- * sets only the state a later event reads (last issue, busy_until, each stream's last end,
- * the computed queue depth's completions) and counts nothing. stats__settle() adds pending
+ * sets only the state a later event reads (last issue, busy_until, the computed queue
+ * depth's completions) and counts nothing; a slice's streams start empty instead, and the
+ * merge links each stream's first I/O to the one before the slice. stats__settle() adds pending
  * sums before the state is packed or merged. The rest are the merge's helpers: a device set
  * up on first use, an accumulator's open window closed, the timeline's interval doubled,
  * auto-ranging bins widened to shifts, a process slot found or added (NULL when the table
@@ -258,6 +260,8 @@ void stats__settle(struct stats *s);
 struct devstat *stats_dev_use(struct stats *s, uint32_t idx, int *err);
 void stats_acc_close(struct acc *a);
 void stats_tl_coarsen(struct stats *s);
+/* The seek sample of a stream's first I/O after an I/O that ended at prev_end. */
+void stats_stream_link(struct stream *st, uint64_t prev_end, uint64_t near);
 void stats_widen(struct devstat *d, unsigned int lba_shift, unsigned int heat_tshift,
 		 unsigned int heat_lshift);
 struct procstat *stats_proc_slot(struct stats *s, uint32_t pid, bool *added);

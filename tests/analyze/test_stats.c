@@ -1425,9 +1425,13 @@ static void slice_run(struct stats **sp, struct an_slice *sl, const struct btape
 		if (e[i].issue_ns >= sl->warm_lo && e[i].issue_ns < sl->lo)
 			assert_int_equal(stats__warm(s, &e[i]), 0);
 	assert_int_equal(split_entry_capture(&sl->entry, s), 0);
-	for (size_t i = 0; i < n; i++)
-		if (e[i].issue_ns >= sl->lo && e[i].issue_ns < sl->hi)
-			assert_int_equal(stats__add_batch(s, &e[i], 1), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].issue_ns < sl->lo || e[i].issue_ns >= sl->hi)
+			continue;
+		if (!sl->entry.first_issue_ns)
+			sl->entry.first_issue_ns = e[i].issue_ns;
+		assert_int_equal(stats__add_batch(s, &e[i], 1), 0);
+	}
 	*sp = s;
 }
 
@@ -1505,8 +1509,12 @@ static void test_split_merge_exact(void **st)
 			stats__free(b);
 		}
 	}
-	/* an I/O of 3 s 1.5 s before the second slice: its warm-up (1 s) does not see it */
+	/* no I/O from 3 s to 5.5 s: the slice from 4 s has an empty warm-up (its first
+	 * inter-arrival and idle period, and every stream's first seek, come at the merge) */
 	gen_events(e, n, SC_MIXED, 3);
+	struct stats *b;
+	size_t m = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t = 5 * S + (e[i].issue_ns - 5 * S) * 10;
 
@@ -1514,11 +1522,28 @@ static void test_split_merge_exact(void **st)
 		e[i].insert_ns = t - (e[i].issue_ns - e[i].insert_ns);
 		e[i].issue_ns = t;
 	}
-	struct stats *b;
-	size_t m = 0;
-
 	while (e[m].issue_ns < e[0].issue_ns + 3 * S)
 		m++;
+	for (size_t i = m; i < n; i++) {
+		e[i].issue_ns += 2500 * MS;
+		e[i].complete_ns += 2500 * MS;
+		e[i].insert_ns += 2500 * MS;
+	}
+	{
+		struct stats *a = run(e, n, NULL);
+
+		assert_int_equal(split_run(&b, e, n, 3, &(struct stats_opts){0}, why, sizeof(why)), 0);
+		assert_true(a->idle->max >= 2 * S);
+		assert_same_stats_tables(a, b, false);
+		stats__free(a);
+		stats__free(b);
+	}
+	for (size_t i = m; i < n; i++) {
+		e[i].issue_ns -= 2500 * MS;
+		e[i].complete_ns -= 2500 * MS;
+		e[i].insert_ns -= 2500 * MS;
+	}
+	/* an I/O of 3 s 1.5 s before the second slice: its warm-up (1 s) does not see it */
 	e[m - 10000].complete_ns = e[m - 10000].issue_ns + 3 * S;
 	why[0] = 0;
 	assert_int_equal(split_run(&b, e, n, 3, &(struct stats_opts){0}, why, sizeof(why)), 1);
