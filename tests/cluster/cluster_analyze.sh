@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # analyze under mpirun: split across the ranks by time slices and merged at rank 0, it prints
 # the very report one process prints (text, JSON, HTML), byte for byte, on 2 and 3 ranks:
-# a multi-chunk trace of two devices and eight processes, and three files of one cluster
-# recording (per-host rows, clocks corrected). The split must really happen: no "not split"
+# a multi-chunk trace of two devices and eight processes, three files of one cluster
+# recording (per-host rows, clocks corrected), and a real recording (samples/). The split must really happen: no "not split"
 # line on stderr, and the other ranks print nothing. A filter (--from) is not split: one
 # line says so and the report is still the one-process one. profile and compare refuse on
 # several ranks (one line, exit 2, nothing on stdout); on one rank (mpirun -n 1) every
@@ -13,8 +13,8 @@ mpi_require
 GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 [ -x "$GEN" ] || fail "missing $GEN"
 D=$(t_tmpdir)
-# 6 s at 200k IOPS, 1024 events a chunk by default: ~1200 chunks, 2 devices, 8 processes
-"$GEN" -o "$D/a.btape" -n 1200000 -p mixed -x 1 || fail "gen a"
+# 3 s at 200k IOPS, 1024 events a chunk by default: ~600 chunks, 2 devices, 8 processes
+"$GEN" -o "$D/a.btape" -n 600000 -p mixed -x 1 || fail "gen a"
 "$GEN" -o "$D/b.btape" -n 5000 -p mixed -x 2 || fail "gen b"
 # one cluster recording, three hosts of 8 s each, clocks off by +3 ms and -7 ms
 S0=1000000000 S1=3000000000
@@ -44,6 +44,8 @@ for n in 2 3; do
 	same "cluster text" $n $H
 	same "cluster JSON" $n --json $H
 	same "two files JSON" $n --json "$D/a.btape" "$D/b.btape"
+	# a real recording: a device idle for longer than the warm-up, idle periods
+	same "pgbench checkpoint JSON" $n --json "$BIOTAPE_SRC/samples/pgbench-checkpoint.btape"
 done
 # HTML: written by rank 0 only, the same file
 "$BIOTAPE" analyze $H --html "$D/plain.html" || fail "plain html"
