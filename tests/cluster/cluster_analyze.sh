@@ -13,7 +13,7 @@ mpi_require
 GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 [ -x "$GEN" ] || fail "missing $GEN"
 D=$(t_tmpdir)
-# 3 s at 200k IOPS, 1024 events a chunk by default: ~600 chunks, 2 devices, 8 processes
+# 3 s at 200k IOPS in 12 chunks, 2 devices, 8 processes
 "$GEN" -o "$D/a.btape" -n 600000 -p mixed -x 1 || fail "gen a"
 "$GEN" -o "$D/b.btape" -n 5000 -p mixed -x 2 || fail "gen b"
 # one cluster recording, three hosts of 8 s each, clocks off by +3 ms and -7 ms
