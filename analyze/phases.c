@@ -13,10 +13,12 @@
 #include <string.h>
 
 /* Noise floors per feature: a change smaller than about these is never a phase. */
-static const double FEATURE_FLOOR[PHASES_FEATURES] = {0.15, 0.03, 0.15, 0.15};
-/* Penalty per split in units of the scaled noise: PENALTY_PER_DIM * d * ln(n) (BIC-like, more
- * conservative: bursts inside a phase must not split it). */
-#define PENALTY_PER_DIM 8.0
+static const double FEATURE_FLOOR[PHASES_FEATURES] = {0.15, 0.03, 0.15, 0.15, 0.03, 1.0};
+/* Penalty per split in units of the scaled noise: PENALTY_LOG_N * ln(n) (BIC-like, more
+ * conservative: bursts inside a phase must not split it). 32 = 8 per feature when there were
+ * four (rate, mix, two sizes); the two locality features did not raise it: at 48 the
+ * checkpoint of samples/pgbench-checkpoint.btape (1 s of 6,000 IOPS) was no longer a phase. */
+#define PENALTY_LOG_N 32.0
 
 struct seg {
 	size_t lo, hi;	 /* rows [lo, hi) */
@@ -151,12 +153,18 @@ int phases_detect(const struct stats *s, int nphases, struct phase_span *spans, 
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	/* the features; a window without reads (writes) keeps the previous mean size */
-	double last[PHASES_FEATURES] = {0, 0.5, 12, 12};
+	/*
+	 * the features; a window without reads (writes) keeps the previous mean size, one without
+	 * I/O in a stream its sequential share, one without seeks the previous seek length, and
+	 * windows before the first value take it (NAN until then). Not the offsets themselves: a
+	 * scan moves them in every window, and would be cut into pieces
+	 */
+	double last[PHASES_FEATURES] = {0, NAN, NAN, NAN, NAN, NAN};
 
 	for (size_t i = 0; i < n; i++) {
 		const struct tl_row *r = &s->tl[i];
 		uint64_t nr = r->n_dir[DIR_READ], nw = r->n_dir[DIR_WRITE];
+		uint64_t jumps = r->loc_n - r->loc_seq;
 
 		last[0] = log2(1 + (double)(nr + nw) * 1e9 / (double)iv);
 		if (nr + nw)
@@ -165,7 +173,19 @@ int phases_detect(const struct stats *s, int nphases, struct phase_span *spans, 
 			last[2] = log2((double)r->bytes_dir[DIR_READ] / (double)nr);
 		if (nw && r->bytes_dir[DIR_WRITE])
 			last[3] = log2((double)r->bytes_dir[DIR_WRITE] / (double)nw);
+		if (r->loc_n)
+			last[4] = (double)r->loc_seq / (double)r->loc_n;
+		if (jumps)
+			last[5] = (double)r->loc_log2 / (double)jumps;
 		memcpy(&x[i * d], last, sizeof(last));
+	}
+	for (size_t j = 1; j < d; j++) {
+		size_t k = 0;
+
+		while (k < n && isnan(x[k * d + j]))
+			k++;
+		for (size_t i = 0; i < k; i++)
+			x[i * d + j] = k < n ? x[k * d + j] : 0;
 	}
 	/* a median of three removes one-window outliers (a pause between two jobs) but keeps
 	 * steps: the phases are what lasts */
@@ -195,7 +215,7 @@ int phases_detect(const struct stats *s, int nphases, struct phase_span *spans, 
 	if (min_len < 2)
 		min_len = 2;
 	ns = phases_segment(x, n, d, min_len, nphases > 0 ? nphases : 0,
-			    PENALTY_PER_DIM * (double)d * log((double)n), starts,
+			    PENALTY_LOG_N * log((double)n), starts,
 			    max < PHASES_MAX ? max : PHASES_MAX);
 	if (ns < 0) {
 		err = ns;

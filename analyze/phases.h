@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Phases of a workload: change-point detection (binary segmentation with a penalty) over the
- * per-window series of an analysis' timeline: IOPS, read share and mean read and write size.
+ * per-window series of an analysis' timeline: IOPS, read share, mean read and write size, and
+ * locality (sequential share, how far the other I/Os seek), features that a sequential scan
+ * moving over the device does not change.
  * Method in docs/ANALYSIS.md ("Phases").
  */
 #ifndef BIOTAPE_ANALYZE_PHASES_H
@@ -13,7 +15,9 @@
 #include <stdint.h>
 
 #define PHASES_MAX 16	    /* phases in one profile */
-#define PHASES_FEATURES 4   /* log2 IOPS, read share, log2 mean read size, log2 mean write size */
+/* log2 IOPS, read share, log2 mean read size, log2 mean write size, sequential share, mean log2
+ * seek distance of the I/Os that do not continue their stream */
+#define PHASES_FEATURES 6
 #define PHASES_MIN_NS 1000000000ull /* a phase lasts at least 1 s (fio starts a job per phase) */
 
 /* A phase: [from_ns, to_ns) relative to the analysis origin (the first selected issue). */

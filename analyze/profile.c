@@ -5,6 +5,7 @@
  * measurement it came from.
  */
 #include "profile.h"
+#include "arrival.h"
 #include "cli.h"
 
 #include <errno.h>
@@ -198,116 +199,25 @@ int profile_write_global(FILE *fp, const struct report *r, bool per_process, int
 	return 0;
 }
 
-enum arrival { ARRIVAL_LINEAR, ARRIVAL_POISSON, ARRIVAL_ONOFF };
-
-/* The arrival process fitted to a phase's inter-arrival gaps. */
-struct arrival_fit {
-	enum arrival kind;
-	bool poisson;	      /* the on-period gaps pass as exponential */
-	double ks_exp;	      /* KS distance of the on-period gaps to an exponential */
-	uint64_t off_n;	      /* gaps counted as off periods (>= off_min_ns) */
-	double off_ns;	      /* their total length */
-	uint64_t off_min_ns;  /* the shortest gap that is an off period */
-};
-
 /*
- * Off periods: the gaps >= max(ARRIVAL_OFF_MIN_NS, ARRIVAL_OFF_MEANS x the mean gap) (Poisson
- * arrivals spend e^-10 x 11 = 0.05% of the time in such gaps) are split in two by Otsu's
- * method on their log lengths; the longer class is the off periods, so that jitter inside a
- * burst stays in the burst. With at least ARRIVAL_ONOFF_MIN_N off periods covering >=
- * ARRIVAL_ONOFF_SHARE of the phase, the phase is on/off. The other gaps are then compared (KS)
- * with an exponential of their own mean: within ARRIVAL_POISSON_KS they are Poisson (fio's
- * rate_process=poisson), else fio's linear rate, whose gaps at the block layer are not even
- * either (fio issues in small batches) but are what fio's linear rate makes of them.
+ * fio 3.33 starts the jobs after a stonewall about 0.2 s after the previous ones end: its job
+ * loop (backend.c, run_threads) sleeps 100 ms for new jobs to initialize and 100 ms a round
+ * (measured: 0.21 s at each stonewall of a recorded three-section fio job, and a profile's
+ * third phase 0.42 s late). The jobs of every phase but the last run that much shorter, so
+ * that the next phase starts on time instead of 0.2 s later per phase.
  */
-#define ARRIVAL_OFF_MIN_NS 1000000ull
-#define ARRIVAL_OFF_MEANS 10
-#define ARRIVAL_ONOFF_MIN_N 3
-#define ARRIVAL_ONOFF_SHARE 0.2
-#define ARRIVAL_POISSON_KS 0.25
+#define FIO_STONEWALL_LAG_NS 200000000ull
 
-static double bucket_mid(const struct hist *h, unsigned int i)
+static bool phase_shortened(const struct profile_phase *ph)
 {
-	double mid = (double)hist_bucket_lo(i) + ((double)hist_bucket_width(i) - 1) / 2;
-
-	if (mid < (double)h->min)
-		mid = (double)h->min;
-	if (mid > (double)h->max)
-		mid = (double)h->max;
-	return mid;
+	return ph->index < ph->count && ph->duration_ns >= 2 * FIO_STONEWALL_LAG_NS;
 }
 
-static void arrival_of(const struct hist *h, uint64_t duration_ns, struct arrival_fit *a)
+static uint64_t phase_runtime_ms(const struct profile_phase *ph)
 {
-	double mean = hist_mean(h), acc = 0;
-	unsigned int cut = HIST_BUCKETS, first;
+	uint64_t ns = ph->duration_ns - (phase_shortened(ph) ? FIO_STONEWALL_LAG_NS : 0);
 
-	memset(a, 0, sizeof(*a));
-	a->off_min_ns = (uint64_t)(mean * ARRIVAL_OFF_MEANS);
-	if (a->off_min_ns < ARRIVAL_OFF_MIN_NS)
-		a->off_min_ns = ARRIVAL_OFF_MIN_NS;
-	if (!hist_count(h))
-		return;
-	first = hist_index(a->off_min_ns);
-	/* Otsu's split of the log lengths of the long gaps: the longer class is the off periods */
-	double w_all = 0, lw_all = 0, w0 = 0, lw0 = 0, best = -1;
-
-	for (unsigned int i = first; i < HIST_BUCKETS; i++) {
-		w_all += (double)h->b[i];
-		lw_all += h->b[i] ? (double)h->b[i] * log2(bucket_mid(h, i)) : 0;
-	}
-	for (unsigned int i = first; i < HIST_BUCKETS && w_all > 0; i++) {
-		if (!h->b[i])
-			continue;
-		if (w0 > 0) { /* split before bucket i */
-			double w1 = w_all - w0, m0 = lw0 / w0, m1 = (lw_all - lw0) / w1;
-			double between = w0 * w1 * (m1 - m0) * (m1 - m0);
-
-			if (between > best) {
-				best = between;
-				cut = i;
-			}
-		} else {
-			cut = i; /* one class only: every long gap is off */
-		}
-		w0 += (double)h->b[i];
-		lw0 += (double)h->b[i] * log2(bucket_mid(h, i));
-	}
-	for (unsigned int i = cut; i < HIST_BUCKETS; i++) {
-		acc += (double)h->b[i] * bucket_mid(h, i);
-		a->off_n += h->b[i];
-	}
-	a->off_ns = acc;
-	if (cut < HIST_BUCKETS)
-		a->off_min_ns = hist_bucket_lo(cut);
-	if (a->off_n >= ARRIVAL_ONOFF_MIN_N && a->off_ns >= ARRIVAL_ONOFF_SHARE * (double)duration_ns)
-		a->kind = ARRIVAL_ONOFF;
-	else
-		cut = HIST_BUCKETS; /* not on/off: every gap is an on-period gap */
-
-	/* the on-period gaps against an exponential and an even spacing of their mean */
-	uint64_t n = 0, c = 0;
-	double sum = 0;
-
-	for (unsigned int i = 0; i < cut; i++) {
-		n += h->b[i];
-		sum += (double)h->b[i] * bucket_mid(h, i);
-	}
-	double m = n ? sum / (double)n : 0;
-
-	for (unsigned int i = 0; i < cut && m > 0; i++) {
-		if (!h->b[i])
-			continue;
-		double lo = (double)hist_bucket_lo(i), hi = lo + (double)hist_bucket_width(i);
-		double f0 = (double)c / (double)n, f1 = (double)(c + h->b[i]) / (double)n;
-		double e0 = 1 - exp(-lo / m), e1 = 1 - exp(-hi / m);
-
-		a->ks_exp = fmax(a->ks_exp, fmax(fabs(f0 - e0), fabs(f1 - e1)));
-		c += h->b[i];
-	}
-	a->poisson = n && a->ks_exp <= ARRIVAL_POISSON_KS;
-	if (a->kind != ARRIVAL_ONOFF && a->poisson)
-		a->kind = ARRIVAL_POISSON;
+	return ns >= 1000000 ? (ns + 500000) / 1000000 : 1;
 }
 
 /* Rates and arrival options of a phase's job. */
@@ -320,21 +230,24 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 	/* rates over the phase's active time (first to last issue): the window also holds the
 	 * pauses between the recorded jobs */
 	double dur = (double)(s->duration_ns ? s->duration_ns : ph->duration_ns) / 1e9, on = dur;
-	struct arrival_fit a;
-	char b1[32];
+	struct an_arrival a;
+	char b1[32], b2[32];
 
-	arrival_of(s->interarrival, (uint64_t)(dur * 1e9), &a);
+	an_arrival_fit(&a, s->interarrival, (uint64_t)(dur * 1e9));
 	fprintf(fp, "; arrivals: %s gaps between issues; ",
 		fmt_count(hist_count(s->interarrival), b1, sizeof(b1)));
 	fprintf(fp, "%" PRIu64 " gaps >= %s cover %.1f%% of the phase; ", a.off_n,
 		fmt_lat((double)a.off_min_ns, b1, sizeof(b1)), 100 * a.off_ns / (1e9 * dur));
+	if (a.long_n > a.off_n)
+		fprintf(fp, "%" PRIu64 " shorter gaps >= %s are stalls within bursts; ",
+			a.long_n - a.off_n, fmt_lat((double)a.long_min_ns, b2, sizeof(b2)));
 	if (s->complete_windows)
 		fprintf(fp, "peak-to-mean (1 s windows) %.2f\n", stats_burstiness(s, &s->all));
 	else
 		fprintf(fp, "peak-to-mean n/a (shorter than 1 s)\n");
 	fprintf(fp, "; %sgaps: KS distance %.3f to an exponential of their mean\n",
-		a.kind == ARRIVAL_ONOFF ? "in-burst " : "", a.ks_exp);
-	if (a.kind == ARRIVAL_ONOFF) {
+		a.kind == AN_ARRIVAL_ONOFF ? "in-burst " : "", a.ks_exp);
+	if (a.kind == AN_ARRIVAL_ONOFF) {
 		uint64_t bursts = a.off_n + 1, blocks = (nr + nw + bursts / 2) / bursts;
 
 		on = dur - a.off_ns / 1e9;
@@ -421,8 +334,7 @@ static int write_flush_job(FILE *fp, const struct stats *s, const char *name,
 		"iodepth 1: deeper, fio issues more than asked); runs beside [%s]\n",
 		s->ops[BTAPE_OP_FLUSH].n, dur > 0 ? (double)f->nsync / dur : 0, name);
 	if (ph)
-		fprintf(fp, "runtime=%" PRIu64 "ms\n",
-			ph->duration_ns >= 1000000 ? (ph->duration_ns + 500000) / 1000000 : 1);
+		fprintf(fp, "runtime=%" PRIu64 "ms\n", phase_runtime_ms(ph));
 	fprintf(fp, "rw=randwrite\nbssplit=4k/100,");
 	err = bssplit_dir(fp, s, DIR_WRITE, &min_bs);
 	if (err)
@@ -465,8 +377,10 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 			fmt_lat((double)(ph->start_ns + ph->duration_ns), b2, sizeof(b2)));
 		if (ph->stonewall)
 			fprintf(fp, "stonewall\n");
-		fprintf(fp, "runtime=%" PRIu64 "ms\n",
-			ph->duration_ns >= 1000000 ? (ph->duration_ns + 500000) / 1000000 : 1);
+		if (phase_shortened(ph))
+			fprintf(fp, "; runtime: the phase less 0.2 s, fio's delay in starting the "
+				    "next phase after a stonewall\n");
+		fprintf(fp, "runtime=%" PRIu64 "ms\n", phase_runtime_ms(ph));
 	}
 	if (!nr && !nw && ph) {
 		fprintf(fp, "; no reads or writes in this phase: one 4k read a second\n"

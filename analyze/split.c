@@ -390,14 +390,10 @@ static int dev_merge(struct stats *dst, uint32_t i, const struct devstat *sd, st
 		if (!b->has_last)
 			continue;
 		if (a->has_last) {
-			struct stream link = {.first_off = b->first_off};
-
-			stats_stream_link(&link, a->last_end, dst->o.near_seq_bytes);
-			a->near += link.near;
-			for (int j = 0; j < STATS_SEEK_BINS; j++)
-				a->seek[j] += link.seek[j];
+			stats_stream_link(dst, a, b, a->last_end);
 		} else {
 			a->first_off = b->first_off;
+			a->first_t = b->first_t;
 		}
 		a->has_last = true;
 		a->last_end = b->last_end;
@@ -434,6 +430,9 @@ static void tl_merge(struct tl_row *d, const struct tl_row *s, uint64_t n, unsig
 		r->lat_sum += s[i].lat_sum;
 		r->qd_n += s[i].qd_n;
 		r->qd_sum += s[i].qd_sum;
+		r->loc_n += s[i].loc_n;
+		r->loc_seq += s[i].loc_seq;
+		r->loc_log2 += s[i].loc_log2;
 	}
 }
 
@@ -477,16 +476,7 @@ int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events
 	    s->ws.edges_put + dst->ws.edges_put + 4 > STATS_WS_EDGES_MAX / 2)
 		NOT_EXACT("too many large I/Os for the working set's extent table");
 
-	/* devices */
-	for (uint32_t i = 0; i < s->ndevs; i++) {
-		const struct devstat *sd = get(&u, sizeof(*sd));
-
-		if (!sd)
-			BAD_PACK();
-		if ((err = dev_merge(dst, i, sd, &u, why, whylen)))
-			goto cleanup;
-	}
-	/* the timeline: both at the wider interval */
+	/* the timeline: both at the wider interval (the devices' stream links go into it) */
 	while (dst->tl_interval < s->tl_interval)
 		stats_tl_coarsen(dst);
 	unsigned int k = 0;
@@ -497,6 +487,15 @@ int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events
 		NOT_EXACT("the slices' timeline intervals differ");
 	if (s->tl_rows && ((s->tl_rows - 1) >> k) + 1 > dst->tl_rows)
 		dst->tl_rows = ((s->tl_rows - 1) >> k) + 1;
+	/* devices */
+	for (uint32_t i = 0; i < s->ndevs; i++) {
+		const struct devstat *sd = get(&u, sizeof(*sd));
+
+		if (!sd)
+			BAD_PACK();
+		if ((err = dev_merge(dst, i, sd, &u, why, whylen)))
+			goto cleanup;
+	}
 	/* hosts */
 	for (uint32_t i = 0; i < s->nhosts; i++) {
 		const struct hoststat *sh = get(&u, sizeof(*sh));

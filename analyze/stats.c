@@ -496,6 +496,9 @@ static void tl_coarsen(struct stats *s)
 		m.lat_sum = a->lat_sum + b->lat_sum;
 		m.qd_n = a->qd_n + b->qd_n;
 		m.qd_sum = a->qd_sum + b->qd_sum;
+		m.loc_n = a->loc_n + b->loc_n;
+		m.loc_seq = a->loc_seq + b->loc_seq;
+		m.loc_log2 = a->loc_log2 + b->loc_log2;
 		*d = m;
 	}
 	memset(s->tl + STATS_TL_MAX_ROWS / 2, 0, STATS_TL_MAX_ROWS / 2 * sizeof(*s->tl));
@@ -569,22 +572,41 @@ static inline unsigned int seek_bin(int64_t d)
 	return SEEK_BIN_ZERO + ((k ^ (unsigned int)sgn) - (unsigned int)sgn);
 }
 
-/* The I/O [off, end) in stream st: locality against the previous one (bytes), then the end. */
-static inline __attribute__((always_inline)) void stream_add(struct stream *st, uint64_t off,
-							      uint64_t end, uint64_t near)
+/*
+ * The I/O [off, end) in stream st: locality against the previous one (bytes), then the end.
+ * Returns the bit length of the seek distance (0: sequential), or -1 without a previous I/O.
+ */
+static inline __attribute__((always_inline)) int stream_add(struct stream *st, uint64_t off,
+							     uint64_t end, uint64_t near, uint64_t t)
 {
+	int k = -1;
+
 	if (st->has_last) {
 		int64_t dist = (int64_t)(off - st->last_end);
 		uint64_t sgn = (uint64_t)(dist >> 63);
 		uint64_t ad = ((uint64_t)dist ^ sgn) - sgn; /* |dist|, no branch */
+		unsigned int bin = seek_bin(dist);
 
 		st->near += ad <= near; /* n and seq come from the bins (stats__finish) */
-		st->seek[seek_bin(dist)]++;
+		st->seek[bin]++;
+		k = bin >= SEEK_BIN_ZERO ? (int)(bin - SEEK_BIN_ZERO) : (int)(SEEK_BIN_ZERO - bin);
 	} else {
 		st->first_off = off;
+		st->first_t = t;
 	}
 	st->has_last = true;
 	st->last_end = end;
+	return k;
+}
+
+/* A stream_add() result into a timeline row's locality sums. */
+static inline void tl_loc_add(struct tl_row *r, int k)
+{
+	if (k < 0)
+		return;
+	r->loc_n++;
+	r->loc_seq += k == 0;
+	r->loc_log2 += (uint64_t)k;
 }
 
 int64_t stats_seek_bin_lo(unsigned int bin)
@@ -674,11 +696,13 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	}
 
 	/* locality: streams are (device, direction); offsets in bytes */
+	int seek_k = -1;
+
 	if (dir >= 0 && ev->bytes) {
 		struct stream *st = &d->streams[dir];
 		uint64_t off = ev->sector * SECTOR;
 
-		stream_add(st, off, off + ev->bytes, s->o.near_seq_bytes);
+		seek_k = stream_add(st, off, off + ev->bytes, s->o.near_seq_bytes, t);
 		autorange_add(&d->lba, ev->sector, 1);
 		heat_add(d, t, ev->sector);
 		if (off < d->min_off)
@@ -755,6 +779,7 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	} else {
 		r->n_other++;
 	}
+	tl_loc_add(r, seek_k);
 	if (has_c) {
 		r->lat_n++;
 		s->tl_lat_pending += devtime;
@@ -1066,6 +1091,7 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 		ws_prefetch_put(&s->ws, hash[pf[i]]);
 
 	/* locality: streams are (device, direction); offsets in bytes */
+	struct tl_row loc = {0}; /* the block's locality sums, for timeline row tl_cur */
 	{
 		const uint64_t near = s->o.near_seq_bytes;
 
@@ -1084,7 +1110,7 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 				continue;
 			struct stream *st = &d->streams[dir];
 
-			stream_add(st, off, end, near);
+			tl_loc_add(&loc, stream_add(st, off, end, near, ev->issue_ns - origin));
 			autorange_add(&d->lba, ev->sector, 1);
 			heat_add(d, ev->issue_ns - origin, ev->sector);
 			d->min_off = off < d->min_off ? off : d->min_off;
@@ -1126,6 +1152,9 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 			r->bytes_dir[d] += blk_bytes_dir[d];
 		}
 		r->n_other += blk_n_other;
+		r->loc_n += loc.loc_n;
+		r->loc_seq += loc.loc_seq;
+		r->loc_log2 += loc.loc_log2;
 		r->lat_n += lat_n;
 		s->tl_lat_pending += lat_sum;
 		r->qd_n += qd_n;
@@ -1343,13 +1372,17 @@ void stats_tl_coarsen(struct stats *s)
 	tl_coarsen(s);
 }
 
-void stats_stream_link(struct stream *st, uint64_t prev_end, uint64_t near)
+void stats_stream_link(struct stats *s, struct stream *st, const struct stream *first,
+		       uint64_t prev_end)
 {
-	int64_t dist = (int64_t)(st->first_off - prev_end);
+	int64_t dist = (int64_t)(first->first_off - prev_end);
 	uint64_t ad = dist < 0 ? -(uint64_t)dist : (uint64_t)dist;
+	unsigned int bin = seek_bin(dist);
 
-	st->near += ad <= near;
-	st->seek[seek_bin(dist)]++;
+	st->near += ad <= s->o.near_seq_bytes;
+	st->seek[bin]++;
+	tl_loc_add(&s->tl[first->first_t / s->tl_interval],
+		   bin >= SEEK_BIN_ZERO ? (int)(bin - SEEK_BIN_ZERO) : (int)(SEEK_BIN_ZERO - bin));
 }
 
 void stats_widen(struct devstat *d, unsigned int lba_shift, unsigned int heat_tshift,

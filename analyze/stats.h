@@ -81,7 +81,9 @@ struct opstat {
 struct stream {
 	uint64_t last_end; /* byte offset where the previous I/O ended */
 	bool has_last;
-	uint64_t first_off; /* where the first I/O started (a slice's is linked at the merge) */
+	/* the first I/O: where it started, its issue from the origin (a slice's is linked to the
+	 * I/O before the slice at the merge) */
+	uint64_t first_off, first_t;
 	uint64_t n, seq, near; /* n: I/Os with a predecessor in the stream; n, seq: after finish */
 	uint64_t seek[STATS_SEEK_BINS];
 };
@@ -138,6 +140,10 @@ struct tl_row {
 	double lat_sum; /* device time, ns */
 	uint64_t qd_n;
 	double qd_sum;
+	/* locality (phase features): reads and writes with a predecessor in their stream, those
+	 * that continue it (seek 0), and the sum of the seek distances' log2 bins (bit lengths
+	 * of |distance| in bytes: 0 for a sequential I/O) */
+	uint64_t loc_n, loc_seq, loc_log2;
 };
 
 struct ws_slot {
@@ -260,8 +266,10 @@ void stats__settle(struct stats *s);
 struct devstat *stats_dev_use(struct stats *s, uint32_t idx, int *err);
 void stats_acc_close(struct acc *a);
 void stats_tl_coarsen(struct stats *s);
-/* The seek sample of a stream's first I/O after an I/O that ended at prev_end. */
-void stats_stream_link(struct stream *st, uint64_t prev_end, uint64_t near);
+/* Into stream st (and the timeline): the seek sample of the first I/O of stream `first`
+ * after an I/O that ended at prev_end. */
+void stats_stream_link(struct stats *s, struct stream *st, const struct stream *first,
+		       uint64_t prev_end);
 void stats_widen(struct devstat *d, unsigned int lba_shift, unsigned int heat_tshift,
 		 unsigned int heat_lshift);
 struct procstat *stats_proc_slot(struct stats *s, uint32_t pid, bool *added);

@@ -75,6 +75,17 @@ int cl_launched(void)
 	return 0;
 }
 
+int cl_launcher_var(const char *entry)
+{
+	static const char *const prefixes[] = { "OMPI_", "PMIX_", "PMI_", "HYDRA_", "HYDI_",
+						"MPI_LOCALNRANKS=", "MPI_LOCALRANKID=" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(entry, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
 static int fail(struct cl_comm *c, int err, const char *fmt, ...)
 {
 	va_list ap;

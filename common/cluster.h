@@ -40,6 +40,13 @@ int64_t cl_clock_shift_ns(void);
 
 /* True when an MPI launcher started this process (its variables are set). */
 int cl_launched(void);
+/*
+ * 1 when the environment entry ENTRY ("NAME=value") is one an MPI launcher sets for its ranks
+ * (Open MPI's OMPI_*, PMIx's PMIX_*, PMI-1/2's PMI_*, Hydra's HYDRA_* and HYDI_*,
+ * MPI_LOCALNRANKS / MPI_LOCALRANKID): what a program started by a rank must not inherit, or it
+ * takes itself for that rank.
+ */
+int cl_launcher_var(const char *entry);
 
 /* Opens the communicator: one rank without a launcher, MPI_COMM_WORLD with one. argc/argv
  * may be NULL. On failure *out is still set when it could be allocated, for

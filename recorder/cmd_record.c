@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* biotape record: capture every block request of this system with eBPF. */
 #include "cli.h"
+#include "cluster.h"
 #include "cmd_record.h"
 #include "btape.h"
 #include "rec_child.h"
@@ -623,6 +624,39 @@ struct rec_state {
 	char dev_buf[64][256]; /* -d likewise */
 };
 
+/*
+ * The output path, checked without opening it: a path that cannot take the trace should not
+ * cost a BPF load, and the open (which empties an existing trace) comes only after the
+ * programs are attached. Returns 0 or an exit code.
+ */
+static int check_output(const char *path)
+{
+	char why[BTAPE_ERRMSG_LEN], dir[PATH_MAX];
+	const char *slash;
+	int ret;
+
+	ret = btape_output_check(path, why, sizeof(why));
+	if (ret < 0) {
+		cli_err("record: cannot write the trace: %s", why);
+		return BTAPE_EXIT_FAIL;
+	}
+	if (ret == 1 || access(path, F_OK) == 0) { /* the null device, or an existing file */
+		if (ret == 1 || access(path, W_OK) == 0)
+			return 0;
+		cli_err("record: cannot write the trace: create %s: %s", path, strerror(errno));
+		return BTAPE_EXIT_FAIL;
+	}
+	slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (access(dir, W_OK | X_OK) == 0)
+		return 0;
+	cli_err("record: cannot write the trace: create %s: %s", path, strerror(errno));
+	return BTAPE_EXIT_FAIL;
+}
+
 /* What can be checked before anything is created; returns 0 or an exit code. */
 static int preflight(struct rec_state *s)
 {
@@ -649,6 +683,9 @@ static int preflight(struct rec_state *s)
 		cli_err("record: -p %u: no such process", o->pid);
 		return BTAPE_EXIT_USAGE;
 	}
+	ret = check_output(o->out);
+	if (ret)
+		return ret;
 	ret = fill_devices(o, &s->meta);
 	if (ret)
 		return ret;
@@ -698,11 +735,6 @@ static int setup_output(struct rec_state *s)
 		return err;
 	}
 
-	/*
-	 * Queue depth: derived from the recorded times as events are written, unless a task
-	 * filter leaves some of a device's requests out of the trace (rec_qd.h).
-	 */
-	s->user_qd = !s->o.pid && !s->o.comm && s->cgroup_fd < 0;
 	if (s->user_qd) {
 		err = rec_qd__new(&s->qd);
 		if (err) {
@@ -762,6 +794,11 @@ static int setup_bpf(struct rec_state *s)
 	}
 	bo.tag_queues = s->tag_queues;
 	bo.tag_depth = s->tag_depth;
+	/*
+	 * Queue depth: derived from the recorded times as events are written, unless a task
+	 * filter leaves some of a device's requests out of the trace (rec_qd.h).
+	 */
+	s->user_qd = !o->pid && !o->comm && s->cgroup_fd < 0;
 	bo.user_qd = s->user_qd;
 	bo.pid = o->pid;
 	bo.comm = o->comm;
@@ -780,15 +817,14 @@ static int setup_bpf(struct rec_state *s)
 }
 
 /*
- * Everything up to the first poll: the output, the programs, the signal handlers, the
- * command. Returns 0 or an exit code; on failure the output stays open in s->w for
- * cmd_record() to discard (a failed start leaves no trace that looks valid).
+ * The programs, loaded and attached before the output is opened: opening empties an existing
+ * trace, so it waits until every rank holds its programs (a failed load must not cost an
+ * older recording). Events wait in the ring buffers until the first poll. Returns 0 or an
+ * exit code.
  */
-static int setup(struct rec_state *s)
+static int setup_programs(struct rec_state *s)
 {
 	const struct btape_meta *meta = &s->meta;
-	struct sigaction sa = { 0 };
-	int err;
 
 	s->kdevs = calloc(meta->ndevices, sizeof(*s->kdevs));
 	s->tag_queues = calloc(meta->ndevices, sizeof(*s->tag_queues));
@@ -800,13 +836,20 @@ static int setup(struct rec_state *s)
 	for (uint32_t i = 0; i < meta->ndevices; i++)
 		s->kdevs[i] = rec_kdev(meta->devices[i].dev_t_major, meta->devices[i].dev_t_minor);
 
-	/* The output first: an unwritable path should not cost a BPF load. */
-	err = setup_output(s);
-	if (!err)
-		err = setup_bpf(s);
-	if (err)
-		return BTAPE_EXIT_FAIL;
+	return setup_bpf(s) ? BTAPE_EXIT_FAIL : 0;
+}
 
+/*
+ * The output (preflight checked its path) and the signal handlers. Returns 0 or an exit
+ * code; on failure the output stays open in s->w for cmd_record() to discard (a failed start
+ * leaves no trace that looks valid).
+ */
+static int setup(struct rec_state *s)
+{
+	struct sigaction sa = { 0 };
+
+	if (setup_output(s))
+		return BTAPE_EXIT_FAIL;
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -821,11 +864,40 @@ static int setup(struct rec_state *s)
 /* The command, once recording has started (in a cluster: at the common instant). */
 static int start_command(struct rec_state *s)
 {
+	struct rec_child_opts co = { 0 };
+	extern char **environ;
+	char rank[32], size[32];
+	char **env = NULL;
+	size_t n = 0;
 	int err;
 
 	if (!s->o.cmd)
 		return 0;
-	err = rec_child__start(&s->child, s->o.cmd, NULL);
+	/*
+	 * Under an MPI launcher COMMAND runs outside the job: with the launcher's variables, a
+	 * biotape or MPI program it starts would take itself for this rank and fail in its
+	 * MPI_Init. It learns its rank from BIOTAPE_RANK and BIOTAPE_RANKS (docs/CLUSTER.md).
+	 */
+	if (cl_launched()) {
+		for (char **e = environ; *e; e++)
+			n++;
+		env = calloc(n + 3, sizeof(*env));
+		if (!env) {
+			cli_err("record: out of memory");
+			return BTAPE_EXIT_FAIL;
+		}
+		n = 0;
+		for (char **e = environ; *e; e++)
+			if (!cl_launcher_var(*e) && strncmp(*e, "BIOTAPE_RANK", 12))
+				env[n++] = *e;
+		snprintf(rank, sizeof(rank), "BIOTAPE_RANK=%d", rec_cluster__rank(s->rc));
+		snprintf(size, sizeof(size), "BIOTAPE_RANKS=%d", rec_cluster__size(s->rc));
+		env[n++] = rank;
+		env[n++] = size;
+		co.envp = env;
+	}
+	err = rec_child__start(&s->child, s->o.cmd, &co);
+	free(env); /* the supervisor holds its own copy since the fork */
 	if (err) {
 		cli_err("record: starting the command: %s", strerror(-err));
 		return BTAPE_EXIT_FAIL;
@@ -1091,6 +1163,8 @@ int cmd_record(int argc, char **argv)
 	ret = rec_cluster__agree(s.rc, ret);
 	if (!ret)
 		ret = rec_cluster__clock_start(s.rc, &s.meta.cluster, &s.shift);
+	if (!ret)
+		ret = rec_cluster__agree(s.rc, setup_programs(&s));
 	if (!ret)
 		ret = rec_cluster__agree(s.rc, setup(&s));
 	if (!ret)

@@ -255,7 +255,10 @@ __attribute__((noreturn)) static void reaper_main(int sock, char *const *cmd,
 				signal(ignored[i], SIG_DFL);
 		}
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		execvp(cmd[0], cmd);
+		if (o->envp)
+			execvpe(cmd[0], cmd, o->envp);
+		else
+			execvp(cmd[0], cmd);
 		dprintf(STDERR_FILENO, "biotape: record: cannot run '%s': %s\n", cmd[0],
 			strerror(errno));
 		_exit(127);
@@ -321,7 +324,7 @@ __attribute__((noreturn)) static void reaper_main(int sock, char *const *cmd,
 
 int rec_child__start(struct rec_child **cp, char *const *cmd, const struct rec_child_opts *opts)
 {
-	struct rec_child_opts o = {STOP_GRACE_MS, ORPHAN_GRACE_MS};
+	struct rec_child_opts o = {STOP_GRACE_MS, ORPHAN_GRACE_MS, NULL};
 	struct rec_child *c;
 	int sv[2], err;
 
@@ -330,6 +333,8 @@ int rec_child__start(struct rec_child **cp, char *const *cmd, const struct rec_c
 		o.stop_grace_ms = opts->stop_grace_ms;
 	if (opts && opts->orphan_grace_ms)
 		o.orphan_grace_ms = opts->orphan_grace_ms;
+	if (opts)
+		o.envp = opts->envp;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;

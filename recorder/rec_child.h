@@ -22,6 +22,7 @@
 struct rec_child_opts {
 	uint32_t stop_grace_ms;	  /* __stop, or COMMAND's leftovers: SIGKILL after (0: 5000) */
 	uint32_t orphan_grace_ms; /* the recorder gone: SIGKILL after (0: 1000) */
+	char *const *envp;	  /* COMMAND's environment (NULL: the recorder's) */
 };
 
 struct rec_child;

@@ -74,6 +74,11 @@ int rec_cluster__size(const struct rec_cluster *rc)
 	return rc ? rc->size : 1;
 }
 
+int rec_cluster__rank(const struct rec_cluster *rc)
+{
+	return rc ? rc->rank : 0;
+}
+
 int rec_cluster__expand(const struct rec_cluster *rc, const char *pat, char *buf, size_t len)
 {
 	int n;

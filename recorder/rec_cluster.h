@@ -28,6 +28,8 @@ int rec_cluster__close(struct rec_cluster *rc, int ret);
 
 /* Ranks in the cluster (1 without one). */
 int rec_cluster__size(const struct rec_cluster *rc);
+/* This rank (0 without a launcher). */
+int rec_cluster__rank(const struct rec_cluster *rc);
 /* PAT with %h (host) and %r (rank) expanded into buf; without a cluster a copy. 0 or -errno. */
 int rec_cluster__expand(const struct rec_cluster *rc, const char *pat, char *buf, size_t len);
 

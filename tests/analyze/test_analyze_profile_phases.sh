@@ -8,13 +8,16 @@
 # <= 0.05, inter-arrival KS <= 0.15, peak-to-mean within 20%, working set within 10%.
 # The whole trace's gap KS is gated against fio's own floor, measured in the same run: the
 # reference job is run a second time and compared with its first run (fio against itself gave
-# 0.12-0.25 here, docs/ANALYSIS.md: within a burst fio issues a varying share of its I/Os back
-# to back, 5 us apart, even at real-time priority). The 0.15 target is printed, not gated (the
-# bursty phase keeps the whole trace at 0.05-0.26): gate <= 0.30, or fio's own KS + 0.15; the
-# flat job, which loses the phases, scores 0.50. The Poisson phase: <= 0.10, or fio's own
-# KS in that phase + 0.10 (under load fio's Poisson gaps stall too). Every phase's gap KS must stay <= 0.7 (one CI run once
-# saw 0.98 for the bursty phase): on a miss the phase jobs' arrival lines and the gap
-# quantiles of both recordings are printed, to tell a profile error from fio's timing.
+# 0.08-0.27 on a loaded machine, docs/ANALYSIS.md: within a burst fio issues a varying share of
+# its I/Os back to back after stalls, 3.6-5.5 us apart). The 0.15 target is printed, not gated
+# (the phased job: 0.04-0.32, median 0.13, in 12 attempts on a loaded machine): gate <= 0.30,
+# or fio's own KS + 0.15 (0.318 against fio's own 0.192 once: no tighter gate held); the flat
+# job, which loses the phases, scores 0.14-0.51. The tight gate is the bursty phase's job
+# against the reference's bursts (below). The Poisson phase: <= 0.10, or fio's own KS in that
+# phase + 0.10 (under load fio's Poisson gaps stall too). Every phase's gap KS must stay <= 0.7
+# (one CI run saw 0.98 for the bursty phase: a linear rate where bursts were, the arrival fit's
+# bug fixed since): on a miss the phase jobs' arrival lines and the gap quantiles of both
+# recordings are printed, to tell a profile error from fio's timing.
 . "$BIOTAPE_SRC/tests/lib.sh"
 require_root fio losetup python3
 D=$(t_tmpdir)
@@ -68,6 +71,19 @@ record "$REF_DEV" "$D/ref.btape" "$D/ref.fio" || fail "recording the reference: 
 "$BIOTAPE" profile --phases 1 "$D/ref.btape" >"$D/flat.fio" || fail "profile --phases 1"
 n=$(grep -c '^\[phase' "$D/phases.fio")
 [ "$n" = 3 ] || fail "profile --phases auto found $n phases in a three-section job, not 3"
+# The bursty phase's job states the reference's bursts: 800 I/Os, 120 ms pauses, 10k IOPS within
+# a burst (4 KiB: 40,960,000 B/s). Unlike the gap KS this does not depend on fio's timing in the
+# profile's run, only on the reference having run as written (16,000 reads in its bursty phase:
+# under heavy load fio falls behind, and then the figures are printed, not judged). Stalls within
+# the bursts must not count as pauses: that made 667 I/Os, 105 ms and 10,960 IOPS of it.
+awk '/^\[phase3\]/ { p = 1 } p && /^; reads / { gsub(/[(,]/, "", $7); n = $7 }
+	p && /^thinktime=/ { split($0, a, "="); tt = a[2] }
+	p && /^thinktime_blocks=/ { split($0, a, "="); tb = a[2] }
+	p && /^rate=/ { split($0, a, "[=,]"); r = a[2] }
+	END { printf "bursty phase job: %s reads, thinktime_blocks=%s thinktime=%s rate=%s (reference: 800, 120000, 40960000)\n", n, tb, tt, r
+	      if (n < 15840 || n > 16160) { print "  the reference fell behind its bursts: not judged"; exit 0 }
+	      exit (tb >= 760 && tb <= 840 && tt >= 114000 && tt <= 132000 && r >= 38912000 && r <= 43008000) ? 0 : 1 }' \
+	"$D/phases.fio" || fail "the bursty phase's job misses the reference's bursts (800 I/Os +-5%, 120 ms -5%/+10%, 40,960,000 B/s +-5%)"
 TARGET=$REF_DEV fio --parse-only "$D/phases.fio" >/dev/null 2>"$D/parse.err" || fail "fio rejects the job: $(head -3 "$D/parse.err")"
 # with --per-process: fio ran each section as its own process, so one job per phase
 "$BIOTAPE" profile --phases auto --per-process "$D/ref.btape" >"$D/pp.fio" || fail "profile --phases auto --per-process"
@@ -85,7 +101,7 @@ score() {
 import json, os, subprocess, sys
 POISSON_KS_GATE = 0.10  # the first phase, Poisson: 0.009-0.018 on a quiet machine, 0.03-0.33 loaded
 PHASE_KS_MAX = 0.7      # any phase: 0.03-0.49 measured; 0.98 once in CI (cause unknown)
-WHOLE_KS_GATE = 0.30    # the whole trace: 0.05-0.26 measured (target 0.15, not met reliably)
+WHOLE_KS_GATE = 0.30    # the whole trace: 0.04-0.32 measured loaded (target 0.15, not met reliably)
 D = os.path.dirname(sys.argv[1])
 
 def quantiles(path, lo, hi):
@@ -123,9 +139,9 @@ print("fidelity %-6s IOPS correlation %.3f over %d windows, size TVD max %.3f, m
 self_f = json.load(open(os.path.join(D, "cmp-self.json")))["fidelity"]
 self_ks = self_f["interarrival_ks"]
 self_ph = [p["interarrival_ks"] for p in self_f["phases"]]
-# The issue's target, 0.15, is not met reliably (0.05-0.26 measured, 0.164 and 0.167 in a quiet
-# CI run with fio against itself at 0.027: the bursty phase's 0.30): reported, not gated. The
-# gate catches a profile that loses the phases' arrivals (the flat job: 0.50).
+# The issue's target, 0.15, is not met reliably on a loaded machine (0.04-0.32, met in 7 of 12
+# attempts; fio against itself met it in 3 of 8): reported, not gated. The gate catches a
+# profile that loses the phases' arrivals (the flat job: up to 0.51).
 ks_gate = max(WHOLE_KS_GATE, self_ks + 0.15)
 print("  gap KS %.3f: target 0.15 %s; fio against itself %.3f; gate %.3f" % (
       ks, "met" if ks <= 0.15 else "missed", self_ks, ks_gate))

@@ -82,12 +82,74 @@ static void test_detect_two_phases(void **st)
 	free(ev);
 }
 
+/*
+ * Locality as a phase feature: 3 s of a sequential scan (1,000 4 KiB reads/s) then 3 s of random
+ * 4 KiB reads over 1 GiB at the same rate: the same IOPS, mix and sizes, two phases, split at
+ * 3 s (within a window). A scan alone, 6 s long, moving over 1.5 GiB with a jump to the next
+ * file every 256 reads (a backup), is one phase: its offsets change in every window, its
+ * locality does not.
+ */
+static void scan(struct btape_event *ev, size_t *n, uint64_t from, uint64_t to, uint64_t bs)
+{
+	uint64_t sector = 0;
+
+	for (uint64_t t = from; t < to; t += MS) {
+		if (*n % 256 == 255)
+			sector += 4096; /* the next file, 2 MiB on */
+		ev[*n] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ, .sector = sector,
+					      .bytes = (uint32_t)bs};
+		sector += bs / 512;
+		(*n)++;
+	}
+}
+
+static int phases_of(const struct btape_event *ev, size_t n, struct phase_span *sp)
+{
+	struct stats_opts o = {.interval_ns = 100 * MS};
+	struct stats *s;
+	int k;
+
+	assert_int_equal(stats__new(&s, &o), 0);
+	assert_int_equal(stats__add_batch(s, ev, n), 0);
+	assert_int_equal(stats__finish(s), 0);
+	k = phases_detect(s, 0, sp, PHASES_MAX);
+	stats__free(s);
+	return k;
+}
+
+static void test_detect_scan_then_random(void **st)
+{
+	struct btape_event *ev = calloc(6000, sizeof(*ev));
+	struct phase_span sp[PHASES_MAX];
+	uint64_t x = 88172645463325252ull;
+	size_t n = 0;
+
+	(void)st;
+	assert_non_null(ev);
+	scan(ev, &n, 0, 3 * S, 4096);
+	for (uint64_t t = 3 * S; t < 6 * S; t += MS) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		ev[n++] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ,
+					       .sector = (x % (262144 - 1)) * 8, .bytes = 4096};
+	}
+	assert_int_equal(phases_of(ev, n, sp), 2);
+	assert_true(sp[1].from_ns >= 3 * S - 100 * MS && sp[1].from_ns <= 3 * S + 100 * MS);
+	/* the scan alone, 6 s, 64 KiB reads: 1.5 GiB of offsets, one phase */
+	n = 0;
+	scan(ev, &n, 0, 6 * S, 65536);
+	assert_int_equal(phases_of(ev, n, sp), 1);
+	free(ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_segment_steps),
 		cmocka_unit_test(test_segment_flat),
 		cmocka_unit_test(test_detect_two_phases),
+		cmocka_unit_test(test_detect_scan_then_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

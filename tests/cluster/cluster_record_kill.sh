@@ -19,7 +19,7 @@ done
 # each rank writes 2000 4 KiB blocks to its device, then waits (the run lasts up to 60 s)
 timeout 120 "${MPIRUN[@]}" --mca odls_base_sigkill_timeout 20 -n 2 "$BIOTAPE" record \
 	-o "$D/rec-%r.btape" -d "$D/dev%r" --duration 60 -- sh -c \
-	"dd if=/dev/zero of=$D/dev\$OMPI_COMM_WORLD_RANK bs=4k count=2000 oflag=direct 2>/dev/null; sleep 60" \
+	"dd if=/dev/zero of=$D/dev\$BIOTAPE_RANK bs=4k count=2000 oflag=direct 2>/dev/null; sleep 60" \
 	>"$D/out" 2>"$D/err" &
 MP=$!
 victim=

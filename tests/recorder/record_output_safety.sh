@@ -1,8 +1,8 @@
 #!/bin/bash
 # record -o writes only regular files (docs/SAFETY.md): a block device (it once wrote the trace
 # over /dev/loopN), a device node, a FIFO are refused with one line and left as they were; the
-# null device is a sink. A recording that fails after its output was opened removes the file
-# only when this run created it (it once unlinked whatever was at the path, /dev/null too).
+# null device is a sink. A recording that fails while loading its programs leaves an existing
+# trace at the path as it was (it once emptied it), and creates nothing.
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
 rec_require mknod
@@ -39,8 +39,8 @@ mknod "$D/null" c 1 3
 	fail "record -o null device: $(cat "$D/err")"
 [ "$(stat -c '%F %t:%T' "$D/null")" = "character special file 1:3" ] || fail "null node changed"
 
-# A failure after the output is open (the ring buffer cannot be mapped under a small address
-# space limit): only a file this run created is removed.
+# A failure while loading the programs (the ring buffer cannot be mapped under a small address
+# space limit): nothing is created, and an existing trace at the path keeps its content.
 fails_late() { # fails_late PATH
 	local rc=0
 	(ulimit -v 800000; exec "$BIOTAPE" record -o "$1" -d "$LOOP" --ring-size-kb 1048576 \
@@ -55,7 +55,13 @@ if fails_late "$D/new.btape"; then
 	echo "an older trace" >"$D/old.btape"
 	fails_late "$D/old.btape" || fail "late failure: $(cat "$D/err")"
 	[ -f "$D/old.btape" ] || fail "a failed record removed a file it did not create"
-	[ ! -s "$D/old.btape" ] || fail "a failed record left a partial trace in $D/old.btape"
+	# the programs are loaded before the output is opened: an older trace is not emptied
+	[ "$(cat "$D/old.btape")" = "an older trace" ] ||
+		fail "a failed record damaged the older trace at $D/old.btape"
+	# unwritable paths are refused before a BPF load, in one line
+	rc=0; "$BIOTAPE" record -o "$D/nodir/x.btape" -d "$LOOP" --duration 1s 2>"$D/err" || rc=$?
+	[ $rc = 1 ] && [ "$(wc -l <"$D/err")" = 1 ] && grep -q "nodir/x.btape: No such file" "$D/err" ||
+		fail "record -o into a missing directory: exit $rc: $(cat "$D/err")"
 	fails_late "$D/null" || fail "late failure: $(cat "$D/err")"
 	[ "$(stat -c '%F %t:%T' "$D/null")" = "character special file 1:3" ] ||
 		fail "a failed record removed the null device"
