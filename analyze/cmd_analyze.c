@@ -782,7 +782,9 @@ int cmd_compare(int argc, char **argv)
 		struct report rb = {.s = sb, .info = &ib, .paths = pb, .npaths = nb, .label = "B"};
 		struct cmp_arg a = {.a = &ra, .b = &rb, .kind = c.kind};
 
+		an_load_replay_fidelity(&rb);
 		rc = write_out(c.kind == OUT_HTML ? c.html_path : NULL, fn_compare, &a, "compare");
+		free(rb.replay_fid);
 	}
 	stats__free(sa);
 	stats__free(sb);

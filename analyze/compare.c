@@ -3,6 +3,9 @@
 #include "render.h"
 #include "cli.h"
 #include "fidelity.h"
+#include "mpjson.h"
+
+#include "btape.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -273,7 +276,31 @@ int render_compare_text(FILE *fp, const struct report *ra, const struct report *
 	compare_hosts_text(fp, a, b);
 	if (ra->fid)
 		fidelity_text(fp, ra->fid);
+	if (rb->replay_fid) {
+		fprintf(fp, "\nReplay fidelity (stored in B by biotape replay: B against the trace it "
+			    "replayed)\n");
+		if (mpjson_text(fp, rb->replay_fid, rb->replay_fid_len, "  "))
+			fprintf(fp, "  (not readable)\n");
+	}
 	return 0;
+}
+
+void an_load_replay_fidelity(struct report *r)
+{
+	struct btape_reader *rd = NULL;
+	const void *v;
+	size_t len;
+	char msg[BTAPE_ERRMSG_LEN];
+
+	r->replay_fid = NULL;
+	if (r->npaths != 1 || btape_reader__open(&rd, r->paths[0], msg, sizeof(msg)))
+		return; /* the analysis read it already: a trace that cannot be opened has none */
+	if (btape_reader__footer_tag(rd, BTAPE_TAG_FIDELITY, &v, &len) == 1 &&
+	    (r->replay_fid = malloc(len))) {
+		memcpy(r->replay_fid, v, len);
+		r->replay_fid_len = len;
+	}
+	btape_reader__close(rd);
 }
 
 static double ratio(double a, double b)
@@ -446,6 +473,8 @@ int render_compare_json(FILE *fp, const struct report *ra, const struct report *
 	jw_end_obj(&j);
 	if (ra->fid)
 		fidelity_json(&j, ra->fid);
+	if (rb->replay_fid)
+		jw_msgpack(&j, "replay_fidelity", rb->replay_fid, rb->replay_fid_len);
 	jw_obj(&j, "a");
 	render_json_body(&j, ra);
 	jw_end_obj(&j);

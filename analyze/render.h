@@ -21,6 +21,10 @@ struct report {
 	bool interval_given; /* --interval: print every timeline row */
 	const char *label;   /* "A" / "B" in comparisons; NULL otherwise */
 	const struct fidelity *fid; /* compare: B's fidelity to A (analyze/fidelity.h), or NULL */
+	/* compare: the fidelity section `biotape replay -o` stored in this trace (its footer tag
+	 * BTAPE_TAG_FIDELITY, msgpack; an_load_replay_fidelity()), or NULL */
+	void *replay_fid;
+	size_t replay_fid_len;
 };
 
 /* Each returns 0 or -errno (write errors are reported by the caller's cli_out_commit). */
@@ -30,6 +34,8 @@ int render_html(FILE *fp, const struct report *r);
 int render_compare_text(FILE *fp, const struct report *a, const struct report *b);
 int render_compare_json(FILE *fp, const struct report *a, const struct report *b);
 int render_compare_html(FILE *fp, const struct report *a, const struct report *b);
+/* Loads r->replay_fid from r's trace when it is one file that has it (a replay result). */
+void an_load_replay_fidelity(struct report *r);
 
 /* Shared helpers (render_common.c). */
 extern const double REPORT_QUANTILES[5]; /* 0.5, 0.9, 0.99, 0.999, 1 */
@@ -70,6 +76,8 @@ void jw_dbl(struct jw *j, const char *key, double v); /* null when not finite */
 void jw_str(struct jw *j, const char *key, const char *v);
 void jw_bool(struct jw *j, const char *key, bool v);
 void jw_null(struct jw *j, const char *key);
+/* One msgpack value (LEN bytes at MP) as JSON (common/mpjson.h); null when malformed. */
+void jw_msgpack(struct jw *j, const char *key, const void *mp, size_t len);
 
 /* The members of the analyze JSON object (inside an open object), and a histogram's buckets. */
 int render_json_body(struct jw *j, const struct report *r);

@@ -2,6 +2,7 @@
 /* Helpers shared by the renderers. */
 #include "render.h"
 #include "cli.h"
+#include "mpjson.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -201,4 +202,11 @@ void jw_null(struct jw *j, const char *key)
 {
 	jw_key(j, key);
 	fputs("null", j->fp);
+}
+
+void jw_msgpack(struct jw *j, const char *key, const void *mp, size_t len)
+{
+	jw_key(j, key);
+	if (mpjson_write(j->fp, mp, len))
+		fputs("null", j->fp);
 }

@@ -3,6 +3,7 @@
 #include "btape.h"
 #include "cli.h"
 #include "commands.h"
+#include "mpjson.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -16,7 +17,8 @@ static void usage(FILE *fp)
 		    "Shows a trace's metadata, device table, counts and bytes per op, time span,\n"
 		    "size on disk and per event, lost events, and integrity: every frame's checksum\n"
 		    "is verified (skip with --no-verify) and a file without its footer (a recorder\n"
-		    "that was killed) is reported as recovered.\n\n"
+		    "that was killed) is reported as recovered; then the footer tags (a replay\n"
+		    "result's fidelity section; --json: footer_tags).\n\n"
 		    "  --json        machine-readable output\n"
 		    "  --no-verify   trust the footer; do not decode every frame\n\n"
 		    "examples:\n"
@@ -131,8 +133,24 @@ static void print_cluster_text(const struct btape_meta *m)
 		printf("drift:      %+.3f ppm against the reference\n", btape_cluster_drift_ppm(cl));
 }
 
-static void print_text(const char *path, const struct btape_meta *m, const struct btape_summary *s,
-		       int verify_err, const char *verify_msg)
+/* The footer tags (a replay's fidelity section): each under its key, its members a line. */
+static void print_footer_tags_text(struct btape_reader *r)
+{
+	const char *key;
+	const void *v;
+	size_t len;
+
+	for (uint32_t i = 0; btape_reader__footer_tag_at(r, i, &key, &v, &len) == 1; i++) {
+		if (!i)
+			printf("\nfooter tags:\n");
+		printf("  %s:\n", key);
+		if (mpjson_text(stdout, v, len, "    "))
+			printf("    (%zu bytes, not one msgpack value)\n", len);
+	}
+}
+
+static void print_text(struct btape_reader *r, const char *path, const struct btape_meta *m,
+		       const struct btape_summary *s, int verify_err, const char *verify_msg)
 {
 	char b1[64], b2[64], b3[64];
 	uint64_t span = s->events ? s->last_issue_ns - s->first_issue_ns : 0;
@@ -196,6 +214,7 @@ static void print_text(const char *path, const struct btape_meta *m, const struc
 		for (uint32_t i = 0; i < m->ntags; i++)
 			printf("  %s=%s\n", m->tags[i].key, m->tags[i].value);
 	}
+	print_footer_tags_text(r);
 }
 
 static void json_kv_str(const char *key, const char *v, bool comma)
@@ -221,8 +240,8 @@ static void print_cluster_json(const struct btape_cluster *cl)
 	printf("],\"drift_ppm\":%.6f},", btape_cluster_drift_ppm(cl));
 }
 
-static void print_json(const char *path, const struct btape_meta *m, const struct btape_summary *s,
-		       int verify_err, const char *verify_msg)
+static void print_json(struct btape_reader *r, const char *path, const struct btape_meta *m,
+		       const struct btape_summary *s, int verify_err, const char *verify_msg)
 {
 	bool first = true;
 
@@ -288,6 +307,21 @@ static void print_json(const char *path, const struct btape_meta *m, const struc
 		putchar(':');
 		cli_json_str(stdout, m->tags[i].value);
 	}
+	printf("},\"footer_tags\":{");
+	{
+		const char *key;
+		const void *v;
+		size_t len;
+
+		for (uint32_t i = 0; btape_reader__footer_tag_at(r, i, &key, &v, &len) == 1; i++) {
+			if (i)
+				putchar(',');
+			cli_json_str(stdout, key);
+			putchar(':');
+			if (mpjson_write(stdout, v, len))
+				fputs("null", stdout);
+		}
+	}
 	printf("}}\n");
 }
 
@@ -350,9 +384,9 @@ int cmd_info(int argc, char **argv)
 		verify_err = 1;
 	}
 	if (json)
-		print_json(path, btape_reader__meta(r), &sum, verify_err, verify_msg);
+		print_json(r, path, btape_reader__meta(r), &sum, verify_err, verify_msg);
 	else
-		print_text(path, btape_reader__meta(r), &sum, verify_err, verify_msg);
+		print_text(r, path, btape_reader__meta(r), &sum, verify_err, verify_msg);
 	if (verify_err < 0) {
 		cli_err("info: damaged trace: %s", verify_msg);
 		ret = BTAPE_EXIT_USAGE;

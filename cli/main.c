@@ -6,6 +6,8 @@
 #include "cmd_replay.h"
 #include "commands.h"
 
+#include "btape.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -46,7 +48,8 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "-vv") == 0) {
 			cli_verbose += 2;
 		} else if (strcmp(argv[i], "--version") == 0) {
-			printf("biotape %s (trace format 1.0)\n", BIOTAPE_VERSION);
+			printf("biotape %s (trace format %d.%d)\n", BIOTAPE_VERSION,
+			       BTAPE_FORMAT_VERSION_MAJOR, BTAPE_FORMAT_VERSION_MINOR);
 			return BTAPE_EXIT_OK;
 		} else if (cli_is_help(argv[i])) {
 			usage(stdout);

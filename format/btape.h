@@ -30,7 +30,8 @@ extern "C" {
 #endif
 
 #define BTAPE_FORMAT_VERSION_MAJOR 1 /* readers refuse a file with a newer major */
-#define BTAPE_FORMAT_VERSION_MINOR 0 /* minor bumps only add keys; readers ignore unknown keys */
+#define BTAPE_FORMAT_VERSION_MINOR 1 /* minor bumps only add keys; readers ignore unknown keys;
+				     * 1.1: the footer's tags map */
 
 #define BTAPE_ERRMSG_LEN 512 /* a caller's message buffer of this size holds any message whole */
 
@@ -139,6 +140,15 @@ const char *btape_flags_str(uint32_t flags, char *buf, size_t len);
 #define BTAPE_NAME_MAX 256
 #define BTAPE_DEVICES_MAX 65536 /* device table entries a file may hold (docs/BTAPE-FORMAT.md) */
 #define BTAPE_TAGS_MAX 4096     /* user tags a file may hold */
+/* Footer tags (btape_writer__set_footer_tag()): keys, encoded bytes and msgpack values of the
+ * whole map, and the nesting of a value (a scalar is depth 0) */
+#define BTAPE_FOOTER_TAGS_MAX 4096
+#define BTAPE_FOOTER_TAGS_MAX_BYTES (256u << 10)
+#define BTAPE_FOOTER_TAGS_MAX_ITEMS (1u << 15)
+#define BTAPE_FOOTER_TAG_MAX_DEPTH 14
+/* Footer tags biotape writes: "fidelity", a replay result's fidelity section (a map, the
+ * figures of `biotape replay --json`'s "fidelity"; docs/REPLAY.md) */
+#define BTAPE_TAG_FIDELITY "fidelity"
 
 struct btape_device {
 	uint32_t dev_t_major;     /* 0 when unknown (imported traces) */
@@ -345,6 +355,19 @@ void btape_writer__set_release_hook(struct btape_writer *w,
 void btape_writer__set_clock_stop(struct btape_writer *w, const struct btape_clock_sync *sync);
 /* Marks the trace as cut short by its producer (btape_summary.interrupted), before __close. */
 void btape_writer__set_interrupted(struct btape_writer *w);
+/*
+ * Footer tags (docs/BTAPE-FORMAT.md, "Footer tags"): figures known only at the end of a run
+ * (a replay's fidelity section), written in the footer at __close. KEY is 1..255 bytes; VALUE
+ * is one msgpack value of LEN bytes, of any type (a number, a string, a bin blob, an array or
+ * a map; nested at most BTAPE_FOOTER_TAG_MAX_DEPTH deep), copied. A key set again is replaced.
+ * All tags together stay within BTAPE_FOOTER_TAGS_MAX keys, BTAPE_FOOTER_TAGS_MAX_BYTES
+ * encoded and BTAPE_FOOTER_TAGS_MAX_ITEMS msgpack values, so that every 1.x reader accepts
+ * the footer. Returns 0; -EINVAL for a bad key or a VALUE that is not exactly one well-formed
+ * msgpack value, -E2BIG past the limits (the writer stays usable either way; __errmsg says
+ * why), or the writer's earlier failure.
+ */
+int btape_writer__set_footer_tag(struct btape_writer *w, const char *key, const void *value,
+				 size_t len);
 /* Loss accounting for the footer (adds to the running counts). */
 void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t inflight,
 			    uint64_t writer);
@@ -426,6 +449,16 @@ int btape_reader__skip_fields(struct btape_reader *r, uint32_t has_mask);
 int btape_reader__seek(struct btape_reader *r, uint64_t ns);
 /* Verifies every frame's checksum and decodability from the start; position unchanged. */
 int btape_reader__verify(struct btape_reader *r);
+/*
+ * The footer tag KEY (see btape_writer__set_footer_tag()): returns 1 and points *value at its
+ * msgpack encoding of *len bytes (valid until __close), or 0 when the file has no such tag (or
+ * no valid footer; a stream has its footer only after its last event), or -EINVAL.
+ */
+int btape_reader__footer_tag(const struct btape_reader *r, const char *key, const void **value,
+			     size_t *len);
+/* The footer tags in file order: tag I's key and value as above (1), 0 past the last. */
+int btape_reader__footer_tag_at(const struct btape_reader *r, uint32_t i, const char **key,
+				const void **value, size_t *len);
 /* Reason for the reader's last failure ("no error" if none). */
 const char *btape_reader__errmsg(const struct btape_reader *r);
 

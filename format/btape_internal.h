@@ -143,13 +143,29 @@ int btape_index_add(struct btape_index *ix, uint64_t off, uint64_t tmin, uint64_
 		    uint64_t events);
 void btape_index_free(struct btape_index *ix);
 
+/*
+ * Footer tags (the footer's "tags" map, format/ftags.h): one buffer holding, per tag, its key,
+ * a NUL and its msgpack value; tag[] gives their offsets. body_bytes and body_items are what
+ * the keys and values take encoded (the map's header aside).
+ */
+struct btape_ftag {
+	uint32_t key, val, len; /* offsets in buf of the key and the value; the value's bytes */
+};
+struct btape_ftags {
+	struct bbuf buf;
+	struct btape_ftag *tag;
+	uint32_t n, cap;
+	uint64_t body_bytes, body_items;
+};
+
 /* Copies a summary out to a caller's (its sz kept, only the fields sz holds): 0, -EINVAL. */
 int btape_summary_copy_out(struct btape_summary *dst, const struct btape_summary *src);
 int btape_footer_pack(struct bbuf *out, const struct btape_summary *s,
-		      const struct btape_index *ix);
+		      const struct btape_index *ix, const struct btape_ftags *ft);
 /* max_chunks: the most index entries the file has room for (more is damage). */
-int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const void *data,
-			size_t len, uint64_t max_chunks, char *err, size_t errlen);
+int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, struct btape_ftags *ft,
+			const void *data, size_t len, uint64_t max_chunks, char *err,
+			size_t errlen);
 
 /* Event chunk encoding, format/chunk_enc.c. */
 struct chunk_enc; /* scratch state of the writer */

@@ -9,6 +9,7 @@
 
 #include "btape_internal.h"
 #include "mp_internal.h"
+#include "ftags.h"
 
 int btape_mp_write(void *data, const char *buf, size_t len)
 {
@@ -665,12 +666,14 @@ int btape_summary_copy_out(struct btape_summary *dst, const struct btape_summary
 	return 0;
 }
 
-int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const struct btape_index *ix)
+int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const struct btape_index *ix,
+		      const struct btape_ftags *ft)
 {
 	msgpack_packer pk;
+	bool tags = ft && ft->n;
 
 	msgpack_packer_init(&pk, out, btape_mp_write);
-	msgpack_pack_map(&pk, 11 + s->has_clock_stop + s->interrupted);
+	msgpack_pack_map(&pk, 11 + s->has_clock_stop + s->interrupted + tags);
 	pack_ku(&pk, "events", s->events);
 	pack_ku(&pk, "first_issue_ns", s->first_issue_ns);
 	pack_ku(&pk, "last_issue_ns", s->last_issue_ns);
@@ -705,6 +708,8 @@ int btape_footer_pack(struct bbuf *out, const struct btape_summary *s, const str
 		btape_mp_key(&pk, "interrupted");
 		msgpack_pack_true(&pk);
 	}
+	if (tags)
+		btape_ftags_pack(&pk, ft);
 	return out->p ? 0 : -ENOMEM;
 }
 
@@ -785,8 +790,9 @@ static int unpack_index(struct btape_index *ix, struct btape_mp *c, uint64_t max
 	return 0;
 }
 
-int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const void *data,
-			size_t len, uint64_t max_chunks, char *errbuf, size_t errlen)
+int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, struct btape_ftags *ft,
+			const void *data, size_t len, uint64_t max_chunks, char *errbuf,
+			size_t errlen)
 {
 	struct btape_mp c;
 	const char *what = "bad footer map";
@@ -796,6 +802,7 @@ int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const v
 
 	memset(s, 0, sizeof(*s));
 	memset(ix, 0, sizeof(*ix));
+	btape_ftags_free(ft);
 	if (max_chunks > UINT32_MAX)
 		max_chunks = UINT32_MAX;
 	btape_mp_init(&c, data, len, BTAPE_FOOTER_MAX_ITEMS(max_chunks));
@@ -863,6 +870,8 @@ int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, const v
 			}
 			err = unpack_index(ix, &c, max_chunks, &what);
 			have_index = true;
+		} else if (btape_mp_is(k, kn, "tags")) {
+			err = btape_ftags_unpack(ft, &c, &what);
 		} else {
 			err = btape_mp_skip(&c, 1);
 		}
@@ -881,6 +890,7 @@ cleanup:
 			what = "too many msgpack items";
 		snprintf(errbuf, errlen, "footer: %s", what);
 		btape_index_free(ix);
+		btape_ftags_free(ft);
 	}
 	return err;
 }

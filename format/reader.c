@@ -17,6 +17,7 @@
 #include <zstd.h>
 
 #include "btape_internal.h"
+#include "ftags.h"
 
 #define READER_COMM_MAX_BYTES (64u << 20)
 #define SLICE_EVENTS 256
@@ -41,6 +42,7 @@ struct btape_reader {
 	bool has_footer;
 	struct btape_summary fsum;
 	struct btape_index ix;
+	struct btape_ftags ftags; /* the footer's tags */
 	char footer_problem[512];
 
 	/* streaming state */
@@ -292,7 +294,7 @@ static void load_footer(struct btape_reader *r)
 	    (type != BTAPE_FRAME_FOOTER || next != r->file_size - BTAPE_TRAILER_SIZE))
 		ret = rfail(r, -EBADMSG, "footer at offset %" PRIu64 ": not a footer frame", foff);
 	if (ret == FR_OK) {
-		ret = btape_footer_unpack(&r->fsum, &r->ix, fb.raw.p, fb.raw.len,
+		ret = btape_footer_unpack(&r->fsum, &r->ix, &r->ftags, fb.raw.p, fb.raw.len,
 					  max_chunks(r, foff), why, sizeof(why));
 		if (ret)
 			rfail(r, ret, "footer at offset %" PRIu64 ": %s", foff, why);
@@ -322,6 +324,7 @@ static void load_footer(struct btape_reader *r)
 		snprintf(r->footer_problem, sizeof(r->footer_problem), "%s", why_footer);
 		r->errmsg[0] = '\0';
 		btape_index_free(&r->ix);
+		btape_ftags_free(&r->ftags);
 		memset(&r->fsum, 0, sizeof(r->fsum));
 	} else {
 		no = r->ix.n + 1;
@@ -470,6 +473,7 @@ BTAPE_API void btape_reader__close(struct btape_reader *r)
 	free(r->name);
 	btape_meta_free(&r->meta);
 	btape_index_free(&r->ix);
+	btape_ftags_free(&r->ftags);
 	fbuf_free(&r->fb);
 	btape_chunk_dec_free(&r->dec);
 	btape_intern_free(r->it);
@@ -479,6 +483,36 @@ BTAPE_API void btape_reader__close(struct btape_reader *r)
 BTAPE_API const struct btape_meta *btape_reader__meta(const struct btape_reader *r)
 {
 	return r ? &r->meta : NULL;
+}
+
+BTAPE_API int btape_reader__footer_tag_at(const struct btape_reader *r, uint32_t i,
+					  const char **key, const void **value, size_t *len)
+{
+	const struct btape_ftag *g;
+
+	if (!r || !key || !value || !len)
+		return -EINVAL;
+	if (!r->has_footer || i >= r->ftags.n)
+		return 0;
+	g = &r->ftags.tag[i];
+	*key = (const char *)r->ftags.buf.p + g->key;
+	*value = r->ftags.buf.p + g->val;
+	*len = g->len;
+	return 1;
+}
+
+BTAPE_API int btape_reader__footer_tag(const struct btape_reader *r, const char *key,
+				       const void **value, size_t *len)
+{
+	const char *k;
+	int i;
+
+	if (!r || !key || !value || !len)
+		return -EINVAL;
+	if (!r->has_footer)
+		return 0;
+	i = btape_ftags_find(&r->ftags, key, strlen(key));
+	return i < 0 ? 0 : btape_reader__footer_tag_at(r, (uint32_t)i, &k, value, len);
 }
 
 BTAPE_API const char *btape_reader__errmsg(const struct btape_reader *r)
@@ -563,8 +597,9 @@ static int load_chunk(struct btape_reader *r)
 			r->saw_footer = true;
 			r->at_end = true;
 			if (!r->has_footer && !r->seekable &&
-			    !btape_footer_unpack(&r->fsum, &r->ix, r->fb.raw.p, r->fb.raw.len,
-						 max_chunks(r, off), why, sizeof(why)))
+			    !btape_footer_unpack(&r->fsum, &r->ix, &r->ftags, r->fb.raw.p,
+						 r->fb.raw.len, max_chunks(r, off), why,
+						 sizeof(why)))
 				r->has_footer = true; /* a stream: the footer comes at its end */
 			return 0;
 		}

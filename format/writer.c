@@ -22,6 +22,7 @@
 #include <zstd.h>
 
 #include "btape_internal.h"
+#include "ftags.h"
 
 #define DEFAULT_ZSTD_LEVEL 3
 #define DEFAULT_CHUNK_EVENTS 65536
@@ -101,6 +102,7 @@ struct btape_writer {
 	struct btape_summary sum;
 	struct btape_summary in_file; /* sum as of the last chunk written completely */
 	struct btape_index ix;
+	struct btape_ftags ftags; /* the footer's tags */
 	uint64_t off;
 	uint64_t added;
 	int err;
@@ -201,11 +203,12 @@ static void reserve_release(struct btape_writer *w)
 }
 
 /* An upper bound of the footer frame and the trailer for a file of NCHUNKS chunks. */
-static uint64_t footer_bound(uint64_t nchunks)
+static uint64_t footer_bound(const struct btape_writer *w, uint64_t nchunks)
 {
-	/* msgpack: keys, totals and the version under 1 KiB, two count arrays, and four numbers
-	 * of at most 9 bytes per chunk; zstd's bound and write_frame's slack on top */
-	uint64_t raw = 1024 + 2 * BTAPE_OP__COUNT * 9 + nchunks * 4 * 9;
+	/* msgpack: keys, totals and the version under 1 KiB, two count arrays, four numbers of
+	 * at most 9 bytes per chunk, and the tags (their map header: at most 5 bytes); zstd's
+	 * bound and write_frame's slack on top */
+	uint64_t raw = 1024 + 2 * BTAPE_OP__COUNT * 9 + nchunks * 4 * 9 + w->ftags.body_bytes + 5;
 
 	return ZSTD_compressBound(raw) + 64 + BTAPE_ENV_SIZE + BTAPE_TRAILER_SIZE;
 }
@@ -218,7 +221,7 @@ static uint64_t footer_bound(uint64_t nchunks)
  */
 static int reserve_grow(struct btape_writer *w, uint64_t nchunks)
 {
-	uint64_t need = footer_bound(nchunks);
+	uint64_t need = footer_bound(w, nchunks);
 	int e;
 
 	if (w->reserve_fd < 0 || need <= w->reserved)
@@ -709,6 +712,25 @@ BTAPE_API void btape_writer__set_interrupted(struct btape_writer *w)
 	w->sum.interrupted = true;
 }
 
+BTAPE_API int btape_writer__set_footer_tag(struct btape_writer *w, const char *key,
+					   const void *value, size_t len)
+{
+	char why[BTAPE_ERRMSG_LEN - 64];
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	err = btape_ftags_set(&w->ftags, key, value, len, why, sizeof(why));
+	if (err) {
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s: %s", wname(w), why);
+		return err;
+	}
+	/* the footer's reserve (opts.footer_reserve) holds the tags too */
+	return reserve_grow(w, w->ix.n + 1);
+}
+
 BTAPE_API void btape_writer__add_lost(struct btape_writer *w, uint64_t ringbuf, uint64_t inflight,
 				      uint64_t writer)
 {
@@ -778,6 +800,7 @@ static void writer_free(struct btape_writer *w)
 	bbuf_free(&w->fbuf);
 	ZSTD_freeCCtx(w->cctx);
 	btape_index_free(&w->ix);
+	btape_ftags_free(&w->ftags);
 	free(w);
 }
 
@@ -1143,7 +1166,7 @@ BTAPE_API int btape_writer__close(struct btape_writer *w, char *errmsg, size_t e
 		footer_off = w->off;
 		s->chunks = w->ix.n;
 		w->fbuf.len = 0;
-		err = btape_footer_pack(&w->fbuf, s, &w->ix);
+		err = btape_footer_pack(&w->fbuf, s, &w->ix, &w->ftags);
 		if (err)
 			fail(w, err, "%s: out of memory", wname(w));
 	}

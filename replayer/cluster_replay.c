@@ -510,7 +510,7 @@ void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
 	/* the longest of any rank's: the union over ranks of the time behind is not kept */
 	if (src->behind_ns > dst->behind_ns)
 		dst->behind_ns = src->behind_ns;
-	for (unsigned int i = 0; i < 3; i++) {
+	for (unsigned int i = 0; i < sizeof(dst->dep_waited) / sizeof(dst->dep_waited[0]); i++) {
 		dst->dep_waited[i] += src->dep_waited[i];
 		dst->dep_wait_ns[i] += src->dep_wait_ns[i];
 	}

@@ -92,6 +92,12 @@ static void usage(FILE *fp)
 		"                         together into one: the summary counts them)\n"
 		"  --think-window D       --order causal: the longest think time that is a dependency\n"
 		"                         (default 1ms)\n"
+		"  --cross-thread off|barrier|any\n"
+		"                         --order causal: an I/O may also follow another thread's I/O\n"
+		"                         on its device that completed within --think-window before\n"
+		"                         it, while its own thread had nothing in flight (an fdatasync\n"
+		"                         waiting on the journal thread's commit): a barrier (flush,\n"
+		"                         FUA, preflush), any I/O, or off (default)\n"
 		"  --iodepth N            most I/Os in flight per copy (afap: %d; else a cap: %d)\n"
 		"  --engine NAME          io_uring (default), psync or null\n"
 		"  --null-latency D       --engine null: complete each I/O D after submission (default 0)\n"
@@ -125,8 +131,9 @@ static void usage(FILE *fp)
 		"results (a single run's summary ends with its fidelity: issue lateness, recorded vs\n"
 		"replayed inter-arrival/size/QD KS, latency demerit, IOPS and QD per window, a verdict):\n"
 		"  --json                 the summary as JSON on stdout\n"
-		"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies\n"
-		"                         (outputs must be regular files: see docs/SAFETY.md)\n"
+		"  -o RESULT.btape        a trace of the replayed I/Os with their new times and latencies,\n"
+		"                         the fidelity section in its footer (biotape info shows it;\n"
+		"                         outputs must be regular files: see docs/SAFETY.md)\n"
 		"\n"
 		"examples:\n"
 		"  biotape replay db.btape --target /dev/nvme1n1 --writes-as-reads\n"
@@ -175,6 +182,7 @@ struct opts {
 	unsigned int spin_us;
 	int order;		  /* enum rp_order_mode */
 	uint64_t think_ns;	  /* --think-window (0: not given) */
+	int xthread;		  /* --cross-thread: enum rp_xthread + 1 (0: not given) */
 	uint64_t null_latency_ns; /* --null-latency */
 	const char *out;
 };
@@ -258,6 +266,7 @@ enum {
 	OPT_CREATE,
 	OPT_ORDER,
 	OPT_THINK,
+	OPT_XTHREAD,
 	OPT_NULL_LAT,
 	OPT_FLUSHES_APART,
 };
@@ -290,6 +299,7 @@ static const struct option long_opts[] = {
 	{"create", required_argument, NULL, OPT_CREATE},
 	{"order", required_argument, NULL, OPT_ORDER},
 	{"think-window", required_argument, NULL, OPT_THINK},
+	{"cross-thread", required_argument, NULL, OPT_XTHREAD},
 	{"null-latency", required_argument, NULL, OPT_NULL_LAT},
 	{"flushes-apart", no_argument, NULL, OPT_FLUSHES_APART},
 	{"output", required_argument, NULL, 'o'},
@@ -463,6 +473,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			}
 			break;
+		case OPT_XTHREAD:
+			o->xthread = rp_xthread_parse(optarg) + 1;
+			if (!o->xthread) {
+				cli_err("replay: --cross-thread '%s': expected off, barrier or any",
+					optarg);
+				return -EINVAL;
+			}
+			break;
 		case OPT_THINK:
 		case OPT_NULL_LAT:
 			if (cli_parse_duration_ns(optarg, c == OPT_THINK ? &o->think_ns
@@ -561,8 +579,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		cli_err("replay: --think-window only applies to --order causal");
 		return -EINVAL;
 	}
+	if (o->xthread && o->order != RP_ORDER_CAUSAL) {
+		cli_err("replay: --cross-thread only applies to --order causal");
+		return -EINVAL;
+	}
 	if (!o->think_ns)
 		o->think_ns = RP_THINK_WINDOW_NS;
+	o->xthread = o->xthread ? o->xthread - 1 : RP_XTHREAD_DEFAULT;
 	if (o->null_latency_ns && strcmp(o->engine, "null")) {
 		cli_err("replay: --null-latency only applies to --engine null");
 		return -EINVAL;
@@ -753,9 +776,18 @@ static void trace_err(const char *trace, const char *reader_msg, int err)
 
 /* Completes the result trace (-o), if any: 0 or -errno (printed). */
 /* Writes the result trace out; cut_short marks it interrupted (its footer, biotape info). */
-static int finish_output(struct out_ctx *oc, bool cut_short)
+static void fid_recorded(void *ctx, const struct btape_event *evs, size_t n)
+{
+	rp_fidelity__add_recorded(ctx, evs, n);
+}
+
+/* Closes the result trace, with the fidelity section FID (may be NULL) in its footer. */
+static int finish_output(struct out_ctx *oc, bool cut_short, const struct rp_fid *fid)
 {
 	char msg[BTAPE_ERRMSG_LEN];
+	const char *why;
+	char *tag = NULL;
+	size_t len = 0;
 	int err;
 
 	if (!oc->w)
@@ -764,8 +796,17 @@ static int finish_output(struct out_ctx *oc, bool cut_short)
 		btape_writer__set_interrupted(oc->w);
 	err = rp_outq__finish(oc->q);
 	oc->q = NULL;
+	why = btape_writer__errmsg(oc->w);
+	if (!err && fid) {
+		err = rp_fid_pack(fid, &tag, &len);
+		if (!err)
+			err = btape_writer__set_footer_tag(oc->w, BTAPE_TAG_FIDELITY, tag, len);
+		else
+			why = "the fidelity section: out of memory";
+		free(tag);
+	}
 	if (err) {
-		cli_err("replay: -o %s: %s", oc->o->out, btape_writer__errmsg(oc->w));
+		cli_err("replay: -o %s: %s", oc->o->out, why);
 		btape_writer__abort(oc->w);
 		oc->w = NULL;
 		return err;
@@ -939,6 +980,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	cfg.order = o.order;
 	cfg.flushes_apart = o.flushes_apart;
 	cfg.think_ns = o.think_ns;
+	cfg.xthread = o.xthread;
 	cfg.iodepth = o.iodepth;
 	cfg.scale = o.max_scale;
 	cfg.copy_base = copy_base;
@@ -995,11 +1037,13 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	}
 	/* the fidelity section: one run on one host (a sweep's steps, a cluster's ranks: not yet) */
 	if (o.nsweep == 1 && !rp_cluster__multi(rc)) {
-		err = rp_fidelity__new(&oc.fid, o.trace, &cfg, msg, sizeof(msg));
+		err = rp_fidelity__new(&oc.fid, &s.sum, &cfg);
 		if (err < 0) {
-			cli_err("replay: %s", msg);
+			cli_err("replay: the fidelity section: %s", strerror(-err));
 			goto cleanup;
 		}
+		/* its recorded side: the trace as the source decodes it, no read of its own */
+		rp_prefetch__set_first_pass_hook(pf, fid_recorded, oc.fid);
 		oc.st = st;
 		cfg.on_done = out_done;
 	}
@@ -1031,6 +1075,9 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 				    .speed = o.speed,
 				    .order = rp_order_mode_name((enum rp_order_mode)o.order),
 				    .think_ns = o.order == RP_ORDER_CAUSAL ? o.think_ns : 0,
+				    .xthread = o.order == RP_ORDER_CAUSAL
+						       ? rp_xthread_name((enum rp_xthread)o.xthread)
+						       : NULL,
 				    .iodepth = o.iodepth,
 				    .rt_priority = o.rt_priority,
 				    .spin_us = o.spin_us,
@@ -1080,7 +1127,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 
 			/* a cluster's result traces are complete before the merge: when a rank
 			 * dies, the launcher kills the others soon after */
-			if (finish_output(&oc, stop_flag || err < 0) < 0)
+			if (finish_output(&oc, stop_flag || err < 0, NULL) < 0)
 				goto cleanup;
 
 			if (err < 0)
@@ -1146,8 +1193,10 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	} else {
 		info.scale = o.sweep[0];
-		if (oc.fid)
+		if (oc.fid) {
+			rp_prefetch__stop(pf); /* the recorded side is complete, and still */
 			info.fid = rp_fidelity__finish(oc.fid, st);
+		}
 		if (rp_cluster__multi(rc))
 			info.scale = rp_cluster__copies(rc);
 		if (o.json && rp_cluster__has_report(rc))
@@ -1173,7 +1222,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	}
 	fflush(stdout);
-	if (finish_output(&oc, stop_flag) < 0)
+	if (finish_output(&oc, stop_flag, info.fid) < 0)
 		goto cleanup;
 	ret = st->errors ? BTAPE_EXIT_FAIL : BTAPE_EXIT_OK;
 	if (st->errors)

@@ -50,7 +50,6 @@ struct rp_io {
 	uint64_t intended_ns, issue_ns, seq;
 	uint64_t order_id; /* --order: the I/O's id in the dependency tracker */
 	uint32_t dev, copy, lane, qd;
-	struct rp_io *next_parked; /* a flush waiting for the one before it */
 	uint8_t trace_op;
 	bool busy; /* in flight */
 };

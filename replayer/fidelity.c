@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +24,18 @@
 
 struct rp_fidelity {
 	struct rp_fid r;
+	struct rp_sched_cfg cfg; /* the replay's: what it issues, and when */
+	double speed;
+	uint64_t first, prev; /* the trace's first issue time; the last recorded one taken */
+	bool have_prev, rec_done;
 	uint64_t *ring; /* replayed issue time by seq % SEQ_RING; NO_TIME empty; bit 63: measured */
 	uint64_t next_seq, last_issue;
 	bool have_last;
 	bool one_pass; /* --loops 1: windows run to the later side's end; else the recording's */
 };
+
+const char *const rp_fid_late_names[RP_FID_LATE_BUCKETS] = {"<=1us",  "<=10us", "<=100us",
+							     "<=1ms",  "<=10ms", ">10ms"};
 
 static const uint64_t late_edges[RP_FID_LATE_BUCKETS - 1] = {1000, 10000, 100000, 1000000,
 							     10000000};
@@ -51,90 +59,64 @@ static void side_add(struct rp_fid_side *s, uint64_t window_ns, uint64_t rel_ns,
 	}
 }
 
-static int read_recorded(struct rp_fidelity *f, const char *trace, const struct rp_sched_cfg *cfg,
-			 char *msg, size_t msglen)
+void rp_fidelity__add_recorded(struct rp_fidelity *f, const struct btape_event *evs, size_t n)
 {
-	struct btape_reader *rd = NULL;
-	struct btape_summary sum = {.sz = sizeof(sum)};
-	const struct btape_event *evs;
-	double speed = cfg->timing == RP_TIMING_ORIGINAL && cfg->speed > 0 ? cfg->speed : 1;
-	uint64_t first = 0, prev = 0, span;
-	bool have_prev = false;
-	int n, err;
+	const struct rp_sched_cfg *cfg = &f->cfg;
 
-	err = btape_reader__open(&rd, trace, msg, msglen);
-	if (err < 0)
-		return err;
-	err = btape_reader__summary(rd, &sum);
-	if (err < 0) {
-		snprintf(msg, msglen, "%s", btape_reader__errmsg(rd));
-		goto cleanup;
+	for (size_t i = 0; i < n && !f->rec_done; i++) {
+		const struct btape_event *ev = &evs[i];
+		uint64_t rel = ev->issue_ns > f->first
+				       ? (uint64_t)((double)(ev->issue_ns - f->first) / f->speed)
+				       : 0;
+		uint64_t lat = NO_TIME;
+
+		if (rp_sched_engine_op(cfg, ev->op, ev->bytes) < 0 || ev->dev >= cfg->ndev ||
+		    cfg->devs[ev->dev].target >= cfg->ntargets)
+			continue;
+		if (rel < cfg->warmup_ns)
+			continue;
+		if (cfg->duration_ns && rel >= cfg->duration_ns) {
+			f->rec_done = true;
+			break;
+		}
+		if ((ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns)
+			lat = ev->complete_ns - ev->issue_ns;
+		if (f->have_prev) /* a file's order violation (its footer counts them): 0 */
+			hist_add(&f->r.rec.gap,
+				 ev->issue_ns > f->prev
+					 ? (uint64_t)((double)(ev->issue_ns - f->prev) / f->speed)
+					 : 0);
+		f->prev = ev->issue_ns;
+		f->have_prev = true;
+		side_add(&f->r.rec, f->r.window_ns, rel - cfg->warmup_ns, ev->bytes,
+			 (ev->present & BTAPE_HAS_QD) ? ev->qd : 0, lat);
 	}
-	first = sum.first_issue_ns;
-	span = (uint64_t)((double)(sum.last_issue_ns - first) / speed);
+}
+
+int rp_fidelity__new(struct rp_fidelity **fp, const struct btape_summary *sum,
+		     const struct rp_sched_cfg *cfg)
+{
+	struct rp_fidelity *f = calloc(1, sizeof(*f));
+	uint64_t span;
+
+	*fp = NULL;
+	if (!f || !(f->ring = malloc(SEQ_RING * sizeof(*f->ring)))) {
+		rp_fidelity__free(f);
+		return -ENOMEM;
+	}
+	rp_fidelity__reset(f);
+	f->one_pass = cfg->loops == 1;
+	f->cfg = *cfg;
+	f->speed = cfg->timing == RP_TIMING_ORIGINAL && cfg->speed > 0 ? cfg->speed : 1;
+	f->first = sum->first_issue_ns;
+	span = (uint64_t)((double)(sum->last_issue_ns - f->first) / f->speed);
 	if (cfg->duration_ns && cfg->duration_ns < span)
 		span = cfg->duration_ns;
 	f->r.window_ns = span / (RP_FID_WINDOWS / 2) + 1;
 	if (f->r.window_ns < 1000000)
 		f->r.window_ns = 1000000; /* 1 ms at least: IOPS over a window means something */
-	while ((n = btape_reader__next_batch(rd, &evs)) > 0) {
-		for (int i = 0; i < n; i++) {
-			const struct btape_event *ev = &evs[i];
-			uint64_t rel = ev->issue_ns > first
-					       ? (uint64_t)((double)(ev->issue_ns - first) / speed)
-					       : 0;
-			uint64_t lat = NO_TIME;
-
-			if (rp_sched_engine_op(cfg, ev->op, ev->bytes) < 0 ||
-			    ev->dev >= cfg->ndev || cfg->devs[ev->dev].target >= cfg->ntargets)
-				continue;
-			if (rel < cfg->warmup_ns)
-				continue;
-			if (cfg->duration_ns && rel >= cfg->duration_ns)
-				break;
-			if ((ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns)
-				lat = ev->complete_ns - ev->issue_ns;
-			if (have_prev) /* a file's order violation (its footer counts them): 0 */
-				hist_add(&f->r.rec.gap,
-					 ev->issue_ns > prev
-						 ? (uint64_t)((double)(ev->issue_ns - prev) / speed)
-						 : 0);
-			prev = ev->issue_ns;
-			have_prev = true;
-			side_add(&f->r.rec, f->r.window_ns, rel - cfg->warmup_ns, ev->bytes,
-				 (ev->present & BTAPE_HAS_QD) ? ev->qd : 0, lat);
-		}
-	}
-	if (n < 0) {
-		err = n;
-		snprintf(msg, msglen, "%s", btape_reader__errmsg(rd));
-	}
-cleanup:
-	btape_reader__close(rd);
-	return err;
-}
-
-int rp_fidelity__new(struct rp_fidelity **fp, const char *trace, const struct rp_sched_cfg *cfg,
-		     char *msg, size_t msglen)
-{
-	struct rp_fidelity *f = calloc(1, sizeof(*f));
-	int err = -ENOMEM;
-
-	*fp = NULL;
-	if (!f || !(f->ring = malloc(SEQ_RING * sizeof(*f->ring)))) {
-		snprintf(msg, msglen, "fidelity: out of memory");
-		goto cleanup;
-	}
-	rp_fidelity__reset(f);
-	f->one_pass = cfg->loops == 1;
-	err = read_recorded(f, trace, cfg, msg, msglen);
-	if (err < 0)
-		goto cleanup;
 	*fp = f;
 	return 0;
-cleanup:
-	rp_fidelity__free(f);
-	return err;
 }
 
 void rp_fidelity__free(struct rp_fidelity *f)
@@ -241,4 +223,109 @@ const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_
 	r->faithful = !r->fell_behind && r->rep.ios && !(r->gap_ks > RP_FID_GAP_KS_OK) &&
 		      !(r->iops_corr < RP_FID_IOPS_CORR_OK);
 	return r;
+}
+
+/* ---- the section as msgpack ---- */
+
+static void pk_key(msgpack_packer *pk, const char *k)
+{
+	msgpack_pack_str(pk, strlen(k));
+	msgpack_pack_str_body(pk, k, strlen(k));
+}
+
+/* A figure that may be undefined: nil for NaN. */
+static void pk_num(msgpack_packer *pk, const char *k, double x)
+{
+	pk_key(pk, k);
+	if (isnan(x))
+		msgpack_pack_nil(pk);
+	else
+		msgpack_pack_double(pk, x);
+}
+
+static void pk_bool(msgpack_packer *pk, const char *k, bool b)
+{
+	pk_key(pk, k);
+	if (b)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+}
+
+static void pk_u64(msgpack_packer *pk, const char *k, uint64_t v)
+{
+	pk_key(pk, k);
+	msgpack_pack_uint64(pk, v);
+}
+
+/* Per window: the I/O counts, or (qd) the mean queue depth to 0.001. */
+static void pk_series(msgpack_packer *pk, const char *k, const struct rp_fid_side *s,
+		      unsigned int n, bool qd)
+{
+	pk_key(pk, k);
+	msgpack_pack_array(pk, n);
+	for (unsigned int i = 0; i < n; i++) {
+		if (!qd)
+			msgpack_pack_uint64(pk, s->win_ios[i]);
+		else
+			msgpack_pack_double(pk, s->win_ios[i] ? round(1000.0 * (double)s->win_qd[i] /
+								   (double)s->win_ios[i]) /
+								 1000.0
+							  : 0.0);
+	}
+}
+
+struct sink {
+	msgpack_sbuffer sb;
+	bool failed; /* a write could not grow the buffer: what it holds is not the section */
+};
+
+static int sink_write(void *data, const char *buf, size_t len)
+{
+	struct sink *s = data;
+
+	if (msgpack_sbuffer_write(&s->sb, buf, len))
+		s->failed = true;
+	return s->failed ? -1 : 0;
+}
+
+int rp_fid_pack(const struct rp_fid *f, char **buf, size_t *len)
+{
+	struct sink sk = {.failed = false};
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&sk.sb);
+	msgpack_packer_init(&pk, &sk, sink_write);
+	msgpack_pack_map(&pk, 15);
+	pk_bool(&pk, "faithful", f->faithful);
+	pk_bool(&pk, "fell_behind", f->fell_behind);
+	pk_num(&pk, "gap_ks", f->gap_ks);
+	pk_num(&pk, "size_ks", f->size_ks);
+	pk_num(&pk, "qd_ks", f->qd_ks);
+	pk_num(&pk, "lat_demerit_us", f->lat_demerit_ns / 1e3);
+	pk_num(&pk, "iops_corr", f->iops_corr);
+	pk_num(&pk, "qd_corr", f->qd_corr);
+	pk_u64(&pk, "recorded_ios", f->rec.ios);
+	pk_u64(&pk, "replayed_ios", f->rep.ios);
+	pk_u64(&pk, "replayed_after_windows", f->rep.beyond);
+	pk_key(&pk, "lateness");
+	msgpack_pack_map(&pk, RP_FID_LATE_BUCKETS);
+	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
+		pk_u64(&pk, rp_fid_late_names[k], f->late[k]);
+	pk_num(&pk, "window_s", (double)f->window_ns / 1e9);
+	pk_key(&pk, "iops");
+	msgpack_pack_map(&pk, 2);
+	pk_series(&pk, "recorded", &f->rec, f->windows, false);
+	pk_series(&pk, "replayed", &f->rep, f->windows, false);
+	pk_key(&pk, "qd");
+	msgpack_pack_map(&pk, 2);
+	pk_series(&pk, "recorded", &f->rec, f->windows, true);
+	pk_series(&pk, "replayed", &f->rep, f->windows, true);
+	if (sk.failed) {
+		msgpack_sbuffer_destroy(&sk.sb);
+		return -ENOMEM;
+	}
+	*len = sk.sb.size;
+	*buf = msgpack_sbuffer_release(&sk.sb);
+	return 0;
 }

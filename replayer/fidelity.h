@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The fidelity section of every replay result: how the replayed I/O stream compares with the
- * recorded one it came from. The recorded side is one pass over the trace (the I/Os the replay
- * does: mapped devices, ops it issues, within --warmup / --duration on the replay's clock);
+ * recorded one it came from. The recorded side is one pass over the trace as the replay's
+ * source decodes it (the I/Os the replay does: mapped devices, ops it issues, within
+ * --warmup / --duration on the replay's clock);
  * the replayed side is every measured completion, taken in issue order. Distances are
  * common/dist.h's, the ones `biotape compare` reports. Definitions in docs/REPLAY.md
  * ("Fidelity").
@@ -11,11 +12,14 @@
 #define RP_FIDELITY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine.h"
 #include "hist.h"
 
+struct btape_event;
+struct btape_summary;
 struct rp_sched_cfg;
 struct rp_stats;
 
@@ -45,14 +49,30 @@ struct rp_fid {
 	bool faithful; /* kept up, gap KS <= RP_FID_GAP_KS_OK, IOPS corr >= RP_FID_IOPS_CORR_OK */
 };
 
+/* The issue lateness buckets' names: "<=1us", ..., ">10ms". */
+extern const char *const rp_fid_late_names[RP_FID_LATE_BUCKETS];
+
+/*
+ * The section as one msgpack map: what `replay --json` shows as "fidelity" and what the -o
+ * result trace keeps in its footer tag BTAPE_TAG_FIDELITY (docs/REPLAY.md, "Fidelity"). *buf is
+ * malloc'd (the caller frees it). Returns 0 or -ENOMEM.
+ */
+int rp_fid_pack(const struct rp_fid *f, char **buf, size_t *len);
+
 struct rp_fidelity;
 
 /*
- * Reads the recorded side from trace (one pass) for a replay under cfg (its speed, warmup,
- * duration, device map and ops). Returns 0, or -errno with a one-line message in msg.
+ * The section for a replay under cfg (its speed, warmup, duration, device map and ops; copied)
+ * of a trace whose summary is sum (its span sets the windows). Returns 0 or -ENOMEM.
  */
-int rp_fidelity__new(struct rp_fidelity **fp, const char *trace, const struct rp_sched_cfg *cfg,
-		     char *msg, size_t msglen);
+int rp_fidelity__new(struct rp_fidelity **fp, const struct btape_summary *sum,
+		     const struct rp_sched_cfg *cfg);
+/*
+ * The recorded side: one pass of the trace's events, in file order, as the replay's source
+ * decodes them (rp_prefetch__set_first_pass_hook()); the I/Os the replay would issue are
+ * taken, up to --duration.
+ */
+void rp_fidelity__add_recorded(struct rp_fidelity *f, const struct btape_event *evs, size_t n);
 void rp_fidelity__free(struct rp_fidelity *f);
 /* Forgets the replayed side (a new sweep step). */
 void rp_fidelity__reset(struct rp_fidelity *f);

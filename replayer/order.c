@@ -7,6 +7,7 @@
  *   - by sector extent, writes and the rest apart (conflicts);
  *   - by recorded completion, writes and barriers apart (barriers: "every earlier write /
  *     barrier that completed, in the recording, before b was issued" is a prefix).
+ * With flushes apart, also the unfinished flushes by id (each a node [id, id + 1)).
  * Each index is a treap keyed by (start, id), every node keeping its subtree's largest end
  * and smallest id, so "an unfinished I/O before b that overlaps [s, e)" is one descent.
  *
@@ -14,8 +15,8 @@
  * it (conflict/barrier blocker, or its causal source), in the timer heap (causal think time),
  * or among the candidates to check again. A completion moves its waiters to the candidates;
  * next_ready checks only those, oldest first, so a release costs O(log held) and not a walk.
- * A causal source lookup costs O(events within the think window + the longest recorded
- * latency).
+ * A causal source lookup, cross-thread ones included, costs O(events within the think window
+ * + the longest recorded latency).
  */
 #include "order.h"
 
@@ -46,6 +47,8 @@ struct dindex {
 	uint32_t dev;
 	struct xnode *ext_w, *ext_o; /* sector extents of writes, of the others */
 	struct xnode *rd_w, *rd_b;   /* recorded completions [rdone, max) of writes, of barriers */
+	struct xnode *fl;	     /* flushes apart: unfinished flushes, [id, id + 1) */
+	uint64_t last_fl, last_fl_rdone; /* the latest flush added and its recorded completion */
 };
 
 struct ent {
@@ -56,6 +59,7 @@ struct ent {
 	uint64_t key;		/* thread: tid, else pid | 1 << 32; 0 none */
 	uint64_t deadline, done_ns;
 	uint64_t src, src_done_ns, think; /* causal source (NO_ID none) */
+	uint64_t idle_from; /* its thread's latest recorded completion before it (NO_TIME: none) */
 	uint64_t blocker;     /* the unfinished I/O that held it at the last check, or NO_ID */
 	uint64_t cb_clear_ns; /* when conflict/barrier holds were last seen cleared */
 	uint64_t wait_head, wait_next; /* held I/Os parked on this one; the next on its list */
@@ -63,17 +67,23 @@ struct ent {
 	uint64_t rel_ns;	       /* its eligible time once a check released it, or NO_TIME */
 	uint64_t tnext;		       /* its thread's next I/O while this one is unreleased */
 	int64_t poff;		       /* its thread's previous I/O's offset (a sourceless I/O's) */
-	struct xnode ext, rdw, rdb;    /* its nodes in its device's indexes */
+	struct xnode ext, rdw, rdb, fln; /* its nodes in its device's indexes */
 	unsigned int dx;	       /* its device's index in o->dix */
 	uint8_t cls, state, kind;
-	bool cb_held, in_rdw, in_rdb;
+	bool cb_held, in_rdw, in_rdb, in_fl;
+	bool fl_apart;	 /* a flush that waits for every earlier unfinished flush (flushes apart) */
+	bool fl_held;	 /* ... and was held by that rule, not released since */
 	bool poff_known; /* poff is set (else: waiting for the thread's previous I/O's release) */
 	bool on_rel;	 /* held, parked until its thread's previous I/O is released */
+	bool xsrc;	 /* its causal source is another thread's I/O */
 };
 
-/* A thread's last added I/O and, once it was released, its offset (eligible - deadline). */
+/*
+ * A thread's last added I/O and, once it was released, its offset (eligible - deadline); the
+ * latest recorded completion of its I/Os (issue when unknown; NO_TIME: none yet).
+ */
 struct thr {
-	uint64_t key, last;
+	uint64_t key, last, busy_until;
 	int64_t off;
 };
 
@@ -83,6 +93,8 @@ struct theap {
 
 struct rp_order {
 	enum rp_order_mode mode;
+	enum rp_xthread xthread;
+	bool flushes_apart;
 	uint64_t think_ns;
 	double speed;
 	uint64_t mask, next; /* ring size - 1, the next id */
@@ -102,14 +114,21 @@ struct rp_order {
 };
 
 static const char *const mode_names[] = {"none", "conflict", "barrier", "causal"};
-static const char *const dep_names[] = {"conflict", "barrier", "causal"};
+static const char *const dep_names[] = {"conflict", "barrier", "causal", "cross-thread"};
+static const char *const xthread_names[] = {"off", "barrier", "any"};
+
+/* The index of name in names[n], or -1. */
+static int name_index(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return -1;
+}
 
 int rp_order_mode_parse(const char *name)
 {
-	for (int i = 0; i < 4; i++)
-		if (!strcmp(name, mode_names[i]))
-			return i;
-	return -1;
+	return name_index(mode_names, 4, name);
 }
 
 const char *rp_order_mode_name(enum rp_order_mode m)
@@ -122,26 +141,38 @@ const char *rp_dep_name(enum rp_dep d)
 	return (unsigned int)d < RP_DEP__COUNT ? dep_names[d] : "?";
 }
 
-int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_ns,
-		  unsigned int window, double speed, uint64_t start_ns)
+int rp_xthread_parse(const char *name)
+{
+	return name_index(xthread_names, 3, name);
+}
+
+const char *rp_xthread_name(enum rp_xthread x)
+{
+	return (unsigned int)x < 3 ? xthread_names[x] : "?";
+}
+
+int rp_order__new(struct rp_order **op, const struct rp_order_cfg *cfg)
 {
 	struct rp_order *o;
 	uint64_t size = 2;
 	int err = -ENOMEM;
 
 	*op = NULL;
-	if ((unsigned int)mode > RP_ORDER_CAUSAL || window > (1u << 24))
+	if ((unsigned int)cfg->mode > RP_ORDER_CAUSAL ||
+	    (unsigned int)cfg->xthread > RP_XTHREAD_ANY || cfg->window > (1u << 24))
 		return -EINVAL;
-	while (size < window)
+	while (size < cfg->window)
 		size <<= 1;
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
-	o->mode = mode;
-	o->think_ns = think_ns;
-	o->speed = speed > 0 ? speed : 1;
+	o->mode = cfg->mode;
+	o->xthread = cfg->mode == RP_ORDER_CAUSAL ? cfg->xthread : RP_XTHREAD_OFF;
+	o->flushes_apart = cfg->flushes_apart;
+	o->think_ns = cfg->think_ns;
+	o->speed = cfg->speed > 0 ? cfg->speed : 1;
 	o->mask = size - 1;
-	o->start_ns = start_ns;
+	o->start_ns = cfg->start_ns;
 	o->ring = calloc(size, sizeof(*o->ring));
 	/* no more devices hold unfinished I/Os than there are slots */
 	o->dix = calloc(size, sizeof(*o->dix));
@@ -417,7 +448,7 @@ static unsigned int dev_index(struct rp_order *o, uint32_t dev)
 		/* fewer devices hold unfinished I/Os than there are slots: one is empty */
 		for (unsigned int i = 0; i < o->ndix; i++) {
 			d = &o->dix[i];
-			if (!d->ext_w && !d->ext_o && !d->rd_w && !d->rd_b) {
+			if (!d->ext_w && !d->ext_o && !d->rd_w && !d->rd_b && !d->fl) {
 				o->last_dx = i;
 				break;
 			}
@@ -426,10 +457,22 @@ static unsigned int dev_index(struct rp_order *o, uint32_t dev)
 	d = &o->dix[o->last_dx];
 	memset(d, 0, sizeof(*d));
 	d->dev = dev;
+	d->last_fl = NO_ID;
 	return o->last_dx;
 }
 
-/* The same thread's latest recorded completion at or before b's issue, within the window. */
+/* a may be b's cross-thread source (its completion in the think window apart; order.h). */
+static bool xsource(const struct rp_order *o, const struct ent *a, const struct ent *b)
+{
+	return o->xthread != RP_XTHREAD_OFF && a->key && a->ev.dev == b->ev.dev &&
+	       (o->xthread == RP_XTHREAD_ANY || (a->cls & CLS_BARRIER)) &&
+	       b->idle_from != NO_TIME && a->rissue >= b->idle_from;
+}
+
+/*
+ * The latest recorded completion at or before b's issue, within the think window, of b's
+ * thread or of a cross-thread source.
+ */
 static void find_source(struct rp_order *o, struct ent *b)
 {
 	uint64_t best = NO_ID, best_done = 0;
@@ -444,9 +487,13 @@ static void find_source(struct rp_order *o, struct ent *b)
 		a = get(o, id);
 		if (!a || a->rissue < horizon)
 			break;
-		if (a->key != b->key || a->rdone == NO_TIME || a->rdone > b->rissue)
+		if (a->key != b->key && o->xthread == RP_XTHREAD_OFF)
+			continue;
+		if (a->rdone == NO_TIME || a->rdone > b->rissue)
 			continue;
 		if (b->rissue - a->rdone > o->think_ns)
+			continue;
+		if (a->key != b->key && !xsource(o, a, b))
 			continue;
 		if (best == NO_ID || a->rdone > best_done) {
 			best = id;
@@ -457,6 +504,7 @@ static void find_source(struct rp_order *o, struct ent *b)
 		return;
 	a = get(o, best);
 	b->src = best;
+	b->xsrc = a->key != b->key;
 	b->think = (uint64_t)((double)(b->rissue - best_done) / o->speed);
 	if (a->state == ST_DONE) {
 		b->src_done_ns = a->done_ns;
@@ -503,6 +551,7 @@ static struct thr *thr_get(struct rp_order *o, uint64_t key)
 	}
 	t->key = key;
 	t->last = NO_ID;
+	t->busy_until = NO_TIME;
 	t->off = 0;
 	o->nthr++;
 	return t;
@@ -516,10 +565,16 @@ static void thread_link(struct rp_order *o, struct ent *e)
 {
 	struct thr *t;
 	struct ent *p;
+	uint64_t busy;
 
 	e->poff_known = true;
+	e->idle_from = NO_TIME;
 	if (!e->key || !(t = thr_get(o, e->key)))
 		return;
+	e->idle_from = t->busy_until;
+	busy = e->rdone != NO_TIME ? e->rdone : e->rissue;
+	if (t->busy_until == NO_TIME || busy > t->busy_until)
+		t->busy_until = busy;
 	p = get(o, t->last);
 	if (p && p->rel_ns == NO_TIME) {
 		p->tnext = e->id;
@@ -537,6 +592,7 @@ static void release(struct rp_order *o, struct ent *b, uint64_t t)
 	struct ent *n;
 	struct thr *th;
 
+	b->fl_held = false;
 	if (b->rel_ns != NO_TIME)
 		return;
 	b->rel_ns = t;
@@ -564,6 +620,24 @@ uint64_t rp_order__horizon(const struct rp_order *o)
 		return 0;
 	/* + 1 us: deadlines and think times are rounded apart */
 	return (uint64_t)((double)o->max_lat / o->speed) + (uint64_t)-o->min_off + 1000;
+}
+
+/*
+ * Flushes apart: whether the flush e waits for the earlier ones (order.h), and its node among
+ * its device's unfinished flushes.
+ */
+static void flush_add(struct rp_order *o, struct ent *e)
+{
+	struct dindex *d = &o->dix[e->dx];
+	const struct ent *p = get(o, d->last_fl);
+
+	e->fl_apart = d->last_fl == NO_ID || d->last_fl_rdone == NO_TIME ||
+		      d->last_fl_rdone <= e->rissue || (unfinished(p) && p->fl_held);
+	d->last_fl = e->id;
+	d->last_fl_rdone = e->rdone;
+	xset(&e->fln, e->id, e->id + 1, e->id);
+	d->fl = xinsert(d->fl, &e->fln);
+	e->in_fl = true;
 }
 
 static void index_add(struct rp_order *o, struct ent *e)
@@ -601,7 +675,9 @@ static void index_remove(struct rp_order *o, struct ent *e)
 		d->rd_w = xremove(d->rd_w, &e->rdw);
 	if (e->in_rdb)
 		d->rd_b = xremove(d->rd_b, &e->rdb);
-	e->in_rdw = e->in_rdb = false;
+	if (e->in_fl)
+		d->fl = xremove(d->fl, &e->fln);
+	e->in_rdw = e->in_rdb = e->in_fl = false;
 }
 
 int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t rec_off,
@@ -643,10 +719,12 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 	e->state = ST_FLIGHT; /* unfinished; check/hold decide */
 	e->dx = dev_index(o, ev->dev);
 	index_add(o, e);
+	if (o->flushes_apart && ev->op == BTAPE_OP_FLUSH)
+		flush_add(o, e);
 	e->src = NO_ID;
 	if (o->mode == RP_ORDER_CAUSAL) {
+		thread_link(o, e); /* first: the thread's idle time before e */
 		find_source(o, e);
-		thread_link(o, e);
 	}
 	return (int64_t)e->id;
 }
@@ -671,7 +749,17 @@ static const struct xnode *find_blocker(struct rp_order *o, const struct ent *b,
 		if (!a)
 			a = xlast(d->rd_b, upto, b->id);
 	}
+	if (!a && b->fl_apart) {
+		*kind = RP_DEP_FLUSHES;
+		a = xfind(d->fl, 0, NO_TIME, b->id);
+	}
 	return a;
+}
+
+/* What a causal hold of b is: on its thread's I/O, or on another thread's. */
+static int causal_kind(const struct ent *b)
+{
+	return b->xsrc ? RP_DEP_XTHREAD : RP_DEP_CAUSAL;
 }
 
 int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eligible,
@@ -697,6 +785,7 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 		b->blocker = a->id;
 		b->kind = (uint8_t)k;
 		b->cb_held = true;
+		b->fl_held |= k == RP_DEP_FLUSHES;
 		*kind = k;
 		return 0;
 	}
@@ -705,7 +794,7 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 	/* the anchor: the causal source's completion, the thread's timeline, or the deadline */
 	t = b->deadline;
 	if (b->src != NO_ID ? b->src_done_ns == NO_TIME : !b->poff_known) {
-		*kind = RP_DEP_CAUSAL; /* a completion, or a release, tells it when */
+		*kind = causal_kind(b); /* a completion, or a release, tells it when */
 		return 0;
 	}
 	if (b->src != NO_ID) {
@@ -716,12 +805,12 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 		t = x > (int64_t)o->start_ns ? (uint64_t)x : o->start_ns;
 	}
 	if (t > b->deadline && t > b->cb_clear_ns)
-		b->kind = RP_DEP_CAUSAL;
+		b->kind = causal_kind(b);
 	if (b->cb_clear_ns > t)
 		t = b->cb_clear_ns;
 	if (t > now) {
 		*wake = t;
-		*kind = RP_DEP_CAUSAL;
+		*kind = causal_kind(b);
 		return 0;
 	}
 	*eligible = t;

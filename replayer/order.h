@@ -30,6 +30,29 @@
  *             anchor and the completion of what they make it wait for.
  *             An event without complete_ns cannot be a source; one without tid and pid has no
  *             thread: neither source nor dependant.
+ *   cross-thread sources (causal, xthread not RP_XTHREAD_OFF): B's source may also be an I/O
+ *             A of another thread (which has a thread) on B's device, a barrier (flush, FUA,
+ *             preflush) unless xthread is RP_XTHREAD_ANY, when B's thread was visibly
+ *             waiting for it: every earlier I/O of B's thread completed, in the recording, at
+ *             or before A's issue (one without complete_ns counts as completing at its issue),
+ *             and B's thread has an earlier I/O. A too must have completed within think_ns
+ *             before B's issue. B's source is then the latest completion of all candidates,
+ *             its own thread's and these (a cross-thread one always completed later than any
+ *             of its thread's). That is an fdatasync waiting on a journal thread's commit
+ *             (jbd2: journal writes, then a preflush/FUA commit block), seen from the block
+ *             layer: the application thread's next I/O follows the commit's completion.
+ *
+ * A rule apart from the modes, with any of them (and the only one under none):
+ *   flushes apart (--flushes-apart): the block layer keeps one flush in flight per queue and
+ *             folds every flush pending behind it into the next, so a flush sent while the one
+ *             before is out may never reach the device of its own. A flush (BTAPE_OP_FLUSH)
+ *             waits for every earlier, unfinished flush on its device when the recording had
+ *             it apart from the flush before it (that one completed at or before its issue,
+ *             or its completion is unknown), or when that flush was held by this rule when
+ *             this one was added (a flush behind a waiting one waits too). Flushes that
+ *             overlapped in the recording still overlap. Under none only flushes need be
+ *             added; the scheduler uses it in every timing (deadline 0 outside original),
+ *             and with --scale a device is a copy's lane.
  *
  * Under causal an I/O may go before its deadline, so the scheduler must add events ahead of
  * their deadlines: rp_order__horizon() says how far. An I/O not yet added cannot become
@@ -41,16 +64,31 @@
 #ifndef RP_ORDER_H
 #define RP_ORDER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct btape_event;
 
 enum rp_order_mode { RP_ORDER_NONE, RP_ORDER_CONFLICT, RP_ORDER_BARRIER, RP_ORDER_CAUSAL };
 /* What held an I/O back (the last rule that did). */
-enum rp_dep { RP_DEP_CONFLICT, RP_DEP_BARRIER, RP_DEP_CAUSAL, RP_DEP__COUNT };
+/*
+ * RP_DEP_XTHREAD: a causal hold whose source is another thread's I/O. RP_DEP_FLUSHES (flushes
+ * apart) is counted by the scheduler as flush_waited, not among the RP_DEP__COUNT others.
+ */
+enum rp_dep {
+	RP_DEP_CONFLICT,
+	RP_DEP_BARRIER,
+	RP_DEP_CAUSAL,
+	RP_DEP_XTHREAD,
+	RP_DEP__COUNT,
+	RP_DEP_FLUSHES = RP_DEP__COUNT
+};
+/* Cross-thread sources (causal): none, barriers only, any I/O. */
+enum rp_xthread { RP_XTHREAD_OFF, RP_XTHREAD_BARRIER, RP_XTHREAD_ANY };
 
 #define RP_ORDER_WINDOW 4096	      /* events tracked between the oldest unfinished and newest */
 #define RP_THINK_WINDOW_NS 1000000ull /* default causal think-time window: 1 ms */
+#define RP_XTHREAD_DEFAULT RP_XTHREAD_OFF /* --cross-thread default (docs/REPLAY.md) */
 
 struct rp_order;
 
@@ -58,11 +96,22 @@ struct rp_order;
 int rp_order_mode_parse(const char *name);
 const char *rp_order_mode_name(enum rp_order_mode m);
 const char *rp_dep_name(enum rp_dep d);
+/* Cross-thread rule names: "off", "barrier", "any"; the name's value or -1. */
+int rp_xthread_parse(const char *name);
+const char *rp_xthread_name(enum rp_xthread x);
 
-/* window: events tracked (a power of two is used, at least 2). Returns 0 or -ENOMEM/-EINVAL. */
-/* start_ns: the replay's start, before which no I/O goes (causal). */
-int rp_order__new(struct rp_order **op, enum rp_order_mode mode, uint64_t think_ns,
-		  unsigned int window, double speed, uint64_t start_ns);
+struct rp_order_cfg {
+	enum rp_order_mode mode;
+	uint64_t think_ns;	 /* causal: the think-time window */
+	enum rp_xthread xthread; /* causal: cross-thread sources */
+	bool flushes_apart;	 /* the flushes-apart rule */
+	unsigned int window;	 /* events tracked (a power of two is used, at least 2) */
+	double speed;		 /* --speed */
+	uint64_t start_ns;	 /* the replay's start, before which no I/O goes (causal) */
+};
+
+/* Returns 0 or -ENOMEM/-EINVAL. */
+int rp_order__new(struct rp_order **op, const struct rp_order_cfg *cfg);
 void rp_order__free(struct rp_order *o);
 
 /*

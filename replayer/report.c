@@ -5,9 +5,11 @@
 
 #include "btape.h"
 #include "cli.h"
+#include "mpjson.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const io_op_names[RP_IO__COUNT] = {"read", "write", "flush", "discard",
@@ -114,7 +116,7 @@ static void text_deps(FILE *fp, const struct rp_stats *st)
 	char a[32];
 
 	fprintf(fp, "  held by a dependency:");
-	for (unsigned int k = 0; k < 3; k++)
+	for (unsigned int k = 0; k < RP_DEP__COUNT; k++)
 		fprintf(fp, "%s %s %" PRIu64 " (%s)", k ? "," : "", rp_dep_name((enum rp_dep)k),
 			st->dep_waited[k], cli_fmt_ns(st->dep_wait_ns[k], a, sizeof(a)));
 	fprintf(fp, "; window full %" PRIu64 " time(s)\n", st->dep_window_full);
@@ -143,6 +145,8 @@ static void header(FILE *fp, const struct rp_run_info *info)
 		fprintf(fp, ", order %s", info->order);
 		if (info->think_ns)
 			fprintf(fp, " (think window %s)", cli_fmt_ns(info->think_ns, b, sizeof(b)));
+		if (info->xthread)
+			fprintf(fp, " (cross-thread %s)", info->xthread);
 	}
 	fprintf(fp, ", iodepth %u, scale %u (%s)\n", info->iodepth, info->scale, info->layout);
 	if (strcmp(info->timing, "original") == 0) {
@@ -209,8 +213,6 @@ static void text_stages(FILE *fp, const struct rp_stats *st)
 	fputc('\n', fp);
 }
 
-static const char *const late_names[RP_FID_LATE_BUCKETS] = {"<=1us",	"<=10us", "<=100us",
-							    "<=1ms", "<=10ms", ">10ms"};
 
 /* "%.3f" of x, or "n/a" when it is undefined */
 static const char *fmt_num(double x, char *b, size_t n)
@@ -253,7 +255,7 @@ static void text_fidelity(FILE *fp, const struct rp_fid *f)
 	fputc('\n', fp);
 	fprintf(fp, "    issue lateness:");
 	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
-		fprintf(fp, " %s %" PRIu64, late_names[k], f->late[k]);
+		fprintf(fp, " %s %" PRIu64, rp_fid_late_names[k], f->late[k]);
 	fprintf(fp, "\n    recorded vs replayed: inter-arrival KS %s, size KS %s, QD KS %s, "
 		    "latency demerit %s\n",
 		fmt_num(f->gap_ks, a, sizeof(a)), fmt_num(f->size_ks, b, sizeof(b)),
@@ -376,60 +378,25 @@ static void json_info(FILE *fp, const struct rp_run_info *info)
 	cli_json_str(fp, info->order ? info->order : "none");
 	if (info->think_ns)
 		fprintf(fp, ",\"think_window_us\":%.3f", (double)info->think_ns / 1e3);
+	if (info->xthread) {
+		fprintf(fp, ",\"cross_thread\":");
+		cli_json_str(fp, info->xthread);
+	}
 	fprintf(fp, ",\"speed\":%g,\"iodepth\":%u,\"rt_priority\":%u,\"spin_us\":%u,\"layout\":",
 		info->speed, info->iodepth, info->rt_priority, info->spin_us);
 	cli_json_str(fp, info->layout);
 }
 
-static void json_num(FILE *fp, const char *key, double x)
-{
-	if (isnan(x) || isinf(x))
-		fprintf(fp, "\"%s\":null", key);
-	else
-		fprintf(fp, "\"%s\":%.6g", key, x);
-}
-
-static void json_series(FILE *fp, const uint64_t *n, const uint64_t *qd, unsigned int w, bool mean)
-{
-	fputc('[', fp);
-	for (unsigned int i = 0; i < w; i++) {
-		if (mean)
-			fprintf(fp, "%s%.3f", i ? "," : "", n[i] ? (double)qd[i] / (double)n[i] : 0.0);
-		else
-			fprintf(fp, "%s%" PRIu64, i ? "," : "", n[i]);
-	}
-	fputc(']', fp);
-}
-
+/* The section as rp_fid_pack() stores it in a result trace: the same figures, the same text. */
 static void json_fidelity(FILE *fp, const struct rp_fid *f)
 {
-	fprintf(fp, ",\"fidelity\":{\"faithful\":%s,\"fell_behind\":%s,",
-		f->faithful ? "true" : "false", f->fell_behind ? "true" : "false");
-	json_num(fp, "gap_ks", f->gap_ks);
-	fputc(',', fp);
-	json_num(fp, "size_ks", f->size_ks);
-	fputc(',', fp);
-	json_num(fp, "qd_ks", f->qd_ks);
-	fputc(',', fp);
-	json_num(fp, "lat_demerit_us", f->lat_demerit_ns / 1e3);
-	fputc(',', fp);
-	json_num(fp, "iops_corr", f->iops_corr);
-	fputc(',', fp);
-	json_num(fp, "qd_corr", f->qd_corr);
-	fprintf(fp, ",\"recorded_ios\":%" PRIu64 ",\"replayed_ios\":%" PRIu64
-		    ",\"replayed_after_windows\":%" PRIu64 ",\"lateness\":{",
-		f->rec.ios, f->rep.ios, f->rep.beyond);
-	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
-		fprintf(fp, "%s\"%s\":%" PRIu64, k ? "," : "", late_names[k], f->late[k]);
-	fprintf(fp, "},\"window_s\":%.6f,\"iops\":{\"recorded\":", (double)f->window_ns / 1e9);
-	json_series(fp, f->rec.win_ios, NULL, f->windows, false);
-	fprintf(fp, ",\"replayed\":");
-	json_series(fp, f->rep.win_ios, NULL, f->windows, false);
-	fprintf(fp, "},\"qd\":{\"recorded\":");
-	json_series(fp, f->rec.win_ios, f->rec.win_qd, f->windows, true);
-	fprintf(fp, ",\"replayed\":");
-	json_series(fp, f->rep.win_ios, f->rep.win_qd, f->windows, true);
-	fprintf(fp, "}}");
+	char *buf = NULL;
+	size_t len = 0;
+
+	fprintf(fp, ",\"fidelity\":");
+	if (rp_fid_pack(f, &buf, &len) || mpjson_write(fp, buf, len))
+		fputs("null", fp);
+	free(buf);
 }
 
 void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st)
@@ -486,7 +453,7 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			sg->nivcsw);
 	}
 	fprintf(fp, ",\"dep_waits\":{");
-	for (unsigned int k = 0; k < 3; k++)
+	for (unsigned int k = 0; k < RP_DEP__COUNT; k++)
 		fprintf(fp, "\"%s\":{\"ios\":%" PRIu64 ",\"wait_s\":%.6f},",
 			rp_dep_name((enum rp_dep)k), st->dep_waited[k], sec(st->dep_wait_ns[k]));
 	fprintf(fp, "\"window_full\":%" PRIu64 "}", st->dep_window_full);

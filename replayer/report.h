@@ -16,6 +16,7 @@ struct rp_run_info {
 	double speed;
 	const char *order; /* --order mode name (NULL: none) */
 	uint64_t think_ns; /* --order causal: the think-time window */
+	const char *xthread; /* --order causal: the cross-thread rule's name (NULL: none) */
 	unsigned int iodepth;
 	unsigned int scale;
 	const char *const *targets;

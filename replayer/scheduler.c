@@ -215,15 +215,13 @@ struct run {
 	unsigned int *lane_inflight;
 	unsigned int *target_inflight;
 	/*
-	 * Flushes, per lane: how many are in the engine, the ones waiting for them to complete
-	 * (parked in issue order, head to tail, linked by next_parked; counted in flight;
-	 * nparked in all), when the last of them completed, and when the lane's last flush
-	 * completed in the recording (0: unknown).
+	 * Per lane: the I/Os the order tracker holds (--timing load counts them in flight), the
+	 * flushes in the engine, and when the lane's last flush completed in the recording (0:
+	 * unknown).
 	 */
+	unsigned int *lane_held;
 	unsigned int *lane_flushes;
-	struct rp_io **parked, **parked_tail;
-	unsigned int nparked;
-	uint64_t *flush_done_ns, *flush_done_rec;
+	uint64_t *flush_done_rec;
 
 	/* cursor */
 	const struct btape_event *batch;
@@ -234,6 +232,10 @@ struct run {
 	uint64_t base_ns, loop_off_ns;
 	uint64_t pass_first, pass_last, pass_events;
 	bool cur_capped;
+	/* the cursor's discard or write-zeroes mapped once, for the sub-block check and its I/O */
+	bool cur_mapped;
+	int cur_map_err;
+	uint64_t cur_off, cur_bytes;
 	/* --order: the tracker, the cursor's id in it, and whether the window stopped it */
 	struct rp_order *order;
 	bool cur_added, order_full;
@@ -302,10 +304,8 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 	if (r->cfg->on_done)
 		r->cfg->on_done(r->cfg->ctx, io);
 	io->busy = false;
-	if (io->op == RP_IO_FSYNC) {
+	if (io->op == RP_IO_FSYNC)
 		r->lane_flushes[io->lane]--;
-		r->flush_done_ns[io->lane] = io->complete_ns;
-	}
 	r->lane_inflight[io->lane]--;
 	r->target_inflight[io->target]--;
 	r->inflight--;
@@ -506,6 +506,19 @@ static void advance(struct run *r)
 	}
 	r->cur_capped = false;
 	r->cur_added = false;
+	r->cur_mapped = false;
+}
+
+/* Maps the cursor's event (the current copy) once: 0, or rp_map_io()'s error. */
+static int map_cursor(struct run *r, const struct btape_event *ev, int op)
+{
+	if (!r->cur_mapped) {
+		r->cur_map_err = rp_map_io(r->cfg, op, ev->dev, r->copy,
+					   rp_sector_offset(ev->sector), ev->bytes, &r->cur_off,
+					   &r->cur_bytes);
+		r->cur_mapped = true;
+	}
+	return r->cur_map_err;
 }
 
 static uint64_t deadline_of(const struct run *r, const struct btape_event *ev)
@@ -529,16 +542,15 @@ static void run_free(struct run *r)
 	free(r->freel);
 	free(r->lane_inflight);
 	free(r->target_inflight);
+	free(r->lane_held);
 	free(r->lane_flushes);
-	free(r->parked);
-	free(r->parked_tail);
-	free(r->flush_done_ns);
 	free(r->flush_done_rec);
 	rp_order__free(r->order);
 }
 
-static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event *ev, int op,
-		      uint64_t deadline)
+/* Prepares ev of copy into io. */
+static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event *ev,
+		      unsigned int copy, int op, uint64_t deadline)
 {
 	const struct rp_sched_cfg *cfg = r->cfg;
 	unsigned int slot = (unsigned int)(io - r->slots);
@@ -547,8 +559,8 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 	io->op = (uint8_t)op;
 	io->trace_op = ev->op;
 	io->dev = ev->dev;
-	io->copy = r->copy;
-	io->lane = r->copy * cfg->ndev + ev->dev;
+	io->copy = copy;
+	io->lane = copy * cfg->ndev + ev->dev;
 	io->target = cfg->devs[ev->dev].target;
 	io->intended_ns = deadline;
 	io->complete_ns = 0;
@@ -557,8 +569,13 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 	if (op == RP_IO_FSYNC) {
 		io->offset = 0;
 		io->bytes = 0;
+	} else if (r->cur_mapped && r->pos < r->nbatch && ev == &r->batch[r->pos]) {
+		if (r->cur_map_err)
+			return r->cur_map_err;
+		io->offset = r->cur_off; /* the sub-block check mapped it */
+		io->bytes = r->cur_bytes;
 	} else {
-		err = rp_map_io(cfg, op, ev->dev, r->copy, rp_sector_offset(ev->sector), ev->bytes,
+		err = rp_map_io(cfg, op, ev->dev, copy, rp_sector_offset(ev->sector), ev->bytes,
 				&io->offset, &io->bytes);
 		if (err)
 			return err;
@@ -592,15 +609,12 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 	return 0;
 }
 
-/*
- * Prepares ev into a free slot at the end of batch (intended: when it was due), and submits the
- * batch when it is full. Returns 1 when it submitted, 0, or -errno (the batch taken back).
- */
-static int claim(struct run *r, const struct btape_event *ev, int op, uint64_t intended,
-		 uint64_t order_id, struct rp_io **iop)
+/* Prepares ev of copy into a free slot, counted in flight (intended: when it was due). */
+static int claim(struct run *r, const struct btape_event *ev, unsigned int copy, int op,
+		 uint64_t intended, uint64_t order_id, struct rp_io **iop)
 {
 	struct rp_io *io = r->freel[--r->nfree];
-	int err = prepare_io(r, io, ev, op, intended);
+	int err = prepare_io(r, io, ev, copy, op, intended);
 
 	if (err) {
 		r->freel[r->nfree++] = io;
@@ -616,11 +630,40 @@ static int claim(struct run *r, const struct btape_event *ev, int op, uint64_t i
 	return 0;
 }
 
-static int take(struct run *r, const struct btape_event *ev, int op, uint64_t intended,
-		uint64_t order_id, struct rp_io **batch, unsigned int *nb)
+/*
+ * A flush of lane goes. The block layer keeps one flush in flight per queue and folds every
+ * flush pending behind it into the next one, so a flush sent while the previous one is still
+ * out does not reach the device of its own. When the recording kept the two apart (the
+ * previous one had completed when this one was issued, or the recording does not say when it
+ * completed), it is counted (flush_overlapped); --flushes-apart makes it wait instead (the
+ * order tracker's rule, order.h).
+ */
+static void flush_goes(struct run *r, const struct btape_event *ev, unsigned int lane,
+		       uint64_t intended)
+{
+	uint64_t rec = ev->issue_ns + r->loop_off_ns, prev_done = r->flush_done_rec[lane];
+
+	r->flush_done_rec[lane] = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns
+					  ? ev->complete_ns + r->loop_off_ns
+					  : 0;
+	if (r->lane_flushes[lane] && prev_done <= rec && !r->cfg->flushes_apart)
+		r->st->flush_overlapped += measured(r, intended);
+}
+
+/*
+ * Prepares ev of copy into a free slot at the end of batch (intended: when it was due), and
+ * submits the batch when it is full. Returns 1 when it submitted, 0, or -errno (the batch taken
+ * back).
+ */
+static int take(struct run *r, const struct btape_event *ev, unsigned int copy, int op,
+		uint64_t intended, uint64_t order_id, struct rp_io **batch, unsigned int *nb)
 {
 	struct rp_io *io;
-	int err = claim(r, ev, op, intended, order_id, &io);
+	int err;
+
+	if (op == RP_IO_FSYNC)
+		flush_goes(r, ev, copy * r->cfg->ndev + ev->dev, intended);
+	err = claim(r, ev, copy, op, intended, order_id, &io);
 
 	if (err) {
 		unissue(r, batch, *nb);
@@ -635,114 +678,51 @@ static int take(struct run *r, const struct btape_event *ev, int op, uint64_t in
 	return err ? err : 1;
 }
 
-/*
- * The cursor's event is a flush. The block layer keeps one flush in flight per queue and folds
- * every flush pending behind it into the next one, so a flush sent while the previous one is
- * still out does not reach the device of its own. It waits when the recording kept the two
- * apart (the previous one had completed when this one was issued, or the recording does not
- * say when it completed), and behind any flush of its lane that waits already: parked, it goes
- * when the one before it has completed; the I/Os behind it go on at their deadlines. That is
- * --flushes-apart; by default it goes now, counted (flush_overlapped). Returns 1 when it may go
- * now, 0 when it was parked, or -errno.
- */
-static int flush_due(struct run *r, const struct btape_event *ev, int op, uint64_t intended)
-{
-	unsigned int lane = r->copy * r->cfg->ndev + ev->dev;
-	uint64_t rec = ev->issue_ns + r->loop_off_ns, prev_done = r->flush_done_rec[lane];
-	struct rp_io *io;
-	int err;
-
-	r->flush_done_rec[lane] = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns
-					  ? ev->complete_ns + r->loop_off_ns
-					  : 0;
-	if (!r->parked[lane] && (!r->lane_flushes[lane] || prev_done > rec))
-		return 1;
-	if (!r->cfg->flushes_apart) {
-		r->st->flush_overlapped += measured(r, intended);
-		return 1;
-	}
-	err = claim(r, ev, op, intended, r->cur_id, &io);
-	if (err)
-		return err;
-	io->next_parked = NULL;
-	if (r->parked[lane])
-		r->parked_tail[lane]->next_parked = io;
-	else
-		r->parked[lane] = io;
-	r->parked_tail[lane] = io;
-	r->nparked++;
-	return 0;
-}
-
-/* Submits the first parked flush of every lane that has no flush left in the engine. */
-static int flush_release(struct run *r, bool *issued)
-{
-	for (unsigned int lane = 0; r->nparked && lane < r->nlanes; lane++) {
-		struct rp_io *io = r->parked[lane];
-		uint64_t go;
-		int err;
-
-		if (!io || r->lane_flushes[lane])
-			continue;
-		r->parked[lane] = io->next_parked;
-		r->nparked--;
-		go = r->flush_done_ns[lane];
-		if (go > io->intended_ns && r->cfg->timing == RP_TIMING_ORIGINAL) {
-			if (measured(r, io->intended_ns)) {
-				r->st->flush_waited++;
-				r->st->flush_wait_ns += go - io->intended_ns;
-			}
-			io->intended_ns = go;
-		}
-		err = submit(r, &io, 1);
-		if (err)
-			return err;
-		*issued = true;
-	}
-	return 0;
-}
-
-/* Takes back the parked flushes (the run stops, or failed). */
-static void flush_drop(struct run *r)
-{
-	for (unsigned int lane = 0; r->nparked && lane < r->nlanes; lane++) {
-		while (r->parked[lane]) {
-			struct rp_io *io = r->parked[lane];
-
-			r->parked[lane] = io->next_parked;
-			unissue(r, &io, 1);
-			r->nparked--;
-		}
-	}
-}
-
 static unsigned int held_count(const struct run *r)
 {
 	return r->order ? rp_order__held(r->order) : 0;
 }
 
-/* A dependency held an I/O due at deadline until eligible (measured I/Os). */
+_Static_assert(sizeof(((struct rp_stats *)0)->dep_waited) == RP_DEP__COUNT * sizeof(uint64_t),
+	       "rp_stats: one dep_waited per rule");
+
+/*
+ * A dependency held an I/O due at deadline until eligible (measured I/Os, original timing);
+ * flushes apart counts as flush_waited.
+ */
 static void note_dep(struct run *r, uint64_t deadline, uint64_t eligible, int kind)
 {
-	if (eligible <= deadline || !measured(r, deadline) || kind < 0 || kind >= RP_DEP__COUNT)
+	if (eligible <= deadline || !measured(r, deadline) || kind < 0 || kind > RP_DEP__COUNT ||
+	    r->cfg->timing != RP_TIMING_ORIGINAL)
 		return;
+	if (kind == RP_DEP_FLUSHES) {
+		r->st->flush_waited++;
+		r->st->flush_wait_ns += eligible - deadline;
+		return;
+	}
 	r->st->dep_waited[kind]++;
 	r->st->dep_wait_ns[kind] += eligible - deadline;
 }
 
 /*
- * --order: the cursor's event is due. Returns 1 when it may go (*intended: when it could have),
- * 0 when it is held (set aside, the events behind it go on; *held_wake: the earliest timed
- * release), -EBUSY when the dependency window is full.
+ * --order, --flushes-apart: the cursor's event is due. Returns 1 when it may go (*intended:
+ * when it could have), 0 when it is held (set aside, the events behind it go on; *held_wake:
+ * the earliest timed release), -EBUSY when the dependency window is full. The tracker knows the
+ * event by its lane (its device with one copy).
  */
 static int order_due(struct run *r, const struct btape_event *ev, uint64_t deadline, uint64_t now,
 		     uint64_t *intended, uint64_t *held_wake)
 {
+	unsigned int lane = r->copy * r->cfg->ndev + ev->dev;
 	uint64_t w;
 	int kind;
 
 	if (!r->cur_added) {
-		int64_t id = rp_order__add(r->order, ev, r->loop_off_ns, deadline);
+		struct btape_event le = *ev;
+		int64_t id;
+
+		le.dev = lane;
+		id = rp_order__add(r->order, &le, r->loop_off_ns, deadline);
 
 		if (id < 0) {
 			/* not counted while looking ahead (causal): nothing is due yet */
@@ -758,6 +738,7 @@ static int order_due(struct run *r, const struct btape_event *ev, uint64_t deadl
 	}
 	if (!rp_order__check(r->order, r->cur_id, now, intended, &w, &kind)) {
 		rp_order__hold(r->order, r->cur_id, w);
+		r->lane_held[lane]++;
 		if (w && (!*held_wake || w < *held_wake))
 			*held_wake = w;
 		return 0;
@@ -805,14 +786,11 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	r->bigbuf_bytes = calloc(r->depth, sizeof(*r->bigbuf_bytes));
 	r->lane_inflight = calloc(r->nlanes, sizeof(*r->lane_inflight));
 	r->target_inflight = calloc(cfg->ntargets ? cfg->ntargets : 1, sizeof(unsigned int));
+	r->lane_held = calloc(r->nlanes, sizeof(*r->lane_held));
 	r->lane_flushes = calloc(r->nlanes, sizeof(*r->lane_flushes));
-	r->parked = calloc(r->nlanes, sizeof(*r->parked));
-	r->parked_tail = calloc(r->nlanes, sizeof(*r->parked_tail));
-	r->flush_done_ns = calloc(r->nlanes, sizeof(*r->flush_done_ns));
 	r->flush_done_rec = calloc(r->nlanes, sizeof(*r->flush_done_rec));
 	if (!r->slots || !r->freel || !r->bigbuf || !r->bigbuf_bytes || !r->lane_inflight ||
-	    !r->target_inflight || !r->lane_flushes || !r->parked || !r->parked_tail ||
-	    !r->flush_done_ns || !r->flush_done_rec) {
+	    !r->target_inflight || !r->lane_held || !r->lane_flushes || !r->flush_done_rec) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -833,9 +811,16 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	if (cfg->duration_ns)
 		end_ns = st->start_ns + cfg->duration_ns;
 	next_tick = cfg->tick_ns ? st->start_ns + cfg->tick_ns : UINT64_MAX;
-	if (cfg->order != RP_ORDER_NONE) {
-		err = rp_order__new(&r->order, (enum rp_order_mode)cfg->order, cfg->think_ns,
-				    RP_ORDER_WINDOW, cfg->speed, st->start_ns);
+	if (cfg->order != RP_ORDER_NONE || cfg->flushes_apart) {
+		struct rp_order_cfg oc = {.mode = (enum rp_order_mode)cfg->order,
+					  .think_ns = cfg->think_ns,
+					  .xthread = (enum rp_xthread)cfg->xthread,
+					  .flushes_apart = cfg->flushes_apart,
+					  .window = RP_ORDER_WINDOW,
+					  .speed = cfg->speed,
+					  .start_ns = st->start_ns};
+
+		err = rp_order__new(&r->order, &oc);
 		if (err)
 			goto cleanup;
 	}
@@ -865,16 +850,10 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			st->duration_hit = true;
 			draining = true;
 		}
-		if (draining) {
-			flush_drop(r);
-		} else if (r->nparked) {
-			err = flush_release(r, &issued);
-			if (err < 0)
-				goto cleanup;
-		}
 		/* held by a dependency: the oldest first, each that may go now */
 		while (r->order && !draining && r->nfree) {
 			const struct btape_event *hev;
+			struct btape_event dev_ev;
 			uint64_t id, dl, elig;
 			int kind, ret;
 
@@ -882,8 +861,12 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 						  &held_wake))
 				break;
 			note_dep(r, dl, elig, kind);
-			ret = take(r, hev, rp_sched_engine_op(cfg, hev->op, hev->bytes), elig, id,
-				   batch, &nb);
+			r->lane_held[hev->dev]--;
+			dev_ev = *hev; /* the tracker's device is the lane */
+			dev_ev.dev = hev->dev % cfg->ndev;
+			ret = take(r, &dev_ev, hev->dev / cfg->ndev,
+				   rp_sched_engine_op(cfg, hev->op, hev->bytes), elig, id, batch,
+				   &nb);
 			if (ret < 0) {
 				err = ret;
 				goto cleanup;
@@ -892,7 +875,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 		}
 		while (!draining) {
 			const struct btape_event *ev;
-			uint64_t deadline = 0, intended;
+			uint64_t deadline = 0, intended, oid;
 			int op, ret;
 
 			err = cursor(r);
@@ -916,8 +899,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				continue;
 			}
 			if ((op == RP_IO_DISCARD || op == RP_IO_ZERO) &&
-			    rp_map_io(cfg, op, ev->dev, r->copy, rp_sector_offset(ev->sector),
-				      ev->bytes, &(uint64_t){0}, &(uint64_t){0}) == -ENODATA) {
+			    map_cursor(r, ev, op) == -ENODATA) {
 				st->skipped[ev->op < 32 ? ev->op : 31]++;
 				st->sub_block++;
 				advance(r);
@@ -942,11 +924,12 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 					(ev->present & BTAPE_HAS_QD) && ev->qd ? ev->qd : 1;
 				unsigned int lane = r->copy * cfg->ndev + ev->dev;
 
-				if (r->lane_inflight[lane] >= qd)
+				if (r->lane_inflight[lane] + r->lane_held[lane] >= qd)
 					break;
 			}
 			intended = deadline;
-			if (r->order) {
+			oid = UINT64_MAX; /* not tracked (none: only flushes are, when apart) */
+			if (r->order && (cfg->order != RP_ORDER_NONE || op == RP_IO_FSYNC)) {
 				ret = order_due(r, ev, deadline, now, &intended, &held_wake);
 				if (ret < 0)
 					break; /* the window is full: wait for a completion */
@@ -954,6 +937,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 					advance(r);
 					continue;
 				}
+				oid = r->cur_id;
 			}
 			if (!r->nfree) {
 				if (cfg->timing != RP_TIMING_AFAP && !r->cur_capped) {
@@ -966,19 +950,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			if (r->cur_capped)
 				st->stage.capped_ns += clock->now(clock) - r->capped_since;
 			r->cur_capped = false;
-			if (op == RP_IO_FSYNC) {
-				ret = flush_due(r, ev, op, intended);
-				if (ret < 0) {
-					unissue(r, batch, nb);
-					err = ret;
-					goto cleanup;
-				}
-				if (!ret) {
-					advance(r);
-					continue;
-				}
-			}
-			ret = take(r, ev, op, intended, r->cur_id, batch, &nb);
+			ret = take(r, ev, r->copy, op, intended, oid, batch, &nb);
 			if (ret < 0) {
 				err = ret;
 				goto cleanup;
@@ -1044,7 +1016,6 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	}
 	err = 0;
 cleanup:
-	flush_drop(r);
 	/*
 	 * Never leave I/Os in flight in an engine about to be closed; but never wait for ever
 	 * either: after DRAIN_STALL_NS without a completion, give up (the engine's close then

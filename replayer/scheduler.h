@@ -107,10 +107,10 @@ struct rp_stats {
 	/*
 	 * --order (measured I/Os): I/Os held past their deadline by a dependency, and the time
 	 * from deadline to when the dependency let them go, by the last rule that held them
-	 * (RP_DEP_*: conflict, barrier, causal); window_full: times the stream stopped because the
-	 * dependency window was full.
+	 * (RP_DEP_*: conflict, barrier, causal, cross-thread); window_full: times the stream
+	 * stopped because the dependency window was full.
 	 */
-	uint64_t dep_waited[3], dep_wait_ns[3];
+	uint64_t dep_waited[4], dep_wait_ns[4];
 	uint64_t dep_window_full;
 	/*
 	 * Flushes (measured ones). The block layer folds flushes that are pending together into
@@ -130,6 +130,7 @@ struct rp_sched_cfg {
 	int order;	      /* enum rp_order_mode; original timing, scale 1 only */
 	bool flushes_apart;   /* a flush recorded apart from the one before waits for it */
 	uint64_t think_ns;    /* causal order: think-time window */
+	int xthread;	      /* causal order: cross-thread sources (enum rp_xthread) */
 	unsigned int iodepth; /* cap on I/Os in flight per copy */
 	unsigned int scale;   /* copies replayed at once (>= 1) */
 	/* cluster --scale: these copies are copy_base .. copy_base + scale - 1 of `copies` (0:

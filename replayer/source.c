@@ -65,6 +65,9 @@ struct rp_prefetch {
 	int consumer_holds; /* index of the block handed out, or -1 */
 	bool stop, running, ended;
 	bool loop_ahead; /* after the end, the decoder goes on with the next pass */
+	unsigned int pass; /* passes the decoder started after the first */
+	void (*hook)(void *ctx, const struct btape_event *evs, size_t n); /* first pass */
+	void *hook_ctx;
 	int start_err;   /* the decoder thread could not be started */
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -133,6 +136,8 @@ static void *prefetch_thread(void *arg)
 				}
 				have = (size_t)n;
 				off = 0;
+				if (p->hook && !p->pass)
+					p->hook(p->hook_ctx, evs, have);
 			}
 			take = p->block_events - b->n;
 			if (take > have - off)
@@ -158,6 +163,7 @@ static void *prefetch_thread(void *arg)
 			publish_block(p);
 			break;
 		}
+		p->pass++;
 		status = 0;
 		have = off = 0;
 	}
@@ -253,6 +259,7 @@ static int prefetch_rewind(struct rp_source *s)
 		return 0;
 	}
 	stop_thread(p);
+	p->pass++;
 	err = btape_reader__seek(p->r, 0);
 	if (err < 0) {
 		snprintf(p->errmsg, sizeof(p->errmsg), "%s", btape_reader__errmsg(p->r));
@@ -310,6 +317,21 @@ struct rp_source *rp_prefetch__source(struct rp_prefetch *p)
 	if (!p->running && !p->ended)
 		start_thread(p);
 	return &p->src;
+}
+
+void rp_prefetch__set_first_pass_hook(struct rp_prefetch *p,
+				      void (*fn)(void *ctx, const struct btape_event *evs,
+						 size_t n),
+				      void *ctx)
+{
+	p->hook = fn;
+	p->hook_ctx = ctx;
+}
+
+void rp_prefetch__stop(struct rp_prefetch *p)
+{
+	stop_thread(p);
+	p->ended = true;
 }
 
 void rp_prefetch__set_loop_ahead(struct rp_prefetch *p, bool on)

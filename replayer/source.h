@@ -40,6 +40,18 @@ struct rp_prefetch;
 int rp_prefetch__open(struct rp_prefetch **pp, const char *path, size_t block_events,
 		      unsigned int queue_blocks, char *errmsg, size_t errlen);
 struct rp_source *rp_prefetch__source(struct rp_prefetch *p);
+/*
+ * FN(CTX, EVS, N) sees every batch of the first pass as the decoder thread reads it, in file
+ * order, on that thread (later passes: loops, sweep steps, are not shown): what the replay's
+ * fidelity section records of the trace, without a read of its own. Set it before the first
+ * rp_prefetch__source(); NULL removes it. Read what it collected after rp_prefetch__stop().
+ */
+void rp_prefetch__set_first_pass_hook(struct rp_prefetch *p,
+				      void (*fn)(void *ctx, const struct btape_event *evs,
+						 size_t n),
+				      void *ctx);
+/* Stops the decoder thread (the source ends): the hook is not running after it returns. */
+void rp_prefetch__stop(struct rp_prefetch *p);
 /* Decode the next pass ahead at the end of each one (for loops and sweeps). */
 void rp_prefetch__set_loop_ahead(struct rp_prefetch *p, bool on);
 /* Waits until the queue is full (or holds the whole trace): a replay starts with a head start. */

@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 		sum.bytes_by_op[BTAPE_OP_READ] += evs[i].bytes;
 	sum.chunks = 1;
 	if (btape_index_add(&ix, chunk_off, evs[0].issue_ns, evs[2].issue_ns, 3) ||
-	    btape_footer_pack(&foot, &sum, &ix))
+	    btape_footer_pack(&foot, &sum, &ix, NULL))
 		return 1;
 	foot_off = file.len;
 	if (put_frame(&file, BTAPE_FRAME_FOOTER, foot.p, foot.len))

@@ -379,7 +379,7 @@ static void test_unknown_keys_and_frames(void **state)
 	sum.count_by_op[0] = 3;
 	sum.bytes_by_op[0] = 3 * 4096;
 	btape_index_add(&ix, chunk_off, 100, 102, 3);
-	btape_footer_pack(&foot, &sum, &ix);
+	btape_footer_pack(&foot, &sum, &ix, NULL);
 	assert_int_equal(foot.p[0], 0x8b);
 	foot.p[0] = 0x8c;
 	msgpack_packer_init(&pk, &foot, btape_mp_write);

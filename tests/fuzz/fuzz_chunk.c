@@ -15,6 +15,7 @@
 
 #include "btape.h"
 #include "btape_internal.h"
+#include "ftags.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -51,11 +52,14 @@ static void decode(unsigned int kind, const uint8_t *p, size_t len, uint64_t fil
 	default: {
 		struct btape_summary s = {.sz = sizeof(s)};
 		struct btape_index ix = {0};
+		struct btape_ftags ft = {0};
 
 		/* as if the input were the file: its index cannot hold more chunks than fit */
-		if (!btape_footer_unpack(&s, &ix, p, len, file_size / BTAPE_ENV_SIZE, err,
-					 sizeof(err)))
+		if (!btape_footer_unpack(&s, &ix, &ft, p, len, file_size / BTAPE_ENV_SIZE, err,
+					 sizeof(err))) {
 			btape_index_free(&ix);
+			btape_ftags_free(&ft);
+		}
 		break;
 	}
 	}

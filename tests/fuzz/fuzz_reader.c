@@ -3,7 +3,7 @@
  * libFuzzer target for the .btape reader: the input is a whole file, handed to the reader
  * through a memfd (btape_reader__open_fd). Exercises open, streaming, batches, seek, summary
  * and verify, with a field skip mask taken from the input (changed between batches after
- * the seek); any crash, hang or sanitizer report is a finding.
+ * the seek), and the footer tags; any crash, hang or sanitizer report is a finding.
  */
 #include <stdint.h>
 #include <stddef.h>
@@ -13,6 +13,23 @@
 #include "btape.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every footer tag, each looked up again by its key and its value's bytes read (a sanitizer
+ * sees a pointer past the buffer). */
+static void footer_tags(struct btape_reader *r)
+{
+	const char *key;
+	const void *v, *w;
+	size_t len, wlen;
+	static volatile unsigned int sink;
+
+	for (uint32_t i = 0; btape_reader__footer_tag_at(r, i, &key, &v, &len) == 1; i++) {
+		if (btape_reader__footer_tag(r, key, &w, &wlen) != 1 || w != v || wlen != len)
+			__builtin_trap();
+		for (size_t j = 0; j < len; j++)
+			sink += ((const uint8_t *)v)[j];
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -46,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			errors++;
 	btape_reader__summary(r, &s);
 	btape_reader__verify(r);
+	footer_tags(r);
 	if (!btape_reader__seek(r, 1000))
 		while ((n = btape_reader__next_batch(r, &evs)) != 0 && errors < 128) {
 			if (n < 0)

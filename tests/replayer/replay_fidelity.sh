@@ -2,7 +2,8 @@
 # biotape replay's fidelity section (no root: a file target, the null engine): its text lines
 # and JSON keys; a replay held back by dependencies (barrier order on a target 40x slower than
 # recorded) and one forced to fall behind (one I/O at a time, 2 ms each, for a trace at 2000/s)
-# score badly, and a plain replay of the same trace scores far better. The clean
+# score badly, and a plain replay of the same trace scores far better; the -o result trace
+# keeps the same figures in its footer (info and compare show them). The clean
 # replay's verdict is not asserted: on a loaded machine the replayer may be late once (the
 # verdict on exact data is tests/replayer/test_fidelity.c's).
 . "$BIOTAPE_SRC/tests/lib.sh"
@@ -13,8 +14,8 @@ D=$(t_tmpdir)
 # one thread, 50 us recorded latency, 1000 I/Os at 2000/s, a flush every 8th I/O
 "$GEN" -o "$D/w.btape" -n 1000 -r 2000 -p mix:50 -F 8 -S $((8 << 20)) || fail "gen"
 T=(--write --engine null --no-progress --create auto)
-"$BIOTAPE" replay "$D/w.btape" --target "$D/a" "${T[@]}" --json >"$D/clean.json" ||
-	fail "clean replay failed"
+"$BIOTAPE" replay "$D/w.btape" --target "$D/a" "${T[@]}" --json -o "$D/clean.btape" \
+	>"$D/clean.json" || fail "clean replay failed"
 "$BIOTAPE" replay "$D/w.btape" --target "$D/b" "${T[@]}" --null-latency 2ms --order barrier \
 	--json >"$D/held.json" || fail "slow replay failed"
 "$BIOTAPE" replay "$D/w.btape" --target "$D/d" "${T[@]}" --null-latency 2ms --iodepth 1 \
@@ -46,6 +47,29 @@ assert l["replayed_after_windows"] > 0 and l["iops_corr"] < 0.5, l
 assert c["gap_ks"] < b["gap_ks"] / 2 and c["iops_corr"] > b["iops_corr"] + 0.3, (c, b)
 assert c["lat_demerit_us"] < 100, c["lat_demerit_us"]
 PY
+# the result trace keeps the section in its footer: info and compare show the same figures
+"$BIOTAPE" info --json "$D/clean.btape" >"$D/info.json" || fail "info of the result failed"
+"$BIOTAPE" compare --json "$D/w.btape" "$D/clean.btape" >"$D/cmp.json" || fail "compare failed"
+python3 - "$D/clean.json" "$D/info.json" "$D/cmp.json" <<'PY' || fail "stored fidelity != JSON's"
+import json, sys
+r, i, c = (json.load(open(p)) for p in sys.argv[1:4])
+f = r["fidelity"]
+assert f["recorded_ios"] == 1000 and len(f["iops"]["replayed"]) > 10, f
+assert i["footer_tags"]["fidelity"] == f, (i["footer_tags"], f)
+assert c["replay_fidelity"] == f, (c.get("replay_fidelity"), f)
+PY
+out=$("$BIOTAPE" info "$D/clean.btape") || fail "info (text) failed"
+grep -q "^footer tags:$" <<<"$out" && grep -q "^  fidelity:$" <<<"$out" &&
+	grep -q "^    gap_ks: [0-9.e-]*$" <<<"$out" && grep -q "^      >10ms: [0-9]*$" <<<"$out" ||
+	fail "info: no fidelity section: $out"
+out=$("$BIOTAPE" compare "$D/w.btape" "$D/clean.btape") || fail "compare (text) failed"
+grep -q "^Replay fidelity (stored in B" <<<"$out" && grep -q "^  replayed_ios: 1000$" <<<"$out" ||
+	fail "compare: no stored fidelity: $out"
+# a trace that is no replay result has none
+"$BIOTAPE" info --json "$D/w.btape" | python3 -c 'import json,sys; assert json.load(sys.stdin)["footer_tags"] == {}' ||
+	fail "info: footer tags in a generated trace"
+"$BIOTAPE" compare "$D/w.btape" "$D/w.btape" | grep -q "^Replay fidelity" && fail "compare: stored fidelity of a plain trace"
+
 out=$("$BIOTAPE" replay "$D/w.btape" --target "$D/c" "${T[@]}" --null-latency 2ms --iodepth 1 \
 	--html "$D/r.html") || fail "text replay failed"
 # the page: both window charts, two series each, and the verdict

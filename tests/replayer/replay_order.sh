@@ -24,6 +24,8 @@ expect_usage "$D/w.btape" "${T[@]}" --order conflict --sweep 1,2
 expect_usage "$D/w.btape" "${T[@]}" --order barrier --think-window 1ms
 expect_usage "$D/w.btape" "${T[@]}" --order causal --think-window 0
 expect_usage "$D/w.btape" "${T[@]}" --order causal --think-window soon
+expect_usage "$D/w.btape" "${T[@]}" --order barrier --cross-thread any
+expect_usage "$D/w.btape" "${T[@]}" --order causal --cross-thread sometimes
 expect_usage "$D/w.btape" --target "$D/t" --write --null-latency 1ms
 [ ! -e "$D/t" ] || fail "a refused replay created the target"
 
@@ -37,8 +39,9 @@ import json, sys
 n, c = (json.load(open(p)) for p in sys.argv[1:3])
 assert n["order"] == "none" and c["order"] == "causal", (n["order"], c["order"])
 assert c["think_window_us"] == 1000, c["think_window_us"]
+assert c["cross_thread"] == "off" and "cross_thread" not in n, (c.get("cross_thread"), n)
 assert n["ios"] == c["ios"] == 600, (n["ios"], c["ios"])
-for k in ("conflict", "barrier", "causal"):
+for k in ("conflict", "barrier", "causal", "cross-thread"):
     assert n["dep_waits"][k]["ios"] == 0 and n["dep_waits"][k]["wait_s"] == 0, n["dep_waits"]
 # the thread waited for its previous I/O (1 ms now, 50 us recorded) nearly every time
 assert c["dep_waits"]["causal"]["ios"] > 400, c["dep_waits"]
@@ -51,9 +54,10 @@ assert n["seconds"] < 0.2, n["seconds"]
 assert c["seconds"] > 0.45, c["seconds"]
 PY
 out=$("$BIOTAPE" replay "$D/w.btape" "${T[@]}" --order causal --think-window 300us \
-	-o "$D/res.btape") || fail "text replay failed"
-grep -q "order causal (think window 300" <<<"$out" || fail "text: no order in the header: $out"
-grep -q "held by a dependency: conflict [0-9]* (.*), barrier .*, causal [1-9]" <<<"$out" ||
-	fail "text: no dependency line: $out"
+	--cross-thread off -o "$D/res.btape") || fail "text replay failed"
+grep -q "order causal (think window 300.*) (cross-thread off)" <<<"$out" ||
+	fail "text: no order in the header: $out"
+grep -q "held by a dependency: conflict [0-9]* (.*), barrier .*, causal [1-9].*, cross-thread 0" \
+	<<<"$out" || fail "text: no dependency line: $out"
 "$BIOTAPE" info "$D/res.btape" | grep -q "replay.order.*causal" || fail "result: no replay.order tag"
 pass

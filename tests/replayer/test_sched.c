@@ -672,7 +672,7 @@ static void test_prefetch_source(void **state)
 
 /* ---- --order: dependency-aware replay against a brute-force model ---- */
 
-#define ORD_MAX 32
+#define ORD_MAX 128
 #define THINK_NS (20 * US)
 
 static struct btape_event ev_rec(uint64_t t_us, uint64_t done_us, uint8_t op, uint32_t dev,
@@ -733,6 +733,19 @@ static bool is_barrier(const struct btape_event *e)
  * barriers then only delay.
  */
 static double model_speed = 1; /* --speed: recorded times and think times divided by it */
+static int model_xthread;      /* enum rp_xthread: cross-thread sources */
+
+/*
+ * a may be b's cross-thread source: another thread's (a barrier unless any) on b's device,
+ * issued at or after idle, the latest completion of b's thread's earlier I/Os (0: it has none).
+ */
+static bool model_xsource(const struct btape_event *a, const struct btape_event *b, uint64_t idle)
+{
+	if (model_xthread == RP_XTHREAD_OFF || !a->tid || !b->tid || a->tid == b->tid ||
+	    a->dev != b->dev || (model_xthread == RP_XTHREAD_BARRIER && !is_barrier(a)))
+		return false;
+	return idle && a->issue_ns >= idle;
+}
 
 static uint64_t model_rel(const struct btape_event *evs, uint64_t t)
 {
@@ -746,19 +759,23 @@ static void order_model(const struct btape_event *evs, size_t n, int mode, uint6
 		const struct btape_event *b = &evs[i];
 		uint64_t dl = model_rel(evs, b->issue_ns), t = dl, src_done = 0;
 		size_t src = SIZE_MAX, prev = SIZE_MAX;
+		uint64_t idle = 0;
 
+		for (size_t j = 0; j < i && b->tid; j++)
+			if (evs[j].tid == b->tid && evs[j].complete_ns > idle)
+				idle = evs[j].complete_ns;
 		for (size_t j = 0; j < i && mode == RP_ORDER_CAUSAL; j++) {
 			const struct btape_event *a = &evs[j];
 
-			if (a->tid && a->tid == b->tid) {
+			if (a->tid && a->tid == b->tid)
 				prev = j;
-				/* of two that completed together, the later */
-				if (a->complete_ns <= b->issue_ns &&
-				    b->issue_ns - a->complete_ns <= THINK_NS &&
-				    (src == SIZE_MAX || a->complete_ns >= src_done)) {
-					src = j;
-					src_done = a->complete_ns;
-				}
+			/* of two that completed together, the later */
+			if (((a->tid && a->tid == b->tid) || model_xsource(a, b, idle)) &&
+			    a->complete_ns <= b->issue_ns &&
+			    b->issue_ns - a->complete_ns <= THINK_NS &&
+			    (src == SIZE_MAX || a->complete_ns >= src_done)) {
+				src = j;
+				src_done = a->complete_ns;
 			}
 		}
 		if (src != SIZE_MAX) {
@@ -823,6 +840,7 @@ static void order_cfg(struct fixture *f, int mode, uint64_t lat)
 	f->cfg.allow_writes = true;
 	f->cfg.order = mode;
 	f->cfg.think_ns = THINK_NS;
+	f->cfg.xthread = model_xthread;
 	f->latency_ns = lat;
 }
 
@@ -1016,6 +1034,105 @@ static void test_order_causal_faster(void **state)
 }
 
 /*
+ * An fdatasync waiting on a journal thread, as the block layer sees it, K cycles at recorded
+ * latency L: the application (thread 100) writes its WAL (W), 5 us after that completes the
+ * journal thread (300) writes the journal (J), 5 us later its commit block (C, preflush +
+ * FUA), and 5 us after the commit completes the application writes again. Beside them thread
+ * 200 reads every 110 us, each taking 500 us: always I/O in flight, never waiting on anyone.
+ * Events of cycle k: W, J, C at wjc[3 k ...].
+ */
+#define JR_K 5
+static size_t journal_trace(struct btape_event *evs, uint64_t lat_us, size_t *wjc)
+{
+	uint64_t c = 0;
+	size_t n = 0, nw = 0;
+
+	for (size_t k = 0; k < JR_K; k++, c += 3 * lat_us + 15) {
+		evs[n++] = ev_rec(c, c + lat_us, BTAPE_OP_WRITE, 0, 16 * k, 8192, 100, 0);
+		evs[n++] = ev_rec(c + lat_us + 5, c + 2 * lat_us + 5, BTAPE_OP_WRITE, 0,
+				  4000 + 16 * k, 4096, 300, 0);
+		evs[n++] = ev_rec(c + 2 * lat_us + 10, c + 3 * lat_us + 10, BTAPE_OP_WRITE, 0,
+				  8000 + 16 * k, 4096, 300, BTAPE_FLAG_PREFLUSH | BTAPE_FLAG_FUA);
+	}
+	for (uint64_t t = 3; t < c; t += 110, n++)
+		evs[n] = ev_rec(t, t + 500, BTAPE_OP_READ, 0, 20000 + 16 * n, 4096, 200, 0);
+	for (size_t i = 1; i < n; i++) /* recorded issue order */
+		for (size_t j = i; j > 0 && evs[j].issue_ns < evs[j - 1].issue_ns; j--) {
+			struct btape_event x = evs[j];
+
+			evs[j] = evs[j - 1];
+			evs[j - 1] = x;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (evs[i].tid != 200)
+			wjc[nw++] = i;
+	assert_int_equal(nw, 3 * JR_K);
+	return n;
+}
+
+/*
+ * --cross-thread: the application's write after the commit follows the journal thread's
+ * commit block (another thread's barrier: it waited for it), not its own last completion
+ * long before. Every issue time matches the model, in each rule.
+ *   On 10x slower storage (recorded at 50 us, replayed at 500): the barrier rule holds each W
+ *   until the commit before it has completed; with cross-thread sources it then also waits
+ *   the recorded 5 us (held, counted as cross-thread).
+ *   On 10x faster storage (500 us, replayed at 50): each W goes at the commit's replayed
+ *   completion + 5 us, before its deadline, where off keeps the recorded gaps; any also
+ *   chains the journal thread to the W it followed (the whole cycle 10x shorter); the reads
+ *   (never waiting) keep their deadlines.
+ */
+static void test_order_cross_thread(void **state)
+{
+	struct btape_event evs[ORD_MAX];
+	uint64_t got[ORD_MAX];
+	size_t wjc[3 * JR_K], n = journal_trace(evs, 50, wjc);
+	struct fixture *f;
+
+	for (int x = RP_XTHREAD_OFF; x <= RP_XTHREAD_ANY; x++) {
+		f = fx_new();
+		model_xthread = x;
+		order_run(f, RP_ORDER_CAUSAL, 500 * US, evs, n, got);
+		for (size_t k = 0; k + 1 < JR_K; k++) {
+			uint64_t w = got[wjc[3 * k + 3]], c_done = got[wjc[3 * k + 2]] + 500 * US;
+
+			assert_int_equal(w, c_done + (x != RP_XTHREAD_OFF ? 5 * US : 0));
+		}
+		if (x == RP_XTHREAD_BARRIER)
+			assert_int_equal(f->st.dep_waited[RP_DEP_XTHREAD], JR_K - 1);
+		if (x == RP_XTHREAD_OFF)
+			assert_int_equal(f->st.dep_waited[RP_DEP_XTHREAD], 0);
+		free(f);
+	}
+
+	n = journal_trace(evs, 500, wjc);
+	for (int x = RP_XTHREAD_OFF; x <= RP_XTHREAD_ANY; x++) {
+		f = fx_new();
+		model_xthread = x;
+		order_run(f, RP_ORDER_CAUSAL, 50 * US, evs, n, got);
+		for (size_t k = 0; k + 1 < JR_K; k++) {
+			uint64_t w = got[wjc[3 * k + 3]], c_done = got[wjc[3 * k + 2]] + 50 * US;
+
+			if (x == RP_XTHREAD_OFF)
+				assert_int_equal(w, (k + 1) * 1515 * US); /* its deadline */
+			else
+				assert_int_equal(w, c_done + 5 * US);
+			/*
+			 * W, 5 us, J, 5 us, C, 5 us: 165 us a cycle, after the first (J of cycle
+			 * 0 is its thread's first I/O: at its deadline, 505 us)
+			 */
+			if (x == RP_XTHREAD_ANY)
+				assert_int_equal(w, (450 + (k + 1) * 165) * US);
+		}
+		for (size_t i = 0; i < n; i++)
+			if (evs[i].tid == 200)
+				assert_int_equal(got[i], evs[i].issue_ns - evs[0].issue_ns);
+		free(f);
+	}
+	model_xthread = RP_XTHREAD_OFF;
+}
+
+/*
  * Random traces, dense enough that hundreds of I/Os are unfinished at once (the per-device
  * indexes of order.c, not a scan): every event's replayed issue time matches the model, in
  * every mode, at the recorded latency scale and at 10x. Sectors are unique per event (so that
@@ -1037,7 +1154,10 @@ static void test_order_model_random(void **state)
 	static uint64_t got[RND_N], want[RND_N], fg[RND_N], fw[RND_N];
 	uint64_t seed = 0x5eed, t = 0;
 
-	for (int round = 0; round < 4; round++) {
+	/* rounds 4 and 5: sparse and short, so that threads are often idle (cross-thread) */
+	for (int round = 0; round < 6; round++) {
+		uint64_t lat_us = round < 4 ? 300 : 60;
+
 		for (size_t i = 0; i < RND_N; i++) {
 			uint32_t r;
 
@@ -1051,18 +1171,22 @@ static void test_order_model_random(void **state)
 						 : 0;
 			uint64_t bytes = op == BTAPE_OP_FLUSH ? 0 : 512ull * (1 + (r >> 12) % 64);
 
-			evs[i] = ev_rec(t, t + 10 + (r >> 4) % 300, op, (r >> 20) % 2,
+			evs[i] = ev_rec(t, t + 10 + (r >> 4) % lat_us, op, (r >> 20) % 2,
 					op == BTAPE_OP_FLUSH ? 0 : 16 * i, bytes, (r >> 22) % 4 * 100,
 					flags);
 		}
 		for (int mode = RP_ORDER_NONE; mode <= RP_ORDER_CAUSAL; mode++) {
-			/* causal also at --speed 2 and 0.5: look-ahead in replayed time */
-			for (int c = 0; c < (mode == RP_ORDER_CAUSAL ? 4 : 2); c++) {
-				uint64_t lat = c == 1 ? 500 * US : 50 * US;
+			/*
+			 * causal also at --speed 2 and 0.5 (look-ahead in replayed time), each
+			 * with every cross-thread rule
+			 */
+			for (int c = 0; c < (mode == RP_ORDER_CAUSAL ? 12 : 2); c++) {
+				uint64_t lat = c % 4 == 1 ? 500 * US : 50 * US;
 				struct fixture *f = fx_new();
 				size_t nf = 0;
 
-				model_speed = c < 2 ? 1 : c == 2 ? 2 : 0.5;
+				model_speed = c % 4 < 2 ? 1 : c % 4 == 2 ? 2 : 0.5;
+				model_xthread = c / 4;
 				order_cfg(f, mode, lat);
 				f->cfg.speed = model_speed;
 				f->cfg.iodepth = RND_N;
@@ -1084,9 +1208,11 @@ static void test_order_model_random(void **state)
 						continue;
 					}
 					if (got[i] != want[i])
-						fail_msg("round %d mode %s speed %g latency %llu us: "
-							 "event %zu issued at %llu ns, model %llu ns",
-							 round, rp_order_mode_name(mode), model_speed,
+						fail_msg("round %d mode %s cross-thread %s speed %g "
+							 "latency %llu us: event %zu issued at "
+							 "%llu ns, model %llu ns",
+							 round, rp_order_mode_name(mode),
+							 rp_xthread_name(model_xthread), model_speed,
 							 (unsigned long long)(lat / US), i,
 							 (unsigned long long)got[i],
 							 (unsigned long long)want[i]);
@@ -1102,21 +1228,30 @@ static void test_order_model_random(void **state)
 							 (unsigned long long)fg[i],
 							 (unsigned long long)fw[i]);
 				/* the trace exercises every rule it may (at --speed 1) */
-				if (mode >= RP_ORDER_CONFLICT && c < 2)
+				if (mode >= RP_ORDER_CONFLICT && c % 4 < 2 && round < 4)
 					assert_true(f->st.dep_waited[RP_DEP_CONFLICT] > 250);
-				if (mode >= RP_ORDER_BARRIER && c < 2)
+				if (mode >= RP_ORDER_BARRIER && c % 4 < 2)
 					assert_true(f->st.dep_waited[RP_DEP_BARRIER] > 20);
-				if (mode >= RP_ORDER_CAUSAL && c < 2)
+				if (mode >= RP_ORDER_CAUSAL && c % 4 < 2)
 					assert_true(f->st.dep_waited[RP_DEP_CAUSAL] > 20);
+				/* cross-thread sources held I/Os (only when on; 10x slower) */
+				if (mode == RP_ORDER_CAUSAL && round >= 4 && c % 4 == 1)
+					print_message("round %d cross-thread %s: %llu held\n", round,
+						      rp_xthread_name(model_xthread),
+						      (unsigned long long)
+							      f->st.dep_waited[RP_DEP_XTHREAD]);
+				if (c < 4)
+					assert_int_equal(f->st.dep_waited[RP_DEP_XTHREAD], 0);
 				/* only causal goes before a deadline (at speed 1, 50 us: often) */
 				nf = 0;
 				for (size_t i = 0; i < RND_N; i++)
 					nf += want[i] < evs[i].issue_ns - evs[0].issue_ns;
-				if (mode == RP_ORDER_CAUSAL && c == 0)
+				if (mode == RP_ORDER_CAUSAL && c % 4 == 0 && round < 4)
 					assert_true(nf > 5);
 				if (mode != RP_ORDER_CAUSAL)
 					assert_int_equal(nf, 0);
 				model_speed = 1;
+				model_xthread = RP_XTHREAD_OFF;
 				free(f);
 			}
 		}
@@ -1232,6 +1367,83 @@ static void test_flushes_apart(void **state)
 	free(f);
 }
 
+/*
+ * --flushes-apart is a rule of the order tracker, so it holds for a flush the tracker releases
+ * for another reason. Under barrier order the flush at 100 waits for the write that completed
+ * before it (replayed: done at 510); the flush before it (at 50, its completion not recorded:
+ * apart) is still out until 550, and the flush waits for it too. Without --flushes-apart it
+ * goes at 510, while that one is out (counted). (Times in the test: after the first deadline,
+ * 10.)
+ */
+static void test_flushes_apart_released(void **state)
+{
+	struct btape_event evs[] = {
+		ev_rec(10, 60, BTAPE_OP_WRITE, 0, 0, 4096, 0, 0),
+		ev_rec(50, 0, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),
+		ev_rec(100, 150, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),
+	};
+	uint64_t t[2];
+	struct fixture *f;
+
+	evs[1].present &= ~BTAPE_HAS_COMPLETE;
+	for (int apart = 0; apart < 2; apart++) {
+		f = fx_new();
+		f->cfg.allow_writes = true;
+		f->cfg.order = RP_ORDER_BARRIER;
+		f->cfg.flushes_apart = apart;
+		f->latency_ns = 500 * US;
+		assert_int_equal(fx_run(f, evs, 3), 0);
+		assert_int_equal(f->st.completed, 3);
+		assert_int_equal(flush_issues(f, t, 2), 2);
+		assert_int_equal(t[0], 40);
+		assert_int_equal(t[1], apart ? 540 : 500);
+		assert_int_equal(f->st.flush_waited, apart);
+		assert_int_equal(f->st.flush_wait_ns, apart ? 450 * US : 0);
+		assert_int_equal(f->st.flush_overlapped, !apart);
+		assert_int_equal(f->st.dep_waited[RP_DEP_BARRIER], !apart);
+		free(f);
+	}
+}
+
+/* Flushes apart per copy (--scale 2: each copy's flushes wait for that copy's), and in afap. */
+static void test_flushes_apart_scale(void **state)
+{
+	struct btape_event evs[] = {
+		ev_rec(0, 50, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0),
+		ev_rec(600, 650, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0), /* none out: at its deadline */
+		ev_rec(610, 700, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0), /* overlapped the one before */
+		ev_rec(700, 750, BTAPE_OP_FLUSH, 0, 0, 0, 0, 0), /* apart: after both */
+	};
+	const uint64_t want[] = {0, 0, 600, 600, 610, 610, 1110, 1110};
+	uint64_t t[8];
+	struct fixture *f = fx_new();
+
+	f->cfg.flushes_apart = true;
+	f->cfg.scale = 2;
+	f->latency_ns = 500 * US;
+	assert_int_equal(fx_run(f, evs, 4), 0);
+	assert_int_equal(flush_issues(f, t, 8), 8);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(t[i], want[i]);
+	for (unsigned int i = 0; i < f->cap.n; i++) /* each copy's flush on its own lane */
+		assert_int_equal(f->cap.done[i].lane, f->cap.done[i].copy);
+	free(f);
+
+	/* afap: all due at once, each waits (the third behind the waiting second) */
+	f = fx_new();
+	f->cfg.flushes_apart = true;
+	f->cfg.timing = RP_TIMING_AFAP;
+	f->latency_ns = 500 * US;
+	assert_int_equal(fx_run(f, evs, 4), 0);
+	assert_int_equal(f->st.completed, 4);
+	for (unsigned int i = 0; i < f->cap.n; i++)
+		t[i] = f->cap.done[i].issue_ns;
+	qsort(t, 4, sizeof(*t), cmp_u64);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(t[i] - t[i - 1], 500 * US);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1257,9 +1469,12 @@ int main(void)
 		cmocka_unit_test(test_order_model),
 		cmocka_unit_test(test_order_causal_stretch),
 		cmocka_unit_test(test_order_causal_faster),
+		cmocka_unit_test(test_order_cross_thread),
 		cmocka_unit_test(test_order_model_random),
 		cmocka_unit_test(test_order_window_full),
 		cmocka_unit_test(test_flushes_apart),
+		cmocka_unit_test(test_flushes_apart_released),
+		cmocka_unit_test(test_flushes_apart_scale),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
