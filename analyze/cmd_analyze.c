@@ -349,7 +349,9 @@ static int analyze_slice_send(struct common *c, struct cl_comm *cc, struct an_sl
 	if (!err && !h.status)
 		err = cl_comm__send(cc, buf, h.len, 0, TAG_DATA);
 	free(buf);
-	return err ? BTAPE_EXIT_FAIL : h.status;
+	if (err) /* rank 0 waits for this part: end the job (the communicator is unusable) */
+		cl_comm__abort(cc, BTAPE_EXIT_FAIL);
+	return h.status;
 }
 
 /*
@@ -380,8 +382,7 @@ static int analyze_slices_merge(struct common *c, struct cl_comm *cc, struct sta
 		    (!h.status && (err = cl_comm__recv(cc, buf, h.len, r, TAG_DATA)))) {
 			cli_err("analyze: receiving rank %d's part: %s", r,
 				err ? cl_comm__errmsg(cc) : strerror(ENOMEM));
-			free(buf);
-			return rc ? rc : BTAPE_EXIT_FAIL; /* the communicator is unusable */
+			cl_comm__abort(cc, BTAPE_EXIT_FAIL); /* the communicator is unusable */
 		}
 		h.msg[sizeof(h.msg) - 1] = 0;
 		if (h.status && !rc) {
