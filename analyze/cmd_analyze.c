@@ -58,10 +58,12 @@ static const char analyze_usage[] =
 	"                     hosts get per-host rows and their devices are named HOST:DEVICE.\n"
 	"                     A file that ended early (no footer, or stopped early) is named\n"
 	"                     with its host and rank.\n"
-	"Under mpirun on several ranks analyze refuses: it is not split across ranks yet.\n"
+	"Under mpirun -n N, each rank analyses a time slice and rank 0 prints the report one\n"
+	"process would print (or analyses alone where that would differ, and says why).\n"
 	"\n"
 	"examples:\n"
 	"  mpirun -n 3 biotape record -o trace-%h.btape --duration 60 ; biotape analyze trace-*.btape\n"
+	"  mpirun -n 2 biotape analyze big.btape --json > report.json\n"
 	"  biotape analyze db.btape --from 30s --to 90s --device nvme0n1 --html report.html\n";
 
 static const char profile_usage[] =
@@ -277,10 +279,25 @@ static int fn_one(FILE *fp, const void *p)
 	}
 }
 
+/* Writes the report of s (and frees it). */
+static int analyze_report(struct common *c, struct stats *s, struct an_info *info)
+{
+	struct report r = {.s = s,
+			   .info = info,
+			   .paths = c->files,
+			   .npaths = c->nfiles,
+			   .interval_given = c->interval_given};
+	struct one_arg a = {.r = &r, .kind = c->kind};
+	int rc = write_out(c->kind == OUT_HTML ? c->html_path : NULL, fn_one, &a, "analyze");
+
+	stats__free(s);
+	return rc;
+}
+
 /*
- * Started by an MPI launcher on several ranks: refuses, rank 0 in one line, every rank with
- * BTAPE_EXIT_USAGE. The analysis is not split across ranks yet, and N ranks each printing
- * (or writing) the whole report would look like a parallel analysis that is not one. One rank
+ * profile and compare started by an MPI launcher on several ranks: refuse, rank 0 in one
+ * line, every rank with BTAPE_EXIT_USAGE (only analyze is split across ranks; N ranks each
+ * printing the whole report would look like a parallel analysis that is not one). One rank
  * (mpirun -n 1), or no launcher: 0, and the command runs as usual.
  */
 static int refuse_ranks(const char *cmd)
@@ -292,11 +309,161 @@ static int refuse_ranks(const char *cmd)
 		return err ? BTAPE_EXIT_FAIL : 0;
 	n = cl_comm__size(cc);
 	if (n > 1 && cl_comm__rank(cc) == 0)
-		cli_err("%s: parallel analysis under MPI is not implemented (%d ranks): run one "
-			"biotape %s without mpirun",
+		cli_err("%s: not split across ranks (%d ranks; only analyze is): run one biotape "
+			"%s without mpirun",
 			cmd, n, cmd);
 	cl_comm__close(cc);
 	return n > 1 ? BTAPE_EXIT_USAGE : 0;
+}
+
+#define TAG_HEAD 0x100 /* a rank's status and the length of its partial analysis */
+#define TAG_DATA 0x101
+
+struct part_head {
+	int32_t status; /* 0, or the exit status of a rank that failed */
+	uint64_t len;
+	char msg[256];
+};
+
+/*
+ * A rank other than 0: its slice, packed and sent to rank 0; it prints nothing (rank 0 says
+ * what failed where). Returns its exit status.
+ */
+static int analyze_slice_send(struct common *c, struct cl_comm *cc, struct an_slice *sl)
+{
+	struct part_head h = {0};
+	struct stats *s = NULL;
+	struct an_info info;
+	void *buf = NULL;
+	int err = an_run(c->files, c->nfiles, &c->f, &c->so, &s, &info, h.msg, sizeof(h.msg));
+
+	if (err)
+		h.status = err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+	else if ((err = split_pack(s, sl, info.events_read, info.events_selected, &buf,
+				   &h.len))) {
+		h.status = BTAPE_EXIT_FAIL;
+		snprintf(h.msg, sizeof(h.msg), "%s", strerror(-err));
+	}
+	stats__free(s);
+	err = cl_comm__send(cc, &h, sizeof(h), 0, TAG_HEAD);
+	if (!err && !h.status)
+		err = cl_comm__send(cc, buf, h.len, 0, TAG_DATA);
+	free(buf);
+	if (err) /* rank 0 waits for this part: end the job (the communicator is unusable) */
+		cl_comm__abort(cc, BTAPE_EXIT_FAIL);
+	return h.status;
+}
+
+/*
+ * Rank 0: its own slice, then every other rank's merged in slice order. *s: the merged,
+ * finished analysis; or NULL with 0 when the merge would not be exact (why says why): the
+ * caller analyses serially. A failure is reported here (one line) and its status returned.
+ */
+static int analyze_slices_merge(struct common *c, struct cl_comm *cc, struct stats **s,
+				struct an_info *info, char *why, size_t whylen)
+{
+	char msg[512];
+	int n = cl_comm__size(cc), exact = 1, err = 0;
+	int rc = c->kind == OUT_HTML ? cli_out_check("analyze", c->html_path) : 0;
+
+	*s = NULL;
+	if (!rc)
+		err = an_run(c->files, c->nfiles, &c->f, &c->so, s, info, msg, sizeof(msg));
+	if (err) {
+		cli_err("analyze: %s", msg);
+		rc = err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+	}
+	for (int r = 1; r < n; r++) { /* every rank's part is received, even after a failure */
+		struct part_head h;
+		void *buf = NULL;
+
+		if ((err = cl_comm__recv(cc, &h, sizeof(h), r, TAG_HEAD)) ||
+		    (!h.status && !(buf = malloc(h.len ? h.len : 1))) ||
+		    (!h.status && (err = cl_comm__recv(cc, buf, h.len, r, TAG_DATA)))) {
+			cli_err("analyze: receiving rank %d's part: %s", r,
+				err ? cl_comm__errmsg(cc) : strerror(ENOMEM));
+			cl_comm__abort(cc, BTAPE_EXIT_FAIL); /* the communicator is unusable */
+		}
+		h.msg[sizeof(h.msg) - 1] = 0;
+		if (h.status && !rc) {
+			cli_err("analyze: rank %d: %s", r, h.msg);
+			rc = h.status;
+		}
+		if (!rc && exact == 1) {
+			exact = split_merge(*s, buf, h.len, &info->events_read,
+					    &info->events_selected, why, whylen) ? 0 : 1;
+			if (!exact && !why[0])
+				snprintf(why, whylen, "merge failed");
+		}
+		free(buf);
+	}
+	if (!rc && exact && split_check(*s, why, whylen))
+		exact = 0;
+	if (!rc && exact && (err = stats__finish(*s))) {
+		cli_err("analyze: %s", strerror(-err));
+		rc = BTAPE_EXIT_FAIL;
+	}
+	if (rc || !exact) {
+		stats__free(*s);
+		*s = NULL;
+	}
+	return rc;
+}
+
+/*
+ * analyze on several ranks: each analyses one time slice, rank 0 merges and prints; where
+ * the merge would not be exact (or a filter is given) rank 0 analyses everything alone, and
+ * says so in one line. Returns -1 when not started on several ranks (run as usual), else
+ * the exit status.
+ */
+static int analyze_ranks(struct common *c)
+{
+	struct cl_comm *cc;
+	int rc, n, err = cl_comm__open_cmd(&cc, "analyze");
+	struct an_slice sl = {0};
+	struct stats *s = NULL;
+	struct an_info info;
+	char why[160] = "";
+
+	if (err || !cc)
+		return err ? BTAPE_EXIT_FAIL : -1;
+	n = cl_comm__size(cc);
+	if (n == 1) {
+		cl_comm__close(cc);
+		return -1;
+	}
+	sl.rank = cl_comm__rank(cc);
+	sl.nranks = n;
+	cl_comm__set_timeout(cc, 0); /* a slice takes what it takes; mpirun ends a dead job */
+	if (c->f.has_from || c->f.has_to || c->f.device || c->f.has_pid) {
+		snprintf(why, sizeof(why), "--from, --to, --device and --pid are not split");
+	} else if (sl.rank) {
+		c->f.slice = &sl;
+		rc = analyze_slice_send(c, cc, &sl);
+		split_entry_free(&sl.entry);
+		cl_comm__close(cc);
+		return rc;
+	} else {
+		c->f.slice = &sl;
+		rc = analyze_slices_merge(c, cc, &s, &info, why, sizeof(why));
+		c->f.slice = NULL;
+		split_entry_free(&sl.entry);
+		if (rc) {
+			cl_comm__close(cc);
+			return rc;
+		}
+	}
+	cl_comm__close(cc);
+	if (sl.rank)
+		return BTAPE_EXIT_OK; /* the serial case: rank 0 does it */
+	if (!s) {
+		cli_err("analyze: not split across %d ranks (%s): analysed on rank 0 alone", n, why);
+		if (c->kind == OUT_HTML && (rc = cli_out_check("analyze", c->html_path)))
+			return rc;
+		if ((rc = run_one(c, c->files, c->nfiles, &s, &info, "analyze")))
+			return rc;
+	}
+	return analyze_report(c, s, &info);
 }
 
 int cmd_analyze(int argc, char **argv)
@@ -316,23 +483,14 @@ int cmd_analyze(int argc, char **argv)
 		cli_err("analyze: no trace given (usage: biotape analyze FILE... ; see --help)");
 		return BTAPE_EXIT_USAGE;
 	}
-	if ((rc = refuse_ranks("analyze")))
+	if ((rc = analyze_ranks(&c)) >= 0)
 		return rc;
 	if (c.kind == OUT_HTML && (rc = cli_out_check("analyze", c.html_path)))
 		return rc;
 	rc = run_one(&c, c.files, c.nfiles, &s, &info, "analyze");
 	if (rc)
 		return rc;
-	struct report r = {.s = s,
-			   .info = &info,
-			   .paths = c.files,
-			   .npaths = c.nfiles,
-			   .interval_given = c.interval_given};
-	struct one_arg a = {.r = &r, .kind = c.kind};
-
-	rc = write_out(c.kind == OUT_HTML ? c.html_path : NULL, fn_one, &a, "analyze");
-	stats__free(s);
-	return rc;
+	return analyze_report(&c, s, &info);
 }
 
 struct prof_arg {

@@ -132,6 +132,20 @@ static bool dev_matches(const struct gdev *d, uint32_t idx, const char *want)
 	return strcmp(buf, want) == 0;
 }
 
+/* stats__add_batch(); in a slice, the entry state is recorded before its first event. */
+static int add_events(struct stats *s, struct an_slice *sl, const struct btape_event *evs,
+		      size_t n)
+{
+	if (sl && !sl->entry.captured) {
+		int err = split_entry_capture(&sl->entry, s);
+
+		if (err)
+			return err;
+		sl->entry.first_issue_ns = evs[0].issue_ns;
+	}
+	return stats__add_batch(s, evs, n);
+}
+
 static uint64_t nice_interval(uint64_t span_ns)
 {
 	uint64_t target = span_ns / 100, v = 1000; /* at least 1 us */
@@ -161,7 +175,8 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	struct an_align_out *aout = calloc((size_t)npaths, sizeof(*aout));
 	uint64_t *last = calloc((size_t)npaths, sizeof(*last));
 	static const struct btape_meta no_meta;
-	uint32_t ng = 0, want_dev = UINT32_MAX;
+	uint32_t ng = 0, ng_table, want_dev = UINT32_MAX;
+	struct an_slice *sl = f->slice;
 	int err = -ENOMEM;
 	int nb = 0;
 
@@ -324,6 +339,8 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	/* window in absolute ns */
 	uint64_t from_abs = info->trace_start_ns + (f->has_from ? f->from_ns : 0);
 	uint64_t to_abs = f->has_to ? info->trace_start_ns + f->to_ns : UINT64_MAX;
+	uint64_t seek_abs = from_abs;
+
 
 	if (f->has_to && f->to_ns < f->from_ns) {
 		snprintf(msg, msglen, "--to is before --from");
@@ -337,10 +354,19 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 			hi = to_abs;
 		o.interval_ns = nice_interval(hi > lo ? hi - lo : 0);
 	}
+	ng_table = ng;
+	if (sl) { /* a slice: no other filter (the caller's rule), the warm-up read uncounted */
+		split_plan(sl, info->trace_start_ns, info->trace_end_ns);
+		from_abs = sl->lo;
+		to_abs = sl->hi;
+		seek_abs = sl->warm_lo;
+	}
 	err = stats__new(&s, &o);
 	if (err)
 		goto cleanup;
 	s->trace_start_ns = info->trace_start_ns;
+	if (sl && sl->lo)
+		stats__set_origin(s, info->trace_start_ns);
 	for (uint32_t i = 0; i < ng; i++) {
 		err = stats__set_device(s, i, g[i].name, g[i].size);
 		if (!err && info->multi_host)
@@ -349,7 +375,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 			goto cleanup;
 	}
 	err = 0;
-	if (f->has_from) {
+	if (f->has_from || (sl && sl->lo)) {
 		for (int k = 0; k < npaths; k++) {
 			if (srcs[k].n || srcs[k].eof)
 				continue; /* already reading: filter instead */
@@ -363,7 +389,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 
 			back.sync[0].offset_ns = lo == INT64_MIN ? INT64_MAX : -lo;
 			err = btape_reader__seek(srcs[k].r,
-						 btape_cluster_to_reference(&back, from_abs));
+						 btape_cluster_to_reference(&back, seek_abs));
 			if (err < 0 && err != -ENOSYS && err != -ESPIPE) {
 				path_msg(msg, msglen, paths[k], btape_reader__errmsg(srcs[k].r));
 				goto cleanup;
@@ -416,14 +442,14 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 					j++;
 				if (j > sr->i) {
 					if (nb) {
-						err = stats__add_batch(s, buf, (size_t)nb);
+						err = add_events(s, sl, buf, (size_t)nb);
 						if (err)
 							goto cleanup;
 						info->events_selected += (uint64_t)nb;
 						nb = 0;
 					}
-					err = stats__add_batch(s, sr->evs + sr->i,
-							       (size_t)(j - sr->i));
+					err = add_events(s, sl, sr->evs + sr->i,
+							 (size_t)(j - sr->i));
 					if (err)
 						goto cleanup;
 					info->events_read += (uint64_t)(j - sr->i);
@@ -437,7 +463,18 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 			if (e->issue_ns > limit)
 				break;
 			sr->i++;
-			info->events_read++;
+			if (sl) { /* a slice counts its own events only */
+				if (e->issue_ns >= sl->warm_lo && e->issue_ns < from_abs) {
+					struct btape_event w = *e;
+
+					w.dev = map_dev(sr, g, &ng, e->dev);
+					if ((err = stats__warm(s, &w)))
+						goto cleanup;
+				}
+				info->events_read += e->issue_ns >= from_abs && e->issue_ns < to_abs;
+			} else {
+				info->events_read++;
+			}
 			if (e->issue_ns < from_abs)
 				continue;
 			if (e->issue_ns >= to_abs) {
@@ -459,7 +496,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 			buf[nb] = *e;
 			buf[nb].dev = gd;
 			if (++nb == BUF_EVENTS) {
-				err = stats__add_batch(s, buf, (size_t)nb);
+				err = add_events(s, sl, buf, (size_t)nb);
 				if (err)
 					goto cleanup;
 				info->events_selected += (uint64_t)nb;
@@ -468,12 +505,18 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 		}
 	}
 	if (nb) {
-		err = stats__add_batch(s, buf, (size_t)nb);
+		err = add_events(s, sl, buf, (size_t)nb);
 		if (err)
 			goto cleanup;
 		info->events_selected += (uint64_t)nb;
 	}
-	err = stats__finish(s);
+	if (sl) { /* unfinished: the slices are merged first (split_merge) */
+		sl->undeclared = ng > ng_table;
+		if (!sl->entry.captured)
+			err = split_entry_capture(&sl->entry, s);
+	} else {
+		err = stats__finish(s);
+	}
 	if (err)
 		goto cleanup;
 	*out = s;

@@ -7,6 +7,7 @@
 #define BIOTAPE_ANALYZE_INPUT_H
 
 #include "align.h"
+#include "split.h"
 #include "stats.h"
 
 #include <stdbool.h>
@@ -19,6 +20,9 @@ struct an_filter {
 	bool has_pid;
 	uint32_t pid;
 	enum an_align align; /* several files: how their clocks are put on one timeline */
+	/* parallel analysis: only this slice (split.h), and the result is not finished; no
+	 * window, device or pid filter then */
+	struct an_slice *slice;
 };
 
 #define AN_MAX_FILES 256

@@ -577,7 +577,7 @@ static inline unsigned int seek_bin(int64_t d)
  * Returns the bit length of the seek distance (0: sequential), or -1 without a previous I/O.
  */
 static inline __attribute__((always_inline)) int stream_add(struct stream *st, uint64_t off,
-							     uint64_t end, uint64_t near)
+							     uint64_t end, uint64_t near, uint64_t t)
 {
 	int k = -1;
 
@@ -590,6 +590,9 @@ static inline __attribute__((always_inline)) int stream_add(struct stream *st, u
 		st->near += ad <= near; /* n and seq come from the bins (stats__finish) */
 		st->seek[bin]++;
 		k = bin >= SEEK_BIN_ZERO ? (int)(bin - SEEK_BIN_ZERO) : (int)(SEEK_BIN_ZERO - bin);
+	} else {
+		st->first_off = off;
+		st->first_t = t;
 	}
 	st->has_last = true;
 	st->last_end = end;
@@ -626,7 +629,8 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	uint64_t issue = ev->issue_ns;
 
 	if (!s->nadd) {
-		s->origin_ns = issue;
+		if (!s->origin_fixed)
+			s->origin_ns = issue;
 		s->busy_until = issue;
 		s->last_issue_ns = issue;
 	}
@@ -698,7 +702,7 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 		struct stream *st = &d->streams[dir];
 		uint64_t off = ev->sector * SECTOR;
 
-		seek_k = stream_add(st, off, off + ev->bytes, s->o.near_seq_bytes);
+		seek_k = stream_add(st, off, off + ev->bytes, s->o.near_seq_bytes, t);
 		autorange_add(&d->lba, ev->sector, 1);
 		heat_add(d, t, ev->sector);
 		if (off < d->min_off)
@@ -1106,7 +1110,7 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 				continue;
 			struct stream *st = &d->streams[dir];
 
-			tl_loc_add(&loc, stream_add(st, off, end, near));
+			tl_loc_add(&loc, stream_add(st, off, end, near, ev->issue_ns - origin));
 			autorange_add(&d->lba, ev->sector, 1);
 			heat_add(d, ev->issue_ns - origin, ev->sector);
 			d->min_off = off < d->min_off ? off : d->min_off;
@@ -1302,6 +1306,138 @@ HOT_CLONES int stats__add_batch(struct stats *s, const struct btape_event *evs, 
 		}
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* parallel analysis (split.c): a slice's state from before it, and the merge's helpers     */
+
+void stats__set_origin(struct stats *s, uint64_t origin_ns)
+{
+	s->origin_ns = origin_ns;
+	s->origin_fixed = true;
+}
+
+int stats__warm(struct stats *s, const struct btape_event *ev)
+{
+	int err = 0;
+	uint64_t issue = ev->issue_ns < s->origin_ns ? s->origin_ns : ev->issue_ns;
+	struct devstat *d = get_dev(s, ev->dev, &err);
+	bool has_c = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns;
+
+	if (!d)
+		return err;
+	if (!s->nadd) { /* as add_core's first event; nwarm takes it back (split_pack) */
+		s->busy_until = issue;
+		s->last_issue_ns = issue;
+		s->nadd = s->nwarm = 1;
+	}
+	if (!(ev->present & BTAPE_HAS_QD) && has_c) {
+		inflight_expire(&d->inflight, ev->issue_ns);
+		inflight_push(&d->inflight, ev->complete_ns);
+	}
+	uint64_t end = has_c ? ev->complete_ns : issue;
+
+	if (end > s->busy_until)
+		s->busy_until = end;
+	if (issue > s->last_issue_ns)
+		s->last_issue_ns = issue;
+	return 0;
+}
+
+void stats__settle(struct stats *s)
+{
+	tl_flush(s);
+	s->win_lo = s->win_hi = 0;
+	s->tl_cur_lo = s->tl_cur_hi = 0;
+	memset(s->pcache, 0, sizeof(s->pcache));
+}
+
+struct devstat *stats_dev_use(struct stats *s, uint32_t idx, int *err)
+{
+	*err = 0;
+	return get_dev(s, idx, err);
+}
+
+void stats_acc_close(struct acc *a)
+{
+	uint64_t n, bytes, n_dir[DIR__COUNT], bytes_dir[DIR__COUNT];
+
+	acc_window_counts(a, &n, &bytes, n_dir, bytes_dir);
+	if (a->win_open)
+		acc_close_window(a);
+}
+
+void stats_tl_coarsen(struct stats *s)
+{
+	tl_coarsen(s);
+}
+
+void stats_stream_link(struct stats *s, struct stream *st, const struct stream *first,
+		       uint64_t prev_end)
+{
+	int64_t dist = (int64_t)(first->first_off - prev_end);
+	uint64_t ad = dist < 0 ? -(uint64_t)dist : (uint64_t)dist;
+	unsigned int bin = seek_bin(dist);
+
+	st->near += ad <= s->o.near_seq_bytes;
+	st->seek[bin]++;
+	tl_loc_add(&s->tl[first->first_t / s->tl_interval],
+		   bin >= SEEK_BIN_ZERO ? (int)(bin - SEEK_BIN_ZERO) : (int)(SEEK_BIN_ZERO - bin));
+}
+
+void stats_widen(struct devstat *d, unsigned int lba_shift, unsigned int heat_tshift,
+		 unsigned int heat_lshift)
+{
+	while (d->lba.shift < lba_shift)
+		autorange_add(&d->lba, (uint64_t)d->lba.nbins << d->lba.shift, 0);
+	while (d->heat_tshift < heat_tshift)
+		heat_rescale(d, (uint64_t)STATS_HEAT_T << d->heat_tshift, 0);
+	while (d->heat_lshift < heat_lshift)
+		heat_rescale(d, 0, (uint64_t)STATS_HEAT_L << d->heat_lshift);
+}
+
+struct procstat *stats_proc_slot(struct stats *s, uint32_t pid, bool *added)
+{
+	const uint32_t mask = 2 * STATS_MAX_PROCS - 1;
+
+	*added = false;
+	for (uint32_t i = fib_index(pid, PROC_TABLE_BITS);; i = (i + 1) & mask) {
+		struct procstat *p = &s->procs[i];
+
+		if (p->used && p->pid == pid)
+			return p;
+		if (!p->used) {
+			if (s->nprocs >= STATS_MAX_PROCS)
+				return NULL;
+			p->used = true;
+			p->pid = pid;
+			s->nprocs++;
+			*added = true;
+			return p;
+		}
+	}
+}
+
+bool stats_size_put(struct opstat *o, uint64_t size, uint64_t n)
+{
+	const uint32_t mask = 2 * STATS_SIZE_EXACT_MAX - 1;
+
+	for (uint32_t i = fib_index(size, SIZE_TABLE_BITS);; i = (i + 1) & mask) {
+		struct size_slot *sl = &o->sizes[i];
+
+		if (sl->n && sl->size == size) {
+			sl->n += n;
+			return true;
+		}
+		if (!sl->n) {
+			if (o->nsizes >= STATS_SIZE_EXACT_MAX)
+				return false;
+			sl->size = size;
+			sl->n = n;
+			o->nsizes++;
+			return true;
+		}
+	}
 }
 
 int stats__finish(struct stats *s)

@@ -81,6 +81,9 @@ struct opstat {
 struct stream {
 	uint64_t last_end; /* byte offset where the previous I/O ended */
 	bool has_last;
+	/* the first I/O: where it started, its issue from the origin (a slice's is linked to the
+	 * I/O before the slice at the merge) */
+	uint64_t first_off, first_t;
 	uint64_t n, seq, near; /* n: I/Os with a predecessor in the stream; n, seq: after finish */
 	uint64_t seek[STATS_SEEK_BINS];
 };
@@ -165,6 +168,10 @@ struct blockset {
 	struct ws_edge *edges;
 	uint64_t nedges, edges_cap;
 	bool edges_full; /* STATS_WS_EDGES_MAX reached: later large I/Os go block by block */
+	uint64_t edges_put; /* edges ever added (before compaction): the parallel merge's bound */
+	/* the last level rise is known to have been needed: the blocks kept one level lower
+	 * were more than the limit (not just as many; see split.c) */
+	bool level_proved;
 };
 
 /* Derived at stats__finish(). */
@@ -221,6 +228,8 @@ struct stats {
 	uint64_t duration_ns;			/* last issue - first issue */
 	uint64_t complete_windows;		/* whole 1 s windows within the duration */
 	bool finished;
+	bool origin_fixed; /* stats__set_origin(): the first event does not set it */
+	uint64_t nwarm;	   /* stats__warm() set nadd to 1 with no event counted */
 };
 
 /* New empty analysis; opts may be NULL. Returns 0 or -ENOMEM. */
@@ -239,6 +248,32 @@ int stats__add(struct stats *s, const struct btape_event *ev);
 int stats__add_batch(struct stats *s, const struct btape_event *evs, size_t n);
 /* Computes the derived fields (windows, working set, skew). Call once, after the last add. */
 int stats__finish(struct stats *s);
+
+/*
+ * Parallel analysis (split.c, docs/ANALYSIS.md section 8). A slice other than the first sets
+ * the shared origin, then feeds the events before it (its warm-up) to stats__warm(), which
+ * sets only the state a later event reads (last issue, busy_until, the computed queue
+ * depth's completions) and counts nothing; a slice's streams start empty instead, and the
+ * merge links each stream's first I/O to the one before the slice. stats__settle() adds pending
+ * sums before the state is packed or merged. The rest are the merge's helpers: a device set
+ * up on first use, an accumulator's open window closed, the timeline's interval doubled,
+ * auto-ranging bins widened to shifts, a process slot found or added (NULL when the table
+ * is full), a request size counted n times (false when the exact table is full).
+ */
+void stats__set_origin(struct stats *s, uint64_t origin_ns);
+int stats__warm(struct stats *s, const struct btape_event *ev);
+void stats__settle(struct stats *s);
+struct devstat *stats_dev_use(struct stats *s, uint32_t idx, int *err);
+void stats_acc_close(struct acc *a);
+void stats_tl_coarsen(struct stats *s);
+/* Into stream st (and the timeline): the seek sample of the first I/O of stream `first`
+ * after an I/O that ended at prev_end. */
+void stats_stream_link(struct stats *s, struct stream *st, const struct stream *first,
+		       uint64_t prev_end);
+void stats_widen(struct devstat *d, unsigned int lba_shift, unsigned int heat_tshift,
+		 unsigned int heat_lshift);
+struct procstat *stats_proc_slot(struct stats *s, uint32_t pid, bool *added);
+bool stats_size_put(struct opstat *o, uint64_t size, uint64_t n);
 
 /* Helpers for the renderers. */
 int stats_dir_of(unsigned int op);		 /* DIR_READ, DIR_WRITE or -1 */

@@ -150,6 +150,8 @@ int ws_put_slow(struct blockset *b, uint64_t h, int dir, uint64_t i)
 		while (b->n + 1 > b->limit) {
 			if (b->level >= 63)
 				return 0;
+			/* more than the limit at this level when the new block is kept at it too */
+			b->level_proved = !(b->level && (h >> (64 - b->level)));
 			b->level++;
 			int err = ws_rebuild(b, b->cap);
 
@@ -215,6 +217,75 @@ ws_put_queued_avx2(struct blockset *b, const uint64_t *hash, const uint64_t *key
 	return 0;
 }
 #endif
+
+/*
+ * Adds n slots of another table (another slice's blocks, counts summed per block) and
+ * accesses. Keeps the sample at least at `level` and raises it until the blocks fit the
+ * limit; a rise here is proved (more blocks than the limit one level lower).
+ */
+int ws_merge(struct blockset *b, const struct ws_slot *sl, uint64_t n, unsigned int level,
+	     bool proved, uint64_t accesses)
+{
+	int err;
+
+	if (level > b->level || (level == b->level && proved))
+		b->level_proved = proved || (level == b->level && b->level_proved);
+	if (level > b->level) {
+		b->level = level;
+		if ((err = ws_rebuild(b, b->cap)))
+			return err;
+	}
+	b->accesses += accesses;
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t h = sl[k].h, i;
+
+		if (b->level && (h >> (64 - b->level)))
+			continue;
+		for (i = h & (b->cap - 1); b->t[i].h && b->t[i].h != h; i = ws_next(i, b->cap))
+			;
+		if (b->t[i].h) {
+			b->t[i].r += sl[k].r;
+			b->t[i].w += sl[k].w;
+			continue;
+		}
+		if ((b->n + 1) * 2 > b->cap) {
+			if ((err = ws_rebuild(b, b->cap * 2)))
+				return err;
+			k--; /* again, in the larger table */
+			continue;
+		}
+		b->t[i] = sl[k];
+		b->n++;
+	}
+	while (b->n > b->limit && b->level < 63) {
+		b->level++;
+		b->level_proved = true;
+		if ((err = ws_rebuild(b, b->cap)))
+			return err;
+	}
+	return 0;
+}
+
+/* Appends edges of another slice (they are sums: order does not matter). 0 or -ENOMEM. */
+int ws_merge_edges(struct blockset *b, const struct ws_edge *e, uint64_t n, uint64_t put)
+{
+	if (!n) {
+		b->edges_put += put;
+		return 0;
+	}
+	if (b->nedges + n > b->edges_cap) {
+		struct ws_edge *ne = realloc(b->edges, (b->nedges + n) * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		b->edges = ne;
+		b->edges_cap = b->nedges + n;
+	}
+	memcpy(b->edges + b->nedges, e, n * sizeof(*e));
+	b->nedges += n;
+	b->edges_put += put;
+	return 0;
+}
 
 /* ---- large I/Os: extents as edges, exact, merged with the table at the end ---- */
 
@@ -292,6 +363,7 @@ static void ws_edge_put(struct blockset *b, uint32_t dev, uint64_t block, int di
 {
 	struct ws_edge *e = &b->edges[b->nedges++];
 
+	b->edges_put++;
 	e->dev = dev;
 	e->block = block;
 	e->dr = dir == DIR_READ ? d : 0;

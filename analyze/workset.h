@@ -60,6 +60,10 @@ void ws_destroy(struct blockset *b);
 int ws_put_slow(struct blockset *b, uint64_t h, int dir, uint64_t i);
 /* Blocks b0..b1 of device dev accessed once, as an extent; false: count them one by one. */
 bool ws_large(struct blockset *b, uint32_t dev, uint64_t b0, uint64_t b1, int dir);
+/* Parallel analysis (split.c): another slice's blocks and large-I/O edges. 0 or -errno. */
+int ws_merge(struct blockset *b, const struct ws_slot *sl, uint64_t n, unsigned int level,
+	     bool proved, uint64_t accesses);
+int ws_merge_edges(struct blockset *b, const struct ws_edge *e, uint64_t n, uint64_t put);
 /* The derived figures (distinct blocks, skew), once after the last access. */
 void ws_finish(struct blockset *b, struct ws_result *r);
 #if WS_AVX2

@@ -11,6 +11,7 @@
 
 #include "hist.h"
 #include "../common/hist_assert.h"
+#include "split.h"
 #include "stats.h"
 
 #define MS 1000000ull
@@ -1070,7 +1071,37 @@ static void test_qd_bound(void **st)
 }
 
 /* Every statistic of two analyses is the same (the working-set table layout aside). */
-static void assert_same_stats(const struct stats *a, const struct stats *b)
+/* Same, but the process and size tables by content (a merge fills their slots in another
+ * order: the renderers sort them). */
+static void assert_same_tables(const struct stats *a, const struct stats *b)
+{
+	assert_int_equal(a->nprocs, b->nprocs);
+	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++) {
+		uint32_t j = 0;
+
+		if (!a->procs[i].used)
+			continue;
+		while (j < 2 * STATS_MAX_PROCS && !(b->procs[j].used && b->procs[j].pid == a->procs[i].pid))
+			j++;
+		assert_true(j < 2 * STATS_MAX_PROCS);
+		assert_string_equal(a->procs[i].comm, b->procs[j].comm);
+		assert_same_acc(&a->procs[i].acc, &b->procs[j].acc);
+	}
+	for (int op = 0; op < BTAPE_OP__COUNT; op++) {
+		struct size_slot *x, *y;
+		uint32_t nx, ny;
+
+		assert_int_equal(stats_sizes_sorted(&a->ops[op], &x, &nx), 0);
+		assert_int_equal(stats_sizes_sorted(&b->ops[op], &y, &ny), 0);
+		assert_int_equal(nx, ny);
+		if (nx)
+			assert_memory_equal(x, y, nx * sizeof(*x));
+		free(x);
+		free(y);
+	}
+}
+
+static void assert_same_stats_tables(const struct stats *a, const struct stats *b, bool by_slot)
 {
 	assert_int_equal(a->nadd, b->nadd);
 	assert_int_equal(a->origin_ns, b->origin_ns);
@@ -1105,8 +1136,8 @@ static void assert_same_stats(const struct stats *a, const struct stats *b)
 		assert_int_equal(x->inflight.n - x->inflight.head,
 				 y->inflight.n - y->inflight.head);
 	}
-	assert_int_equal(a->nprocs, b->nprocs);
-	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++) {
+	assert_same_tables(a, b);
+	for (uint32_t i = 0; by_slot && i < 2 * STATS_MAX_PROCS; i++) {
 		assert_int_equal(a->procs[i].used, b->procs[i].used);
 		if (!a->procs[i].used)
 			continue;
@@ -1123,8 +1154,9 @@ static void assert_same_stats(const struct stats *a, const struct stats *b)
 		assert_int_equal(x->n_errors, y->n_errors);
 		assert_int_equal(x->nsizes, y->nsizes);
 		assert_int_equal(x->n_size_other, y->n_size_other);
-		assert_memory_equal(x->sizes, y->sizes,
-				    2 * STATS_SIZE_EXACT_MAX * sizeof(*x->sizes));
+		if (by_slot)
+			assert_memory_equal(x->sizes, y->sizes,
+					    2 * STATS_SIZE_EXACT_MAX * sizeof(*x->sizes));
 		assert_memory_equal(x->size_log2, y->size_log2, sizeof(x->size_log2));
 		assert_same_hist(x->lat_dev, y->lat_dev);
 		assert_same_hist(x->lat_queue, y->lat_queue);
@@ -1147,6 +1179,11 @@ static void assert_same_stats(const struct stats *a, const struct stats *b)
 	assert_int_equal(a->tl_interval, b->tl_interval);
 	assert_int_equal(a->tl_rows, b->tl_rows);
 	assert_memory_equal(a->tl, b->tl, a->tl_rows * sizeof(*a->tl));
+}
+
+static void assert_same_stats(const struct stats *a, const struct stats *b)
+{
+	assert_same_stats_tables(a, b, true);
 }
 
 /* Random events in issue order (the block fast path's case), by scenario. */
@@ -1375,6 +1412,153 @@ static void test_batch_huge_device_index(void **st)
 	free(e);
 }
 
+/* Events [i0, i1) of e into a new slice analysis (split.h): warm-up, entry, slice. */
+static void slice_run(struct stats **sp, struct an_slice *sl, const struct btape_event *e,
+		      size_t n, const struct stats_opts *o, uint64_t origin)
+{
+	struct stats *s;
+
+	assert_int_equal(stats__new(&s, o), 0);
+	if (sl->lo)
+		stats__set_origin(s, origin);
+	for (size_t i = 0; i < n; i++)
+		if (e[i].issue_ns >= sl->warm_lo && e[i].issue_ns < sl->lo)
+			assert_int_equal(stats__warm(s, &e[i]), 0);
+	assert_int_equal(split_entry_capture(&sl->entry, s), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].issue_ns < sl->lo || e[i].issue_ns >= sl->hi)
+			continue;
+		if (!sl->entry.first_issue_ns)
+			sl->entry.first_issue_ns = e[i].issue_ns;
+		assert_int_equal(stats__add_batch(s, &e[i], 1), 0);
+	}
+	*sp = s;
+}
+
+/* e split into nr slices and merged: 0 (exact), or 1 (not: why). *out: finished. */
+static int split_run(struct stats **out, const struct btape_event *e, size_t n, int nr,
+		     const struct stats_opts *o, char *why, size_t whylen)
+{
+	struct stats *dst = NULL;
+	int rc = 0;
+
+	for (int r = 0; r < nr; r++) {
+		struct an_slice sl = {.rank = r, .nranks = nr};
+		struct stats *s;
+		void *buf;
+		size_t len;
+		uint64_t er = 0, es = 0;
+
+		split_plan(&sl, e[0].issue_ns, e[n - 1].issue_ns);
+		slice_run(&s, &sl, e, n, o, e[0].issue_ns);
+		if (!r) {
+			dst = s;
+		} else {
+			assert_int_equal(split_pack(s, &sl, 0, 0, &buf, &len), 0);
+			if (!rc)
+				rc = split_merge(dst, buf, len, &er, &es, why, whylen);
+			assert_true(rc >= 0);
+			free(buf);
+			stats__free(s);
+		}
+		split_entry_free(&sl.entry);
+	}
+	if (!rc)
+		rc = split_check(dst, why, whylen);
+	assert_int_equal(stats__finish(dst), 0);
+	*out = dst;
+	return rc;
+}
+
+/*
+ * Parallel analysis (split.c): the events cut into 2, 3 and 5 time slices, each analysed
+ * after its warm-up, merged in order, give what one pass gives, every statistic (process and
+ * size tables by content): random events over 9 s on 4 devices (1 s windows, timeline rows
+ * and slices crossed), per scenario, with a small working-set limit (sampled, levels rising
+ * in the slices and in the merge) and the timeline coarsening. Then what must not merge: an
+ * I/O outliving the warm-up (queue depth, idle), more processes than the table holds.
+ */
+static void test_split_merge_exact(void **st)
+{
+	const size_t n = 60000;
+	struct btape_event *e = calloc(n, sizeof(*e));
+	static const int scs[] = {SC_MIXED, SC_SOME_COMPLETE, SC_QD, SC_FULL, SC_NO_COMPLETE};
+	char why[160];
+
+	(void)st;
+	assert_non_null(e);
+	for (size_t k = 0; k < sizeof(scs) / sizeof(scs[0]); k++) {
+		gen_events(e, n, scs[k], k + 7);
+		for (size_t i = 0; i < n; i++) { /* about 9 s: ten times the spacing */
+			uint64_t t = 5 * S + (e[i].issue_ns - 5 * S) * 10;
+
+			e[i].complete_ns = t + (e[i].complete_ns - e[i].issue_ns);
+			e[i].insert_ns = t - (e[i].issue_ns - e[i].insert_ns);
+			e[i].issue_ns = t;
+		}
+		for (int nr = 2; nr <= 5; nr += nr == 3 ? 2 : 1) {
+			struct stats_opts o = {.ws_limit = 5000 + (uint64_t)nr * 1000,
+					       .interval_ns = nr == 5 ? 300000 : 20 * MS};
+			struct stats *a = run(e, n, &o), *b;
+
+			why[0] = 0;
+			assert_int_equal(split_run(&b, e, n, nr, &o, why, sizeof(why)), 0);
+			assert_true(a->ws.level > 0 || scs[k] == SC_FLUSH);
+			assert_same_stats_tables(a, b, false);
+			stats__free(a);
+			stats__free(b);
+		}
+	}
+	/* no I/O from 3 s to 5.5 s: the slice from 4 s has an empty warm-up (its first
+	 * inter-arrival and idle period, and every stream's first seek, come at the merge) */
+	gen_events(e, n, SC_MIXED, 3);
+	struct stats *b;
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = 5 * S + (e[i].issue_ns - 5 * S) * 10;
+
+		e[i].complete_ns = t + (e[i].complete_ns - e[i].issue_ns);
+		e[i].insert_ns = t - (e[i].issue_ns - e[i].insert_ns);
+		e[i].issue_ns = t;
+	}
+	while (e[m].issue_ns < e[0].issue_ns + 3 * S)
+		m++;
+	for (size_t i = m; i < n; i++) {
+		e[i].issue_ns += 2500 * MS;
+		e[i].complete_ns += 2500 * MS;
+		e[i].insert_ns += 2500 * MS;
+	}
+	{
+		struct stats *a = run(e, n, NULL);
+
+		assert_int_equal(split_run(&b, e, n, 3, &(struct stats_opts){0}, why, sizeof(why)), 0);
+		assert_true(a->idle->max >= 2 * S);
+		assert_same_stats_tables(a, b, false);
+		stats__free(a);
+		stats__free(b);
+	}
+	for (size_t i = m; i < n; i++) {
+		e[i].issue_ns -= 2500 * MS;
+		e[i].complete_ns -= 2500 * MS;
+		e[i].insert_ns -= 2500 * MS;
+	}
+	/* an I/O of 3 s 1.5 s before the second slice: its warm-up (1 s) does not see it */
+	e[m - 10000].complete_ns = e[m - 10000].issue_ns + 3 * S;
+	why[0] = 0;
+	assert_int_equal(split_run(&b, e, n, 3, &(struct stats_opts){0}, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "outlived the warm-up"));
+	stats__free(b);
+	/* more processes than the table: one pass folds by arrival order */
+	for (size_t i = 0; i < n; i++)
+		e[i].pid = (uint32_t)(i % (STATS_MAX_PROCS + 100));
+	e[m - 10000].complete_ns = e[m - 10000].issue_ns + 1000;
+	assert_int_equal(split_run(&b, e, n, 2, &(struct stats_opts){0}, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "processes"));
+	stats__free(b);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1405,6 +1589,7 @@ int main(void)
 		cmocka_unit_test(test_fast_path_edges),
 		cmocka_unit_test(test_batch_huge_device_index),
 		cmocka_unit_test(test_host_timeline),
+		cmocka_unit_test(test_split_merge_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Parallel analysis: one analysis split into time slices (one per rank), each slice's partial
+ * statistics packed into a byte buffer, and the buffers merged in slice order into the first
+ * slice's statistics, exactly (docs/ANALYSIS.md section 8).
+ *
+ * A slice other than the first starts on a whole 1 s window from the shared origin (the first
+ * issue of the trace) and re-reads up to SPLIT_WARM_NS before it without counting (its
+ * warm-up: stats__warm()). What the warm-up left is the slice's entry state; the merge checks
+ * it against the state the slices before it ended with, and where they differ (an I/O older
+ * than the warm-up still in flight) or a table folded (processes, request sizes, working-set
+ * edges), or the working set's sampling level is not the one one pass would reach, the merge
+ * says the result would not be exact: the caller analyses serially instead.
+ */
+#ifndef BIOTAPE_ANALYZE_SPLIT_H
+#define BIOTAPE_ANALYZE_SPLIT_H
+
+#include "stats.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPLIT_WARM_NS 1000000000ull /* warm-up re-read before a slice */
+
+/* The state a slice starts from: what its warm-up left (stats__warm()). */
+struct split_dev_entry {
+	uint64_t *inflight; /* completions still pending, ascending */
+	uint32_t ninflight;
+};
+
+struct split_entry {
+	bool captured;
+	bool has_prev; /* the warm-up saw an I/O */
+	uint64_t last_issue_ns, busy_until;
+	uint64_t first_issue_ns; /* the slice's first (set by the caller; without a warm-up, the
+				  * merge adds its inter-arrival and idle samples) */
+	uint32_t ndevs;
+	struct split_dev_entry *devs;
+};
+
+/* Slice `rank` of `nranks` (set by the caller) and what an_run() makes of it. */
+struct an_slice {
+	int rank, nranks;
+	uint64_t lo, hi;      /* issue times of the slice: [lo, hi) on the analysis timeline */
+	uint64_t warm_lo;     /* the warm-up: [warm_lo, lo) */
+	bool undeclared;      /* an event's device was not in its file's table (named by order) */
+	struct split_entry entry;
+};
+
+/* The slice bounds of rank of nranks over [origin, end] (issue times), whole 1 s windows. */
+void split_plan(struct an_slice *sl, uint64_t origin_ns, uint64_t end_ns);
+/* Records s's state as the slice's entry state (after its warm-up). 0 or -ENOMEM. */
+int split_entry_capture(struct split_entry *e, const struct stats *s);
+void split_entry_free(struct split_entry *e);
+
+/* Packs an unfinished slice analysis (stats__settle() done here) and its counts of events. */
+int split_pack(struct stats *s, const struct an_slice *sl, uint64_t events_read,
+	       uint64_t events_selected, void **buf, size_t *len);
+/*
+ * Merges the next slice's packed buffer into dst (the slices before it, unfinished), adding
+ * its event counts to *events_read, *events_selected. Returns 0, 1 when the result would not
+ * be exact (why says what, in a few words), or -errno (why set too).
+ */
+int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events_read,
+		uint64_t *events_selected, char *why, size_t whylen);
+/* After the last merge: 0, or 1 when the working set's sampling would differ (why set). */
+int split_check(const struct stats *dst, char *why, size_t whylen);
+
+#endif
