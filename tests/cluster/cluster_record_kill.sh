@@ -27,6 +27,8 @@ for _ in $(seq 100); do # rank 1's recorder, once both traces exist
 	sleep 0.2
 	[ -s "$D/rec-0.btape" ] && [ -s "$D/rec-1.btape" ] || continue
 	for p in $(pgrep -f "$BIOTAPE record -o $D/rec-"); do
+		# the recorder, not its COMMAND supervisor (a fork of it, named biotape-reaper)
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = biotape-reaper ] && continue
 		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" &&
 			victim=$p
 	done
