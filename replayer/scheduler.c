@@ -569,7 +569,8 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 	if (op == RP_IO_FSYNC) {
 		io->offset = 0;
 		io->bytes = 0;
-	} else if (r->cur_mapped && r->pos < r->nbatch && ev == &r->batch[r->pos]) {
+	} else if (r->cur_mapped && copy == r->copy && r->pos < r->nbatch &&
+		   ev == &r->batch[r->pos]) {
 		if (r->cur_map_err)
 			return r->cur_map_err;
 		io->offset = r->cur_off; /* the sub-block check mapped it */
