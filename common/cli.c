@@ -323,14 +323,11 @@ bool cli_is_help(const char *arg)
 	return arg && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0);
 }
 
-void cli_json_str(FILE *fp, const char *s)
+void cli_json_strn(FILE *fp, const char *s, size_t n)
 {
-	if (!s) {
-		fputs("null", fp);
-		return;
-	}
 	fputc('"', fp);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; p < (const unsigned char *)s + n;
+	     p++) {
 		switch (*p) {
 		case '"':
 			fputs("\\\"", fp);
@@ -355,4 +352,12 @@ void cli_json_str(FILE *fp, const char *s)
 		}
 	}
 	fputc('"', fp);
+}
+
+void cli_json_str(FILE *fp, const char *s)
+{
+	if (!s)
+		fputs("null", fp);
+	else
+		cli_json_strn(fp, s, strlen(s));
 }

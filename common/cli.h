@@ -67,6 +67,8 @@ void cli_out_abort(struct cli_out *o); /* removes the temporary file; NULL-safe,
 
 /* Writes S as a JSON string literal (quoted, escaped; NULL as null). */
 void cli_json_str(FILE *fp, const char *s);
+/* The same for the N bytes at S, which need not end in a NUL (a NUL inside is escaped). */
+void cli_json_strn(FILE *fp, const char *s, size_t n);
 
 /* True when the string is exactly "--help" or "-h". */
 bool cli_is_help(const char *arg);

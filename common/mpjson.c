@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "mpjson.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,22 +10,6 @@
 #include <string.h>
 
 #include <msgpack.h>
-
-static void json_bytes(FILE *fp, const char *s, size_t n)
-{
-	fputc('"', fp);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
-	}
-	fputc('"', fp);
-}
 
 /* The shortest of %.15g, %.16g, %.17g that reads back as x; null when x is not finite. */
 static void json_double(FILE *fp, double x)
@@ -69,7 +54,7 @@ static void json_obj(FILE *fp, const msgpack_object *o)
 		json_double(fp, o->via.f64);
 		break;
 	case MSGPACK_OBJECT_STR:
-		json_bytes(fp, o->via.str.ptr, o->via.str.size);
+		cli_json_strn(fp, o->via.str.ptr, o->via.str.size);
 		break;
 	case MSGPACK_OBJECT_BIN:
 		fputc('"', fp);
@@ -103,7 +88,7 @@ static void json_obj(FILE *fp, const msgpack_object *o)
 					snprintf(b, sizeof(b), "%" PRIu64, kv->key.via.u64);
 				else if (kv->key.type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
 					snprintf(b, sizeof(b), "%" PRId64, kv->key.via.i64);
-				json_bytes(fp, b, strlen(b));
+				cli_json_strn(fp, b, strlen(b));
 			}
 			fputc(':', fp);
 			json_obj(fp, &kv->val);
