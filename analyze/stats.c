@@ -174,34 +174,43 @@ static inline unsigned int size_bin(uint64_t b)
 	return b ? 64 - (unsigned int)__builtin_clzll(b) : 0;
 }
 
+/* Adds N to SIZE's slot of the exact table, making it if there is room: false when full. */
+static inline bool size_put(struct opstat *o, uint64_t size, uint64_t n)
+{
+	const uint32_t mask = 2 * STATS_SIZE_EXACT_MAX - 1;
+
+	for (uint32_t i = fib_index(size, SIZE_TABLE_BITS);; i = (i + 1) & mask) {
+		struct size_slot *sl = &o->sizes[i];
+
+		if (sl->n && sl->size == size) {
+			sl->n += n;
+			return true;
+		}
+		if (!sl->n) {
+			if (o->nsizes >= STATS_SIZE_EXACT_MAX)
+				return false;
+			sl->size = size;
+			sl->n = n;
+			o->nsizes++;
+			return true;
+		}
+	}
+}
+
+bool stats_size_put(struct opstat *o, uint64_t size, uint64_t n)
+{
+	return size_put(o, size, n);
+}
+
 /*
  * Counts one I/O of this size: in the exact table, or, when it is full, straight into the
  * log2 bins (the exact table's sizes go there at finish: size_log2 is complete after it).
  */
 static inline void size_add(struct opstat *o, uint64_t size)
 {
-	const uint32_t mask = 2 * STATS_SIZE_EXACT_MAX - 1;
-	uint32_t i = fib_index(size, SIZE_TABLE_BITS);
-
-	for (;;) {
-		struct size_slot *sl = &o->sizes[i];
-
-		if (sl->n && sl->size == size) {
-			sl->n++;
-			return;
-		}
-		if (!sl->n) {
-			if (o->nsizes >= STATS_SIZE_EXACT_MAX) {
-				o->n_size_other++;
-				o->size_log2[size_bin(size)]++;
-				return;
-			}
-			sl->size = size;
-			sl->n = 1;
-			o->nsizes++;
-			return;
-		}
-		i = (i + 1) & mask;
+	if (!size_put(o, size, 1)) {
+		o->n_size_other++;
+		o->size_log2[size_bin(size)]++;
 	}
 }
 
@@ -432,33 +441,41 @@ static struct devstat *get_dev(struct stats *s, uint32_t idx, int *err)
 	return d;
 }
 
-static struct acc *get_proc_slow(struct stats *s, const struct btape_event *ev)
+struct procstat *stats_proc_slot(struct stats *s, uint32_t pid, bool *added)
 {
 	const uint32_t mask = 2 * STATS_MAX_PROCS - 1;
-	uint32_t i = fib_index(ev->pid, PROC_TABLE_BITS);
 
-	for (;;) {
+	*added = false;
+	for (uint32_t i = fib_index(pid, PROC_TABLE_BITS);; i = (i + 1) & mask) {
 		struct procstat *p = &s->procs[i];
 
-		if (p->used && p->pid == ev->pid) {
-			s->pcache[ev->pid & 15] = p;
-			return &p->acc;
-		}
+		if (p->used && p->pid == pid)
+			return p;
 		if (!p->used) {
-			if (s->nprocs >= STATS_MAX_PROCS) {
-				s->proc_other_n_procs++;
-				return &s->proc_other;
-			}
+			if (s->nprocs >= STATS_MAX_PROCS)
+				return NULL;
 			p->used = true;
-			p->pid = ev->pid;
-			if ((ev->present & BTAPE_HAS_COMM) && ev->comm)
-				snprintf(p->comm, sizeof(p->comm), "%s", ev->comm);
+			p->pid = pid;
 			s->nprocs++;
-			s->pcache[ev->pid & 15] = p;
-			return &p->acc;
+			*added = true;
+			return p;
 		}
-		i = (i + 1) & mask;
 	}
+}
+
+static struct acc *get_proc_slow(struct stats *s, const struct btape_event *ev)
+{
+	bool added;
+	struct procstat *p = stats_proc_slot(s, ev->pid, &added);
+
+	if (!p) {
+		s->proc_other_n_procs++;
+		return &s->proc_other;
+	}
+	if (added && (ev->present & BTAPE_HAS_COMM) && ev->comm)
+		snprintf(p->comm, sizeof(p->comm), "%s", ev->comm);
+	s->pcache[ev->pid & 15] = p;
+	return &p->acc;
 }
 
 /* The process's accumulator: a direct-mapped cache of recent slots, then the table. */
@@ -1394,50 +1411,6 @@ void stats_widen(struct devstat *d, unsigned int lba_shift, unsigned int heat_ts
 		heat_rescale(d, (uint64_t)STATS_HEAT_T << d->heat_tshift, 0);
 	while (d->heat_lshift < heat_lshift)
 		heat_rescale(d, 0, (uint64_t)STATS_HEAT_L << d->heat_lshift);
-}
-
-struct procstat *stats_proc_slot(struct stats *s, uint32_t pid, bool *added)
-{
-	const uint32_t mask = 2 * STATS_MAX_PROCS - 1;
-
-	*added = false;
-	for (uint32_t i = fib_index(pid, PROC_TABLE_BITS);; i = (i + 1) & mask) {
-		struct procstat *p = &s->procs[i];
-
-		if (p->used && p->pid == pid)
-			return p;
-		if (!p->used) {
-			if (s->nprocs >= STATS_MAX_PROCS)
-				return NULL;
-			p->used = true;
-			p->pid = pid;
-			s->nprocs++;
-			*added = true;
-			return p;
-		}
-	}
-}
-
-bool stats_size_put(struct opstat *o, uint64_t size, uint64_t n)
-{
-	const uint32_t mask = 2 * STATS_SIZE_EXACT_MAX - 1;
-
-	for (uint32_t i = fib_index(size, SIZE_TABLE_BITS);; i = (i + 1) & mask) {
-		struct size_slot *sl = &o->sizes[i];
-
-		if (sl->n && sl->size == size) {
-			sl->n += n;
-			return true;
-		}
-		if (!sl->n) {
-			if (o->nsizes >= STATS_SIZE_EXACT_MAX)
-				return false;
-			sl->size = size;
-			sl->n = n;
-			o->nsizes++;
-			return true;
-		}
-	}
 }
 
 int stats__finish(struct stats *s)
