@@ -100,15 +100,19 @@ int cl_comm__allreduce_u64(struct cl_comm *c, uint64_t *v, size_t n, enum cl_red
 int cl_comm__agree(struct cl_comm *c, const char *refusal, char **lines);
 
 /* Clock offset of one rank to rank 0: clock(rank) - clock(0) at one instant, and its
- * uncertainty (half the round trip of the kept sample). */
+ * uncertainty: the true offset lies within offset_ns +- uncert_ns (as long as the clocks keep
+ * their rates during the measurement). */
 struct cl_offset {
 	int64_t offset_ns;
 	uint64_t uncert_ns;
 };
 /*
  * Measures every rank's offset to rank 0 with at least `rounds` round trips each, and more
- * (up to 1 s per rank) until one is shorter than 20 us; the sample with the smallest round
- * trip is kept, as NTP does. Rank 0's is {0, 0}. Every rank gets all of them in out[size].
+ * (up to 1 s per rank) until its bound is narrower than 20 us. Each round trip bounds the
+ * offset on both sides; the bounds of all of them are intersected (the shortest round trip's
+ * alone when they disagree: clocks of different rates). Each rank runs SCHED_FIFO 1 meanwhile
+ * when it may, so that a busy host does not stretch every round trip. Rank 0's is {0, 0}.
+ * Every rank gets all of them in out[size].
  */
 int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_offset *out);
 

@@ -106,12 +106,17 @@ int main(int argc, char **argv)
 			       r, want_off / 1e6, off[r].offset_ns / 1e6, off[r].uncert_ns / 1e3, err / 1e3);
 		CHECK(err > -MAX_ERR_NS && err < MAX_ERR_NS, "rank %d offset %" PRId64 ", want %" PRId64,
 		      r, off[r].offset_ns, want_off);
+		/* on one host the clocks share their rate: the bound is strict */
+		CHECK((uint64_t)(err < 0 ? -err : err) <= off[r].uncert_ns,
+		      "rank %d offset %" PRId64 " +- %" PRIu64 ", want %" PRId64, r, off[r].offset_ns,
+		      off[r].uncert_ns, want_off);
 		CHECK(r != 0 || (off[r].offset_ns == 0 && off[r].uncert_ns == 0), "rank 0's offset");
 	}
 
-	/* start instant: on one host the unshifted instants agree within the offsets' errors */
+	/* start instant: on one host the unshifted instants agree within the offsets' errors. The
+	 * margin is the replay's (100 ms): at load 10 on 2 CPUs the broadcast took over 20 ms. */
 	uint64_t start = 0;
-	CHECK(cl_comm__start_instant(c, off, 20000000, &start) == 0, "start instant");
+	CHECK(cl_comm__start_instant(c, off, 100000000, &start) == 0, "start instant");
 	uint64_t raw = start - (uint64_t)my_shift, now_raw = cl_now_ns() - (uint64_t)my_shift;
 	CHECK(raw > now_raw, "start instant already past");
 	uint64_t *raws = calloc((size_t)size, sizeof(*raws));
