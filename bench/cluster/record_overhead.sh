@@ -17,6 +17,10 @@ dd if=/dev/zero of="$LOOP" bs=1M count=1024 oflag=direct status=none
 L1=$LOOP
 ln -s "$L0" "$W/dev0"
 ln -s "$L1" "$W/dev1"
+# Open MPI's shared-memory files (vader_segment.*) under $W, removed at exit: a killed job
+# leaves none in /dev/shm
+mkdir -p "$W/ompi"
+export OMPI_MCA_btl_vader_backing_directory=$W/ompi
 MPIRUN=(mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 

@@ -40,6 +40,10 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
+# Open MPI's shared-memory files (vader_segment.*) under $W, removed at exit: a killed job
+# leaves none in /dev/shm
+mkdir -p "$W/ompi"
+export OMPI_MCA_btl_vader_backing_directory=$W/ompi
 echo "# bench/cluster on $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# $(mpirun --version | head -1), $(fio --version), biotape $("$BT" --version | awk '{print $2}')"
 

@@ -14,7 +14,10 @@
 #  - rank 1 hangs mid-run (SIGSTOP: the launcher sees nothing wrong): rank 0 names it gone,
 #    reports, and is the rank that ends the job (MPI_Abort): rank 2, which sent its results,
 #    leaves that to rank 0 instead of aborting it mid-report;
-#  - SIGINT on mpirun: every rank stops, the merged report is marked interrupted, non-zero exit.
+#  - SIGINT on mpirun: every rank stops, the merged report is marked interrupted, non-zero exit;
+#  - kill -9 of mpirun itself: its ranks end, and the shared-memory files Open MPI then leaves
+#    behind (vader_segment.*, 4 MiB a rank) are in the test's own directory, removed at exit
+#    (tests/cluster/mpi.sh), not in /dev/shm.
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/cluster/mpi.sh"
 require_root losetup mkfs.ext4 python3
@@ -224,4 +227,26 @@ for r in 0 1 2; do
 	grep -q "^stopped: *early" "$D/res.info" || fail "result $r is not marked interrupted"
 done
 echo "SIGINT: ended $WAITED_MS ms after, exit $RC, report marked interrupted"
+
+# 5. kill -9 of mpirun: nobody cleans up; Open MPI's files are in MPI_SHM only
+bg_mpirun "$D/k9.out" "$D/k9.err" "${run[@]}"
+mid_run
+ranks=$(pgrep -P "$MP")
+segs=$(cd "$MPI_SHM" && ls vader_segment.* 2>/dev/null)
+[ "$(wc -w <<<"$segs")" = 3 ] || fail "want 3 vader_segment files in $MPI_SHM, found: $segs"
+kill -9 "$MP"
+wait "$MP" 2>/dev/null
+for ((i = 0; i < 200; i++)); do # the ranks notice that their launcher is gone
+	alive=
+	for p in $ranks; do kill -0 "$p" 2>/dev/null && alive+=" $p"; done
+	[ -z "$alive" ] && break
+	sleep 0.05
+done
+for p in $alive; do kill -9 "$p"; done
+[ -z "$alive" ] || fail "ranks$alive outlived mpirun by 10 s"
+for f in $segs; do
+	[ -e "$MPI_SHM/$f" ] || fail "$f is gone: the case no longer shows a leftover"
+	[ ! -e "/dev/shm/$f" ] || fail "$f in /dev/shm"
+done
+echo "kill -9 of mpirun: its $(wc -w <<<"$segs") shared-memory files left in the test's directory only"
 pass
