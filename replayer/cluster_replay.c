@@ -6,7 +6,9 @@
 #include "cli.h"
 #include "clock.h"
 #include "cluster.h"
+#include "fidelity.h"
 #include "hist.h"
+#include "mpjson.h"
 #include "report.h"
 
 #include <errno.h>
@@ -39,6 +41,9 @@
 #define TAG_BEAT 0x100	/* heartbeats, rank 0 <-> each rank */
 #define TAG_REC 0x101	/* a rank's row, to rank 0 */
 #define TAG_STATS 0x102 /* its stats */
+#define TAG_FID 0x103	/* its fidelity section: the struct (to merge), */
+#define TAG_FID_PACKED 0x104 /* and as its result trace keeps it (msgpack) */
+#define FID_PACKED_MAX (256u << 10) /* 200 windows x 4 series: under 10 KiB */
 #define RESULT_TIMEOUT_NS 60000000000ll	 /* preflight, the merge */
 #define CLOCK_ROUNDS 64			 /* round trips per rank for its clock offset */
 #define WAKE_AHEAD_NS 200000ull /* sleep (1 ns timer slack) until this long before the start, then
@@ -68,14 +73,17 @@ struct rank_rec {
 	int64_t first_issue; /* on rank 0's clock, minus the start instant; INT64_MIN: none */
 	uint32_t copies;
 	uint32_t failed;
+	uint32_t fid_packed; /* bytes of its packed fidelity section that follow; 0: none */
 	char why[WHY_MAX];
 };
 
 struct row {
 	struct rank_rec rec;
-	uint64_t ios, bytes, errors, lat_p99, ierr_p99;
+	uint64_t ios, bytes, errors, lat_p99, ierr_p99, late, issued;
 	double secs;
 	bool interrupted;
+	char *fid_packed; /* the rank's own fidelity section (malloc'd), NULL: none */
+	char verdict[RP_FID_VERDICT_MAX];
 };
 
 /*
@@ -115,6 +123,8 @@ struct rp_cluster {
 	int ngone;    /* rank 0: how many; elsewhere: rank 0's count, from its verdict */
 	pthread_t wd;
 	bool wd_on;
+	const struct rp_fid *my_fid; /* this rank's fidelity section, sent at step_end */
+	struct rp_fid *fid;	     /* rank 0: the cluster's, merged; NULL: none */
 	/* rank 0: the last step's rows */
 	struct row *rows;
 	unsigned int copies;
@@ -618,10 +628,40 @@ static void fill_row(struct row *r, const struct rp_stats *st)
 		hist_merge(&all, &st->lat[i]);
 	}
 	r->errors = st->errors;
+	r->late = st->late;
+	r->issued = st->issue_err.count;
 	r->lat_p99 = hist_quantile(&all, 0.99);
 	r->ierr_p99 = hist_quantile(&st->issue_err, 0.99);
 	r->secs = rp_stats_seconds(st);
 	r->interrupted = st->interrupted;
+}
+
+/* Rank 0: rank p's row, its stats and, when it has one, its fidelity section (*fid, and as
+ * packed in *packed, malloc'd). 0, or non-zero when p does not answer. */
+static int recv_rank(struct rp_cluster *rc, int p, struct rank_rec *rec, struct rp_stats *st,
+		     struct rp_fid *fid, char **packed)
+{
+	if (cl_comm__recv(rc->c, rec, sizeof(*rec), p, TAG_REC) ||
+	    cl_comm__recv(rc->c, st, sizeof(*st), p, TAG_STATS))
+		return -1;
+	if (!rec->fid_packed)
+		return 0;
+	if (rec->fid_packed > FID_PACKED_MAX || !(*packed = malloc(rec->fid_packed)))
+		return -1;
+	return cl_comm__recv(rc->c, fid, sizeof(*fid), p, TAG_FID) ||
+	       cl_comm__recv(rc->c, *packed, rec->fid_packed, p, TAG_FID_PACKED);
+}
+
+void rp_cluster__set_fidelity(struct rp_cluster *rc, const struct rp_fid *fid)
+{
+	if (rc)
+		rc->my_fid = fid;
+}
+
+const struct rp_fid *rp_cluster__fidelity(const struct rp_cluster *rc)
+{
+	return rp_cluster__multi(rc) && rc->rank == 0 && rc->fid && rc->fid->ranks ? rc->fid
+										    : NULL;
 }
 
 int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned int copies,
@@ -630,6 +670,9 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 	struct rank_rec rec = {.first_issue = INT64_MIN};
 	struct rank_rec *recs = NULL;
 	struct rp_stats *mine = NULL, *all = NULL;
+	struct rp_fid *fid = NULL; /* rank 0: a peer's section, received */
+	char *packed = NULL, **pks = NULL, *verdicts = NULL;
+	size_t packed_len = 0;
 	int err = -ENOMEM;
 
 	if (!rc)
@@ -678,20 +721,39 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 		snprintf(rec.why, sizeof(rec.why), "%s", why);
 	else if (st && st->interrupted)
 		snprintf(rec.why, sizeof(rec.why), "interrupted");
+	if (rc->my_fid && !rp_fid_pack(rc->my_fid, &packed, &packed_len) &&
+	    packed_len <= FID_PACKED_MAX)
+		rec.fid_packed = (uint32_t)packed_len;
 	/* point to point, from the ranks still answering (a gather would wait for a dead one) */
 	if (rc->rank != 0) {
 		err = cl_comm__send(rc->c, &rec, sizeof(rec), 0, TAG_REC);
 		if (!err)
 			err = cl_comm__send(rc->c, mine, sizeof(*mine), 0, TAG_STATS);
+		if (!err && rec.fid_packed)
+			err = cl_comm__send(rc->c, rc->my_fid, sizeof(*rc->my_fid), 0, TAG_FID);
+		if (!err && rec.fid_packed)
+			err = cl_comm__send(rc->c, packed, rec.fid_packed, 0, TAG_FID_PACKED);
 		if (err)
 			goto fatal;
 	} else {
+		if (!rc->fid)
+			rc->fid = malloc(sizeof(*rc->fid));
+		fid = malloc(sizeof(*fid));
+		pks = calloc((size_t)rc->size, sizeof(*pks));
+		verdicts = calloc((size_t)rc->size, RP_FID_VERDICT_MAX);
+		if (!rc->fid || !fid || !pks || !verdicts)
+			goto fatal;
+		memset(rc->fid, 0, sizeof(*rc->fid));
 		recs[0] = rec;
 		all[0] = *mine;
+		if (rec.fid_packed) {
+			rp_fid_merge(rc->fid, rc->my_fid);
+			rp_fid_verdict(rc->my_fid, verdicts, RP_FID_VERDICT_MAX);
+			pks[0] = packed;
+			packed = NULL;
+		}
 		for (int p = 1; p < rc->size; p++) {
-			if (!rc->gone[p] &&
-			    (cl_comm__recv(rc->c, &recs[p], sizeof(recs[p]), p, TAG_REC) ||
-			     cl_comm__recv(rc->c, &all[p], sizeof(all[p]), p, TAG_STATS))) {
+			if (!rc->gone[p] && recv_rank(rc, p, &recs[p], &all[p], fid, &pks[p])) {
 				rc->gone[p] = true;
 				rc->ngone++;
 			}
@@ -702,8 +764,13 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 				recs[p].failed = 1;
 				snprintf(recs[p].why, sizeof(recs[p].why),
 					 "gone: no heartbeat or results from it (died or hung)");
+			} else if (recs[p].fid_packed) {
+				rp_fid_merge(rc->fid, fid);
+				rp_fid_verdict(fid, verdicts + (size_t)p * RP_FID_VERDICT_MAX,
+					       RP_FID_VERDICT_MAX);
 			}
 		}
+		rp_fid_merge_finish(rc->fid);
 	}
 	if (rc->rank == 0) {
 		struct rp_stats *merged = mine; /* reused: rank 0's own is in all[0] */
@@ -713,9 +780,14 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 		rc->copies = 0;
 		for (int r = 0; r < rc->size; r++) {
 			rp_stats_merge(merged, &all[r]);
+			free(rc->rows[r].fid_packed);
 			memset(&rc->rows[r], 0, sizeof(rc->rows[r]));
 			rc->rows[r].rec = recs[r];
 			fill_row(&rc->rows[r], &all[r]);
+			rc->rows[r].fid_packed = pks[r];
+			pks[r] = NULL;
+			memcpy(rc->rows[r].verdict, verdicts + (size_t)r * RP_FID_VERDICT_MAX,
+			       RP_FID_VERDICT_MAX);
 			rc->failed |= recs[r].failed != 0;
 			rc->copies += recs[r].copies;
 		}
@@ -741,6 +813,12 @@ fatal:
 		err == -ENOMEM ? "out of memory" : cl_comm__errmsg(rc->c));
 	step_broken(rc);
 cleanup:
+	for (int r = 0; pks && r < rc->size; r++)
+		free(pks[r]);
+	free(pks);
+	free(verdicts);
+	free(packed);
+	free(fid);
 	free(mine);
 	free(recs);
 	free(all);
@@ -831,6 +909,20 @@ void rp_cluster__report_text(const struct rp_cluster *rc, FILE *fp)
 			cli_fmt_ns(w->lat_p99, a, sizeof(a)), cli_fmt_ns(w->ierr_p99, b, sizeof(b)),
 			first, off, w->rec.failed ? w->rec.why : "ok");
 	}
+	if (!rc->fid || !rc->fid->ranks)
+		return;
+	fprintf(fp, "  fidelity per rank (each against its own trace; late: issued > %llu us after "
+		    "its deadline):\n", RP_LATE_NS / 1000);
+	for (int r = 0; r < rc->size; r++) {
+		const struct row *w = &rc->rows[r];
+
+		if (!w->fid_packed)
+			fprintf(fp, "  %4d  -\n", r);
+		else
+			fprintf(fp, "  %4d  late %7.3f%%  %s\n", r,
+				w->issued ? 100.0 * (double)w->late / (double)w->issued : 0.0,
+				w->verdict);
+	}
 }
 
 void rp_cluster__report_json(const struct rp_cluster *rc, FILE *fp)
@@ -860,6 +952,12 @@ void rp_cluster__report_json(const struct rp_cluster *rc, FILE *fp)
 			",\"status\":",
 			rc->off[r].offset_ns, rc->off[r].uncert_ns);
 		cli_json_str(fp, w->rec.failed ? w->rec.why : "ok");
+		if (w->fid_packed) {
+			/* this rank's own section, as its -o result trace keeps it */
+			fprintf(fp, ",\"late\":%" PRIu64 ",\"fidelity\":", w->late);
+			if (mpjson_write(fp, w->fid_packed, w->rec.fid_packed))
+				fputs("null", fp);
+		}
 		fputc('}', fp);
 	}
 	fputs("]}", fp);
@@ -892,8 +990,11 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 	for (unsigned int i = 0; i < rc->nstrs; i++)
 		free(rc->strs[i]);
 	free(rc->off);
+	for (int r = 0; r < rc->size; r++)
+		free(rc->rows[r].fid_packed);
 	free(rc->rows);
 	free(rc->gone);
+	free(rc->fid);
 	free(rc);
 	return ret;
 }

@@ -27,6 +27,7 @@
 #include "scheduler.h"
 
 struct rp_cluster;
+struct rp_fid;
 
 /* NULL (and 0) without a launcher; otherwise the cluster or -errno (message printed). */
 int rp_cluster__open(struct rp_cluster **out);
@@ -81,6 +82,18 @@ const struct rp_clock *rp_cluster__clock(struct rp_cluster *rc, const struct rp_
  */
 int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned int copies,
 			 uint64_t first_issue_ns, const char *why);
+/*
+ * This rank's own fidelity section (against its own trace, from its own stats: the one its -o
+ * result trace keeps), sent to rank 0 at the next step_end; NULL: none (a sweep). fid must
+ * live until then. NULL-safe.
+ */
+void rp_cluster__set_fidelity(struct rp_cluster *rc, const struct rp_fid *fid);
+/*
+ * Rank 0 after a merged step: the cluster's fidelity section, the ranks' sections merged
+ * (rp_fid_merge()); NULL when there is none (no rank sent one, or not rank 0). Each rank's own
+ * is in the per-rank report (text and JSON).
+ */
+const struct rp_fid *rp_cluster__fidelity(const struct rp_cluster *rc);
 
 /* True on the rank that prints the report: rank 0, or a rank that lost rank 0 (its own
  * results); always without a cluster. */

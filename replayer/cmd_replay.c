@@ -873,6 +873,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	struct rp_stats *st = NULL;
 	struct rp_step steps[MAX_SWEEP];
 	struct out_ctx oc = {0};
+	const struct rp_fid *own_fid = NULL; /* a cluster rank's own fidelity section */
 	struct rp_run_info info;
 	struct sigaction sa, old_int, old_term;
 	void **bufs = NULL;
@@ -1038,8 +1039,9 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		cfg.on_done = out_done;
 		cfg.on_watermark = out_watermark;
 	}
-	/* the fidelity section: one run on one host (a sweep's steps, a cluster's ranks: not yet) */
-	if (o.nsweep == 1 && !rp_cluster__multi(rc)) {
+	/* the fidelity section of a single run (not a sweep's steps); in a cluster each rank's
+	 * own, against its own trace, and rank 0's report merges them */
+	if (o.nsweep == 1) {
 		err = rp_fidelity__new(&oc.fid, &s.sum, &cfg);
 		if (err < 0) {
 			cli_err("replay: the fidelity section: %s", strerror(-err));
@@ -1130,8 +1132,15 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 			char fail[160];
 
 			/* a cluster's result traces are complete before the merge: when a rank
-			 * dies, the launcher kills the others soon after */
-			if (finish_output(&oc, stop_flag || err < 0, NULL) < 0)
+			 * dies, the launcher kills the others soon after. Each keeps its rank's
+			 * own fidelity section, from its own stats (st is the cluster's after
+			 * the merge at rank 0). */
+			if (oc.fid) {
+				rp_prefetch__stop(pf); /* the recorded side is complete, and still */
+				own_fid = rp_fidelity__finish(oc.fid, st);
+				rp_cluster__set_fidelity(rc, own_fid);
+			}
+			if (finish_output(&oc, stop_flag || err < 0, own_fid) < 0)
 				goto cleanup;
 
 			if (err < 0)
@@ -1199,7 +1208,11 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		}
 	} else {
 		info.scale = o.sweep[0];
-		if (oc.fid) {
+		if (rp_cluster__multi(rc)) {
+			info.fid = rp_cluster__fidelity(rc); /* the ranks' merged */
+		} else if (rc) {
+			info.fid = own_fid; /* one rank, or rank 0 lost: this rank's own */
+		} else if (oc.fid) {
 			rp_prefetch__stop(pf); /* the recorded side is complete, and still */
 			info.fid = rp_fidelity__finish(oc.fid, st);
 		}

@@ -187,21 +187,16 @@ static unsigned int last_window(const struct rp_fid_side *s)
 	return n;
 }
 
-const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_stats *st)
+/* The distances and correlations of r's sides, over its first r->windows windows. */
+static void compare(struct rp_fid *r)
 {
-	struct rp_fid *r = &f->r;
 	double x[RP_FID_WINDOWS], y[RP_FID_WINDOWS], qx[RP_FID_WINDOWS], qy[RP_FID_WINDOWS];
-	unsigned int n = last_window(&r->rec), nb = last_window(&r->rep), i;
-	const struct hist *h = &st->issue_err;
 
-	drain(f, f->next_seq + SEQ_RING);
 	r->gap_ks = dist_ks_hist(&r->rec.gap, &r->rep.gap);
 	r->size_ks = dist_ks_hist(&r->rec.size, &r->rep.size);
 	r->qd_ks = dist_ks_hist(&r->rec.qd, &r->rep.qd);
 	r->lat_demerit_ns = dist_demerit_hist(&r->rec.lat, &r->rep.lat);
-	/* up to the later side's last window: a replay that stretched is compared with zeros */
-	r->windows = f->one_pass && nb > n ? nb : n;
-	for (i = 0; i < r->windows; i++) {
+	for (unsigned int i = 0; i < r->windows; i++) {
 		x[i] = (double)r->rec.win_ios[i];
 		y[i] = (double)r->rep.win_ios[i];
 		qx[i] = r->rec.win_ios[i] ? (double)r->rec.win_qd[i] / x[i] : 0;
@@ -209,6 +204,18 @@ const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_
 	}
 	r->iops_corr = dist_pearson(x, y, r->windows);
 	r->qd_corr = hist_count(&r->rec.qd) ? dist_pearson(qx, qy, r->windows) : NAN;
+}
+
+const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_stats *st)
+{
+	struct rp_fid *r = &f->r;
+	unsigned int n = last_window(&r->rec), nb = last_window(&r->rep), i;
+	const struct hist *h = &st->issue_err;
+
+	drain(f, f->next_seq + SEQ_RING);
+	/* up to the later side's last window: a replay that stretched is compared with zeros */
+	r->windows = f->one_pass && nb > n ? nb : n;
+	compare(r);
 	memset(r->late, 0, sizeof(r->late));
 	for (i = 0; i < HIST_BUCKETS; i++) {
 		unsigned int k = 0;
@@ -223,6 +230,89 @@ const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_
 	r->faithful = !r->fell_behind && r->rep.ios && !(r->gap_ks > RP_FID_GAP_KS_OK) &&
 		      !(r->iops_corr < RP_FID_IOPS_CORR_OK);
 	return r;
+}
+
+static void side_merge(struct rp_fid_side *d, const struct rp_fid_side *s, bool series)
+{
+	d->ios += s->ios;
+	hist_merge(&d->gap, &s->gap);
+	hist_merge(&d->size, &s->size);
+	hist_merge(&d->qd, &s->qd);
+	hist_merge(&d->lat, &s->lat);
+	d->beyond += s->beyond;
+	for (unsigned int i = 0; series && i < RP_FID_WINDOWS; i++) {
+		d->win_ios[i] += s->win_ios[i];
+		d->win_qd[i] += s->win_qd[i];
+	}
+}
+
+void rp_fid_merge(struct rp_fid *dst, const struct rp_fid *src)
+{
+	/* the first rank's width; a rank of another width ends the cluster's series */
+	bool series = !dst->ranks || (dst->window_ns == src->window_ns && dst->window_ns);
+
+	if (!dst->ranks)
+		dst->window_ns = src->window_ns;
+	if (!series)
+		dst->window_ns = 0;
+	side_merge(&dst->rec, &src->rec, series);
+	side_merge(&dst->rep, &src->rep, series);
+	if (series && src->windows > dst->windows)
+		dst->windows = src->windows;
+	if (!series)
+		dst->windows = 0;
+	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
+		dst->late[k] += src->late[k];
+	dst->fell_behind |= src->fell_behind;
+	dst->ranks++;
+	dst->ranks_unfaithful += !src->faithful;
+}
+
+void rp_fid_merge_finish(struct rp_fid *f)
+{
+	compare(f);
+	if (!f->window_ns) {
+		f->iops_corr = NAN;
+		f->qd_corr = NAN;
+	}
+	f->faithful = f->ranks && !f->ranks_unfaithful;
+}
+
+void rp_fid_verdict(const struct rp_fid *f, char *buf, size_t len)
+{
+	const char *sep = " (";
+	size_t at;
+
+	if (f->ranks) {
+		if (f->faithful)
+			snprintf(buf, len, "every rank kept to its recording");
+		else
+			snprintf(buf, len, "%u of %u ranks did NOT keep to their recording",
+				 f->ranks_unfaithful, f->ranks);
+		return;
+	}
+	snprintf(buf, len, "%s", f->faithful ? "kept to the recording" :
+					      "did NOT keep to the recording");
+	if (f->faithful)
+		return;
+#define ADD(...)                                                                                   \
+	do {                                                                                       \
+		at = strlen(buf);                                                                  \
+		snprintf(buf + at, len - at, __VA_ARGS__);                                         \
+		sep = "; ";                                                                        \
+	} while (0)
+	if (f->fell_behind)
+		ADD("%sthe replayer fell behind", sep);
+	if (f->gap_ks > RP_FID_GAP_KS_OK)
+		ADD("%sinter-arrival KS %.3f > %g", sep, f->gap_ks, RP_FID_GAP_KS_OK);
+	if (f->iops_corr < RP_FID_IOPS_CORR_OK)
+		ADD("%sIOPS per window correlate %.3f < %g", sep, f->iops_corr,
+		    RP_FID_IOPS_CORR_OK);
+	if (!f->rep.ios)
+		ADD("%sno measured I/O", sep);
+#undef ADD
+	at = strlen(buf);
+	snprintf(buf + at, len - at, ")");
 }
 
 /* ---- the section as msgpack ---- */
@@ -296,7 +386,7 @@ int rp_fid_pack(const struct rp_fid *f, char **buf, size_t *len)
 
 	msgpack_sbuffer_init(&sk.sb);
 	msgpack_packer_init(&pk, &sk, sink_write);
-	msgpack_pack_map(&pk, 15);
+	msgpack_pack_map(&pk, f->ranks ? 17 : 15);
 	pk_bool(&pk, "faithful", f->faithful);
 	pk_bool(&pk, "fell_behind", f->fell_behind);
 	pk_num(&pk, "gap_ks", f->gap_ks);
@@ -312,7 +402,7 @@ int rp_fid_pack(const struct rp_fid *f, char **buf, size_t *len)
 	msgpack_pack_map(&pk, RP_FID_LATE_BUCKETS);
 	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
 		pk_u64(&pk, rp_fid_late_names[k], f->late[k]);
-	pk_num(&pk, "window_s", (double)f->window_ns / 1e9);
+	pk_num(&pk, "window_s", f->window_ns ? (double)f->window_ns / 1e9 : NAN);
 	pk_key(&pk, "iops");
 	msgpack_pack_map(&pk, 2);
 	pk_series(&pk, "recorded", &f->rec, f->windows, false);
@@ -321,6 +411,10 @@ int rp_fid_pack(const struct rp_fid *f, char **buf, size_t *len)
 	msgpack_pack_map(&pk, 2);
 	pk_series(&pk, "recorded", &f->rec, f->windows, true);
 	pk_series(&pk, "replayed", &f->rep, f->windows, true);
+	if (f->ranks) {
+		pk_u64(&pk, "ranks", f->ranks);
+		pk_u64(&pk, "ranks_unfaithful", f->ranks_unfaithful);
+	}
 	if (sk.failed) {
 		msgpack_sbuffer_destroy(&sk.sb);
 		return -ENOMEM;

@@ -47,7 +47,31 @@ struct rp_fid {
 	uint64_t late[RP_FID_LATE_BUCKETS]; /* issue lateness histogram (original timing) */
 	bool fell_behind;		    /* the #20 verdict: lag past RP_LATE_NS */
 	bool faithful; /* kept up, gap KS <= RP_FID_GAP_KS_OK, IOPS corr >= RP_FID_IOPS_CORR_OK */
+	/* A cluster's section (rp_fid_merge()); 0 and 0 for one host's */
+	unsigned int ranks;	      /* merged over this many ranks' sections */
+	unsigned int ranks_unfaithful; /* of which did not keep to their recording */
 };
+
+/*
+ * Adds the section of one rank of a cluster replay, src (its own, against its own trace), to
+ * the cluster's dst (zeroed before the first): counts, lateness and every histogram (sizes,
+ * gaps, QD, latencies) merge exactly, bucket-wise; the per-window series add up only when the
+ * ranks' windows have the same width (else the cluster has none: windows 0, correlations
+ * NAN). Then rp_fid_merge_finish().
+ */
+void rp_fid_merge(struct rp_fid *dst, const struct rp_fid *src);
+/*
+ * The cluster's distances from the merged histograms: size, QD and latency compare the
+ * cluster's distributions; the inter-arrival gaps are each rank's own, pooled (the gaps of
+ * the cluster's interleaved stream are in no rank's section). fell_behind: some rank did; the
+ * verdict: every rank kept to its recording.
+ */
+void rp_fid_merge_finish(struct rp_fid *f);
+
+#define RP_FID_VERDICT_MAX 192
+/* The verdict in words: "kept to the recording", or "did NOT keep to the recording (why; ...)"
+ * (a cluster's merged section: the ranks' count). Cut to len - 1 bytes. */
+void rp_fid_verdict(const struct rp_fid *f, char *buf, size_t len);
 
 /* The issue lateness buckets' names: "<=1us", ..., ">10ms". */
 extern const char *const rp_fid_late_names[RP_FID_LATE_BUCKETS];

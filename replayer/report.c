@@ -227,44 +227,31 @@ static const char *fmt_num(double x, char *b, size_t n)
 /* The fidelity section: did the replay do what the recording did (fidelity.h). */
 static void text_fidelity(FILE *fp, const struct rp_fid *f)
 {
-	char a[32], b[32], c[32], d[32], e[32];
+	char a[32], b[32], c[32], d[32], e[32], v[RP_FID_VERDICT_MAX];
 
-	fprintf(fp, "  fidelity: %s", f->faithful ? "kept to the recording" :
-						    "did NOT keep to the recording");
-	if (!f->faithful) {
-		const char *sep = " (";
-
-		if (f->fell_behind) {
-			fprintf(fp, "%sthe replayer fell behind", sep);
-			sep = "; ";
-		}
-		if (f->gap_ks > RP_FID_GAP_KS_OK) {
-			fprintf(fp, "%sinter-arrival KS %.3f > %g", sep, f->gap_ks,
-				RP_FID_GAP_KS_OK);
-			sep = "; ";
-		}
-		if (f->iops_corr < RP_FID_IOPS_CORR_OK) {
-			fprintf(fp, "%sIOPS per window correlate %.3f < %g", sep, f->iops_corr,
-				RP_FID_IOPS_CORR_OK);
-			sep = "; ";
-		}
-		if (!f->rep.ios)
-			fprintf(fp, "%sno measured I/O", sep);
-		fputc(')', fp);
-	}
+	rp_fid_verdict(f, v, sizeof(v));
+	if (f->ranks) /* a cluster's: the ranks' own verdicts are in rp_cluster__report_text() */
+		fprintf(fp, "  fidelity, %u ranks merged: %s%s", f->ranks, v,
+			f->faithful ? "" : " (per rank below)");
+	else
+		fprintf(fp, "  fidelity: %s", v);
 	fputc('\n', fp);
 	fprintf(fp, "    issue lateness:");
 	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
 		fprintf(fp, " %s %" PRIu64, rp_fid_late_names[k], f->late[k]);
-	fprintf(fp, "\n    recorded vs replayed: inter-arrival KS %s, size KS %s, QD KS %s, "
+	fprintf(fp, "\n    recorded vs replayed: inter-arrival KS %s%s, size KS %s, QD KS %s, "
 		    "latency demerit %s\n",
-		fmt_num(f->gap_ks, a, sizeof(a)), fmt_num(f->size_ks, b, sizeof(b)),
-		fmt_num(f->qd_ks, c, sizeof(c)),
+		fmt_num(f->gap_ks, a, sizeof(a)), f->ranks ? " (each rank's gaps, pooled)" : "",
+		fmt_num(f->size_ks, b, sizeof(b)), fmt_num(f->qd_ks, c, sizeof(c)),
 		isnan(f->lat_demerit_ns) ? "n/a" : cli_fmt_ns((uint64_t)f->lat_demerit_ns, d,
 								  sizeof(d)));
-	fprintf(fp, "    per %s window (%u): IOPS correlation %s, mean QD correlation %s",
-		cli_fmt_ns(f->window_ns, e, sizeof(e)), f->windows,
-		fmt_num(f->iops_corr, a, sizeof(a)), fmt_num(f->qd_corr, b, sizeof(b)));
+	if (f->window_ns)
+		fprintf(fp, "    per %s window (%u): IOPS correlation %s, mean QD correlation %s",
+			cli_fmt_ns(f->window_ns, e, sizeof(e)), f->windows,
+			fmt_num(f->iops_corr, a, sizeof(a)), fmt_num(f->qd_corr, b, sizeof(b)));
+	else
+		fprintf(fp, "    per window: per rank only (the ranks' traces give windows of "
+			    "different widths)");
 	if (f->rep.beyond)
 		fprintf(fp, "; %" PRIu64 " replayed I/Os past the last window", f->rep.beyond);
 	fputc('\n', fp);

@@ -288,10 +288,16 @@ void rp_report_html(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		fputs("<p class=\"note\">no fidelity section</p>\n</body></html>\n", fp);
 		return;
 	}
-	fputs("<div class=\"charts\">\n", fp);
-	window_chart(fp, "iops", "IOPS per window", f, false);
-	window_chart(fp, "qd", "mean queue depth per window", f, true);
-	fputs("</div>\n<table><tr><th>recorded vs replayed</th><th></th></tr>\n", fp);
+	if (f->windows) {
+		fputs("<div class=\"charts\">\n", fp);
+		window_chart(fp, "iops", "IOPS per window", f, false);
+		window_chart(fp, "qd", "mean queue depth per window", f, true);
+		fputs("</div>\n", fp);
+	} else {
+		fputs("<p class=\"note\">per-window series: per rank only (the ranks' traces give "
+		      "windows of different widths)</p>\n", fp);
+	}
+	fputs("<table><tr><th>recorded vs replayed</th><th></th></tr>\n", fp);
 	fprintf(fp, "<tr><td>fell behind</td><td>%s</td></tr>\n", f->fell_behind ? "yes" : "no");
 	html_num(fp, "inter-arrival KS", f->gap_ks, "");
 	html_num(fp, "size KS", f->size_ks, "");

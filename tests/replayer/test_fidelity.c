@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "btape.h"
+#include "dist.h"
 #include "fidelity.h"
 #include "scheduler.h"
 #include "source.h"
@@ -247,12 +248,86 @@ static void test_from_source(void **state)
 	unlink(path);
 }
 
+/* One rank's section of the replay stretched by `stretch` (1: exact), copied out. */
+static struct rp_fid *rank_section(unsigned int stretch)
+{
+	struct setup s;
+	struct rp_fidelity *f = start(&s);
+	struct rp_fid *copy = malloc(sizeof(*copy));
+
+	assert_non_null(copy);
+	for (unsigned int i = 0; i < N; i++) {
+		struct rp_io io = io_of(i, stretch);
+
+		rp_fidelity__add(f, &io, &s.st);
+		hist_add(&s.st.issue_err, io.issue_ns - io.intended_ns);
+	}
+	s.st.lag_max_ns = s.st.issue_err.max;
+	*copy = *rp_fidelity__finish(f, &s.st);
+	rp_fidelity__free(f);
+	unlink(path);
+	return copy;
+}
+
+/* A cluster's section: counts, lateness and histograms are the ranks' sums; the series add up
+ * when the windows agree and are dropped when they do not; the verdict is every rank's. */
+static void test_cluster_merge(void **state)
+{
+	struct rp_fid *a = rank_section(1), *b = rank_section(3), *m = calloc(1, sizeof(*m));
+	struct hist lat;
+
+	assert_non_null(m);
+	assert_true(a->faithful);
+	assert_false(b->faithful);
+	rp_fid_merge(m, a);
+	rp_fid_merge(m, b);
+	rp_fid_merge_finish(m);
+	assert_int_equal(m->ranks, 2);
+	assert_int_equal(m->ranks_unfaithful, 1);
+	assert_false(m->faithful);
+	assert_true(m->fell_behind);
+	assert_int_equal(m->rec.ios, 2 * N);
+	assert_int_equal(m->rep.ios, 2 * N);
+	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
+		assert_int_equal(m->late[k], a->late[k] + b->late[k]);
+	hist_init(&lat);
+	hist_merge(&lat, &a->rep.lat);
+	hist_merge(&lat, &b->rep.lat);
+	assert_memory_equal(&m->rep.lat, &lat, sizeof(lat));
+	assert_int_equal(hist_count(&m->rep.gap), hist_count(&a->rep.gap) + hist_count(&b->rep.gap));
+	assert_true(m->size_ks == 0); /* the same sizes on both */
+	/* the distances are the merged histograms', not a mean of the ranks' */
+	assert_true(m->gap_ks == dist_ks_hist(&m->rec.gap, &m->rep.gap));
+	assert_true(m->lat_demerit_ns == dist_demerit_hist(&m->rec.lat, &m->rep.lat));
+	/* the same trace on both: one window width, the series add up */
+	assert_int_equal(m->window_ns, a->window_ns);
+	assert_int_equal(m->windows, a->windows > b->windows ? a->windows : b->windows);
+	for (unsigned int i = 0; i < m->windows; i++) {
+		assert_int_equal(m->rec.win_ios[i], a->rec.win_ios[i] + b->rec.win_ios[i]);
+		assert_int_equal(m->rep.win_ios[i], a->rep.win_ios[i] + b->rep.win_ios[i]);
+	}
+	assert_false(isnan(m->iops_corr));
+	/* a rank whose windows are wider: no cluster series */
+	b->window_ns *= 2;
+	rp_fid_merge(m, b);
+	rp_fid_merge_finish(m);
+	assert_int_equal(m->ranks, 3);
+	assert_int_equal(m->windows, 0);
+	assert_int_equal(m->window_ns, 0);
+	assert_true(isnan(m->iops_corr) && isnan(m->qd_corr));
+	assert_int_equal(m->rec.ios, 3 * N);
+	free(a);
+	free(b);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exact_replay),
 		cmocka_unit_test(test_stretched_replay),
 		cmocka_unit_test(test_from_source),
+		cmocka_unit_test(test_cluster_merge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
