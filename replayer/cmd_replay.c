@@ -149,7 +149,8 @@ static void usage(FILE *fp)
 		"rank runs it; --sweep factors are per rank, all ranks step together. Every rank\n"
 		"passes its checks or none writes; all start at one instant on clocks corrected to rank\n"
 		"0's (real-time from 2 ms before it to 200 us after, where allowed); rank 0 prints the\n"
-		"cluster's merged results, a row per rank and the start skew.\n"
+		"cluster's merged results, a row per rank and the start skew; each rank's fidelity is\n"
+		"its own, against its own trace (its -o result keeps it), and rank 0 merges them.\n"
 		"\n"
 		"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
 		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000, RT_SPIN_NS / 1000);
