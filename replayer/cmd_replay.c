@@ -1260,6 +1260,7 @@ cleanup:
 	if (e)
 		eng->close(e);
 	rp_prefetch__close(pf);
+	rp_cluster__set_fidelity(rc, NULL); /* a rank leaving mid-step sends none (close) */
 	rp_fidelity__free(oc.fid);
 	if (!issued) /* refused before the first I/O: a file --create made goes too */
 		rp_devices__discard_created(&s.dv);

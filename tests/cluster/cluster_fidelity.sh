@@ -16,8 +16,7 @@
 . "$BIOTAPE_SRC/tests/cluster/mpi.sh"
 command -v python3 >/dev/null || skip "needs python3"
 mpi_require
-GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
-[ -x "$GEN" ] || fail "no trace generator at $GEN"
+t_gen
 D=$(t_tmpdir)
 for r in 0 1 2; do
 	# 600 I/Os at 5k IOPS, 70% reads, different seeds: windows of different widths
