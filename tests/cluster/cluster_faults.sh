@@ -229,6 +229,7 @@ done
 echo "SIGINT: ended $WAITED_MS ms after, exit $RC, report marked interrupted"
 
 # 5. kill -9 of mpirun: nobody cleans up; Open MPI's files are in MPI_SHM only
+rm -f "$MPI_SHM"/vader_segment.* # any an earlier case left: this case counts its own
 bg_mpirun "$D/k9.out" "$D/k9.err" "${run[@]}"
 mid_run
 ranks=$(pgrep -P "$MP")
