@@ -28,6 +28,11 @@
 #define CLOCK_GOOD_WIDTH_NS 20000ull /* an offset bound this narrow: +-10 us */
 #define CLOCK_BUDGET_NS 1000000000ull /* per peer, from rank 0's first answer */
 #define CLOCK_ROUNDS_MAX 100000u
+/* real-time for the first this long of the exchange at most (a good one takes well under a
+ * millisecond): a rank that stayed real-time, spinning 200 us per wait (cluster_mpi.c), for the
+ * whole CLOCK_BUDGET_NS could use up its CPU's real-time share (sched_rt_runtime_us, 95%) and
+ * get the start's real-time thread, 100 ms later, throttled. A bound, not a measured case. */
+#define CLOCK_RT_NS 50000000ull
 
 struct cl_comm {
 	const struct cl_mpi_ops *ops; /* NULL: one rank, no MPI */
@@ -394,6 +399,15 @@ static void rt_leave(int was_set)
 		sched_setscheduler(0, SCHED_OTHER, &sp);
 }
 
+/* Back to the normal class once the exchange has run real-time CLOCK_RT_NS since rt_t0. */
+static void rt_expire(int *rt, uint64_t rt_t0)
+{
+	if (*rt && cl_now_ns() - rt_t0 > CLOCK_RT_NS) {
+		rt_leave(*rt);
+		*rt = 0;
+	}
+}
+
 /*
  * The offset's bounds from round trips. A peer sends at t0 (its clock), rank 0 reads its clock
  * at t_root, the answer arrives at t1: at rank 0's instant t_root the peer's clock read between
@@ -449,6 +463,7 @@ static struct cl_offset bounds_offset(const struct offset_bounds *b)
 int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_offset *out)
 {
 	struct cl_offset mine = { 0, 0 };
+	uint64_t rt_t0;
 	int err = 0, rt;
 
 	if (rounds == 0)
@@ -464,9 +479,11 @@ int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_off
 	 * within CLOCK_BUDGET_NS of its first answer and CLOCK_ROUNDS_MAX samples. Both sides
 	 * run real-time meanwhile when allowed: on a busy host a normal-class rank waits a
 	 * time slice of someone else's for the CPU on either leg, and then no round trip is short
-	 * (bench: every sample over 400 us at load 10 on 2 CPUs).
+	 * (bench: every sample over 400 us at load 10 on 2 CPUs). Real-time for CLOCK_RT_NS at
+	 * most: a good exchange takes well under a millisecond.
 	 */
 	rt = rt_enter();
+	rt_t0 = cl_now_ns();
 	if (c->rank == 0) {
 		for (int p = 1; p < c->size && !err; p++)
 			for (;;) {
@@ -479,6 +496,7 @@ int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_off
 				err = c->ops->send(m, sizeof(m), p, TAG_PONG, &c->wait);
 				if (err)
 					break;
+				rt_expire(&rt, rt_t0);
 			}
 	} else {
 		struct offset_bounds b = { 0 };
@@ -499,6 +517,7 @@ int cl_comm__clock_offsets(struct cl_comm *c, unsigned int rounds, struct cl_off
 				first = t1;
 			if (!err)
 				bounds_add(&b, t0, t1, m[1]);
+			rt_expire(&rt, rt_t0);
 		}
 		mine = bounds_offset(&b);
 		if (!err) {
