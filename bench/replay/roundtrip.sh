@@ -21,8 +21,8 @@
 # recordings.
 #   bash bench/replay/roundtrip.sh [BUILD_DIR]
 # Environment: ROUNDS (3), RATE (30000), REC_S (8, seconds recorded), READ_N (200000 I/Os),
-# KINDS (the runs of each round, default "default half rt null fio again probe"; also "causal"
-# and "apart": --order causal and --flushes-apart),
+# KINDS (the runs of each round, default "default half rt null fio again probe"; also "causal",
+# "apart" and "depth": --order causal, --flushes-apart, --iodepth at the recorded maximum),
 # BIOTAPE=PATH (measure that binary). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
 # (skipped, and said so, without it). Writes only to its own loop devices over /dev/shm files
 # (512 MiB each, one at a time besides A) and detaches them.
@@ -255,6 +255,7 @@ for r in $(seq "$ROUNDS"); do
 	want rt && replay_write rt 1 --rt-priority 1
 	want causal && replay_write causal 1 --order causal
 	want apart && replay_write apart 1 --flushes-apart
+	want depth && replay_write depth 1 --iodepth "$(jget "$W/orig.json" '["queue_depth"]["depth"]["max_ios"]')"
 	want null && floor_null
 	want fio && floor_fio
 	want again && floor_again
@@ -275,6 +276,7 @@ names = {"default": "default settings", "half": "--speed 0.5 (unloaded reference
          "rt": "--rt-priority 1 (SCHED_FIFO 1, spin 10 us: the other class)",
          "causal": "--order causal (flushes wait for the writes they cover)",
          "apart": "--flushes-apart (a flush waits for the one before)",
+         "depth": "--iodepth at the recording's largest queue depth",
          "null": "floor: null engine (the replayer alone, same schedule)",
          "fio": "floor: fio on a fresh raw device at the recorded rate (device time)",
          "again": "floor: the application again on a fresh device (device time)"}
