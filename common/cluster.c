@@ -195,6 +195,7 @@ int cl_comm__open(struct cl_comm **out, int *argc, char ***argv)
 		return -ENOMEM;
 	c->size = 1;
 	c->wait.timeout_ns = DEFAULT_TIMEOUT_NS;
+	c->wait.spin_ns = CL_DEFAULT_SPIN_NS;
 	cl_clock_shift_ns();
 	if (cl_launched()) {
 		err = load_mpi(c, argc, argv);
@@ -270,6 +271,11 @@ const char *cl_comm__host_of(const struct cl_comm *c, int rank)
 void cl_comm__set_timeout(struct cl_comm *c, int64_t timeout_ns)
 {
 	c->wait.timeout_ns = timeout_ns;
+}
+
+void cl_comm__set_spin(struct cl_comm *c, int64_t spin_ns)
+{
+	c->wait.spin_ns = spin_ns;
 }
 
 void cl_comm__set_hurry(struct cl_comm *c, const volatile sig_atomic_t *flag, int64_t grace_ns)

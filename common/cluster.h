@@ -73,6 +73,12 @@ const char *cl_comm__host(const struct cl_comm *c);
 const char *cl_comm__host_of(const struct cl_comm *c, int rank);
 /* Timeout of every later operation, ns (<= 0: none). */
 void cl_comm__set_timeout(struct cl_comm *c, int64_t timeout_ns);
+/* How long a later operation polls without sleeping before it sleeps between polls (default
+ * CL_DEFAULT_SPIN_NS: quick answers for the start and the clock round trips; 0 where the
+ * latency does not matter and a spin costs a busy host its CPU, such as the recorder's stop
+ * ticks). */
+#define CL_DEFAULT_SPIN_NS 200000ll
+void cl_comm__set_spin(struct cl_comm *c, int64_t spin_ns);
 /* Once *flag is non-zero, every operation gives up grace_ns after it first sees it (-ETIMEDOUT),
  * whatever its timeout: a rank told to stop gives a dead peer no more time than its launcher
  * gives it before SIGKILL. flag NULL: none. */

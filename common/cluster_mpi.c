@@ -20,9 +20,10 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Polls req until done. Spins for the first 200 us (a round trip on shared memory is a few
- * us), then sleeps between polls, an eighth of the time waited so far (at most 1 ms), so that
- * oversubscribed ranks leave the CPU to their peers and a long wait costs little. */
+/* Polls req until done. Spins for the first w->spin_ns (200 us by default: a round trip on
+ * shared memory is a few us), then sleeps between polls, an eighth of the time waited so far
+ * (at least 20 us, at most 1 ms), so that oversubscribed ranks leave the CPU to their peers and
+ * a long wait costs little. */
 static int wait_req(MPI_Request *req, const struct cl_wait *w)
 {
 	uint64_t t0 = mono_ns(), hurried = 0;
@@ -40,8 +41,10 @@ static int wait_req(MPI_Request *req, const struct cl_wait *w)
 			hurried = now;
 		if (hurried && now - hurried > (uint64_t)w->hurry_ns)
 			return -ETIMEDOUT;
-		if (el > 200000) {
-			struct timespec ts = { 0, (long)(el / 8 < 1000000 ? el / 8 : 1000000) };
+		if (el >= (uint64_t)w->spin_ns) {
+			uint64_t d = el / 8 < 20000 ? 20000 : el / 8 < 1000000 ? el / 8 : 1000000;
+			struct timespec ts = { 0, (long)d };
+
 			nanosleep(&ts, NULL);
 		}
 	}

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_MPI_ABI 2
+#define CL_MPI_ABI 3
 #define CL_MPI_SYMBOL "biotape_mpi_ops"
 
 /* How long an operation waits: timeout_ns (<= 0: none); and once *hurry is non-zero (when
@@ -20,6 +20,7 @@ struct cl_wait {
 	int64_t timeout_ns;
 	const volatile int *hurry;
 	int64_t hurry_ns;
+	int64_t spin_ns; /* poll without sleeping this long first (cl_comm__set_spin) */
 };
 
 struct cl_mpi_ops {

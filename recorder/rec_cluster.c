@@ -189,6 +189,9 @@ int rec_cluster__start(struct rec_cluster *rc)
 	sleep_until_cl(rc->start_cl);
 	rc->next_tick = rc->start_cl + STOP_TICK_NS;
 	cl_comm__set_timeout(rc->c, TICK_TIMEOUT_NS);
+	/* a tick waits for the slowest rank: sleeping, not spinning, so that the recording's own
+	 * CPU per event stays a single-host recorder's (bench/cluster/record_overhead.sh) */
+	cl_comm__set_spin(rc->c, 0);
 	return 0;
 }
 
@@ -223,6 +226,7 @@ int rec_cluster__clock_stop(struct rec_cluster *rc, struct btape_clock_sync *y)
 	if (!rc || rc->size == 1 || rc->broken)
 		return BTAPE_EXIT_FAIL; /* no stop sync */
 	cl_comm__set_timeout(rc->c, SETUP_TIMEOUT_NS);
+	cl_comm__set_spin(rc->c, CL_DEFAULT_SPIN_NS); /* round trips measured without sleeps */
 	y->local_ns = cl_now_ns();
 	if (cl_comm__clock_offsets(rc->c, CLOCK_ROUNDS, rc->off)) {
 		broken(rc, "measuring clock offsets at the stop");

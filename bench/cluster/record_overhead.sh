@@ -1,10 +1,14 @@
 #!/bin/bash
-# Recording overhead per rank, cluster versus single host: two /dev/shm loop devices, a fio job
-# on each (4 KiB randread, QD 8, io_uring, direct, 3 s), recorded either by one
-# `biotape record -d L0 -d L1` or by `mpirun -n 2 biotape record -d dev%r` (a rank per device,
-# as a two-host recording would run). Rounds alternate the modes. Prints per round and the
-# median: fio's total IOPS and the recorders' CPU time (user + sys, getrusage through
-# /usr/bin/time; the cluster's is the sum of its ranks) per recorded event.
+# Recording overhead per rank, cluster versus single host (issue #18: "the same within noise"):
+# two /dev/shm loop devices, a fio job on each (4 KiB randread, QD 8, io_uring, direct, 3 s),
+# recorded by `mpirun -n 2 biotape record -d dev%r` (a rank per device, as a two-host
+# recording would run: "cluster"), by two single-host `biotape record -d devN`, one per device
+# ("two": what the ranks do, without MPI, with the same two processes competing for the CPUs),
+# or by one `biotape record -d L0 -d L1` ("both"). Rounds alternate the modes. Prints per round and the medians: fio's total IOPS;
+# the recorders' CPU (user + sys, getrusage through /usr/bin/time; summed over the processes)
+# per recorded event over the whole run, start-up and MPI_Init included; and the steady-state
+# CPU per event of the first device's recorder (rank 0, or the single-host one) over fio's
+# window: cluster against two is the per-rank comparison, as a paired ratio.
 # Run as root: BIOTAPE=build/bin/biotape bench/cluster/record_overhead.sh [ROUNDS]
 set -eu
 BIOTAPE=${BIOTAPE:-biotape}
@@ -21,7 +25,8 @@ ln -s "$L1" "$W/dev1"
 # leaves none in /dev/shm
 mkdir -p "$W/ompi"
 export OMPI_MCA_btl_vader_backing_directory=$W/ompi
-MPIRUN=(mpirun --oversubscribe)
+# --bind-to none: Open MPI binds each of 2 ranks to one core by default (docs/CLUSTER.md)
+MPIRUN=(mpirun --oversubscribe --bind-to none)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 
 fio_run() {
@@ -44,36 +49,79 @@ recorders() {
 events() { grep -ho "recorded [0-9]* events" "$@" | awk '{ s += $2 } END { print s }'; }
 lost() { grep -ho "^biotape: lost [0-9]* events" "$@" | awk '{ s += $3 } END { print s }'; }
 
-echo "round mode fio_IOPS fio_IOs events lost recorder_cpu_ms ns_cpu_per_event"
+task_ns() { # the run time of all threads of PID, ns
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
+}
+rank_events() { grep -ho "recorded [0-9]* events" "$1" | awk '{ print $2 }'; }
+
+# Per round and mode: fio's IOPS; the recorders' whole-run CPU (getrusage, start-up included)
+# per event, summed over the processes; and the steady-state CPU per event of the recorder of
+# L0 (the single-device recorder, or rank 0): its threads' run time over fio's window plus
+# 1.2 s (past the writer's 1 s flush), from /proc/PID/task/*/schedstat.
+echo "round mode fio_IOPS fio_IOs events lost run_ns_per_event l0_ns_per_event"
 for r in $(seq "$ROUNDS"); do
-	for mode in single cluster; do
+	if [ $((r % 2)) = 0 ]; then order="cluster two both"; else order="two both cluster"; fi
+	for mode in $order; do
 		rm -f "$W"/*.btape "$W"/time.* "$W"/rec.*
-		if [ $mode = single ]; then
+		case $mode in
+		both) # one recorder of both devices
 			/usr/bin/time -f "%U %S" -o "$W/time.0" "$BIOTAPE" record -v -o "$W/s.btape" \
-				-d "$L0" -d "$L1" 2>"$W/rec.0" &
-		else
+				-d "$L0" -d "$L1" 2>"$W/rec.0" & ;;
+		two) # two single-host recorders, one per device: what the ranks do, without MPI
+			for i in 0 1; do
+				/usr/bin/time -f "%U %S" -o "$W/time.$i" "$BIOTAPE" record -v \
+					-o "$W/s$i.btape" -d "$W/dev$i" 2>"$W/rec.$i" &
+			done ;;
+		cluster) # a rank per device
 			"${MPIRUN[@]}" -n 2 sh -c "exec /usr/bin/time -f '%U %S' -o $W/time.\$OMPI_COMM_WORLD_RANK \
-$BIOTAPE record -v -o $W/c-%r.btape -d $W/dev%r 2>$W/rec.\$OMPI_COMM_WORLD_RANK" &
-		fi
+$BIOTAPE record -v -o $W/c-%r.btape -d $W/dev%r 2>$W/rec.\$OMPI_COMM_WORLD_RANK" & ;;
+		esac
 		pid=$! BENCH_PID=$!
 		BENCH_READY="programs attached" bench_wait "$pid" "$W/rec.0"
-		[ $mode = single ] || BENCH_READY="programs attached" bench_wait "$pid" "$W/rec.1"
+		[ $mode = both ] || BENCH_READY="programs attached" bench_wait "$pid" "$W/rec.1"
 		sleep 0.5 # the cluster's common start is 100 ms after attaching
+		if [ $mode = two ]; then
+			pids="$(recorders $$)"
+		else
+			pids="$(recorders "$pid")"
+		fi
+		rec0=
+		for p in $pids; do # the recorder of L0: rank 0, or the one writing s0/s.btape
+			if grep -q "s0.btape\|s.btape" /proc/"$p"/cmdline 2>/dev/null ||
+				tr '\0' '\n' </proc/"$p"/environ 2>/dev/null |
+				grep -qx OMPI_COMM_WORLD_RANK=0; then
+				rec0=$p
+			fi
+		done
+		[ -n "$rec0" ] || { echo "no recorder of L0 among: $pids" >&2; exit 1; }
+		t0=$(task_ns "$rec0")
 		read -r iops ios < <(fio_run)
-		kill -INT $(recorders "$pid")
-		wait "$pid" || true
+		sleep 1.2
+		t1=$(task_ns "$rec0")
+		kill -INT $pids
+		wait || true
 		BENCH_PID=
 		n=$(events "$W"/rec.*)
+		n0=$(rank_events "$W/rec.0")
 		ms=$(cpu_ms "$W"/time.*)
-		echo "$r $mode $iops $ios $n $(lost "$W"/rec.*) $ms $(awk -v ms="$ms" -v n="$n" 'BEGIN { printf "%.0f", ms * 1e6 / n }')"
+		echo "$r $mode $iops $ios $n $(lost "$W"/rec.*) $(awk -v ms="$ms" -v n="$n" 'BEGIN { printf "%.0f", ms * 1e6 / n }') $(awk -v d=$((t1 - t0)) -v n="$n0" 'BEGIN { printf "%.0f", d / n }')"
 	done
 done | tee "$W/rows"
 python3 - "$W/rows" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l[0].isdigit()]
-for mode in ("single", "cluster"):
+med = {}
+for mode in ("two", "cluster", "both"):
     r = [x for x in rows if x[1] == mode]
+    med[mode] = statistics.median(int(x[7]) for x in r)
     print(f"median {mode}: fio {statistics.median(int(x[2]) for x in r):.0f} IOPS, "
-          f"{statistics.median(int(x[7]) for x in r):.0f} ns recorder CPU per event, "
+          f"{statistics.median(int(x[6]) for x in r):.0f} ns recorder CPU per event over the "
+          f"run, {med[mode]:.0f} ns steady-state CPU per event of L0's recorder, "
           f"lost {statistics.median(int(x[5]) for x in r):.0f}")
+pairs = [int(c[7]) / int(o[7]) for c, o in zip([x for x in rows if x[1] == "cluster"],
+                                               [x for x in rows if x[1] == "two"])]
+print(f"per rank, steady state: rank 0 / a single-host recorder of the same device, beside "
+      f"another of the other device = "
+      f"{statistics.median(pairs):.3f} (median of {len(pairs)} rounds; range "
+      f"{min(pairs):.3f}-{max(pairs):.3f})")
 PY
