@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #define PACK_MAGIC 0x3174696c70736e61ull /* "anspli1" */
 
@@ -20,6 +22,54 @@ void split_plan(struct an_slice *sl, uint64_t origin_ns, uint64_t end_ns)
 	sl->lo = r ? origin_ns + r * nwin / n * STATS_WINDOW_NS : 0;
 	sl->hi = r + 1 < n ? origin_ns + (r + 1) * nwin / n * STATS_WINDOW_NS : UINT64_MAX;
 	sl->warm_lo = sl->lo > SPLIT_WARM_NS ? sl->lo - SPLIT_WARM_NS : 0;
+}
+
+void split_stamp(struct an_slice *sl, enum split_stamp k)
+{
+	struct timespec ts;
+
+	if (!sl)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	sl->t_ns[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	sl->cpu_ns[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void split_times_print(const struct an_slice *sl)
+{
+	static const char *const name[SPLIT_T__COUNT] = {"start", "init", "open", "warm", "read",
+							 "pack", "sent", "finish", "end"};
+	const char *env = getenv("BIOTAPE_SPLIT_TIMES");
+	uint64_t t0 = sl->t_ns[SPLIT_T_START];
+	struct rusage ru;
+	char line[1024];
+	int len;
+
+	if (!env)
+		return;
+	if (strtoull(env, NULL, 10) > 1000000000ull)
+		t0 = strtoull(env, NULL, 10);
+	getrusage(RUSAGE_SELF, &ru);
+	len = snprintf(line, sizeof(line), "biotape: analyze: rank %d times (ms):", sl->rank);
+	for (int k = 0; k < SPLIT_T__COUNT && len < (int)sizeof(line); k++)
+		if (sl->t_ns[k])
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " %s %.1f", name[k],
+					(double)(int64_t)(sl->t_ns[k] - t0) / 1e6);
+	len += snprintf(line + len, sizeof(line) - (size_t)len, " | cpu at");
+	for (int k = 0; k < SPLIT_T__COUNT && len < (int)sizeof(line); k++)
+		if (sl->t_ns[k])
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " %s %.1f", name[k],
+					(double)sl->cpu_ns[k] / 1e6);
+	if (len < (int)sizeof(line))
+		snprintf(line + len, sizeof(line) - (size_t)len,
+			 " | wait %.1f merge %.1f; cpu %.1f (user %.1f sys %.1f)", sl->wait_ns / 1e6,
+			 sl->merge_ns / 1e6,
+			 (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+				 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3,
+			 ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
+			 ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
+	fprintf(stderr, "%s\n", line);
 }
 
 void split_entry_free(struct split_entry *e)
