@@ -390,33 +390,50 @@ static int analyze_slice_send(struct cl_comm *cc, struct an_slice *sl, struct sl
 	return h.status;
 }
 
-/*
- * Rank 0: its own slice (analysed in j, taken from it), then every other rank's merged in
- * slice order. *s: the merged, finished analysis; or NULL with 0 when the merge would not be
- * exact (why says why): the caller analyses serially. A failure is reported here (one line)
- * and its status returned.
- */
-static int analyze_slices_merge(struct common *c, struct cl_comm *cc, struct an_slice *sl,
-				struct slice_run *j, struct stats **s, struct an_info *info,
-				char *why, size_t whylen)
-{
-	int n = cl_comm__size(cc), exact = 1, err = 0;
-	int rc = c->kind == OUT_HTML ? cli_out_check("analyze", c->html_path) : 0;
+/* Rank 0's merge, finish and report, on a thread of its own while MPI closes. */
+struct merge_run {
+	struct common *c;
+	struct an_slice *sl;
+	struct stats *s; /* rank 0's slice, then the merged analysis */
+	struct an_info info;
+	void **parts; /* ranks 1.. n - 1, packed */
+	size_t *lens;
+	int nparts;
+	char why[160]; /* why the merge would not be exact */
+	int rc;	       /* exit status */
+	bool reported; /* the report is written (or failed): no serial run */
+};
 
-	*s = j->s;
-	*info = j->info;
+/*
+ * Rank 0: its own slice (analysed in j, taken from it) and every other rank's packed part,
+ * received into m. A failure is reported here (one line) and its status returned.
+ */
+static int analyze_parts_recv(struct common *c, struct cl_comm *cc, struct an_slice *sl,
+			      struct slice_run *j, struct merge_run *m)
+{
+	int n = cl_comm__size(cc), err = 0;
+	int rc = c->kind == OUT_HTML ? cli_out_check("analyze", c->html_path) : 0;
+	uint64_t t = 0;
+
+	m->s = j->s;
+	m->info = j->info;
 	j->s = NULL;
 	if (!rc && j->err) {
 		cli_err("analyze: %s", j->msg);
 		rc = run_status(j->err);
 	}
+	m->parts = calloc((size_t)n, sizeof(*m->parts));
+	m->lens = calloc((size_t)n, sizeof(*m->lens));
+	if (!m->parts || !m->lens) {
+		cli_err("analyze: %s", strerror(ENOMEM));
+		cl_comm__abort(cc, BTAPE_EXIT_FAIL); /* the other ranks wait to send */
+	}
+	split_stamp(sl, SPLIT_T_SENT);
+	t = sl->t_ns[SPLIT_T_SENT];
 	for (int r = 1; r < n; r++) { /* every rank's part is received, even after a failure */
 		struct part_head h;
 		void *buf = NULL;
-		uint64_t t;
 
-		split_stamp(sl, SPLIT_T_SENT);
-		t = sl->t_ns[SPLIT_T_SENT];
 		if ((err = cl_comm__recv(cc, &h, sizeof(h), r, TAG_HEAD)) ||
 		    (!h.status && !(buf = malloc(h.len ? h.len : 1))) ||
 		    (!h.status && (err = cl_comm__recv(cc, buf, h.len, r, TAG_DATA)))) {
@@ -424,36 +441,62 @@ static int analyze_slices_merge(struct common *c, struct cl_comm *cc, struct an_
 				err ? cl_comm__errmsg(cc) : strerror(ENOMEM));
 			cl_comm__abort(cc, BTAPE_EXIT_FAIL); /* the communicator is unusable */
 		}
-		split_stamp(sl, SPLIT_T_SENT);
-		sl->wait_ns += sl->t_ns[SPLIT_T_SENT] - t;
-		t = sl->t_ns[SPLIT_T_SENT];
 		h.msg[sizeof(h.msg) - 1] = 0;
 		if (h.status && !rc) {
 			cli_err("analyze: rank %d: %s", r, h.msg);
 			rc = h.status;
 		}
-		if (!rc && exact == 1) {
-			exact = split_merge(*s, buf, h.len, &info->events_read,
-					    &info->events_selected, why, whylen) ? 0 : 1;
-			if (!exact && !why[0])
-				snprintf(why, whylen, "merge failed");
-		}
-		free(buf);
-		split_stamp(sl, SPLIT_T_SENT);
-		sl->merge_ns += sl->t_ns[SPLIT_T_SENT] - t;
+		m->parts[m->nparts] = buf;
+		m->lens[m->nparts++] = h.len;
 	}
-	if (!rc && exact && split_check(*s, why, whylen))
-		exact = 0;
-	if (!rc && exact && (err = stats__finish(*s))) {
-		cli_err("analyze: %s", strerror(-err));
-		rc = BTAPE_EXIT_FAIL;
-	}
-	split_stamp(sl, SPLIT_T_FINISH);
-	if (rc || !exact) {
-		stats__free(*s);
-		*s = NULL;
-	}
+	split_stamp(sl, SPLIT_T_SENT);
+	sl->wait_ns = sl->t_ns[SPLIT_T_SENT] - t;
 	return rc;
+}
+
+/* The parts merged in slice order into m->s, finished and reported; when the merge would not
+ * be exact, m->s is freed and m->why says why (the caller analyses serially). */
+static void *merge_run(void *p)
+{
+	struct merge_run *m = p;
+	int exact = 1, err;
+	uint64_t t;
+
+	split_stamp(m->sl, SPLIT_T_FINISH);
+	t = m->sl->t_ns[SPLIT_T_FINISH];
+	for (int k = 0; k < m->nparts && exact; k++) {
+		exact = !split_merge(m->s, m->parts[k], m->lens[k], &m->info.events_read,
+				     &m->info.events_selected, m->why, sizeof(m->why));
+		if (!exact && !m->why[0])
+			snprintf(m->why, sizeof(m->why), "merge failed");
+	}
+	if (exact && split_check(m->s, m->why, sizeof(m->why)))
+		exact = 0;
+	if (exact && (err = stats__finish(m->s))) {
+		cli_err("analyze: %s", strerror(-err));
+		m->rc = BTAPE_EXIT_FAIL;
+		exact = 0;
+	}
+	split_stamp(m->sl, SPLIT_T_FINISH);
+	m->sl->merge_ns = m->sl->t_ns[SPLIT_T_FINISH] - t;
+	if (!exact) {
+		m->reported = m->rc != 0;
+		stats__free(m->s);
+	} else {
+		m->rc = analyze_report(m->c, m->s, &m->info); /* frees m->s */
+		m->reported = true;
+	}
+	m->s = NULL;
+	return NULL;
+}
+
+static void merge_run_free(struct merge_run *m)
+{
+	for (int k = 0; m->parts && k < m->nparts; k++)
+		free(m->parts[k]);
+	free(m->parts);
+	free(m->lens);
+	stats__free(m->s);
 }
 
 /*
@@ -513,27 +556,40 @@ static int analyze_ranks(struct common *c)
 			split_times_print(&sl);
 			return rc;
 		}
-		rc = analyze_slices_merge(c, cc, &sl, &j, &s, &info, why, sizeof(why));
+		/* the merge and the report while MPI closes (MPI_Finalize waits, too) */
+		struct merge_run m = {.c = c, .sl = &sl};
+		bool threaded;
+
+		rc = analyze_parts_recv(c, cc, &sl, &j, &m);
 		slice_drop(&j, &sl);
 		if (rc) {
+			merge_run_free(&m);
 			cl_comm__close(cc);
 			return rc;
 		}
+		threaded = !pthread_create(&th, NULL, merge_run, &m);
+		cl_comm__close(cc);
+		if (threaded)
+			pthread_join(th, NULL);
+		else
+			merge_run(&m);
+		merge_run_free(&m);
+		split_stamp(&sl, SPLIT_T_END);
+		split_times_print(&sl);
+		if (m.reported)
+			return m.rc;
+		snprintf(why, sizeof(why), "%s", m.why);
+		cc = NULL;
 	}
 	cl_comm__close(cc);
 	if (sl.rank)
 		return BTAPE_EXIT_OK; /* the serial case: rank 0 does it */
-	if (!s) {
-		cli_err("analyze: not split across %d ranks (%s): analysed on rank 0 alone", n, why);
-		if (c->kind == OUT_HTML && (rc = cli_out_check("analyze", c->html_path)))
-			return rc;
-		if ((rc = run_one(c, c->files, c->nfiles, &s, &info, "analyze")))
-			return rc;
-	}
-	rc = analyze_report(c, s, &info);
-	split_stamp(&sl, SPLIT_T_END);
-	split_times_print(&sl);
-	return rc;
+	cli_err("analyze: not split across %d ranks (%s): analysed on rank 0 alone", n, why);
+	if (c->kind == OUT_HTML && (rc = cli_out_check("analyze", c->html_path)))
+		return rc;
+	if ((rc = run_one(c, c->files, c->nfiles, &s, &info, "analyze")))
+		return rc;
+	return analyze_report(c, s, &info);
 }
 
 int cmd_analyze(int argc, char **argv)

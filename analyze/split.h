@@ -50,8 +50,8 @@ enum split_stamp {
 	SPLIT_T_WARM,	/* the warm-up read: the slice's first event */
 	SPLIT_T_READ,	/* the slice analysed */
 	SPLIT_T_PACK,	/* packed (ranks > 0) */
-	SPLIT_T_SENT,	/* sent (ranks > 0); rank 0: every part received and merged */
-	SPLIT_T_FINISH, /* rank 0: stats__finish() done */
+	SPLIT_T_SENT,	/* sent (ranks > 0); rank 0: every part received */
+	SPLIT_T_FINISH, /* rank 0: merged and finished (while MPI closes) */
 	SPLIT_T_END,	/* the report written, MPI closed */
 	SPLIT_T__COUNT
 };

@@ -10,7 +10,7 @@
 #     user + sys. one's busiest / N's: the critical path's speed-up (what N idle cores give);
 #   - job cpu: user + sys of the whole job (mpirun and its ranks) over one process's.
 # Then, for each size and N, where rank 0's wall time went (medians, ms from mpirun's start):
-# the process started, MPI up, its slice read, every part merged, report written and MPI
+# the process started, MPI up, its slice read, every part received, report written and MPI
 # closed; and the slowest rank's end of reading. The load average before and after says
 # whether the machine was shared (wall time is then not ours alone). Every parallel report
 # is checked equal to the one-process report.
@@ -100,8 +100,8 @@ for size in $SIZES; do
 	done
 done
 echo "rank 0's wall time (ms from mpirun's start; medians): process started, MPI up, slice read,"
-echo "parts merged, report written and MPI closed; and the slowest rank's slice read"
-printf '%-11s %5s %8s %8s %8s %8s %8s %13s\n' events ranks started "MPI up" read merged end \
+echo "every part received, report written and MPI closed; and the slowest rank's slice read"
+printf '%-11s %5s %8s %8s %8s %8s %8s %13s\n' events ranks started "MPI up" read received end \
 	"slowest read"
 for size in $SIZES; do
 	for n in $RANKS; do
