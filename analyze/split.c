@@ -4,6 +4,7 @@
 #include "workset.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,25 @@ void split_stamp(struct an_slice *sl, enum split_stamp k)
 	sl->cpu_ns[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Appends to line[cap] at *len, cut at the end. */
+static void append(char *line, size_t cap, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	*len = n < 0 ? *len : *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
+}
+
+static double tv_ms(struct timeval tv)
+{
+	return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec / 1e3;
+}
+
 void split_times_print(const struct an_slice *sl)
 {
 	static const char *const name[SPLIT_T__COUNT] = {"start", "init", "open", "warm", "read",
@@ -44,31 +64,26 @@ void split_times_print(const struct an_slice *sl)
 	uint64_t t0 = sl->t_ns[SPLIT_T_START];
 	struct rusage ru;
 	char line[1024];
-	int len;
+	size_t len = 0;
 
 	if (!env)
 		return;
 	if (strtoull(env, NULL, 10) > 1000000000ull)
 		t0 = strtoull(env, NULL, 10);
 	getrusage(RUSAGE_SELF, &ru);
-	len = snprintf(line, sizeof(line), "biotape: analyze: rank %d times (ms):", sl->rank);
-	for (int k = 0; k < SPLIT_T__COUNT && len < (int)sizeof(line); k++)
+	append(line, sizeof(line), &len, "biotape: analyze: rank %d times (ms):", sl->rank);
+	for (int k = 0; k < SPLIT_T__COUNT; k++)
 		if (sl->t_ns[k])
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " %s %.1f", name[k],
-					(double)(int64_t)(sl->t_ns[k] - t0) / 1e6);
-	len += snprintf(line + len, sizeof(line) - (size_t)len, " | cpu at");
-	for (int k = 0; k < SPLIT_T__COUNT && len < (int)sizeof(line); k++)
+			append(line, sizeof(line), &len, " %s %.1f", name[k],
+			       (double)(int64_t)(sl->t_ns[k] - t0) / 1e6);
+	append(line, sizeof(line), &len, " | cpu at");
+	for (int k = 0; k < SPLIT_T__COUNT; k++)
 		if (sl->t_ns[k])
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " %s %.1f", name[k],
-					(double)sl->cpu_ns[k] / 1e6);
-	if (len < (int)sizeof(line))
-		snprintf(line + len, sizeof(line) - (size_t)len,
-			 " | wait %.1f merge %.1f; cpu %.1f (user %.1f sys %.1f)", sl->wait_ns / 1e6,
-			 sl->merge_ns / 1e6,
-			 (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-				 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3,
-			 ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
-			 ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
+			append(line, sizeof(line), &len, " %s %.1f", name[k],
+			       (double)sl->cpu_ns[k] / 1e6);
+	append(line, sizeof(line), &len, " | wait %.1f merge %.1f; cpu %.1f (user %.1f sys %.1f)",
+	       (double)sl->wait_ns / 1e6, (double)sl->merge_ns / 1e6,
+	       tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime), tv_ms(ru.ru_utime), tv_ms(ru.ru_stime));
 	fprintf(stderr, "%s\n", line);
 }
 

@@ -9,6 +9,9 @@
 #   - busiest: the CPU seconds of the busiest rank (getrusage at its end); one process: its
 #     user + sys. one's busiest / N's: the critical path's speed-up (what N idle cores give);
 #   - job cpu: user + sys of the whole job (mpirun and its ranks) over one process's.
+# The row "2 halves" is the machine's own ceiling for two workers, without MPI, slices or a
+# merge: two plain `biotape analyze` processes at once, one on --to the middle, one on --from
+# it (wall of the pair; busiest: the larger of their CPU times).
 # Then, for each size and N, where rank 0's wall time went (medians, ms from mpirun's start):
 # the process started, MPI up, its slice read, every part received, report written and MPI
 # closed; and the slowest rank's end of reading. The load average before and after says
@@ -69,6 +72,19 @@ ranks() {
 		      print ph, rm }' "$TMP/err" >>"$TMP/ph.$1.$2" 2>>"$TMP/n.$1.$2"
 }
 
+# halves SIZE: the two halves at once; appends "wall jobcpu wall busiest" to h.SIZE
+halves() {
+	local mid=$(($1 / 400000)) # seconds: the trace is SIZE / 200k IOPS long
+	/usr/bin/time -f "%e %U %S" -o "$TMP/t" sh -c '
+		/usr/bin/time -f "%U %S" -o "$1.a" "$2" analyze --to "$3"s "$4" >/dev/null &
+		/usr/bin/time -f "%U %S" -o "$1.b" "$2" analyze --from "$3"s "$4" >/dev/null
+		wait $!' sh "$TMP/h" "$BIN/biotape" "$mid" "$TRACE" ||
+		{ echo "halves failed" >&2; exit 1; }
+	read -r w u s <"$TMP/t"
+	cat "$TMP/h.a" "$TMP/h.b" | awk -v w="$w" -v c="$(echo "$u + $s" | bc -l)" \
+		'{ k = $1 + $2; if (k > m) m = k } END { print w, c, w, m }' >>"$TMP/h.$1"
+}
+
 echo "$(nproc) CPUs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for size in $SIZES; do
 	TRACE=$DIR/biotape-bench-par.$$.$size.btape
@@ -82,30 +98,35 @@ for ((i = 0; i < RUNS; i++)); do
 		for n in $RANKS; do
 			ranks "$size" "$n"
 		done
+		halves "$size"
 	done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); medians of $RUNS rounds"
-printf '%-11s %5s %7s %7s %9s %9s %9s %7s %8s\n' events ranks "wall s" "wall x" "biotape s" \
+printf '%-11s %8s %7s %7s %9s %9s %9s %7s %8s\n' events ranks "wall s" "wall x" "biotape s" \
 	"biotape x" "busiest s" "crit. x" "cpu/one"
 for size in $SIZES; do
 	w1=$(col "one.$size" 1) c1=$(col "one.$size" 2)
-	printf '%-11s %5s %7.2f %7.2f %9.2f %9.2f %9.2f %7.2f %8.2f\n' "$size" 1 "$w1" 1 "$w1" 1 \
+	printf '%-11s %8s %7.2f %7.2f %9.2f %9.2f %9.2f %7.2f %8.2f\n' "$size" 1 "$w1" 1 "$w1" 1 \
 		"$c1" 1 1
 	for n in $RANKS; do
 		w=$(col "n.$size.$n" 1) c=$(col "n.$size.$n" 2) b=$(col "n.$size.$n" 3)
 		k=$(col "n.$size.$n" 4)
-		printf '%-11s %5s %7.2f %7.2f %9.2f %9.2f %9.2f %7.2f %8.2f\n' "$size" "$n" "$w" \
+		printf '%-11s %8s %7.2f %7.2f %9.2f %9.2f %9.2f %7.2f %8.2f\n' "$size" "$n" "$w" \
 			"$(echo "$w1 / $w" | bc -l)" "$b" "$(echo "$w1 / $b" | bc -l)" "$k" \
 			"$(echo "$c1 / $k" | bc -l)" "$(echo "$c / $c1" | bc -l)"
 	done
+	w=$(col "h.$size" 1) c=$(col "h.$size" 2) k=$(col "h.$size" 4)
+	printf '%-11s %8s %7.2f %7.2f %9s %9s %9.2f %7.2f %8.2f\n' "$size" "2 halves" "$w" \
+		"$(echo "$w1 / $w" | bc -l)" - - "$k" "$(echo "$c1 / $k" | bc -l)" \
+		"$(echo "$c / $c1" | bc -l)"
 done
 echo "rank 0's wall time (ms from mpirun's start; medians): process started, MPI up, slice read,"
 echo "every part received, report written and MPI closed; and the slowest rank's slice read"
-printf '%-11s %5s %8s %8s %8s %8s %8s %13s\n' events ranks started "MPI up" read received end \
+printf '%-11s %8s %8s %8s %8s %8s %8s %13s\n' events ranks started "MPI up" read received end \
 	"slowest read"
 for size in $SIZES; do
 	for n in $RANKS; do
-		printf '%-11s %5s' "$size" "$n"
+		printf '%-11s %8s' "$size" "$n"
 		for c in 1 2 3 4 5 6; do printf ' %8.0f' "$(col "ph.$size.$n" $c)"; done
 		echo
 	done
