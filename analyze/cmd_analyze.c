@@ -224,6 +224,12 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 	return 0;
 }
 
+/* An exit status for an_run()'s (or fidelity_compute()'s) error. */
+static int run_status(int err)
+{
+	return err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+}
+
 static int run_one(struct common *c, char **files, int nfiles, struct stats **s,
 		   struct an_info *info, const char *cmd)
 {
@@ -232,7 +238,7 @@ static int run_one(struct common *c, char **files, int nfiles, struct stats **s,
 
 	if (err) {
 		cli_err("%s: %s", cmd, msg);
-		return err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+		return run_status(err);
 	}
 	return 0;
 }
@@ -353,12 +359,6 @@ static void slice_drop(struct slice_run *j, struct an_slice *sl)
 	split_entry_free(&sl->entry);
 	sl->lo = sl->hi = sl->warm_lo = 0;
 	sl->undeclared = false;
-}
-
-/* An exit status for an_run()'s error. */
-static int run_status(int err)
-{
-	return err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 }
 
 /*
@@ -895,7 +895,7 @@ int cmd_compare(int argc, char **argv)
 
 		if (err) {
 			cli_err("compare: %s", msg);
-			rc = err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+			rc = run_status(err);
 		}
 		has_fid = !err;
 	}
