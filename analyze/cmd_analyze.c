@@ -10,6 +10,7 @@
 #include "render.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -223,6 +224,12 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 	return 0;
 }
 
+/* An exit status for an_run()'s (or fidelity_compute()'s) error. */
+static int run_status(int err)
+{
+	return err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+}
+
 static int run_one(struct common *c, char **files, int nfiles, struct stats **s,
 		   struct an_info *info, const char *cmd)
 {
@@ -231,7 +238,7 @@ static int run_one(struct common *c, char **files, int nfiles, struct stats **s,
 
 	if (err) {
 		cli_err("%s: %s", cmd, msg);
-		return err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+		return run_status(err);
 	}
 	return 0;
 }
@@ -325,54 +332,104 @@ struct part_head {
 	char msg[256];
 };
 
+/* One rank's slice analysed (an_run()), on a thread of its own while MPI comes up. */
+struct slice_run {
+	struct common *c;
+	struct an_filter f; /* c->f with the slice */
+	struct stats *s;
+	struct an_info info;
+	char msg[512];
+	int err;
+};
+
+static void *slice_run(void *p)
+{
+	struct slice_run *j = p;
+
+	j->err = an_run(j->c->files, j->c->nfiles, &j->f, &j->c->so, &j->s, &j->info, j->msg,
+			sizeof(j->msg));
+	return NULL;
+}
+
+/* The slice's analysis and plan dropped (the slice was not this rank's, or is not needed). */
+static void slice_drop(struct slice_run *j, struct an_slice *sl)
+{
+	stats__free(j->s);
+	j->s = NULL;
+	split_entry_free(&sl->entry);
+	sl->lo = sl->hi = sl->warm_lo = 0;
+	sl->undeclared = false;
+}
+
 /*
- * A rank other than 0: its slice, packed and sent to rank 0; it prints nothing (rank 0 says
- * what failed where). Returns its exit status.
+ * A rank other than 0: its slice (analysed in j), packed and sent to rank 0; it prints nothing
+ * (rank 0 says what failed where). Returns its exit status.
  */
-static int analyze_slice_send(struct common *c, struct cl_comm *cc, struct an_slice *sl)
+static int analyze_slice_send(struct cl_comm *cc, struct an_slice *sl, struct slice_run *j)
 {
 	struct part_head h = {0};
-	struct stats *s = NULL;
-	struct an_info info;
 	void *buf = NULL;
-	int err = an_run(c->files, c->nfiles, &c->f, &c->so, &s, &info, h.msg, sizeof(h.msg));
+	int err;
 
-	if (err)
-		h.status = err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
-	else if ((err = split_pack(s, sl, info.events_read, info.events_selected, &buf,
+	memcpy(h.msg, j->msg, sizeof(h.msg) - 1); /* cut to the header's message */
+	if (j->err)
+		h.status = run_status(j->err);
+	else if ((err = split_pack(j->s, sl, j->info.events_read, j->info.events_selected, &buf,
 				   &h.len))) {
 		h.status = BTAPE_EXIT_FAIL;
 		snprintf(h.msg, sizeof(h.msg), "%s", strerror(-err));
 	}
-	stats__free(s);
+	split_stamp(sl, SPLIT_T_PACK);
 	err = cl_comm__send(cc, &h, sizeof(h), 0, TAG_HEAD);
 	if (!err && !h.status)
 		err = cl_comm__send(cc, buf, h.len, 0, TAG_DATA);
 	free(buf);
+	split_stamp(sl, SPLIT_T_SENT);
 	if (err) /* rank 0 waits for this part: end the job (the communicator is unusable) */
 		cl_comm__abort(cc, BTAPE_EXIT_FAIL);
 	return h.status;
 }
 
-/*
- * Rank 0: its own slice, then every other rank's merged in slice order. *s: the merged,
- * finished analysis; or NULL with 0 when the merge would not be exact (why says why): the
- * caller analyses serially. A failure is reported here (one line) and its status returned.
- */
-static int analyze_slices_merge(struct common *c, struct cl_comm *cc, struct stats **s,
-				struct an_info *info, char *why, size_t whylen)
-{
-	char msg[512];
-	int n = cl_comm__size(cc), exact = 1, err = 0;
-	int rc = c->kind == OUT_HTML ? cli_out_check("analyze", c->html_path) : 0;
+/* Rank 0's merge, finish and report, on a thread of its own while MPI closes. */
+struct merge_run {
+	struct common *c;
+	struct an_slice *sl;
+	struct stats *s; /* rank 0's slice, then the merged analysis */
+	struct an_info info;
+	void **parts; /* ranks 1.. n - 1, packed */
+	size_t *lens;
+	int nparts;
+	char why[160]; /* why the merge would not be exact */
+	int rc;	       /* exit status */
+	bool reported; /* the report is written (or failed): no serial run */
+};
 
-	*s = NULL;
-	if (!rc)
-		err = an_run(c->files, c->nfiles, &c->f, &c->so, s, info, msg, sizeof(msg));
-	if (err) {
-		cli_err("analyze: %s", msg);
-		rc = err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+/*
+ * Rank 0: its own slice (analysed in j, taken from it) and every other rank's packed part,
+ * received into m. A failure is reported here (one line) and its status returned.
+ */
+static int analyze_parts_recv(struct common *c, struct cl_comm *cc, struct an_slice *sl,
+			      struct slice_run *j, struct merge_run *m)
+{
+	int n = cl_comm__size(cc), err = 0;
+	int rc = c->kind == OUT_HTML ? cli_out_check("analyze", c->html_path) : 0;
+	uint64_t t = 0;
+
+	m->s = j->s;
+	m->info = j->info;
+	j->s = NULL;
+	if (!rc && j->err) {
+		cli_err("analyze: %s", j->msg);
+		rc = run_status(j->err);
 	}
+	m->parts = calloc((size_t)n, sizeof(*m->parts));
+	m->lens = calloc((size_t)n, sizeof(*m->lens));
+	if (!m->parts || !m->lens) {
+		cli_err("analyze: %s", strerror(ENOMEM));
+		cl_comm__abort(cc, BTAPE_EXIT_FAIL); /* the other ranks wait to send */
+	}
+	split_stamp(sl, SPLIT_T_SENT);
+	t = sl->t_ns[SPLIT_T_SENT];
 	for (int r = 1; r < n; r++) { /* every rank's part is received, even after a failure */
 		struct part_head h;
 		void *buf = NULL;
@@ -389,25 +446,57 @@ static int analyze_slices_merge(struct common *c, struct cl_comm *cc, struct sta
 			cli_err("analyze: rank %d: %s", r, h.msg);
 			rc = h.status;
 		}
-		if (!rc && exact == 1) {
-			exact = split_merge(*s, buf, h.len, &info->events_read,
-					    &info->events_selected, why, whylen) ? 0 : 1;
-			if (!exact && !why[0])
-				snprintf(why, whylen, "merge failed");
-		}
-		free(buf);
+		m->parts[m->nparts] = buf;
+		m->lens[m->nparts++] = h.len;
 	}
-	if (!rc && exact && split_check(*s, why, whylen))
-		exact = 0;
-	if (!rc && exact && (err = stats__finish(*s))) {
-		cli_err("analyze: %s", strerror(-err));
-		rc = BTAPE_EXIT_FAIL;
-	}
-	if (rc || !exact) {
-		stats__free(*s);
-		*s = NULL;
-	}
+	split_stamp(sl, SPLIT_T_SENT);
+	sl->wait_ns = sl->t_ns[SPLIT_T_SENT] - t;
 	return rc;
+}
+
+/* The parts merged in slice order into m->s, finished and reported; when the merge would not
+ * be exact, m->s is freed and m->why says why (the caller analyses serially). */
+static void *merge_run(void *p)
+{
+	struct merge_run *m = p;
+	int exact = 1, err;
+	uint64_t t;
+
+	split_stamp(m->sl, SPLIT_T_FINISH);
+	t = m->sl->t_ns[SPLIT_T_FINISH];
+	for (int k = 0; k < m->nparts && exact; k++) {
+		exact = !split_merge(m->s, m->parts[k], m->lens[k], &m->info.events_read,
+				     &m->info.events_selected, m->why, sizeof(m->why));
+		if (!exact && !m->why[0])
+			snprintf(m->why, sizeof(m->why), "merge failed");
+	}
+	if (exact && split_check(m->s, m->why, sizeof(m->why)))
+		exact = 0;
+	if (exact && (err = stats__finish(m->s))) {
+		cli_err("analyze: %s", strerror(-err));
+		m->rc = BTAPE_EXIT_FAIL;
+		exact = 0;
+	}
+	split_stamp(m->sl, SPLIT_T_FINISH);
+	m->sl->merge_ns = m->sl->t_ns[SPLIT_T_FINISH] - t;
+	if (!exact) {
+		m->reported = m->rc != 0;
+		stats__free(m->s);
+	} else {
+		m->rc = analyze_report(m->c, m->s, &m->info); /* frees m->s */
+		m->reported = true;
+	}
+	m->s = NULL;
+	return NULL;
+}
+
+static void merge_run_free(struct merge_run *m)
+{
+	for (int k = 0; m->parts && k < m->nparts; k++)
+		free(m->parts[k]);
+	free(m->parts);
+	free(m->lens);
+	stats__free(m->s);
 }
 
 /*
@@ -415,54 +504,91 @@ static int analyze_slices_merge(struct common *c, struct cl_comm *cc, struct sta
  * the merge would not be exact (or a filter is given) rank 0 analyses everything alone, and
  * says so in one line. Returns -1 when not started on several ranks (run as usual), else
  * the exit status.
+ *
+ * MPI_Init mostly waits (for the launcher and the other ranks: about 0.25 s of wall time
+ * and 30 ms of CPU here), so the slice the launcher's variables name is analysed on a
+ * thread meanwhile; should MPI's rank or size differ, the right slice is analysed after.
  */
 static int analyze_ranks(struct common *c)
 {
 	struct cl_comm *cc;
-	int rc, n, err = cl_comm__open_cmd(&cc, "analyze");
+	int rc, n, err;
 	struct an_slice sl = {0};
+	struct slice_run j = {.c = c};
 	struct stats *s = NULL;
 	struct an_info info;
 	char why[160] = "";
+	bool filtered = c->f.has_from || c->f.has_to || c->f.device || c->f.has_pid;
+	bool early = false;
+	pthread_t th;
 
-	if (err || !cc)
+	split_stamp(&sl, SPLIT_T_START);
+	j.f = c->f;
+	j.f.slice = &sl;
+	if (!filtered && !cl_launcher_rank(&sl.rank, &sl.nranks) && sl.nranks > 1)
+		early = !pthread_create(&th, NULL, slice_run, &j);
+	err = cl_comm__open_cmd(&cc, "analyze");
+	split_stamp(&sl, SPLIT_T_INIT);
+	if (early)
+		pthread_join(th, NULL);
+	n = cc ? cl_comm__size(cc) : 1;
+	if (err || !cc || n == 1) {
+		slice_drop(&j, &sl);
+		cl_comm__close(cc);
 		return err ? BTAPE_EXIT_FAIL : -1;
-	n = cl_comm__size(cc);
-	if (n == 1) {
-		cl_comm__close(cc);
-		return -1;
 	}
-	sl.rank = cl_comm__rank(cc);
-	sl.nranks = n;
 	cl_comm__set_timeout(cc, 0); /* a slice takes what it takes; mpirun ends a dead job */
-	if (c->f.has_from || c->f.has_to || c->f.device || c->f.has_pid) {
+	if (filtered) {
 		snprintf(why, sizeof(why), "--from, --to, --device and --pid are not split");
-	} else if (sl.rank) {
-		c->f.slice = &sl;
-		rc = analyze_slice_send(c, cc, &sl);
-		split_entry_free(&sl.entry);
-		cl_comm__close(cc);
-		return rc;
+		sl.rank = cl_comm__rank(cc);
 	} else {
-		c->f.slice = &sl;
-		rc = analyze_slices_merge(c, cc, &s, &info, why, sizeof(why));
-		c->f.slice = NULL;
-		split_entry_free(&sl.entry);
+		if (!early || sl.rank != cl_comm__rank(cc) || sl.nranks != n) {
+			slice_drop(&j, &sl);
+			sl.rank = cl_comm__rank(cc);
+			sl.nranks = n;
+			slice_run(&j);
+		}
+		if (sl.rank) {
+			rc = analyze_slice_send(cc, &sl, &j);
+			slice_drop(&j, &sl);
+			cl_comm__close(cc);
+			split_stamp(&sl, SPLIT_T_END);
+			split_times_print(&sl);
+			return rc;
+		}
+		/* the merge and the report while MPI closes (MPI_Finalize waits, too) */
+		struct merge_run m = {.c = c, .sl = &sl};
+		bool threaded;
+
+		rc = analyze_parts_recv(c, cc, &sl, &j, &m);
+		slice_drop(&j, &sl);
 		if (rc) {
+			merge_run_free(&m);
 			cl_comm__close(cc);
 			return rc;
 		}
+		threaded = !pthread_create(&th, NULL, merge_run, &m);
+		cl_comm__close(cc);
+		if (threaded)
+			pthread_join(th, NULL);
+		else
+			merge_run(&m);
+		merge_run_free(&m);
+		split_stamp(&sl, SPLIT_T_END);
+		split_times_print(&sl);
+		if (m.reported)
+			return m.rc;
+		snprintf(why, sizeof(why), "%s", m.why);
+		cc = NULL;
 	}
 	cl_comm__close(cc);
 	if (sl.rank)
 		return BTAPE_EXIT_OK; /* the serial case: rank 0 does it */
-	if (!s) {
-		cli_err("analyze: not split across %d ranks (%s): analysed on rank 0 alone", n, why);
-		if (c->kind == OUT_HTML && (rc = cli_out_check("analyze", c->html_path)))
-			return rc;
-		if ((rc = run_one(c, c->files, c->nfiles, &s, &info, "analyze")))
-			return rc;
-	}
+	cli_err("analyze: not split across %d ranks (%s): analysed on rank 0 alone", n, why);
+	if (c->kind == OUT_HTML && (rc = cli_out_check("analyze", c->html_path)))
+		return rc;
+	if ((rc = run_one(c, c->files, c->nfiles, &s, &info, "analyze")))
+		return rc;
 	return analyze_report(c, s, &info);
 }
 
@@ -769,7 +895,7 @@ int cmd_compare(int argc, char **argv)
 
 		if (err) {
 			cli_err("compare: %s", msg);
-			rc = err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+			rc = run_status(err);
 		}
 		has_fid = !err;
 	}

@@ -141,6 +141,7 @@ static int add_events(struct stats *s, struct an_slice *sl, const struct btape_e
 
 		if (err)
 			return err;
+		split_stamp(sl, SPLIT_T_WARM);
 		sl->entry.first_issue_ns = evs[0].issue_ns;
 	}
 	return stats__add_batch(s, evs, n);
@@ -355,6 +356,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 		o.interval_ns = nice_interval(hi > lo ? hi - lo : 0);
 	}
 	ng_table = ng;
+	split_stamp(sl, SPLIT_T_OPEN);
 	if (sl) { /* a slice: no other filter (the caller's rule), the warm-up read uncounted */
 		split_plan(sl, info->trace_start_ns, info->trace_end_ns);
 		from_abs = sl->lo;
@@ -514,6 +516,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 		sl->undeclared = ng > ng_table;
 		if (!sl->entry.captured)
 			err = split_entry_capture(&sl->entry, s);
+		split_stamp(sl, SPLIT_T_READ);
 	} else {
 		err = stats__finish(s);
 	}

@@ -4,9 +4,12 @@
 #include "workset.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #define PACK_MAGIC 0x3174696c70736e61ull /* "anspli1" */
 
@@ -20,6 +23,68 @@ void split_plan(struct an_slice *sl, uint64_t origin_ns, uint64_t end_ns)
 	sl->lo = r ? origin_ns + r * nwin / n * STATS_WINDOW_NS : 0;
 	sl->hi = r + 1 < n ? origin_ns + (r + 1) * nwin / n * STATS_WINDOW_NS : UINT64_MAX;
 	sl->warm_lo = sl->lo > SPLIT_WARM_NS ? sl->lo - SPLIT_WARM_NS : 0;
+}
+
+void split_stamp(struct an_slice *sl, enum split_stamp k)
+{
+	struct timespec ts;
+
+	if (!sl)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	sl->t_ns[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	sl->cpu_ns[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Appends to line[cap] at *len, cut at the end. */
+static void append(char *line, size_t cap, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	*len = n < 0 ? *len : *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
+}
+
+static double tv_ms(struct timeval tv)
+{
+	return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec / 1e3;
+}
+
+void split_times_print(const struct an_slice *sl)
+{
+	static const char *const name[SPLIT_T__COUNT] = {"start", "init", "open", "warm", "read",
+							 "pack", "sent", "finish", "end"};
+	const char *env = getenv("BIOTAPE_SPLIT_TIMES");
+	uint64_t t0 = sl->t_ns[SPLIT_T_START];
+	struct rusage ru;
+	char line[1024];
+	size_t len = 0;
+
+	if (!env)
+		return;
+	if (strtoull(env, NULL, 10) > 1000000000ull)
+		t0 = strtoull(env, NULL, 10);
+	getrusage(RUSAGE_SELF, &ru);
+	append(line, sizeof(line), &len, "biotape: analyze: rank %d times (ms):", sl->rank);
+	for (int k = 0; k < SPLIT_T__COUNT; k++)
+		if (sl->t_ns[k])
+			append(line, sizeof(line), &len, " %s %.1f", name[k],
+			       (double)(int64_t)(sl->t_ns[k] - t0) / 1e6);
+	append(line, sizeof(line), &len, " | cpu at");
+	for (int k = 0; k < SPLIT_T__COUNT; k++)
+		if (sl->t_ns[k])
+			append(line, sizeof(line), &len, " %s %.1f", name[k],
+			       (double)sl->cpu_ns[k] / 1e6);
+	append(line, sizeof(line), &len, " | wait %.1f merge %.1f; cpu %.1f (user %.1f sys %.1f)",
+	       (double)sl->wait_ns / 1e6, (double)sl->merge_ns / 1e6,
+	       tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime), tv_ms(ru.ru_utime), tv_ms(ru.ru_stime));
+	fprintf(stderr, "%s\n", line);
 }
 
 void split_entry_free(struct split_entry *e)

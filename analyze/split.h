@@ -39,6 +39,23 @@ struct split_entry {
 	struct split_dev_entry *devs;
 };
 
+/*
+ * Where a rank's time goes ($BIOTAPE_SPLIT_TIMES, a debugging aid; docs/ANALYSIS.md section 8):
+ * CLOCK_REALTIME stamps, so that a launcher's start time can be subtracted.
+ */
+enum split_stamp {
+	SPLIT_T_START,	/* the command started (after exec and the dynamic loader) */
+	SPLIT_T_INIT,	/* MPI up */
+	SPLIT_T_OPEN,	/* the files opened, the timeline planned */
+	SPLIT_T_WARM,	/* the warm-up read: the slice's first event */
+	SPLIT_T_READ,	/* the slice analysed */
+	SPLIT_T_PACK,	/* packed (ranks > 0) */
+	SPLIT_T_SENT,	/* sent (ranks > 0); rank 0: every part received */
+	SPLIT_T_FINISH, /* rank 0: merged and finished (while MPI closes) */
+	SPLIT_T_END,	/* the report written, MPI closed */
+	SPLIT_T__COUNT
+};
+
 /* Slice `rank` of `nranks` (set by the caller) and what an_run() makes of it. */
 struct an_slice {
 	int rank, nranks;
@@ -46,7 +63,17 @@ struct an_slice {
 	uint64_t warm_lo;     /* the warm-up: [warm_lo, lo) */
 	bool undeclared;      /* an event's device was not in its file's table (named by order) */
 	struct split_entry entry;
+	uint64_t t_ns[SPLIT_T__COUNT];	 /* split_stamp() */
+	uint64_t cpu_ns[SPLIT_T__COUNT]; /* ... the process's CPU time then */
+	uint64_t wait_ns, merge_ns;    /* rank 0: waiting for parts, merging them */
 };
+
+/* Stamps phase k of sl (when sl is not NULL). */
+void split_stamp(struct an_slice *sl, enum split_stamp k);
+/* With $BIOTAPE_SPLIT_TIMES set: one line on stderr, the phases in ms from the variable's
+ * value (ns since the epoch, e.g. `date +%s%N` before mpirun) or else from SPLIT_T_START,
+ * and the rank's CPU time. */
+void split_times_print(const struct an_slice *sl);
 
 /* The slice bounds of rank of nranks over [origin, end] (issue times), whole 1 s windows. */
 void split_plan(struct an_slice *sl, uint64_t origin_ns, uint64_t end_ns);

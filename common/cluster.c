@@ -81,6 +81,37 @@ int cl_launched(void)
 	return 0;
 }
 
+/* A launcher variable's value: a number in [0, INT_MAX], or -1. */
+static int launcher_int(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return -1;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	return errno || *end || n < 0 || n > INT_MAX ? -1 : (int)n;
+}
+
+int cl_launcher_rank(int *rank, int *size)
+{
+	static const char *const vars[][2] = { { "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
+					       { "PMI_RANK", "PMI_SIZE" } };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		int r = launcher_int(vars[i][0]), n = launcher_int(vars[i][1]);
+
+		if (r >= 0 && n > r) {
+			*rank = r;
+			*size = n;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int cl_launcher_var(const char *entry)
 {
 	static const char *const prefixes[] = { "OMPI_", "PMIX_", "PMI_", "HYDRA_", "HYDI_",

@@ -41,6 +41,12 @@ int64_t cl_clock_shift_ns(void);
 /* True when an MPI launcher started this process (its variables are set). */
 int cl_launched(void);
 /*
+ * This process's rank and the job's size as the launcher's variables state them, before MPI
+ * is up (Open MPI's OMPI_COMM_WORLD_RANK and _SIZE, Hydra's PMI_RANK and PMI_SIZE): 0, or
+ * -ENOENT when they are not set or not numbers. A hint: cl_comm__rank() and __size() decide.
+ */
+int cl_launcher_rank(int *rank, int *size);
+/*
  * 1 when the environment entry ENTRY ("NAME=value") is one an MPI launcher sets for its ranks
  * (Open MPI's OMPI_*, PMIx's PMIX_*, PMI-1/2's PMI_*, Hydra's HYDRA_* and HYDI_*,
  * MPI_LOCALNRANKS / MPI_LOCALRANKID): what a program started by a rank must not inherit, or it

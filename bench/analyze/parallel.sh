@@ -1,65 +1,133 @@
 #!/bin/bash
 # Parallel analysis: `mpirun -n N biotape analyze` against one process on the same trace
-# (gen_trace -p mixed, EVENTS events, 200k IOPS), N in RANKS, alternating one process and
-# each N in every round, medians of RUNS rounds. Per run: wall seconds and CPU seconds
-# (user + sys of the whole job, mpirun and its ranks, from /usr/bin/time), and the CPU
-# seconds of the busiest rank (each rank under its own /usr/bin/time). Prints the speed-up in
-# wall time (one process / N ranks), the speed-up of the critical path (one process's CPU /
-# the busiest rank's: what N free cores would give, less mpirun's start), the CPU overhead
-# (the job's CPU / one process's), and the load average before and after (the machine may be
-# shared: wall time is then not ours alone). Checks every parallel report equals the
-# one-process report.
-#   usage: bench/analyze/parallel.sh [BUILD_DIR]   env: RUNS (5), EVENTS (20000000),
-#          RANKS ("2 3 4"), DIR (/dev/shm), KEEP=1 keeps the trace
+# (gen_trace -p mixed, 200k IOPS), for each trace size in SIZES (events) and each N in
+# RANKS, alternating one process and each N in every round, medians of RUNS rounds.
+# Per run:
+#   - wall: the whole command (mpirun's wall for N ranks), /usr/bin/time;
+#   - biotape: from the first rank's start to the last rank's exit (the ranks' own
+#     BIOTAPE_SPLIT_TIMES stamps; mpirun's start of the processes and its end left out);
+#   - busiest: the CPU seconds of the busiest rank (getrusage at its end); one process: its
+#     user + sys. one's busiest / N's: the critical path's speed-up (what N idle cores give);
+#   - job cpu: user + sys of the whole job (mpirun and its ranks) over one process's.
+# The row "2 halves" is the machine's own ceiling for two workers, without MPI, slices or a
+# merge: two plain `biotape analyze` processes at once, one on --to the middle, one on --from
+# it (wall of the pair; busiest: the larger of their CPU times).
+# Then, for each size and N, where rank 0's wall time went (medians, ms from mpirun's start):
+# the process started, MPI up, its slice read, every part received, report written and MPI
+# closed; and the slowest rank's end of reading. The load average before and after says
+# whether the machine was shared (wall time is then not ours alone). Every parallel report
+# is checked equal to the one-process report.
+#   usage: bench/analyze/parallel.sh [BUILD_DIR]   env: RUNS (5), SIZES ("20000000"; EVENTS
+#          is one size), RANKS ("2 3 4"), DIR (/dev/shm), KEEP=1 keeps the traces
 set -u
 BUILD=${1:-build}
 BIN=$BUILD/bin
 RUNS=${RUNS:-5}
-EVENTS=${EVENTS:-20000000}
+SIZES=${SIZES:-${EVENTS:-20000000}}
 RANKS=${RANKS:-"2 3 4"}
 DIR=${DIR:-/dev/shm}
 for t in biotape gen_trace; do
 	[ -x "$BIN/$t" ] || { echo "missing $BIN/$t" >&2; exit 1; }
 done
 command -v mpirun >/dev/null || { echo "needs mpirun (openmpi-bin)" >&2; exit 1; }
-MPIRUN=(mpirun --oversubscribe)
+MPIRUN=(mpirun --oversubscribe -x BIOTAPE_SPLIT_TIMES)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 TMP=$(mktemp -d)
-TRACE=$DIR/biotape-bench-par.$$.btape
-trap 'rm -rf "$TMP"; [ "${KEEP:-0}" = 1 ] || rm -f "$TRACE"' EXIT
+trap 'rm -rf "$TMP"; [ "${KEEP:-0}" = 1 ] || rm -f "$DIR"/biotape-bench-par.$$.*.btape' EXIT
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# measure NAME CMD...: appends "wall cpu" to $TMP/NAME, the report to $TMP/NAME.out
-measure() {
-	local name=$1
-	shift
-	/usr/bin/time -f "%e %U %S" -o "$TMP/t" "$@" >"$TMP/$name.out" 2>"$TMP/err" ||
-		{ echo "$name failed: $(cat "$TMP/err")" >&2; exit 1; }
-	[ ! -s "$TMP/err" ] || { echo "$name: $(cat "$TMP/err")" >&2; exit 1; }
-	awk '{ print $1, $2 + $3 }' "$TMP/t" >>"$TMP/$name"
-}
 col() { awk -v c="$2" '{ print $c }' "$TMP/$1" | median; }
+now_ns() { date +%s%N; }
 
-"$BIN/gen_trace" -o "$TRACE" -n "$EVENTS" -p mixed -x 1 || exit 1
-echo "trace: $EVENTS events ($(du -m "$TRACE" | cut -f1) MiB), $(nproc) CPUs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# one SIZE: one process; appends "wall cpu wall cpu" (biotape = the whole run) to one.SIZE
+one() {
+	/usr/bin/time -f "%e %U %S" -o "$TMP/t" "$BIN/biotape" analyze "$TRACE" \
+		>"$TMP/one.$1.out" 2>"$TMP/err" || { echo "one: $(cat "$TMP/err")" >&2; exit 1; }
+	[ ! -s "$TMP/err" ] || { echo "one: $(cat "$TMP/err")" >&2; exit 1; }
+	awk '{ print $1, $2 + $3, $1, $2 + $3 }' "$TMP/t" >>"$TMP/one.$1"
+}
+# ranks SIZE N: appends "wall jobcpu biotape busiest" to n.SIZE.N and rank 0's phases (ms
+# since mpirun's start: start init read sent end) and the slowest read to ph.SIZE.N
+ranks() {
+	local t0
+	t0=$(now_ns)
+	BIOTAPE_SPLIT_TIMES=$t0 /usr/bin/time -f "%e %U %S" -o "$TMP/t" "${MPIRUN[@]}" -n "$2" \
+		"$BIN/biotape" analyze "$TRACE" >"$TMP/n.out" 2>"$TMP/err" ||
+		{ echo "n=$2 failed: $(cat "$TMP/err")" >&2; exit 1; }
+	grep -v '^biotape: analyze: rank [0-9]* times' "$TMP/err" >"$TMP/err2"
+	[ ! -s "$TMP/err2" ] || { echo "n=$2: $(cat "$TMP/err2")" >&2; exit 1; }
+	[ "$(grep -c ' times (ms): ' "$TMP/err")" = "$2" ] ||
+		{ echo "n=$2: not one BIOTAPE_SPLIT_TIMES line per rank" >&2; exit 1; }
+	cmp -s "$TMP/one.$1.out" "$TMP/n.out" || { echo "n=$2: report differs" >&2; exit 1; }
+	# per rank: its wall stamps (before "|") and its total CPU (after "cpu ")
+	awk -v t="$TMP/t" 'function v(k,   i) { for (i = 1; i < NF && $i != "|"; i++)
+			if ($i == k) return $(i + 1); return "" }
+		{ s = v("start"); e = v("end"); r = v("read")
+		  for (i = 1; i < NF; i++) if ($i == "cpu" && $(i + 1) ~ /^[0-9.]+$/) c = $(i + 1)
+		  if (NR == 1 || s < s0) s0 = s; if (e > e1) e1 = e; if (c > cm) cm = c
+		  if (r > rm) rm = r
+		  if ($4 == "0") ph = s " " v("init") " " r " " v("sent") " " e }
+		END { getline l < t; split(l, w, " ")
+		      printf "%s %s %.3f %.3f\n", w[1], w[2] + w[3], (e1 - s0) / 1000, cm / 1000 > "/dev/stderr"
+		      print ph, rm }' "$TMP/err" >>"$TMP/ph.$1.$2" 2>>"$TMP/n.$1.$2"
+}
+
+# halves SIZE: the two halves at once; appends "wall jobcpu wall busiest" to h.SIZE
+halves() {
+	local mid=$(($1 / 400000)) # seconds: the trace is SIZE / 200k IOPS long
+	/usr/bin/time -f "%e %U %S" -o "$TMP/t" sh -c '
+		/usr/bin/time -f "%U %S" -o "$1.a" "$2" analyze --to "$3"s "$4" >/dev/null &
+		/usr/bin/time -f "%U %S" -o "$1.b" "$2" analyze --from "$3"s "$4" >/dev/null
+		wait $!' sh "$TMP/h" "$BIN/biotape" "$mid" "$TRACE" ||
+		{ echo "halves failed" >&2; exit 1; }
+	read -r w u s <"$TMP/t"
+	cat "$TMP/h.a" "$TMP/h.b" | awk -v w="$w" -v c="$(echo "$u + $s" | bc -l)" \
+		'{ k = $1 + $2; if (k > m) m = k } END { print w, c, w, m }' >>"$TMP/h.$1"
+}
+
+echo "$(nproc) CPUs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for size in $SIZES; do
+	TRACE=$DIR/biotape-bench-par.$$.$size.btape
+	"$BIN/gen_trace" -o "$TRACE" -n "$size" -p mixed -x 1 || exit 1
+	echo "trace: $size events ($(du -m "$TRACE" | cut -f1) MiB)"
+done
 for ((i = 0; i < RUNS; i++)); do
-	measure one "$BIN/biotape" analyze "$TRACE"
-	for n in $RANKS; do
-		rm -f "$TMP"/rank.*
-		measure "n$n" "${MPIRUN[@]}" -n "$n" sh -c 'exec /usr/bin/time -f "%U %S" \
-			-o "$0/rank.$OMPI_COMM_WORLD_RANK" "$@"' "$TMP" "$BIN/biotape" analyze "$TRACE"
-		cmp -s "$TMP/one.out" "$TMP/n$n.out" || { echo "n=$n: report differs" >&2; exit 1; }
-		cat "$TMP"/rank.* | awk '{ c = $1 + $2; if (c > m) m = c } END { print m }' \
-			>>"$TMP/crit$n"
+	for size in $SIZES; do
+		TRACE=$DIR/biotape-bench-par.$$.$size.btape
+		one "$size"
+		for n in $RANKS; do
+			ranks "$size" "$n"
+		done
+		halves "$size"
 	done
 done
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-w1=$(col one 1) c1=$(col one 2)
-printf '%-6s %8s %8s %12s %9s %10s %9s\n' ranks "wall s" "cpu s" "busiest s" "wall x" \
-	"crit. x" "cpu/one"
-printf '%-6s %8.2f %8.2f %12.2f %9s %10s %9s\n' 1 "$w1" "$c1" "$c1" 1.00 1.00 1.00
-for n in $RANKS; do
-	w=$(col "n$n" 1) c=$(col "n$n" 2) k=$(median <"$TMP/crit$n")
-	printf '%-6s %8.2f %8.2f %12.2f %9.2f %10.2f %9.2f\n' "$n" "$w" "$c" "$k" \
-		"$(echo "$w1 / $w" | bc -l)" "$(echo "$c1 / $k" | bc -l)" "$(echo "$c / $c1" | bc -l)"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); medians of $RUNS rounds"
+printf '%-11s %8s %7s %7s %9s %9s %9s %7s %8s\n' events ranks "wall s" "wall x" "biotape s" \
+	"biotape x" "busiest s" "crit. x" "cpu/one"
+for size in $SIZES; do
+	w1=$(col "one.$size" 1) c1=$(col "one.$size" 2)
+	printf '%-11s %8s %7.2f %7.2f %9.2f %9.2f %9.2f %7.2f %8.2f\n' "$size" 1 "$w1" 1 "$w1" 1 \
+		"$c1" 1 1
+	for n in $RANKS; do
+		w=$(col "n.$size.$n" 1) c=$(col "n.$size.$n" 2) b=$(col "n.$size.$n" 3)
+		k=$(col "n.$size.$n" 4)
+		printf '%-11s %8s %7.2f %7.2f %9.2f %9.2f %9.2f %7.2f %8.2f\n' "$size" "$n" "$w" \
+			"$(echo "$w1 / $w" | bc -l)" "$b" "$(echo "$w1 / $b" | bc -l)" "$k" \
+			"$(echo "$c1 / $k" | bc -l)" "$(echo "$c / $c1" | bc -l)"
+	done
+	w=$(col "h.$size" 1) c=$(col "h.$size" 2) k=$(col "h.$size" 4)
+	printf '%-11s %8s %7.2f %7.2f %9s %9s %9.2f %7.2f %8.2f\n' "$size" "2 halves" "$w" \
+		"$(echo "$w1 / $w" | bc -l)" - - "$k" "$(echo "$c1 / $k" | bc -l)" \
+		"$(echo "$c / $c1" | bc -l)"
+done
+echo "rank 0's wall time (ms from mpirun's start; medians): process started, MPI up, slice read,"
+echo "every part received, report written and MPI closed; and the slowest rank's slice read"
+printf '%-11s %8s %8s %8s %8s %8s %8s %13s\n' events ranks started "MPI up" read received end \
+	"slowest read"
+for size in $SIZES; do
+	for n in $RANKS; do
+		printf '%-11s %8s' "$size" "$n"
+		for c in 1 2 3 4 5 6; do printf ' %8.0f' "$(col "ph.$size.$n" $c)"; done
+		echo
+	done
 done

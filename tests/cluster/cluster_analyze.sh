@@ -47,6 +47,45 @@ for n in 2 3; do
 	# a real recording: a device idle for longer than the warm-up, idle periods
 	same "pgbench checkpoint JSON" $n --json "$BIOTAPE_SRC/samples/pgbench-checkpoint.btape"
 done
+# Each rank analyses the slice the launcher's variables name while MPI comes up: with
+# BIOTAPE_SPLIT_TIMES every rank says when it opened the files and when MPI was up (one line
+# each), and the files were opened first. When those variables name another rank (swapped
+# here), the rank analyses its real slice after MPI is up: the same report.
+# opened_first FILE WANT: WANT (yes/no) for both ranks' lines, whether "open" came before "init"
+opened_first() {
+	[ "$(grep -c '^biotape: analyze: rank [01] times (ms): start ' "$1")" = 2 ] ||
+		fail "BIOTAPE_SPLIT_TIMES: want one line per rank: $(cat "$1")"
+	awk -v want="$2" '{ for (i = 1; i < NF; i++) { if ($i == "init") t = $(i + 1);
+		if ($i == "open") o = $(i + 1); if ($i == "|") break }
+		if ((o < t ? "yes" : "no") != want) bad = 1 } END { exit bad }' "$1" ||
+		fail "BIOTAPE_SPLIT_TIMES: files opened before MPI was up is not '$2': $(cat "$1")"
+}
+"$BIOTAPE" analyze "$D/a.btape" >"$D/plain" || fail "plain a"
+BIOTAPE_SPLIT_TIMES=1 timeout 300 "${MPIRUN[@]}" -x BIOTAPE_SPLIT_TIMES -n 2 "$BIOTAPE" analyze \
+	"$D/a.btape" >"$D/par" 2>"$D/err" || fail "split times: $(cat "$D/err")"
+cmp -s "$D/plain" "$D/par" || fail "split times: the report differs"
+opened_first "$D/err" yes
+BIOTAPE_SPLIT_TIMES=1 timeout 300 "${MPIRUN[@]}" -x BIOTAPE_SPLIT_TIMES -n 2 sh -c \
+	'OMPI_COMM_WORLD_RANK=$(((OMPI_COMM_WORLD_RANK + 1) % 2)) exec "$@"' sh "$BIOTAPE" \
+	analyze "$D/a.btape" >"$D/par" 2>"$D/err" || fail "swapped ranks: $(cat "$D/err")"
+cmp -s "$D/plain" "$D/par" || fail "swapped ranks: the report differs"
+opened_first "$D/err" no
+echo "slices analysed while MPI comes up; on the wrong slice, again after: identical"
+
+# a merge that would not be exact: an I/O issued at 0.5 s completes at 3 s, past the 1 s
+# warm-up of the slice from 2 s (4 s of MSR Cambridge CSV, 1 ms apart): one line, the same
+# report (rank 0 analyses alone)
+awk 'BEGIN { for (i = 0; i < 4000; i++) printf "12816637%010d,hm,1,%s,%d,4096,%d\n", \
+	i * 10000, i % 3 ? "Read" : "Write", (i * 7919 % 100000) * 4096, \
+	i == 500 ? 25000000 : 1000 }' >"$D/long.csv"
+"$BIOTAPE" convert "$D/long.csv" "$D/long.btape" --from msr -q || fail "convert long.csv"
+"$BIOTAPE" analyze "$D/long.btape" >"$D/plain" || fail "plain long"
+timeout 300 "${MPIRUN[@]}" -n 2 "$BIOTAPE" analyze "$D/long.btape" >"$D/par" 2>"$D/err" ||
+	fail "long I/O on 2 ranks: $(cat "$D/err")"
+grep -qx "biotape: analyze: not split across 2 ranks (an I/O outlived the warm-up before a slice (idle periods)): analysed on rank 0 alone" "$D/err" ||
+	fail "long I/O: $(cat "$D/err")"
+cmp -s "$D/plain" "$D/par" || fail "long I/O on 2 ranks differs"
+
 # HTML: written by rank 0 only, the same file
 "$BIOTAPE" analyze $H --html "$D/plain.html" || fail "plain html"
 timeout 300 "${MPIRUN[@]}" -n 3 "$BIOTAPE" analyze $H --html "$D/par.html" 2>"$D/err" ||
