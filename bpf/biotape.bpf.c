@@ -683,8 +683,11 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 			ds->flush_pid = e->pid;
 			ds->flush_tid = e->tid;
 			ds->flush_cgroup = e->cgroup;
-			ds->flush_attr = e->attr & (BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_MATCH);
+			ds->flush_attr =
+				e->attr & (BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_MATCH | BIOTAPE_ATTR_WAKE);
 			__builtin_memcpy(ds->flush_comm, e->comm, sizeof(e->comm));
+			ds->flush_wake_ns = e->wake_ns;
+			ds->flush_slept_ns = e->slept_ns;
 		}
 	}
 	return 0;
@@ -771,7 +774,10 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 			e->tid = ds->flush_tid;
 			e->cgroup = ds->flush_cgroup;
 			__builtin_memcpy(e->comm, ds->flush_comm, sizeof(e->comm));
-			e->attr = (e->attr & ~BIOTAPE_ATTR_MATCH) | ds->flush_attr;
+			e->wake_ns = ds->flush_wake_ns;
+			e->slept_ns = ds->flush_slept_ns;
+			e->attr = (e->attr & ~(BIOTAPE_ATTR_MATCH | BIOTAPE_ATTR_WAKE)) |
+				  ds->flush_attr;
 		}
 	}
 	mark_issued(e, i);

@@ -119,9 +119,10 @@ struct biotape_wait {
 struct biotape_devstate {
 	__u32 inflight; /* issued and not completed */
 	__u32 flush_pid, flush_tid;
-	__u32 flush_attr; /* BIOTAPE_ATTR_TASK / _MATCH of the last preflush submitter */
+	__u32 flush_attr; /* BIOTAPE_ATTR_TASK / _MATCH / _WAKE of the last preflush submitter */
 	__u64 flush_cgroup;
 	char flush_comm[BIOTAPE_COMM_LEN];
+	__u64 flush_wake_ns, flush_slept_ns; /* ... and its wake (BIOTAPE_ATTR_WAKE) */
 };
 
 #endif

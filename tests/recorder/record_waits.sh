@@ -3,7 +3,8 @@
 # after the thread's previous I/O. A thread doing one synchronous O_DIRECT pread at a time
 # sleeps until each completes: its I/Os carry wakes just after the previous one's completion.
 # A thread submitting io_uring batches of 16 sleeps once per batch: most of its I/Os carry
-# none. Without --waits no event carries one.
+# none. A flush (the flush machinery's request) carries the wake of the fdatasync that asked
+# for it. Without --waits no event carries one.
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
 rec_require python3
@@ -17,6 +18,10 @@ for mode in waits plain; do
 	[ $mode = waits ] && args+=(--waits)
 	rec_start "$D/$mode.btape" "${args[@]}"
 	"$LOAD" "$LOOP" 40 > "$D/$mode.tids" || fail "wake_load"
+	# flushes: the flush machinery's own request, attributed to the fdatasync caller
+	[ $mode = waits ] && { fio --name=fl --filename="$LOOP" --rw=write --bs=8k --direct=1 \
+		--ioengine=psync --fdatasync=1 --size=800k --offset=16M --output=/dev/null ||
+		fail "fio fdatasync job"; }
 	rec_stop INT
 	"$BIOTAPE" dump --json "$D/$mode.btape" > "$D/$mode.json" || fail "dump $mode"
 done
@@ -42,6 +47,12 @@ print(f"waiter: {fw:.1%} of {len(w)} reads woke from the previous completion; "
       f"batcher: {fb:.1%} of {len(b)} carry a wake")
 assert fw >= 0.9, fw
 assert fb <= 0.3, fb
+# each flush of fio's fdatasync: woke after its write completed (the wake of its caller)
+fl = sorted((e for e in evs if e.get("comm") == "fio"), key=lambda e: e["issue_ns"])
+pairs = [(p, e) for p, e in zip(fl, fl[1:]) if e["op"] == "flush" and p["op"] == "write"]
+okf = sum(1 for p, e in pairs if "wake_ns" in e and p["complete_ns"] <= e["wake_ns"] <= e["issue_ns"])
+print(f"flushes: {okf} of {len(pairs)} woke after their write completed")
+assert len(pairs) >= 90 and okf >= 0.9 * len(pairs), (okf, len(pairs))
 _, plain = load("plain")
 assert plain and not any("wake_ns" in e for e in plain), "wakes without --waits"
 PY
