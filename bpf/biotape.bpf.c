@@ -688,6 +688,7 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 			__builtin_memcpy(ds->flush_comm, e->comm, sizeof(e->comm));
 			ds->flush_wake_ns = e->wake_ns;
 			ds->flush_slept_ns = e->slept_ns;
+			ds->flush_insert_ns = e->insert_ns;
 		}
 	}
 	return 0;
@@ -778,6 +779,16 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 			e->slept_ns = ds->flush_slept_ns;
 			e->attr = (e->attr & ~(BIOTAPE_ATTR_MATCH | BIOTAPE_ATTR_WAKE)) |
 				  ds->flush_attr;
+			/*
+			 * --waits: the flush entered the block layer with the preflush that asked
+			 * for it (the flush machinery may hold it behind another flush): the time
+			 * its submitter's wait began, which replay's wake sources count from.
+			 */
+			if (record_waits && !(e->attr & BIOTAPE_ATTR_INSERT) && ds->flush_insert_ns &&
+			    ds->flush_insert_ns <= e->issue_ns) {
+				e->insert_ns = ds->flush_insert_ns;
+				e->attr |= BIOTAPE_ATTR_INSERT;
+			}
 		}
 	}
 	mark_issued(e, i);

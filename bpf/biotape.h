@@ -123,6 +123,7 @@ struct biotape_devstate {
 	__u64 flush_cgroup;
 	char flush_comm[BIOTAPE_COMM_LEN];
 	__u64 flush_wake_ns, flush_slept_ns; /* ... and its wake (BIOTAPE_ATTR_WAKE) */
+	__u64 flush_insert_ns; /* ... and when it submitted the preflush (--waits) */
 };
 
 #endif

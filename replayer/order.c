@@ -56,6 +56,7 @@ struct ent {
 	uint64_t id;
 	uint64_t rissue, rdone; /* recorded (plus the loop offset); rdone NO_TIME: unknown */
 	uint64_t rwake, rslept; /* its thread's recorded wake (NO_TIME: none) and sleep */
+	uint64_t rsub; /* submitted: rissue, or (wake sources) its recorded insert (see add) */
 	uint64_t start, end;	/* sectors [start, end) */
 	uint64_t key;		/* thread: tid, else pid | 1 << 32; 0 none */
 	uint64_t deadline, done_ns;
@@ -490,8 +491,8 @@ static bool xsource(const struct rp_order *o, const struct ent *a, const struct 
 
 /*
  * Wake sources: the I/O, of any thread and device, with the latest recorded completion in
- * [wake - slept, wake] and at most RP_WAKE_SLACK_NS before the wake; NO_ID when there is none
- * (b did not sleep since its thread's previous I/O, or not for an I/O).
+ * [wake - slept, wake]; NO_ID when there is none (b did not sleep since its thread's previous
+ * I/O, or no I/O completed while it slept).
  */
 static uint64_t find_wake_source(struct rp_order *o, const struct ent *b, uint64_t *best_done)
 {
@@ -500,9 +501,7 @@ static uint64_t find_wake_source(struct rp_order *o, const struct ent *b, uint64
 
 	if (b->rwake == NO_TIME)
 		return NO_ID;
-	from = b->rwake > RP_WAKE_SLACK_NS ? b->rwake - RP_WAKE_SLACK_NS : 0;
-	if (b->rwake - from > b->rslept)
-		from = b->rwake - b->rslept;
+	from = b->rwake > b->rslept ? b->rwake - b->rslept : 0;
 	horizon = from > o->max_lat ? from - o->max_lat : 0;
 	for (uint64_t id = b->id; id-- > 0 && b->id - id <= o->mask;) {
 		a = get(o, id);
@@ -567,7 +566,7 @@ static void find_source(struct rp_order *o, struct ent *b)
 	a = get(o, best);
 	b->src = best;
 	b->xsrc = a->key != b->key;
-	b->think = (uint64_t)((double)(b->rissue - best_done) / o->speed);
+	b->think = (uint64_t)((double)(b->rsub - best_done) / o->speed);
 	if (a->state == ST_DONE) {
 		b->src_done_ns = a->done_ns;
 	} else {
@@ -765,6 +764,17 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 			   ? ev->wake_ns + rec_off
 			   : NO_TIME;
 	e->rslept = ev->slept_ns;
+	/*
+	 * Think time runs from the source's completion to when b was submitted: with wake sources
+	 * its insert, when it has one after the wake. Its queueing in the block layer (behind a
+	 * flush, a jbd2 commit block behind its preflush) is the device's time, which the target
+	 * replays for itself.
+	 */
+	e->rsub = e->rissue;
+	if (o->xthread == RP_XTHREAD_WAKE && e->rwake != NO_TIME &&
+	    (ev->present & BTAPE_HAS_INSERT) && ev->insert_ns <= ev->issue_ns &&
+	    ev->insert_ns >= ev->wake_ns)
+		e->rsub = ev->insert_ns + rec_off;
 	e->start = ev->sector;
 	e->end = ev->sector + sectors;
 	e->key = thread_key(ev);

@@ -45,11 +45,13 @@
  *             recording says when B's thread last woke from a sleep (wake_ns, slept_ns,
  *             BTAPE_HAS_WAKE) if that was after its previous I/O. B's source is then the I/O
  *             A (any thread, or none; any device) with the latest recorded completion in
- *             [wake - slept, wake] and at most RP_WAKE_SLACK_NS before the wake: the
- *             completion the sleeping thread was woken for, directly or through another
- *             thread (an fsync woken by jbd2 after its commit block completed). No think
- *             window: B goes at A's replayed completion + (B's issue - A's completion) /
- *             speed, whatever the thread did after waking. A B without a wake (its thread
+ *             [wake - slept, wake]: the completion the sleeping thread was woken for,
+ *             directly or through another thread (an fsync woken by jbd2 after its commit
+ *             block completed; on a loaded host that wake may come milliseconds later). No think
+ *             window: B goes at A's replayed completion + (B's submission - A's completion) /
+ *             speed, whatever the thread did after waking; B's submission is its insert_ns
+ *             when that came after the wake (its queueing behind a flush is the device's
+ *             time, which the target replays for itself), else its issue. A B without a wake (its thread
  *             did not sleep since its previous I/O: it was running or runnable), or whose
  *             sleep saw no completion near its end (a timer, a lock, the network), has no
  *             source: its thread's timeline offset, as above. The same-thread think-window
@@ -103,7 +105,6 @@ enum rp_xthread { RP_XTHREAD_OFF, RP_XTHREAD_BARRIER, RP_XTHREAD_ANY, RP_XTHREAD
 #define RP_THINK_WINDOW_NS 1000000ull /* default causal think-time window: 1 ms */
 #define RP_XTHREAD_DEFAULT RP_XTHREAD_OFF /* --cross-thread default without wakes */
 #define RP_XTHREAD_DEFAULT_WAKES RP_XTHREAD_WAKE /* ... of a trace recorded with --waits */
-#define RP_WAKE_SLACK_NS 100000ull /* wake sources: completed at most this before the wake */
 
 struct rp_order;
 

@@ -4,7 +4,7 @@
 # sleeps until each completes: its I/Os carry wakes just after the previous one's completion.
 # A thread submitting io_uring batches of 16 sleeps once per batch: most of its I/Os carry
 # none. A flush (the flush machinery's request) carries the wake of the fdatasync that asked
-# for it. Without --waits no event carries one.
+# for it, and its submission time as insert_ns. Without --waits no event carries one.
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
 rec_require python3
@@ -50,8 +50,10 @@ assert fb <= 0.3, fb
 # each flush of fio's fdatasync: woke after its write completed (the wake of its caller)
 fl = sorted((e for e in evs if e.get("comm") == "fio"), key=lambda e: e["issue_ns"])
 pairs = [(p, e) for p, e in zip(fl, fl[1:]) if e["op"] == "flush" and p["op"] == "write"]
-okf = sum(1 for p, e in pairs if "wake_ns" in e and p["complete_ns"] <= e["wake_ns"] <= e["issue_ns"])
-print(f"flushes: {okf} of {len(pairs)} woke after their write completed")
+# and entered the block layer (insert_ns) when the preflush was submitted, after that wake
+okf = sum(1 for p, e in pairs if "wake_ns" in e and "insert_ns" in e and
+          p["complete_ns"] <= e["wake_ns"] <= e["insert_ns"] <= e["issue_ns"])
+print(f"flushes: {okf} of {len(pairs)} woke after their write completed, then submitted")
 assert len(pairs) >= 90 and okf >= 0.9 * len(pairs), (okf, len(pairs))
 _, plain = load("plain")
 assert plain and not any("wake_ns" in e for e in plain), "wakes without --waits"

@@ -747,17 +747,12 @@ static bool model_xsource(const struct btape_event *a, const struct btape_event 
 	return idle && a->issue_ns >= idle;
 }
 
-/*
- * --cross-thread wake: a completed while b's thread slept, at most RP_WAKE_SLACK_NS before its
- * wake (which came before b's issue).
- */
+/* --cross-thread wake: a completed while b's thread slept (its wake before b's issue). */
 static bool model_wake_source(const struct btape_event *a, const struct btape_event *b)
 {
-	uint64_t back = b->slept_ns < RP_WAKE_SLACK_NS ? b->slept_ns : RP_WAKE_SLACK_NS;
-
 	return (b->present & BTAPE_HAS_WAKE) && b->wake_ns <= b->issue_ns &&
 	       (a->present & BTAPE_HAS_COMPLETE) && a->complete_ns <= b->wake_ns &&
-	       a->complete_ns + back >= b->wake_ns;
+	       a->complete_ns + b->slept_ns >= b->wake_ns;
 }
 
 static uint64_t model_rel(const struct btape_event *evs, uint64_t t)
@@ -801,8 +796,13 @@ static void order_model(const struct btape_event *evs, size_t n, int mode, uint6
 			}
 		}
 		if (src != SIZE_MAX) {
-			t = issue[src] + lat +
-			    (uint64_t)((double)(b->issue_ns - src_done) / model_speed);
+			/* wake sources: think time up to its submission (insert, after the wake) */
+			uint64_t sub = b->issue_ns;
+
+			if (model_xthread == RP_XTHREAD_WAKE && (b->present & BTAPE_HAS_INSERT) &&
+			    b->insert_ns <= b->issue_ns && b->insert_ns >= b->wake_ns)
+				sub = b->insert_ns;
+			t = issue[src] + lat + (uint64_t)((double)(sub - src_done) / model_speed);
 		} else if (prev != SIZE_MAX) {
 			int64_t x = (int64_t)dl + (int64_t)issue[prev] -
 				    (int64_t)model_rel(evs, evs[prev].issue_ns);
@@ -1317,6 +1317,11 @@ static void test_order_model_random(void **state)
 				evs[i].present |= BTAPE_HAS_WAKE;
 				evs[i].wake_ns = evs[i].issue_ns - (r >> 26) % 61 * US;
 				evs[i].slept_ns = (seed >> 8) % 251 * US;
+				/* half of them queued in the block layer since half-way there */
+				if ((seed >> 20) % 2) {
+					evs[i].present |= BTAPE_HAS_INSERT;
+					evs[i].insert_ns = (evs[i].wake_ns + evs[i].issue_ns) / 2;
+				}
 			}
 		}
 		for (int mode = RP_ORDER_NONE; mode <= RP_ORDER_CAUSAL; mode++) {
