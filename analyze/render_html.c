@@ -10,6 +10,7 @@
 #include "fidelity.h"
 #include "cli.h"
 #include "html.h"
+#include "mpjson.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -635,6 +636,47 @@ static void fidelity_cards(FILE *fp, const struct fidelity *f)
 	fputs("</div>\n", fp);
 }
 
+/*
+ * The replay fidelity stored in B by `biotape replay -o` (BTAPE_TAG_FIDELITY: B against the
+ * trace it replayed, docs/REPLAY.md "Fidelity") as cards; the whole section stays in the text
+ * block below. Nothing when a figure is missing.
+ */
+static void replay_fidelity_cards(FILE *fp, const struct report *r)
+{
+	static const char *const late[] = {"lateness.<=1ms", "lateness.<=10ms", "lateness.>10ms"};
+	double faithful, behind, ios, ks, corr, demerit, over = 0, v;
+	char b[32];
+
+	if (mpjson_number(r->replay_fid, r->replay_fid_len, "faithful", &faithful) ||
+	    mpjson_number(r->replay_fid, r->replay_fid_len, "fell_behind", &behind) ||
+	    mpjson_number(r->replay_fid, r->replay_fid_len, "replayed_ios", &ios) ||
+	    mpjson_number(r->replay_fid, r->replay_fid_len, "gap_ks", &ks) ||
+	    mpjson_number(r->replay_fid, r->replay_fid_len, "iops_corr", &corr) ||
+	    mpjson_number(r->replay_fid, r->replay_fid_len, "lat_demerit_us", &demerit))
+		return;
+	for (size_t k = 0; k < sizeof(late) / sizeof(late[0]); k++) {
+		if (mpjson_number(r->replay_fid, r->replay_fid_len, late[k], &v))
+			return;
+		over += v;
+	}
+	fputs("<h2>Replay fidelity of B (stored by biotape replay)</h2>\n<div class=\"cards\">\n",
+	      fp);
+	html_card(fp, "replay_faithful", "B kept to its recording", faithful ? "yes" : "no",
+		  faithful);
+	html_card(fp, "replay_fell_behind", "the replayer fell behind", behind ? "yes" : "no",
+		  behind);
+	v = ios > 0 ? 100 * over / ios : NAN;
+	snprintf(b, sizeof(b), "%.2f%%", v);
+	html_card(fp, "replay_late_share", "issued over 100 µs late", b, v);
+	snprintf(b, sizeof(b), "%.3f", ks);
+	html_card(fp, "replay_interarrival_ks", "inter-arrival KS, recorded vs replayed", b, ks);
+	snprintf(b, sizeof(b), "%.3f", corr);
+	html_card(fp, "replay_iops_correlation", "IOPS correlation per window", b, corr);
+	snprintf(b, sizeof(b), "%.1f µs", demerit);
+	html_card(fp, "replay_latency_demerit_us", "latency demerit", b, demerit);
+	fputs("</div>\n", fp);
+}
+
 static int cmp_dev_n(const void *x, const void *y)
 {
 	const struct devstat *a = *(const struct devstat *const *)x;
@@ -742,6 +784,8 @@ int render_compare_html(FILE *fp, const struct report *a, const struct report *b
 	fputs("</h1>\n", fp);
 	if (a->fid)
 		fidelity_cards(fp, a->fid);
+	if (b->replay_fid)
+		replay_fidelity_cards(fp, b);
 	err = text_pre(fp, text_cmp, a, b);
 	if (err)
 		return err;

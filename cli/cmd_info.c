@@ -191,8 +191,10 @@ static void print_text(struct btape_reader *r, const char *path, const struct bt
 		printf("integrity:  DAMAGED: %s", verify_msg);
 	else
 		printf("integrity:  every frame's checksum verified");
-	if (!s->has_footer || s->recovered)
-		printf("; recovered: no valid footer (writer did not finish), %" PRIu64
+	if (s->footer_damaged)
+		printf("; the footer is damaged: summary recomputed from the events");
+	else if (!s->has_footer || s->recovered)
+		printf("; recovered: no footer (the writer did not finish), %" PRIu64
 		       " trailing bytes ignored",
 		       s->recovered_bytes_ignored);
 	printf("\n");
@@ -270,10 +272,11 @@ static void print_json(struct btape_reader *r, const char *path, const struct bt
 	printf("\"integrity\":{\"verified\":%s,\"damaged\":%s,", verify_err == 0 ? "true" : "false",
 	       verify_err && verify_err != 1 ? "true" : "false");
 	json_kv_str("error", verify_err && verify_err != 1 ? verify_msg : NULL, true);
-	printf("\"has_footer\":%s,\"recovered\":%s,\"recovered_bytes_ignored\":%" PRIu64
-	       ",\"interrupted\":%s},",
-	       s->has_footer ? "true" : "false", s->recovered ? "true" : "false",
-	       s->recovered_bytes_ignored, s->interrupted ? "true" : "false");
+	printf("\"has_footer\":%s,\"footer_damaged\":%s,\"recovered\":%s,"
+	       "\"recovered_bytes_ignored\":%" PRIu64 ",\"interrupted\":%s},",
+	       s->has_footer ? "true" : "false", s->footer_damaged ? "true" : "false",
+	       s->recovered ? "true" : "false", s->recovered_bytes_ignored,
+	       s->interrupted ? "true" : "false");
 	printf("\"devices\":[");
 	for (uint32_t i = 0; i < m->ndevices; i++) {
 		const struct btape_device *d = &m->devices[i];

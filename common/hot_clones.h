@@ -12,9 +12,11 @@
 
 #include <limits.h> /* glibc: defines __GLIBC__ */
 
-/* target_clones needs an ifunc (glibc) and, for "arch=x86-64-v3", gcc 11 or later */
+/* target_clones needs an ifunc (glibc) and, for "arch=x86-64-v3", gcc 11 or later; not under
+ * ThreadSanitizer, whose runtime is not set up yet when the ifunc resolver runs */
 #if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__GNUC__) && \
-	!defined(__clang__) && __GNUC__ >= 11 && !defined(BIOTAPE_NO_CLONES)
+	!defined(__clang__) && __GNUC__ >= 11 && !defined(BIOTAPE_NO_CLONES) && \
+	!defined(__SANITIZE_THREAD__)
 #define HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define HOT_CLONES

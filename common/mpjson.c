@@ -182,3 +182,67 @@ int mpjson_text(FILE *fp, const void *mp, size_t len, const char *indent)
 	msgpack_unpacked_destroy(&res);
 	return 0;
 }
+
+/* The member KEY (KLEN bytes) of map O, or NULL. */
+static const msgpack_object *member(const msgpack_object *o, const char *key, size_t klen)
+{
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return NULL;
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object *k = &o->via.map.ptr[i].key;
+
+		if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == klen &&
+		    !memcmp(k->via.str.ptr, key, klen))
+			return &o->via.map.ptr[i].val;
+	}
+	return NULL;
+}
+
+int mpjson_number(const void *mp, size_t len, const char *path, double *out)
+{
+	msgpack_unpacked res;
+	const msgpack_object *o;
+	int ret = -ENOENT;
+
+	if (unpack_one(&res, mp, len))
+		return -EBADMSG;
+	o = &res.data;
+	for (const char *p = path; o;) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+
+		o = member(o, p, n);
+		if (!dot)
+			break;
+		p = dot + 1;
+	}
+	if (o) {
+		switch (o->type) {
+		case MSGPACK_OBJECT_POSITIVE_INTEGER:
+			*out = (double)o->via.u64;
+			ret = 0;
+			break;
+		case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+			*out = (double)o->via.i64;
+			ret = 0;
+			break;
+		case MSGPACK_OBJECT_FLOAT32:
+		case MSGPACK_OBJECT_FLOAT64:
+			*out = o->via.f64;
+			ret = 0;
+			break;
+		case MSGPACK_OBJECT_BOOLEAN:
+			*out = o->via.boolean ? 1 : 0;
+			ret = 0;
+			break;
+		case MSGPACK_OBJECT_NIL:
+			*out = NAN;
+			ret = 0;
+			break;
+		default:
+			break;
+		}
+	}
+	msgpack_unpacked_destroy(&res);
+	return ret;
+}

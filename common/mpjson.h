@@ -22,4 +22,10 @@ int mpjson_write(FILE *fp, const void *mp, size_t len);
 #define MPJSON_TEXT_ITEMS 8
 int mpjson_text(FILE *fp, const void *mp, size_t len, const char *indent);
 
+/*
+ * The number at PATH in the value MP: map keys joined by '.' ("lateness.>10ms"); a bool reads
+ * as 0 or 1, nil as NaN. 0, -ENOENT (no such member, or not a number) or -EBADMSG.
+ */
+int mpjson_number(const void *mp, size_t len, const char *path, double *out);
+
 #endif

@@ -276,6 +276,10 @@ struct btape_summary {
 	/* the run that wrote it stopped early (a replay interrupted or stopped by a failing
 	 * rank): the events are those issued until then (footer "interrupted") */
 	bool interrupted;
+	/* the file has a footer or trailer that cannot be used (a checksum, an offset, a
+	 * malformed map): the writer finished, but the summary was recomputed by scanning; false
+	 * for a file that was cut short (no footer) */
+	bool footer_damaged;
 };
 
 /* ---------------------------------------------------------------------------------------- */

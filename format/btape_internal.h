@@ -22,7 +22,8 @@
  * The tools' HOT_CLONES (common/hot_clones.h) has the same condition.
  */
 #if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__GNUC__) && \
-	!defined(__clang__) && __GNUC__ >= 11 && !defined(BIOTAPE_NO_CLONES)
+	!defined(__clang__) && __GNUC__ >= 11 && !defined(BIOTAPE_NO_CLONES) && \
+	!defined(__SANITIZE_THREAD__)
 #define BTAPE_HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define BTAPE_HOT_CLONES

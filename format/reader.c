@@ -845,6 +845,7 @@ BTAPE_API int btape_reader__summary(struct btape_reader *r, struct btape_summary
 	r->sum.file_bytes = r->file_size;
 	r->sum.has_footer = false;
 	r->sum.recovered = true;
+	r->sum.footer_damaged = r->footer_problem[0] != '\0';
 	r->sum_cached = true;
 	return btape_summary_copy_out(s, &r->sum);
 }

@@ -120,6 +120,9 @@ struct rp_cluster {
 	unsigned int copies;
 	bool failed;
 	bool merged; /* the last step's stats were merged (false: contact lost) */
+	/* rank 0, on one cluster recording's timeline (rp_cluster__timeline): [size], each rank's
+	 * lead_ns; NULL when each trace is replayed from its own first I/O */
+	uint64_t *lead;
 };
 
 static uint64_t mono_ns(void)
@@ -332,6 +335,46 @@ int rp_cluster__agree(struct rp_cluster *rc)
 	if (err)
 		return err;
 	err = cl_comm__clock_offsets(rc->c, CLOCK_ROUNDS, rc->off);
+	return err ? broken(rc, err) : 0;
+}
+
+/* FNV-1a of a recording id: equal ids, equal hashes (different ones collide with p 2^-64) */
+static uint64_t id_hash(const char *id)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 0x100000001b3ull;
+	return h;
+}
+
+int rp_cluster__timeline(struct rp_cluster *rc, const struct btape_cluster *cl,
+			 uint64_t first_issue_ns, uint64_t *lead_ns)
+{
+	uint64_t ref = btape_cluster_to_reference(cl, first_issue_ns);
+	/* one recording when every rank has an id, and the smallest and largest hash agree */
+	uint64_t v[3] = {cl->id[0] ? id_hash(cl->id) : 0, cl->id[0] ? ~id_hash(cl->id) : 0, ref};
+	int err;
+
+	*lead_ns = 0;
+	if (!rc || rc->size < 2)
+		return 0;
+	if (rc->rank == 0 && !(rc->lead = calloc((size_t)rc->size, sizeof(*rc->lead)))) {
+		cli_err("replay: rank 0: out of memory");
+		rc->state = ST_BROKEN; /* the job ends at close: the others wait in vain */
+		return -ENOMEM;
+	}
+	err = cl_comm__allreduce_u64(rc->c, v, 3, CL_MIN);
+	if (err)
+		return broken(rc, err);
+	if (!v[0] || v[0] != ~v[1]) {
+		free(rc->lead);
+		rc->lead = NULL;
+		return 0;
+	}
+	/* each trace's first I/O on the recording's reference clock; the earliest is the origin */
+	*lead_ns = ref - v[2];
+	err = cl_comm__gather(rc->c, lead_ns, sizeof(*lead_ns), rc->lead, 0);
 	return err ? broken(rc, err) : 0;
 }
 
@@ -811,8 +854,18 @@ void rp_cluster__report_text(const struct rp_cluster *rc, FILE *fp)
 		return;
 	fprintf(fp,
 		"  cluster: %d ranks; start skew %.1f us (spread of the ranks' first issues on rank "
-		"0's clock)\n",
+		"0's clock, less each rank's lead)\n",
 		rc->size, (double)start_skew(rc) / 1e3);
+	if (rc->lead) {
+		fprintf(fp, "  timeline: one cluster recording's; each rank's first I/O after the "
+			    "earliest:");
+		for (int r = 0; r < rc->size; r++)
+			fprintf(fp, " %s", cli_fmt_ns(rc->lead[r], a, sizeof(a)));
+		fputc('\n', fp);
+	} else {
+		fprintf(fp, "  timeline: each rank's trace from its own first I/O (the traces are "
+			    "not one cluster recording)\n");
+	}
 	fprintf(fp, "  %4s %-16s %10s %10s %9s %10s %10s %12s %18s %s\n", "rank", "host", "ios",
 		"IOPS", "MB/s", "p99", "issue p99", "first issue", "clock offset", "status");
 	for (int r = 0; r < rc->size; r++) {
@@ -842,8 +895,9 @@ void rp_cluster__report_json(const struct rp_cluster *rc, FILE *fp)
 		fputs(",\"status\":\"rank 0 is gone: this rank's own results only\"}", fp);
 		return;
 	}
-	fprintf(fp, "\"cluster\":{\"ranks\":%d,\"start_skew_ns\":%" PRIu64 ",\"rank\":[",
-		rc->size, start_skew(rc));
+	fprintf(fp, "\"cluster\":{\"ranks\":%d,\"start_skew_ns\":%" PRIu64
+		",\"timeline\":\"%s\",\"rank\":[",
+		rc->size, start_skew(rc), rc->lead ? "recording" : "own");
 	for (int r = 0; r < rc->size; r++) {
 		const struct row *w = &rc->rows[r];
 
@@ -855,6 +909,8 @@ void rp_cluster__report_json(const struct rp_cluster *rc, FILE *fp)
 			w->ios, w->bytes, w->secs, w->errors, w->lat_p99, w->ierr_p99);
 		if (w->rec.first_issue != INT64_MIN)
 			fprintf(fp, ",\"first_issue_ns\":%" PRId64, w->rec.first_issue);
+		if (rc->lead)
+			fprintf(fp, ",\"lead_ns\":%" PRIu64, rc->lead[r]);
 		fprintf(fp,
 			",\"clock_offset_ns\":%" PRId64 ",\"clock_uncertainty_ns\":%" PRIu64
 			",\"status\":",
@@ -893,6 +949,7 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 		free(rc->strs[i]);
 	free(rc->off);
 	free(rc->rows);
+	free(rc->lead);
 	free(rc->gone);
 	free(rc);
 	return ret;

@@ -55,6 +55,17 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 int rp_cluster__agree(struct rp_cluster *rc);
 
 /*
+ * Original timing, after rp_cluster__agree: when every rank's trace is from one cluster
+ * recording (the same recording id in its metadata, CL), the ranks replay on that recording's
+ * timeline: *lead_ns is how long after the earliest first I/O of all the traces this rank's
+ * first I/O (FIRST_ISSUE_NS, on its trace's clock) came, both on the recording's reference
+ * clock; the scheduler takes it as the first event's delay after the start instant. Otherwise
+ * (no launcher, one rank, unrelated traces) 0: each trace from its own first I/O. 0 or -errno.
+ */
+struct btape_cluster;
+int rp_cluster__timeline(struct rp_cluster *rc, const struct btape_cluster *cl,
+			 uint64_t first_issue_ns, uint64_t *lead_ns);
+/*
  * This step's common start instant, on the replay clock (CLOCK_MONOTONIC), in *start_ns;
  * returns at that instant with wait, without a little ahead of it (for a scheduler that takes
  * the instant as its first deadline: it has time to set up). Starts the watchdog, which sets

@@ -151,8 +151,10 @@ static void usage(FILE *fp)
 		"N %% ranks one more), numbered as on one host: copy k gets shard region k of N whichever\n"
 		"rank runs it; --sweep factors are per rank, all ranks step together. Every rank\n"
 		"passes its checks or none writes; all start at one instant on clocks corrected to rank\n"
-		"0's (real-time from 2 ms before it to 200 us after, where allowed); rank 0 prints the\n"
-		"cluster's merged results, a row per rank and the start skew.\n"
+		"0's (real-time from 2 ms before it to 200 us after, where allowed). Traces of one\n"
+		"cluster recording keep its timeline (original timing): each rank's first I/O comes as\n"
+		"long after the earliest as it did when recorded. Rank 0 prints the cluster's merged\n"
+		"results, a row per rank and the start skew.\n"
 		"\n"
 		"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
 		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000, RT_SPIN_NS / 1000);
@@ -1107,6 +1109,12 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	/* every rank passed its checks, or none issues any I/O */
 	if (rp_cluster__agree(rc))
 		goto cleanup;
+	/* the traces of one cluster recording keep its timeline: who started when */
+	if (o.timing == RP_TIMING_ORIGINAL && s.sum.events &&
+	    rp_cluster__timeline(rc, &s.meta->cluster, s.sum.first_issue_ns, &cfg.lead_ns))
+		goto cleanup;
+	if (oc.total_ns && o.timing == RP_TIMING_ORIGINAL)
+		oc.total_ns += (uint64_t)((double)cfg.lead_ns / o.speed);
 	for (unsigned int i = 0; i < o.nsweep; i++) {
 		struct rp_engine_cfg ec = {.targets = s.dv.targets,
 					   .ntargets = s.dv.ntargets,
@@ -1155,7 +1163,11 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 			else if (st->errors)
 				snprintf(fail, sizeof(fail), "%" PRIu64 " I/Os failed (first: %s)",
 					 st->errors, strerror(-st->first_error));
-			if (rp_cluster__step_end(rc, st, o.sweep[i], oc.first_issue,
+			/* the skew: how far each rank's timeline started from the instant */
+			uint64_t lead = (uint64_t)((double)cfg.lead_ns / o.speed);
+
+			if (rp_cluster__step_end(rc, st, o.sweep[i],
+						 oc.first_issue > lead ? oc.first_issue - lead : 0,
 						 err < 0 || st->errors ? fail : NULL) < 0)
 				stop_flag = 1;
 		}

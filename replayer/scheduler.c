@@ -526,7 +526,7 @@ static uint64_t deadline_of(const struct run *r, const struct btape_event *ev)
 	uint64_t rel = ev->issue_ns >= r->base_ns ? ev->issue_ns - r->base_ns : 0;
 	double speed = r->cfg->speed > 0 ? r->cfg->speed : 1.0;
 
-	rel += r->loop_off_ns;
+	rel += r->loop_off_ns + r->cfg->lead_ns;
 	return r->st->start_ns + (uint64_t)((double)rel / speed);
 }
 

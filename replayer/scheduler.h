@@ -143,6 +143,9 @@ struct rp_sched_cfg {
 	uint64_t warmup_ns;   /* I/Os due earlier than this after start are not measured */
 	uint64_t start_ns;    /* original timing: the first deadline on the replay clock (0: now
 			       * + RP_START_DELAY_NS); cluster replay's common start instant */
+	uint64_t lead_ns;     /* original timing: the trace's first I/O is due this long (trace
+			       * time, / speed) after start_ns: a cluster recording's ranks on
+			       * its one timeline (rp_cluster__timeline); 0 otherwise */
 	bool allow_writes;    /* --write */
 	bool writes_as_reads; /* --writes-as-reads */
 	uint32_t ndev;

@@ -8,6 +8,10 @@
 #      real-time issuing thread: the other class, measured in the same rotation);
 #   4. replay a 20k IOPS Poisson read trace (gen_trace) while a bpftrace probe prints every
 #      block_rq_issue event.
+# Floors, measured in the same rounds: the null engine on the same schedule (the replayer
+# alone); fio's job on a fresh raw device, recorded (the device alone); and the application
+# again, step 1 on a fresh device (how far device times move between two runs of the same
+# workload on this kind of device: what "within 20% of the recording" can mean here).
 # Rounds alternate the kinds; the summary is medians over the rounds, each against its target:
 #   late (> 100 us) <= 1%, p99 issue error <= 100 us, per-op device time p50 and p99 within 20%
 #   of the recording's, and the probed read replay's p99 issue error <= 100 us.
@@ -17,7 +21,8 @@
 # recordings.
 #   bash bench/replay/roundtrip.sh [BUILD_DIR]
 # Environment: ROUNDS (3), RATE (30000), REC_S (8, seconds recorded), READ_N (200000 I/Os),
-# KINDS (the runs of each round, default "default half rt null fio probe"),
+# KINDS (the runs of each round, default "default half rt null fio again probe"; also "causal"
+# and "apart": --order causal and --flushes-apart),
 # BIOTAPE=PATH (measure that binary). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
 # (skipped, and said so, without it). Writes only to its own loop devices over /dev/shm files
 # (512 MiB each, one at a time besides A) and detaches them.
@@ -27,7 +32,7 @@ ROUNDS=${ROUNDS:-3}
 RATE=${RATE:-30000}
 REC_S=${REC_S:-8}
 READ_N=${READ_N:-200000}
-KINDS=${KINDS:-default half rt null fio probe}
+KINDS=${KINDS:-default half rt null fio again probe}
 BIN=$(cd "$BUILD/bin" && pwd)
 BT=${BIOTAPE:-$BIN/biotape}
 GEN=$BIN/gen_trace
@@ -55,19 +60,23 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "# bench/replay/roundtrip on $(uname -r), $(nproc) CPUs, $(fio --version)," \
 	"biotape $("$BT" --version | awk '{print $2}'), rounds $ROUNDS; load average $(load)"
 
-# 1. the recording
+# 1. the recording: the application on ext4 over a fresh loop device (also the "again" floor)
+record_app() { # DEV OUT: mkfs DEV, run the fio "database" on it while recording DEV into OUT
+	local dev=$1 out=$2
+	mkfs.ext4 -q -F "$dev"
+	mkdir -p "$MNT"
+	mount "$dev" "$MNT"
+	fallocate -l 256M "$MNT/db"
+	sync
+	"$BT" record -o "$out" -d "$dev" -- fio --name=db --filename="$MNT/db" --rw=randwrite \
+		--bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --rate_iops="$RATE" --fdatasync=16 \
+		--size=256M --time_based --runtime="$REC_S" --randseed=7 --output="$W/fio.txt" \
+		>"$W/rec.log" 2>&1 || { echo "recording failed: $(tail -2 "$W/rec.log")" >&2; exit 1; }
+	umount "$MNT"
+}
 loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
 A=$LOOP
-mkfs.ext4 -q -F "$A"
-mkdir -p "$MNT"
-mount "$A" "$MNT"
-fallocate -l 256M "$MNT/db"
-sync
-"$BT" record -o "$W/orig.btape" -d "$A" -- fio --name=db --filename="$MNT/db" --rw=randwrite \
-	--bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --rate_iops="$RATE" --fdatasync=16 \
-	--size=256M --time_based --runtime="$REC_S" --randseed=7 --output="$W/fio.txt" \
-	>"$W/rec.log" 2>&1 || { echo "recording failed: $(tail -2 "$W/rec.log")" >&2; exit 1; }
-umount "$MNT"
+record_app "$A" "$W/orig.btape"
 "$BT" analyze --json "$W/orig.btape" >"$W/orig.json"
 python3 - "$W/orig.json" <<'PY'
 import json, sys
@@ -93,7 +102,12 @@ replay_write() { # NAME SPEED replay-options...
 		echo "  ($name: the recording of the replay lost events: $(grep lost "$W/$name.log"))"
 	"$BT" analyze --json "$W/rep.btape" >"$W/rep.json"
 	"$BT" dump --csv "$W/rep.btape" >"$W/rep.csv"
-	python3 "$HERE/fidelity.py" "$W/orig.csv" "$W/rep.csv" "$speed" >"$W/fid.json"
+	# against the recorded deadlines: not a measure of an --order replay, which moves I/Os
+	if [[ " $* " == *" --order "* ]]; then
+		echo '{"p99_us": null, "late_rate": null}' >"$W/fid.json"
+	else
+		python3 "$HERE/fidelity.py" "$W/orig.csv" "$W/rep.csv" "$speed" >"$W/fid.json"
+	fi
 	python3 - "$name" "$W/$name.json" "$W/orig.json" "$W/rep.json" "$W/fid.json" "$(load)" \
 		"$W/rows.jsonl" <<'PY'
 import json, sys
@@ -104,7 +118,8 @@ row = {"kind": name, "late": r["late_rate"], "p99_err_us": r["issue_error_us"]["
        "capped": r["depth_capped"], "lag_ms": r["lag"]["max_us"] / 1e3,
        "behind_s": r["lag"]["behind_s"], "runq_s": r["stages_s"]["runq"],
        "cpu_s": r["stages_s"]["cpu"], "load": load}
-dt = []
+row["time"] = p["window"]["duration_s"] / o["window"]["duration_s"]
+dt = [f"run time {row['time']:.2f}x"]
 for op in ("write", "flush"):
     if op in o["ops"] and op in p["ops"]:
         a, b = o["ops"][op]["latency"]["device"], p["ops"][op]["latency"]["device"]
@@ -120,7 +135,7 @@ if cnt(o, "flush"):
         dt.append(f"sent overlapping {r['flushes']['overlapped'] / cnt(o, 'flush'):.2f}x")
 open(rows, "a").write(json.dumps(row) + "\n")
 print(f"  {name:8s} late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
-      f" (block {row['block_p99_us']:8.1f} us)  depth-capped {row['capped']:6d}  fell behind by"
+      f" (block {'n/a' if row['block_p99_us'] is None else format(row['block_p99_us'], '8.1f')} us)  depth-capped {row['capped']:6d}  fell behind by"
       f" {row['lag_ms']:.2f} ms, {row['behind_s']:.2f} s behind; thread waited"
       f" {row['runq_s']:.2f} s for a CPU, ran {row['cpu_s']:.2f} s; device time vs recording:"
       f" {', '.join(dt)}  (load {load})")
@@ -153,23 +168,44 @@ print(f"  null     late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err
 PY
 	loop_detach_all_but_a
 }
+# Device time (complete - issue at the block layer) of a recording against the original's, as a
+# row of KIND: what the same measure gives without the replayer.
+device_row() { # KIND RECORDING.json TITLE
+	python3 - "$1" "$W/orig.json" "$2" "$3" "$(load)" "$W/rows.jsonl" <<'PY'
+import json, sys
+kind, oj, pj, title, load, rows = sys.argv[1:7]
+o, p = json.load(open(oj)), json.load(open(pj))
+row = {"kind": kind, "load": load, "time": p["window"]["duration_s"] / o["window"]["duration_s"]}
+dt = [f"run time {row['time']:.2f}x"]
+for op in ("write", "flush"):
+    if op in o["ops"] and op in p["ops"]:
+        a, b = o["ops"][op]["latency"]["device"], p["ops"][op]["latency"]["device"]
+        for q in ("p50", "p99"):
+            row[f"{op}_{q}"] = b[q + "_ns"] / a[q + "_ns"]
+            dt.append(f"{op} {q} {row[op + '_' + q]:.2f}x")
+open(rows, "a").write(json.dumps(row) + "\n")
+print(f"  {kind:8s} device time vs recording: {', '.join(dt)}  ({title})  (load {load})")
+PY
+}
+# The device alone at the recorded rate: fio's own job on a fresh raw device, recorded.
 floor_fio() {
 	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
-	fio --name=dev --filename="$LOOP" --rw=randwrite --bs=4k --direct=1 --ioengine=io_uring \
-		--iodepth=32 --rate_iops="$RATE" --fdatasync=16 --size=256M --time_based \
-		--runtime="$REC_S" --randseed=7 --output-format=json >"$W/fio.json" 2>/dev/null
-	python3 - "$W/fio.json" "$W/orig.json" "$(load)" "$W/rows.jsonl" <<'PY'
-import json, sys
-f, o = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-c = f["jobs"][0]["write"]["clat_ns"]["percentile"]
-a = o["ops"]["write"]["latency"]["device"]
-row = {"kind": "fio", "write_p50": c["50.000000"] / a["p50_ns"],
-       "write_p99": c["99.000000"] / a["p99_ns"], "load": sys.argv[3]}
-open(sys.argv[4], "a").write(json.dumps(row) + "\n")
-print(f"  fio      write clat p50 {c['50.000000'] / 1e3:.1f} us, p99 {c['99.000000'] / 1e3:.1f} us:"
-      f" {row['write_p50']:.2f}x, {row['write_p99']:.2f}x the recording's device time"
-      f" (the device alone at the recorded rate)  (load {row['load']})")
-PY
+	"$BT" record -o "$W/fio.btape" -d "$LOOP" -- fio --name=dev --filename="$LOOP" \
+		--rw=randwrite --bs=4k --direct=1 --ioengine=io_uring --iodepth=32 \
+		--rate_iops="$RATE" --fdatasync=16 --size=256M --time_based --runtime="$REC_S" \
+		--randseed=7 --output="$W/fio.txt" >"$W/fio.log" 2>&1 ||
+		{ echo "fio floor failed: $(tail -2 "$W/fio.log")" >&2; exit 1; }
+	"$BT" analyze --json "$W/fio.btape" >"$W/fio.json"
+	device_row fio "$W/fio.json" "fio on a fresh raw device at the recorded rate"
+	loop_detach_all_but_a
+}
+# The application again: the recording's own procedure on a fresh device, recorded. How far
+# the same workload's device times move from one run to the next on this kind of device.
+floor_again() {
+	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
+	record_app "$LOOP" "$W/again.btape"
+	"$BT" analyze --json "$W/again.btape" >"$W/again.json"
+	device_row again "$W/again.json" "the application again on a fresh device"
 	loop_detach_all_but_a
 }
 
@@ -217,8 +253,11 @@ for r in $(seq "$ROUNDS"); do
 	want default && replay_write default 1
 	want half && replay_write half 0.5
 	want rt && replay_write rt 1 --rt-priority 1
+	want causal && replay_write causal 1 --order causal
+	want apart && replay_write apart 1 --flushes-apart
 	want null && floor_null
 	want fio && floor_fio
+	want again && floor_again
 	want probe && probe_read
 done
 
@@ -226,7 +265,7 @@ python3 - "$W/rows.jsonl" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 def med(kind, k):
-    xs = [r[k] for r in rows if r["kind"] == kind and k in r]
+    xs = [r[k] for r in rows if r["kind"] == kind and r.get(k) is not None]
     return statistics.median(xs) if xs else None
 def check(label, v, ok, fmt):
     if v is None:
@@ -234,8 +273,11 @@ def check(label, v, ok, fmt):
     print(f"  {label:44s} {fmt.format(v):>12s}   {'met' if ok(v) else 'NOT met'}")
 names = {"default": "default settings", "half": "--speed 0.5 (unloaded reference)",
          "rt": "--rt-priority 1 (SCHED_FIFO 1, spin 10 us: the other class)",
+         "causal": "--order causal (flushes wait for the writes they cover)",
+         "apart": "--flushes-apart (a flush waits for the one before)",
          "null": "floor: null engine (the replayer alone, same schedule)",
-         "fio": "floor: fio on the device alone at the recorded rate"}
+         "fio": "floor: fio on a fresh raw device at the recorded rate (device time)",
+         "again": "floor: the application again on a fresh device (device time)"}
 print("SUMMARY (medians over the rounds; targets: late <= 1%, p99 issue error <= 100 us,"
       " device time within 20%)")
 for kind, title in names.items():
@@ -247,9 +289,12 @@ for kind, title in names.items():
     check("p99 issue error (replayer)", med(kind, "p99_err_us"), lambda v: v <= 100, "{:.1f} us")
     check("p99 issue error (block layer)", med(kind, "block_p99_us"), lambda v: v <= 100,
           "{:.1f} us")
+    t = med(kind, "time")
+    if t is not None:
+        print(f"  {'run time, this run / recording':44s} {t:>11.2f}x")
     for op in ("write", "flush"):
         for q in ("p50", "p99"):
-            check(f"{op} device time {q}, replay / recording", med(kind, f"{op}_{q}"),
+            check(f"{op} device time {q}, this run / recording", med(kind, f"{op}_{q}"),
                   lambda v: 0.8 <= v <= 1.2, "{:.2f}x")
 if med("probe", "late") is not None:
     print(" 20k IOPS Poisson reads, bpftrace probe printing every block_rq_issue")

@@ -87,7 +87,26 @@ grep -qi "frame" "$d/err" || { cat "$d/err"; fail "damage message does not name 
 # Cut short: every complete chunk readable, reported as recovered.
 head -c $((size * 2 / 3)) "$d/t.btape" > "$d/cut.btape"
 "$BIOTAPE" info "$d/cut.btape" > "$d/cut.txt" || fail "info on a cut file exit $?"
-grep -q "recovered" "$d/cut.txt" || fail "cut file not reported as recovered"
+grep -q "recovered: no footer (the writer did not finish)" "$d/cut.txt" ||
+	fail "cut file not reported as recovered: $(grep integrity "$d/cut.txt")"
+
+# A damaged trailer: the writer finished, so info says the footer is damaged, not that the
+# writer did not finish; the events stay readable.
+cp "$d/t.btape" "$d/trailer.btape"
+python3 - "$d/trailer.btape" $((size - 2)) <<'PY'
+import sys
+p, off = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(p, "rb").read()); b[off] ^= 0x40; open(p, "wb").write(b)
+PY
+"$BIOTAPE" info --no-verify "$d/trailer.btape" >"$d/tr.txt" || fail "info on a damaged trailer"
+grep -q "the footer is damaged: summary recomputed from the events" "$d/tr.txt" ||
+	fail "damaged trailer: $(grep integrity "$d/tr.txt")"
+grep -q "did not finish" "$d/tr.txt" && fail "damaged trailer called unfinished"
+"$BIOTAPE" info --json --no-verify "$d/trailer.btape" >"$d/tr.json" || fail "info --json, damaged trailer"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["integrity"]
+assert j["footer_damaged"] and not j["has_footer"], j' "$d/tr.json" || fail "damaged trailer JSON"
 got=$("$BIOTAPE" dump --csv "$d/cut.btape" | tail -n +2 | wc -l)
 [ "$got" -ge 100 ] && [ "$got" -lt $N ] || fail "cut file: $got events readable"
 "$BIOTAPE" dump --csv "$d/cut.btape" | head -n $((got + 1)) | diff -q - <(head -n $((got + 1)) "$d/expect.csv") >/dev/null \

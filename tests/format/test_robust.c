@@ -213,6 +213,7 @@ static void test_flip_every_byte(void **state)
 			fail_msg("flip at %zu not detected", pos);
 		}
 		assert_true(s.recovered);
+		assert_true(s.footer_damaged); /* the writer finished: not called cut short */
 		assert_int_equal(s.events, 60);
 		btape_reader__close(r);
 	}
@@ -269,6 +270,7 @@ static void test_truncate_every_offset(void **state)
 		} else {
 			assert_false(s.has_footer);
 			assert_true(s.recovered);
+			assert_false(s.footer_damaged);
 			assert_true(s.recovered_bytes_ignored <= maxframe);
 		}
 		assert_int_equal(btape_reader__verify(r), 0);

@@ -65,6 +65,25 @@ grep -q "^footer tags:$" <<<"$out" && grep -q "^  fidelity:$" <<<"$out" &&
 out=$("$BIOTAPE" compare "$D/w.btape" "$D/clean.btape") || fail "compare (text) failed"
 grep -q "^Replay fidelity (stored in B" <<<"$out" && grep -q "^  replayed_ios: 1000$" <<<"$out" ||
 	fail "compare: no stored fidelity: $out"
+# the compare page heads the stored section with cards that hold its figures
+"$BIOTAPE" compare "$D/w.btape" "$D/clean.btape" --html "$D/c.html" || fail "compare --html failed"
+"$BIOTAPE" info --json "$D/clean.btape" >"$D/clean.json" || fail "info --json failed"
+python3 - "$D/c.html" "$D/clean.json" <<'PY' || fail "compare --html: stored fidelity cards"
+import json, re, sys
+page = open(sys.argv[1]).read()
+f = json.load(open(sys.argv[2]))["footer_tags"]["fidelity"]
+cards = {k: float(v) for k, v in re.findall(r'data-key="(replay_[a-z_]*)" data-value="([^"]*)"', page)}
+late = sum(f["lateness"][k] for k in ("<=1ms", "<=10ms", ">10ms"))
+want = {"replay_faithful": float(f["faithful"]), "replay_fell_behind": float(f["fell_behind"]),
+        "replay_late_share": 100 * late / f["replayed_ios"],
+        "replay_interarrival_ks": f["gap_ks"], "replay_iops_correlation": f["iops_corr"],
+        "replay_latency_demerit_us": f["lat_demerit_us"]}
+assert set(cards) == set(want), (cards, want)
+for k, v in want.items():
+    assert abs(cards[k] - v) <= 1e-9 * max(1, abs(v)), (k, cards[k], v)
+PY
+"$BIOTAPE" compare "$D/w.btape" "$D/w.btape" --html "$D/p.html" || fail "compare --html (plain)"
+grep -q 'data-key="replay_' "$D/p.html" && fail "compare --html: stored fidelity cards of a plain trace"
 # a trace that is no replay result has none
 "$BIOTAPE" info --json "$D/w.btape" | python3 -c 'import json,sys; assert json.load(sys.stdin)["footer_tags"] == {}' ||
 	fail "info: footer tags in a generated trace"
