@@ -4,7 +4,8 @@
 # /dev/shm loop device without and with --waits, alternating the order every round. Two loads:
 # "sync" (4 KiB randread, psync, QD 1: every I/O is a sleep, a wakeup and two context
 # switches, the worst case of the sched programs) and "qd32" (io_uring, QD 32). Prints each run,
-# then per load the medians and the median of the per-round ratios waits/plain.
+# then per load the medians (CPU per I/O, I/Os, trace bytes per I/O) and the median of the
+# per-round ratios waits/plain.
 # Run as root: BIOTAPE=build/bin/biotape bench/record/waits_cpu.sh [ROUNDS (5)] [RUNTIME_S (3)]
 set -eu
 BIOTAPE=${BIOTAPE:-biotape}
@@ -37,12 +38,14 @@ for r in $(seq "$ROUNDS"); do
 			kill -INT "$BENCH_PID"
 			wait "$BENCH_PID"
 			BENCH_PID=
+			size=$(stat -c %s "$W/t.btape")
 			rm -f "$W/t.btape"
-			python3 - "$W/f.json" "$r" "$load" "$mode" "$((b1 - b0))" "$HZ" <<'PY' | tee -a "$W/rows"
+			python3 - "$W/f.json" "$r" "$load" "$mode" "$((b1 - b0))" "$HZ" "$size" <<'PY' | tee -a "$W/rows"
 import json, sys
-f, r, load, mode, busy, hz = sys.argv[1:]
+f, r, load, mode, busy, hz, size = sys.argv[1:]
 ios = json.load(open(f))["jobs"][0]["read"]["total_ios"]
-print(r, load, mode, ios, round(int(busy) / int(hz) * 1e9 / max(ios, 1)))
+print(r, load, mode, ios, round(int(busy) / int(hz) * 1e9 / max(ios, 1)),
+      f"{int(size) / max(ios, 1):.2f}")
 PY
 		done
 	done
@@ -51,13 +54,14 @@ python3 - "$W/rows" <<'PY'
 import collections, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 v = collections.defaultdict(dict)
-for r, load, mode, ios, ns in rows:
-    v[(load, r)][mode] = (int(ios), int(ns))
+for r, load, mode, ios, ns, bpe in rows:
+    v[(load, r)][mode] = (int(ios), int(ns), float(bpe))
 for load in ("sync", "qd32"):
     rs = [x for (l, _), x in v.items() if l == load and len(x) == 2]
     med = lambda m, i: statistics.median(x[m][i] for x in rs)
     ratio = statistics.median(x["waits"][1] / x["plain"][1] for x in rs)
     print(f"{load}: busy ns/IO plain {med('plain', 1):.0f}, waits {med('waits', 1):.0f};"
           f" waits/plain per round, median {ratio:.3f}; I/Os plain {med('plain', 0):.0f},"
-          f" waits {med('waits', 0):.0f} ({len(rs)} rounds)")
+          f" waits {med('waits', 0):.0f}; file bytes/IO plain {med('plain', 2):.2f},"
+          f" waits {med('waits', 2):.2f} ({len(rs)} rounds)")
 PY
