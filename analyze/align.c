@@ -191,4 +191,6 @@ void an_align_event(const struct btape_cluster *clock, struct btape_event *ev)
 		ev->complete_ns = shift_ns(ev->complete_ns, off);
 	if (ev->present & BTAPE_HAS_INSERT)
 		ev->insert_ns = shift_ns(ev->insert_ns, off);
+	if (ev->present & BTAPE_HAS_WAKE)
+		ev->wake_ns = shift_ns(ev->wake_ns, off);
 }

@@ -30,6 +30,7 @@ const volatile bool filter_cgroup_on = false;
 const volatile bool have_io_start = true; /* attribute at block_io_start, else at insert */
 const volatile bool have_bpf_loop = false; /* the kernel has bpf_loop (5.17+) */
 const volatile bool have_task_btf = false; /* the kernel has bpf_get_current_task_btf (5.11+) */
+const volatile bool record_waits = false; /* --waits: note each submitter's last wake */
 /*
  * Count the queue depth here (a per-device atomic counter, written at issue and completion:
  * its cache line moves between the issuing and the completing CPU on every I/O). Without a
@@ -123,6 +124,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct biotape_counters);
 } counters SEC(".maps");
+
+/* Threads that submitted recorded I/O, and their sleeps (--waits; struct biotape_wait). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32); /* tid */
+	__type(value, struct biotape_wait);
+} waits SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -331,6 +340,30 @@ static __always_inline void decode_opf(__u32 opf, struct biotape_rq_event *e)
 	e->flags = (e->flags & BIOTAPE_RQF_REQUEUED) | f;
 }
 
+/*
+ * --waits: E's submitter TID woke from a sleep after its previous I/O submission: E carries
+ * that wake. A thread seen for the first time enters "waits", so that its sleeps are noted
+ * from now on.
+ */
+static __always_inline void note_wake(struct biotape_rq_event *e, __u32 tid)
+{
+	struct biotape_wait *w = bpf_map_lookup_elem(&waits, &tid);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!w) {
+		struct biotape_wait fresh = { .last_io_ns = now };
+
+		bpf_map_update_elem(&waits, &tid, &fresh, BPF_ANY);
+		return;
+	}
+	if (w->wake_ns > w->last_io_ns) {
+		e->wake_ns = w->wake_ns;
+		e->slept_ns = w->slept_ns;
+		e->attr |= BIOTAPE_ATTR_WAKE;
+	}
+	w->last_io_ns = now;
+}
+
 static __always_inline bool comm_eq(const char *c)
 {
 	for (int i = 0; i < BIOTAPE_COMM_LEN; i++) {
@@ -385,6 +418,9 @@ static __always_inline void attribute(struct biotape_rq_event *e, const bool btf
 		e->attr |= BIOTAPE_ATTR_MATCH;
 	else
 		e->attr &= ~BIOTAPE_ATTR_MATCH;
+	e->attr &= ~BIOTAPE_ATTR_WAKE;
+	if (record_waits && match)
+		note_wake(e, e->tid);
 }
 
 static __always_inline bool no_task_filter(void)
@@ -516,7 +552,8 @@ static __always_inline bool emit(struct biotape_rq_event *e, const bool task_ctx
 		__sync_fetch_and_add(&c->lost_ringbuf, 1);
 		return false;
 	}
-	e->attr &= BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_INSERT; /* the entry is retired next */
+	/* the entry is retired next */
+	e->attr &= BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_INSERT | BIOTAPE_ATTR_WAKE;
 	/* a lost increment of "pending" (an interrupted task context) only delays a wakeup */
 	if (++c->pending >= wakeup_records)
 		wake = BPF_RB_FORCE_WAKEUP;
@@ -646,8 +683,12 @@ static __always_inline int on_io_start(struct request *rq, const bool btf)
 			ds->flush_pid = e->pid;
 			ds->flush_tid = e->tid;
 			ds->flush_cgroup = e->cgroup;
-			ds->flush_attr = e->attr & (BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_MATCH);
+			ds->flush_attr =
+				e->attr & (BIOTAPE_ATTR_TASK | BIOTAPE_ATTR_MATCH | BIOTAPE_ATTR_WAKE);
 			__builtin_memcpy(ds->flush_comm, e->comm, sizeof(e->comm));
+			ds->flush_wake_ns = e->wake_ns;
+			ds->flush_slept_ns = e->slept_ns;
+			ds->flush_insert_ns = e->insert_ns;
 		}
 	}
 	return 0;
@@ -734,7 +775,20 @@ static __always_inline int on_rq_issue(struct request *rq, const bool btf)
 			e->tid = ds->flush_tid;
 			e->cgroup = ds->flush_cgroup;
 			__builtin_memcpy(e->comm, ds->flush_comm, sizeof(e->comm));
-			e->attr = (e->attr & ~BIOTAPE_ATTR_MATCH) | ds->flush_attr;
+			e->wake_ns = ds->flush_wake_ns;
+			e->slept_ns = ds->flush_slept_ns;
+			e->attr = (e->attr & ~(BIOTAPE_ATTR_MATCH | BIOTAPE_ATTR_WAKE)) |
+				  ds->flush_attr;
+			/*
+			 * --waits: the flush entered the block layer with the preflush that asked
+			 * for it (the flush machinery may hold it behind another flush): the time
+			 * its submitter's wait began, which replay's wake sources count from.
+			 */
+			if (record_waits && !(e->attr & BIOTAPE_ATTR_INSERT) && ds->flush_insert_ns &&
+			    ds->flush_insert_ns <= e->issue_ns) {
+				e->insert_ns = ds->flush_insert_ns;
+				e->attr |= BIOTAPE_ATTR_INSERT;
+			}
 		}
 	}
 	mark_issued(e, i);
@@ -1004,3 +1058,71 @@ static __always_inline int on_rq_complete_bios(struct request *rq, __u32 error, 
 
 RQ_PROGS("tp_btf", btf, true)
 RQ_PROGS("raw_tp", raw, false)
+
+/* ---- sleeps and wakeups of the submitting threads (--waits) ---- */
+
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+/* PREV leaves the CPU: asleep unless preempted or still runnable (state 0, TASK_RUNNING). */
+static __always_inline int on_switch(bool preempt, struct task_struct *prev)
+{
+	__u32 tid;
+	struct biotape_wait *w;
+	long state;
+
+	if (preempt)
+		return 0;
+	tid = BPF_CORE_READ(prev, pid);
+	w = bpf_map_lookup_elem(&waits, &tid);
+	if (!w)
+		return 0;
+	if (bpf_core_field_exists(prev->__state))
+		state = BPF_CORE_READ(prev, __state);
+	else
+		state = BPF_CORE_READ((struct task_struct___old *)prev, state);
+	if (state)
+		w->sleep_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* P is being woken (in the waker's context, or an interrupt's): ends its sleep. */
+static __always_inline int on_waking(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct biotape_wait *w = bpf_map_lookup_elem(&waits, &tid);
+	__u64 now;
+
+	if (!w || !w->sleep_ns)
+		return 0;
+	now = bpf_ktime_get_ns();
+	w->wake_ns = now;
+	w->slept_ns = now - w->sleep_ns;
+	w->sleep_ns = 0;
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev)
+{
+	return on_switch(preempt, prev);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev)
+{
+	return on_switch(preempt, prev);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(btf_sched_waking, struct task_struct *p)
+{
+	return on_waking(p);
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(raw_sched_waking, struct task_struct *p)
+{
+	return on_waking(p);
+}

@@ -51,6 +51,7 @@ enum biotape_rq_attr {
 	BIOTAPE_ATTR_ISSUED = 1u << 2, /* (in-flight map only) issued, counted in the queue depth */
 	BIOTAPE_ATTR_MATCH = 1u << 3,  /* (in-flight map only) passes the pid/comm/cgroup filters */
 	BIOTAPE_ATTR_LIVE = 1u << 4,   /* (in-flight map only) entry in use; else a retired slot */
+	BIOTAPE_ATTR_WAKE = 1u << 5,   /* wake_ns, slept_ns are valid (record --waits) */
 };
 
 struct biotape_rq_event {
@@ -72,6 +73,8 @@ struct biotape_rq_event {
 	__u8 attr;         /* BIOTAPE_ATTR_* */
 	__u8 pad[7];
 	char comm[BIOTAPE_COMM_LEN];
+	__u64 wake_ns;     /* the submitter last woke from a sleep (BIOTAPE_ATTR_WAKE) */
+	__u64 slept_ns;    /* ... after sleeping this long */
 };
 
 /*
@@ -81,7 +84,7 @@ struct biotape_rq_event {
 struct biotape_rq_slot {
 	__u64 key; /* struct request * last kept here (0: never used) */
 	struct biotape_rq_event e;
-	__u8 pad[24];
+	__u8 pad[8];
 };
 
 /* Per-CPU loss counters (BPF map "counters", one entry). */
@@ -101,13 +104,26 @@ struct biotape_counters {
 	__u64 hashed;   /* requests given an entry in the hash map (no slot of their own) */
 };
 
+/*
+ * Per-thread sleep state (BPF map "waits", an LRU hash by tid, with --waits): a thread enters
+ * it at its first recorded I/O, and only its context switches and wakeups are noted.
+ */
+struct biotape_wait {
+	__u64 sleep_ns;   /* went to sleep (sched_switch, not runnable); 0: not asleep */
+	__u64 wake_ns;    /* last woken (sched_waking) */
+	__u64 slept_ns;   /* ... after sleeping this long */
+	__u64 last_io_ns; /* its last I/O submission */
+};
+
 /* Per-device state (BPF map "devstate", indexed by dev_idx). */
 struct biotape_devstate {
 	__u32 inflight; /* issued and not completed */
 	__u32 flush_pid, flush_tid;
-	__u32 flush_attr; /* BIOTAPE_ATTR_TASK / _MATCH of the last preflush submitter */
+	__u32 flush_attr; /* BIOTAPE_ATTR_TASK / _MATCH / _WAKE of the last preflush submitter */
 	__u64 flush_cgroup;
 	char flush_comm[BIOTAPE_COMM_LEN];
+	__u64 flush_wake_ns, flush_slept_ns; /* ... and its wake (BIOTAPE_ATTR_WAKE) */
+	__u64 flush_insert_ns; /* ... and when it submitted the preflush (--waits) */
 };
 
 #endif

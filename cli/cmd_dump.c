@@ -23,7 +23,9 @@ static void usage(FILE *fp)
 		"  --to T       stop before T after the first event\n"
 		"  --limit N    print at most N events\n\n"
 		"CSV columns: issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,\n"
-		"comm,cgroup,cpu,qd (times in ns of the recording host's CLOCK_MONOTONIC).\n\n"
+		"comm,cgroup,cpu,qd (times in ns of the recording host's CLOCK_MONOTONIC).\n"
+		"Text and JSON also show when the submitting thread last woke from a sleep\n"
+		"(record --waits): text \"woke T before, slept S\", JSON wake_ns, slept_ns.\n\n"
 		"examples:\n"
 		"  biotape dump samples/fio-mixed.btape | head\n"
 		"  biotape dump --csv --from 2s --to 3s trace.btape > second3.csv\n");
@@ -50,6 +52,15 @@ static void dump_text(FILE *fp, const struct btape_event *ev, const struct btape
 		fprintf(fp, " queued %s", cli_fmt_ns(ev->issue_ns - ev->insert_ns, lat, sizeof(lat)));
 	if (HAS(ev, BTAPE_HAS_QD))
 		fprintf(fp, " qd %" PRIu32, ev->qd);
+	if (HAS(ev, BTAPE_HAS_WAKE)) {
+		char sl[32];
+		bool before = ev->wake_ns <= ev->issue_ns;
+
+		fprintf(fp, " woke %s %s, slept %s",
+			cli_fmt_ns(before ? ev->issue_ns - ev->wake_ns : ev->wake_ns - ev->issue_ns,
+				   lat, sizeof(lat)),
+			before ? "before" : "after", cli_fmt_ns(ev->slept_ns, sl, sizeof(sl)));
+	}
 	if (HAS(ev, BTAPE_HAS_COMM) || HAS(ev, BTAPE_HAS_PID)) {
 		fputs(" ", fp);
 		if (HAS(ev, BTAPE_HAS_COMM))
@@ -96,6 +107,9 @@ static void dump_json(FILE *fp, const struct btape_event *ev, const struct btape
 		fprintf(fp, ",\"cpu\":%" PRIu32, ev->cpu);
 	if (HAS(ev, BTAPE_HAS_QD))
 		fprintf(fp, ",\"qd\":%" PRIu32, ev->qd);
+	if (HAS(ev, BTAPE_HAS_WAKE))
+		fprintf(fp, ",\"wake_ns\":%" PRIu64 ",\"slept_ns\":%" PRIu64, ev->wake_ns,
+			ev->slept_ns);
 	fputs("}\n", fp);
 }
 

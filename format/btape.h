@@ -30,8 +30,9 @@ extern "C" {
 #endif
 
 #define BTAPE_FORMAT_VERSION_MAJOR 1 /* readers refuse a file with a newer major */
-#define BTAPE_FORMAT_VERSION_MINOR 1 /* minor bumps only add keys; readers ignore unknown keys;
-				     * 1.1: the footer's tags map */
+#define BTAPE_FORMAT_VERSION_MINOR 2 /* minor bumps only add keys; readers ignore unknown keys;
+				     * 1.1: the footer's tags map; 1.2: the wake and slept
+				     * columns */
 
 #define BTAPE_ERRMSG_LEN 512 /* a caller's message buffer of this size holds any message whole */
 
@@ -86,7 +87,8 @@ enum btape_has {
 	BTAPE_HAS_CGROUP = 1u << 7,   /* cgroup */
 	BTAPE_HAS_CPU = 1u << 8,      /* cpu */
 	BTAPE_HAS_QD = 1u << 9,       /* qd */
-	BTAPE_HAS__ALL = (1u << 10) - 1,
+	BTAPE_HAS_WAKE = 1u << 10,    /* wake_ns and slept_ns (format 1.2) */
+	BTAPE_HAS__ALL = (1u << 11) - 1,
 };
 
 /*
@@ -110,6 +112,14 @@ struct btape_event {
 	uint32_t cpu;         /* CPU the request was issued on */
 	uint32_t qd;          /* requests in flight on this device at issue, this one included */
 	uint8_t op;           /* enum btape_op */
+	/*
+	 * BTAPE_HAS_WAKE (format 1.2): the submitting thread (tid) last woke from a sleep at
+	 * wake_ns, after sleeping slept_ns, and that wake came after its previous I/O
+	 * submission. Absent: the thread did not sleep since its previous I/O (it was runnable
+	 * or busy), or the recording did not look (record --waits).
+	 */
+	uint64_t wake_ns;
+	uint64_t slept_ns;
 };
 
 /*

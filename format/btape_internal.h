@@ -170,7 +170,7 @@ int btape_footer_unpack(struct btape_summary *s, struct btape_index *ix, struct 
 
 /* Event chunk encoding, format/chunk_enc.c. */
 struct chunk_enc; /* scratch state of the writer */
-#define BTAPE_NCOLS 16
+#define BTAPE_NCOLS 18
 #define BTAPE_COL_COMM 12 /* index of the comm column in struct chunk_cols */
 /*
  * A pending chunk in column form, as the writer accumulates it: for each column, the values
@@ -227,7 +227,7 @@ struct dec_cache {
 };
 
 struct chunk_dec {
-	struct dec_cache cache[16]; /* per column; kept across chunks */
+	struct dec_cache cache[BTAPE_NCOLS]; /* per column; kept across chunks */
 	uint32_t skip;		    /* BTAPE_HAS_* fields not decoded (read as 0); kept */
 	uint32_t n;		    /* events in the chunk */
 	uint32_t pos;		    /* events already decoded */

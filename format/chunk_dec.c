@@ -21,7 +21,7 @@ static const uint64_t col_max[C__COUNT] = {
 	[C_COMPLETE] = UINT64_MAX, [C_INSERT] = UINT64_MAX, [C_FLAGS] = UINT32_MAX,
 	[C_ERROR] = UINT64_MAX,	   [C_PID] = UINT32_MAX,    [C_TID] = UINT32_MAX,
 	[C_COMM] = UINT32_MAX,	   [C_CGROUP] = UINT64_MAX, [C_CPU] = UINT32_MAX,
-	[C_QD] = UINT32_MAX,
+	[C_QD] = UINT32_MAX,	   [C_WAKE] = UINT64_MAX,   [C_SLEPT] = UINT64_MAX,
 };
 
 static int get_varint(const uint8_t *p, size_t len, size_t *off, uint64_t *v)
@@ -249,6 +249,8 @@ static const size_t col_off[C__COUNT] = {
 	[C_CGROUP] = offsetof(struct btape_event, cgroup),
 	[C_CPU] = offsetof(struct btape_event, cpu),
 	[C_QD] = offsetof(struct btape_event, qd),
+	[C_WAKE] = offsetof(struct btape_event, wake_ns),
+	[C_SLEPT] = offsetof(struct btape_event, slept_ns),
 };
 
 /* COL_RAW into a uint64_t field at byte offset off. */
@@ -325,6 +327,7 @@ BTAPE_HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape
 			take_issue_rel(cl, ev, col_off[c], cnt, 0);
 			break;
 		case C_INSERT:
+		case C_WAKE:
 			take_issue_rel(cl, ev, col_off[c], cnt, UINT64_MAX);
 			break;
 		case C_ERROR:
@@ -343,6 +346,7 @@ BTAPE_HOT_CLONES static int take_direct(struct chunk_dec *d, int c, struct btape
 		case C_BYTES:
 		case C_SECTOR:
 		case C_CGROUP:
+		case C_SLEPT:
 			take_u64(cl, ev, col_off[c], cnt);
 			break;
 		case C_DEV:
@@ -820,6 +824,12 @@ static void skip_field(struct chunk_dec *d, int c, struct col *cl, struct btape_
 	case C_CPU:
 		SKIP(cpu, 0);
 		break;
+	case C_WAKE:
+		SKIP(wake_ns, 0);
+		break;
+	case C_SLEPT:
+		SKIP(slept_ns, 0);
+		break;
 	default:
 		SKIP(qd, 0);
 		break;
@@ -967,7 +977,7 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			continue;
 		}
 		if (cl->width == 0 && cl->kind == COL_RAW && c != C_COMM && c != C_ERROR &&
-		    c != C_COMPLETE && c != C_INSERT && p->fits[c]) {
+		    c != C_COMPLETE && c != C_INSERT && c != C_WAKE && p->fits[c]) {
 			switch (c) {
 			case C_FLAGS:
 				ASSIGN_CONST(flags, (uint32_t)v);
@@ -983,6 +993,9 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 				break;
 			case C_CPU:
 				ASSIGN_CONST(cpu, (uint32_t)v);
+				break;
+			case C_SLEPT:
+				ASSIGN_CONST(slept_ns, v);
 				break;
 			default:
 				ASSIGN_CONST(qd, (uint32_t)v);
@@ -1019,6 +1032,12 @@ int btape_chunk_dec_next(struct chunk_dec *d, struct btape_event *ev, uint32_t m
 			break;
 		case C_INSERT:
 			ASSIGN(insert_ns, ev[k].issue_ns - v);
+			break;
+		case C_WAKE:
+			ASSIGN(wake_ns, ev[k].issue_ns - v);
+			break;
+		case C_SLEPT:
+			ASSIGN(slept_ns, v);
 			break;
 		case C_FLAGS:
 			if (!p->fits[c] && check_range(tmp, have, UINT32_MAX, err, errlen, c))

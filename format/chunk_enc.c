@@ -259,6 +259,8 @@ void btape_chunk_cols_add_n(struct chunk_cols *cc, const struct btape_event *con
 	COL_ADD(C_CGROUP, BTAPE_HAS_CGROUP, ev[i]->cgroup);
 	COL_ADD(C_CPU, BTAPE_HAS_CPU, ev[i]->cpu);
 	COL_ADD(C_QD, BTAPE_HAS_QD, ev[i]->qd);
+	COL_ADD(C_WAKE, BTAPE_HAS_WAKE, zz_enc((int64_t)(ev[i]->issue_ns - ev[i]->wake_ns)));
+	COL_ADD(C_SLEPT, BTAPE_HAS_WAKE, ev[i]->slept_ns);
 	cc->n += n;
 }
 
@@ -319,7 +321,7 @@ int btape_chunk_encode_cols(struct chunk_enc *ce, struct chunk_cols *cc, const c
 		unsigned int kind = COL_RAW;
 		uint32_t m = cc->m[c];
 
-		if (c == C_COMPLETE || c == C_INSERT || c == C_ERROR)
+		if (c == C_COMPLETE || c == C_INSERT || c == C_ERROR || c == C_WAKE)
 			kind = COL_ZIGZAG;
 		if (c == C_ISSUE && m) {
 			uint64_t prev = origin = t[0];

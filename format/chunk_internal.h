@@ -36,12 +36,15 @@ enum col_id {
 	C_CGROUP,
 	C_CPU,
 	C_QD,
+	C_WAKE,  /* format 1.2: issue_ns - wake_ns, zig-zag */
+	C_SLEPT, /* format 1.2: slept_ns */
 	C__COUNT
 };
 
 static const char *const col_names[C__COUNT] = {
 	"present", "issue", "dev", "op",  "bytes", "sector", "complete", "insert",
 	"flags",   "error", "pid", "tid", "comm",  "cgroup", "cpu",	 "qd",
+	"wake",	   "slept",
 };
 
 /* Presence bit of an optional column; 0 for the always-present ones. */
@@ -51,6 +54,7 @@ static const uint32_t col_bit[C__COUNT] = {
 	[C_PID] = BTAPE_HAS_PID,	   [C_TID] = BTAPE_HAS_TID,
 	[C_COMM] = BTAPE_HAS_COMM,	   [C_CGROUP] = BTAPE_HAS_CGROUP,
 	[C_CPU] = BTAPE_HAS_CPU,	   [C_QD] = BTAPE_HAS_QD,
+	[C_WAKE] = BTAPE_HAS_WAKE,	   [C_SLEPT] = BTAPE_HAS_WAKE,
 };
 
 _Static_assert(C__COUNT == BTAPE_NCOLS && C_COMM == BTAPE_COL_COMM, "column ids");

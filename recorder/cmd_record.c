@@ -66,6 +66,7 @@ struct rec_opts {
 	uint64_t max_events;
 	uint64_t max_size;
 	bool bio_layer;
+	bool waits; /* --waits */
 	uint32_t ring_kb;
 	uint32_t inflight_max;
 	uint32_t queue_batches;
@@ -80,7 +81,7 @@ static void usage(FILE *fp)
 	fprintf(fp,
 		"usage: biotape record -o FILE [-d DEV]... [-p PID] [--cgroup PATH] [--comm NAME]\n"
 		"                      [--duration S] [--max-events N] [--max-size BYTES]\n"
-		"                      [--layer rq|bio] [-v] [-- COMMAND ARGS...]\n\n"
+		"                      [--layer rq|bio] [--waits] [-v] [-- COMMAND ARGS...]\n\n"
 		"Records every block request (one event per completed request: insert, issue and\n"
 		"completion times, device, sector, size, op and flags, error, queue depth, CPU, and\n"
 		"the submitting pid/tid/comm/cgroup) with eBPF until interrupted (Ctrl-C, SIGTERM,\n"
@@ -97,6 +98,8 @@ static void usage(FILE *fp)
 		"      --max-size B    stop once the trace is B bytes (e.g. 100M)\n"
 		"      --layer L       rq: requests as devices see them (default);\n"
 		"                      bio: bios as submitted, before merging and splitting\n"
+		"      --waits         also note, per I/O, when its thread last woke from a sleep\n"
+		"                      and how long it slept (replay --order causal follows them)\n"
 		"  -v, --verbose       more detail (libbpf's messages; -vv: libbpf debug)\n"
 		"  -- COMMAND ARGS     run COMMAND and record until it exits (filters still apply)\n\n"
 		"With a pid, comm or cgroup filter, I/O that the kernel submits on a task's behalf\n"
@@ -124,7 +127,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 {
 	enum { OPT_CGROUP = 256, OPT_COMM, OPT_DURATION, OPT_MAX_EVENTS, OPT_MAX_SIZE, OPT_LAYER,
 	       OPT_RING_KB, OPT_INFLIGHT_MAX, OPT_QUEUE_BATCHES, OPT_PROG_TYPE,
-	       OPT_PAUSE_MS, OPT_REORDER_EVENTS };
+	       OPT_PAUSE_MS, OPT_REORDER_EVENTS, OPT_WAITS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "device", required_argument, NULL, 'd' },
@@ -135,6 +138,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "max-events", required_argument, NULL, OPT_MAX_EVENTS },
 		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 		{ "layer", required_argument, NULL, OPT_LAYER },
+		{ "waits", no_argument, NULL, OPT_WAITS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		/* Test and tuning knobs, not in --help. */
@@ -199,6 +203,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 				cli_err("record: --max-size '%s': not a size (e.g. 100M)", optarg);
 				return -EINVAL;
 			}
+			break;
+		case OPT_WAITS:
+			o->waits = true;
 			break;
 		case OPT_LAYER:
 			if (strcmp(optarg, "rq") == 0) {
@@ -379,6 +386,8 @@ static void build_capture(const struct rec_opts *o, const struct btape_meta *met
 		ADD(" --cgroup %s", o->cgroup);
 	if (o->comm)
 		ADD(" --comm %s", o->comm);
+	if (o->waits)
+		ADD(" --waits");
 	if (o->duration_ns)
 		ADD(" --duration %" PRIu64 "ms", o->duration_ns / 1000000);
 	if (o->max_events)
@@ -800,6 +809,7 @@ static int setup_bpf(struct rec_state *s)
 	 */
 	s->user_qd = !o->pid && !o->comm && s->cgroup_fd < 0;
 	bo.user_qd = s->user_qd;
+	bo.waits = o->waits;
 	bo.pid = o->pid;
 	bo.comm = o->comm;
 	bo.cgroup_fd = s->cgroup_fd;

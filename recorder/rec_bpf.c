@@ -95,7 +95,7 @@ static const struct tp_choice progs[] = {
 
 /* Chooses the programs of one kind ("btf" or "raw"); fails when a required one is missing. */
 static int choose_progs(struct biotape_bpf *skel, const struct btf *btf, const char *kind,
-			bool bio_layer, bool *have_io_start, char *why, size_t whylen)
+			bool bio_layer, bool waits, bool *have_io_start, char *why, size_t whylen)
 {
 	struct bpf_program *p;
 	char name[64];
@@ -122,6 +122,19 @@ static int choose_progs(struct biotape_bpf *skel, const struct btf *btf, const c
 		bpf_program__set_autoload(p, true);
 		if (strcmp(c->suffix, "io_start") == 0)
 			*have_io_start = true;
+	}
+	/* --waits: the scheduler's tracepoints (the programs read only their first arguments) */
+	for (int i = 0; waits && i < 2; i++) {
+		static const char *const tp[] = { "sched_switch", "sched_waking" };
+
+		if (btf && tp_nargs(btf, tp[i]) < (i ? 1 : 2)) {
+			snprintf(why, whylen, "--waits: the kernel has no usable tracepoint %s", tp[i]);
+			return -ENOENT;
+		}
+		snprintf(name, sizeof(name), "%s_%s", kind, tp[i]);
+		p = bpf_object__find_program_by_name(skel->obj, name);
+		if (p)
+			bpf_program__set_autoload(p, true);
 	}
 	/* Without these nothing can be recorded. */
 	static const char *required_rq[] = { "rq_issue", "rq_complete" };
@@ -213,7 +226,7 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 		snprintf(why, whylen, "opening the BPF object: %s", strerror(-err));
 		return err;
 	}
-	err = choose_progs(skel, btf, kind, o->bio_layer, &have_io_start, why, whylen);
+	err = choose_progs(skel, btf, kind, o->bio_layer, o->waits, &have_io_start, why, whylen);
 	if (err)
 		goto cleanup;
 	skel->rodata->nr_rings = b->nr_rings;
@@ -229,6 +242,7 @@ static int try_load(struct rec_bpf *b, const struct rec_bpf_opts *o, const struc
 	skel->rodata->filter_cgroup_on = o->cgroup_fd >= 0;
 	skel->rodata->have_io_start = have_io_start;
 	skel->rodata->kernel_qd = !o->user_qd;
+	skel->rodata->record_waits = o->waits;
 	{
 		/* Fault injection for the tests: see test_skip_complete in biotape.bpf.c. */
 		const char *t = getenv("BIOTAPE_TEST_SKIP_COMPLETE");

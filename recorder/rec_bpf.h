@@ -29,6 +29,7 @@ struct rec_bpf_opts {
 	uint32_t self_pid;       /* never recorded */
 	bool raw_tp_only;        /* skip tp_btf (tests of the fallback) */
 	bool user_qd;            /* queue depth derived in user space (rec_qd.h): no counter */
+	bool waits;              /* note each submitter's last wake from a sleep (--waits) */
 };
 
 /* Called for every record consumed from a ring; a non-zero return stops the current poll. */

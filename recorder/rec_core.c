@@ -160,6 +160,13 @@ int rec_event_convert(const struct biotape_rq_event *in, struct btape_event *out
 		out->cgroup = in->cgroup;
 		out->comm = comm_buf;
 		out->present |= BTAPE_HAS_PID | BTAPE_HAS_TID | BTAPE_HAS_COMM | BTAPE_HAS_CGROUP;
+		/* the thread's wake before it submitted (so at or before the issue) */
+		if ((in->attr & BIOTAPE_ATTR_WAKE) && in->wake_ns && in->wake_ns <= in->issue_ns &&
+		    in->slept_ns <= in->wake_ns) {
+			out->wake_ns = in->wake_ns;
+			out->slept_ns = in->slept_ns;
+			out->present |= BTAPE_HAS_WAKE;
+		}
 	}
 	return 0;
 }

@@ -94,12 +94,15 @@ static void usage(FILE *fp)
 		"                         together into one: the summary counts them)\n"
 		"  --think-window D       --order causal: the longest think time that is a dependency\n"
 		"                         (default 1ms)\n"
-		"  --cross-thread off|barrier|any\n"
+		"  --cross-thread off|barrier|any|wake\n"
 		"                         --order causal: an I/O may also follow another thread's I/O\n"
 		"                         on its device that completed within --think-window before\n"
 		"                         it, while its own thread had nothing in flight (an fdatasync\n"
 		"                         waiting on the journal thread's commit): a barrier (flush,\n"
-		"                         FUA, preflush), any I/O, or off (default)\n"
+		"                         FUA, preflush), any I/O, or off; wake: an I/O follows the\n"
+		"                         completion its thread was woken for, of any thread, as\n"
+		"                         recorded by record --waits (the default for such a trace;\n"
+		"                         else off)\n"
 		"  --iodepth N            most I/Os in flight per copy (afap: %d; else a cap: %d)\n"
 		"  --engine NAME          io_uring (default), psync or null\n"
 		"  --null-latency D       --engine null: complete each I/O D after submission (default 0)\n"
@@ -189,6 +192,7 @@ struct opts {
 	int order;		  /* enum rp_order_mode */
 	uint64_t think_ns;	  /* --think-window (0: not given) */
 	int xthread;		  /* --cross-thread: enum rp_xthread + 1 (0: not given) */
+	bool xthread_given;	  /* ... was given (else its default follows the trace) */
 	uint64_t null_latency_ns; /* --null-latency */
 	const char *out;
 };
@@ -482,7 +486,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_XTHREAD:
 			o->xthread = rp_xthread_parse(optarg) + 1;
 			if (!o->xthread) {
-				cli_err("replay: --cross-thread '%s': expected off, barrier or any",
+				cli_err("replay: --cross-thread '%s': expected off, barrier, any or wake",
 					optarg);
 				return -EINVAL;
 			}
@@ -591,6 +595,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (!o->think_ns)
 		o->think_ns = RP_THINK_WINDOW_NS;
+	o->xthread_given = o->xthread != 0;
 	o->xthread = o->xthread ? o->xthread - 1 : RP_XTHREAD_DEFAULT;
 	if (o->null_latency_ns && strcmp(o->engine, "null")) {
 		cli_err("replay: --null-latency only applies to --engine null");
@@ -923,6 +928,17 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	s.meta = rp_prefetch__meta(pf);
+	if (o.order == RP_ORDER_CAUSAL) {
+		if (!o.xthread_given)
+			o.xthread = rp_xthread_default(s.meta->capture);
+		if (o.xthread == RP_XTHREAD_WAKE && rp_xthread_default(s.meta->capture) !=
+							     RP_XTHREAD_WAKE) {
+			cli_err("replay: --cross-thread wake: %s was not recorded with --waits",
+				o.trace);
+			ret = BTAPE_EXIT_USAGE;
+			goto cleanup;
+		}
+	}
 	s.sum.sz = sizeof(s.sum);
 	err = rp_prefetch__summary(pf, &s.sum);
 	if (err < 0) {

@@ -55,6 +55,8 @@ struct ent {
 	struct btape_event ev; /* comm dropped */
 	uint64_t id;
 	uint64_t rissue, rdone; /* recorded (plus the loop offset); rdone NO_TIME: unknown */
+	uint64_t rwake, rslept; /* its thread's recorded wake (NO_TIME: none) and sleep */
+	uint64_t rsub; /* submitted: rissue, or (wake sources) its recorded insert (see add) */
 	uint64_t start, end;	/* sectors [start, end) */
 	uint64_t key;		/* thread: tid, else pid | 1 << 32; 0 none */
 	uint64_t deadline, done_ns;
@@ -115,7 +117,7 @@ struct rp_order {
 
 static const char *const mode_names[] = {"none", "conflict", "barrier", "causal"};
 static const char *const dep_names[] = {"conflict", "barrier", "causal", "cross-thread"};
-static const char *const xthread_names[] = {"off", "barrier", "any"};
+static const char *const xthread_names[] = {"off", "barrier", "any", "wake"};
 
 /* The index of name in names[n], or -1. */
 static int name_index(const char *const *names, int n, const char *name)
@@ -143,12 +145,30 @@ const char *rp_dep_name(enum rp_dep d)
 
 int rp_xthread_parse(const char *name)
 {
-	return name_index(xthread_names, 3, name);
+	return name_index(xthread_names, 4, name);
 }
 
 const char *rp_xthread_name(enum rp_xthread x)
 {
-	return (unsigned int)x < 3 ? xthread_names[x] : "?";
+	return (unsigned int)x < 4 ? xthread_names[x] : "?";
+}
+
+enum rp_xthread rp_xthread_default(const char *capture)
+{
+	const char *p = capture;
+
+	while (p && *p) {
+		size_t n;
+
+		p += strspn(p, " ");
+		n = strcspn(p, " ");
+		if (n == 2 && !strncmp(p, "--", 2))
+			break;
+		if (n == 7 && !strncmp(p, "--waits", 7))
+			return RP_XTHREAD_DEFAULT_WAKES;
+		p += n;
+	}
+	return RP_XTHREAD_DEFAULT;
 }
 
 int rp_order__new(struct rp_order **op, const struct rp_order_cfg *cfg)
@@ -159,7 +179,7 @@ int rp_order__new(struct rp_order **op, const struct rp_order_cfg *cfg)
 
 	*op = NULL;
 	if ((unsigned int)cfg->mode > RP_ORDER_CAUSAL ||
-	    (unsigned int)cfg->xthread > RP_XTHREAD_ANY || cfg->window > (1u << 24))
+	    (unsigned int)cfg->xthread > RP_XTHREAD_WAKE || cfg->window > (1u << 24))
 		return -EINVAL;
 	while (size < cfg->window)
 		size <<= 1;
@@ -470,19 +490,44 @@ static bool xsource(const struct rp_order *o, const struct ent *a, const struct 
 }
 
 /*
- * The latest recorded completion at or before b's issue, within the think window, of b's
- * thread or of a cross-thread source.
+ * Wake sources: the I/O, of any thread and device, with the latest recorded completion in
+ * [wake - slept, wake]; NO_ID when there is none (b did not sleep since its thread's previous
+ * I/O, or no I/O completed while it slept).
  */
-static void find_source(struct rp_order *o, struct ent *b)
+static uint64_t find_wake_source(struct rp_order *o, const struct ent *b, uint64_t *best_done)
 {
-	uint64_t best = NO_ID, best_done = 0;
+	uint64_t best = NO_ID, from, horizon;
+	struct ent *a;
+
+	if (b->rwake == NO_TIME)
+		return NO_ID;
+	from = b->rwake > b->rslept ? b->rwake - b->rslept : 0;
+	horizon = from > o->max_lat ? from - o->max_lat : 0;
+	for (uint64_t id = b->id; id-- > 0 && b->id - id <= o->mask;) {
+		a = get(o, id);
+		if (!a || a->rissue < horizon)
+			break;
+		if (a->rdone == NO_TIME || a->rdone < from || a->rdone > b->rwake)
+			continue;
+		if (best == NO_ID || a->rdone > *best_done) {
+			best = id;
+			*best_done = a->rdone;
+		}
+	}
+	return best;
+}
+
+/*
+ * The latest recorded completion at or before b's issue, within the think window, of b's
+ * thread or of a cross-thread source; NO_ID when there is none.
+ */
+static uint64_t find_think_source(struct rp_order *o, const struct ent *b, uint64_t *best_done)
+{
+	uint64_t best = NO_ID;
 	uint64_t horizon =
 		b->rissue > o->think_ns + o->max_lat ? b->rissue - o->think_ns - o->max_lat : 0;
 	struct ent *a;
 
-	b->src = NO_ID;
-	if (!b->key)
-		return;
 	for (uint64_t id = b->id; id-- > 0 && b->id - id <= o->mask;) {
 		a = get(o, id);
 		if (!a || a->rissue < horizon)
@@ -495,17 +540,33 @@ static void find_source(struct rp_order *o, struct ent *b)
 			continue;
 		if (a->key != b->key && !xsource(o, a, b))
 			continue;
-		if (best == NO_ID || a->rdone > best_done) {
+		if (best == NO_ID || a->rdone > *best_done) {
 			best = id;
-			best_done = a->rdone;
+			*best_done = a->rdone;
 		}
 	}
+	return best;
+}
+
+/* b's causal source (order.h): what its thread woke for, or by the think window. */
+static void find_source(struct rp_order *o, struct ent *b)
+{
+	uint64_t best, best_done = 0;
+	struct ent *a;
+
+	b->src = NO_ID;
+	if (!b->key)
+		return;
+	if (o->xthread == RP_XTHREAD_WAKE)
+		best = find_wake_source(o, b, &best_done);
+	else
+		best = find_think_source(o, b, &best_done);
 	if (best == NO_ID)
 		return;
 	a = get(o, best);
 	b->src = best;
 	b->xsrc = a->key != b->key;
-	b->think = (uint64_t)((double)(b->rissue - best_done) / o->speed);
+	b->think = (uint64_t)((double)(b->rsub - best_done) / o->speed);
 	if (a->state == ST_DONE) {
 		b->src_done_ns = a->done_ns;
 	} else {
@@ -698,6 +759,22 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 			   : NO_TIME;
 	if (e->rdone != NO_TIME && e->rdone - e->rissue > o->max_lat)
 		o->max_lat = e->rdone - e->rissue;
+	/* a wake after the issue is not one the thread submitted after */
+	e->rwake = (ev->present & BTAPE_HAS_WAKE) && ev->wake_ns <= ev->issue_ns
+			   ? ev->wake_ns + rec_off
+			   : NO_TIME;
+	e->rslept = ev->slept_ns;
+	/*
+	 * Think time runs from the source's completion to when b was submitted: with wake sources
+	 * its insert, when it has one after the wake. Its queueing in the block layer (behind a
+	 * flush, a jbd2 commit block behind its preflush) is the device's time, which the target
+	 * replays for itself.
+	 */
+	e->rsub = e->rissue;
+	if (o->xthread == RP_XTHREAD_WAKE && e->rwake != NO_TIME &&
+	    (ev->present & BTAPE_HAS_INSERT) && ev->insert_ns <= ev->issue_ns &&
+	    ev->insert_ns >= ev->wake_ns)
+		e->rsub = ev->insert_ns + rec_off;
 	e->start = ev->sector;
 	e->end = ev->sector + sectors;
 	e->key = thread_key(ev);

@@ -41,6 +41,21 @@
  *             of its thread's). That is an fdatasync waiting on a journal thread's commit
  *             (jbd2: journal writes, then a preflush/FUA commit block), seen from the block
  *             layer: the application thread's next I/O follows the commit's completion.
+ *   wake sources (causal, xthread RP_XTHREAD_WAKE; a trace recorded with --waits): the
+ *             recording says when B's thread last woke from a sleep (wake_ns, slept_ns,
+ *             BTAPE_HAS_WAKE) if that was after its previous I/O. B's source is then the I/O
+ *             A (any thread, or none; any device) with the latest recorded completion in
+ *             [wake - slept, wake]: the completion the sleeping thread was woken for,
+ *             directly or through another thread (an fsync woken by jbd2 after its commit
+ *             block completed; on a loaded host that wake may come milliseconds later). No think
+ *             window: B goes at A's replayed completion + (B's submission - A's completion) /
+ *             speed, whatever the thread did after waking; B's submission is its insert_ns
+ *             when that came after the wake (its queueing behind a flush is the device's
+ *             time, which the target replays for itself), else its issue. A B without a wake (its thread
+ *             did not sleep since its previous I/O: it was running or runnable), or whose
+ *             sleep saw no completion near its end (a timer, a lock, the network), has no
+ *             source: its thread's timeline offset, as above. The same-thread think-window
+ *             rule does not apply: the wakes say what the thread waited for.
  *
  * A rule apart from the modes, with any of them (and the only one under none):
  *   flushes apart (--flushes-apart): the block layer keeps one flush in flight per queue and
@@ -83,12 +98,13 @@ enum rp_dep {
 	RP_DEP__COUNT,
 	RP_DEP_FLUSHES = RP_DEP__COUNT
 };
-/* Cross-thread sources (causal): none, barriers only, any I/O. */
-enum rp_xthread { RP_XTHREAD_OFF, RP_XTHREAD_BARRIER, RP_XTHREAD_ANY };
+/* Cross-thread sources (causal): none, barriers only, any I/O; the recorded wakes instead. */
+enum rp_xthread { RP_XTHREAD_OFF, RP_XTHREAD_BARRIER, RP_XTHREAD_ANY, RP_XTHREAD_WAKE };
 
 #define RP_ORDER_WINDOW 4096	      /* events tracked between the oldest unfinished and newest */
 #define RP_THINK_WINDOW_NS 1000000ull /* default causal think-time window: 1 ms */
-#define RP_XTHREAD_DEFAULT RP_XTHREAD_OFF /* --cross-thread default (docs/REPLAY.md) */
+#define RP_XTHREAD_DEFAULT RP_XTHREAD_OFF /* --cross-thread default without wakes */
+#define RP_XTHREAD_DEFAULT_WAKES RP_XTHREAD_WAKE /* ... of a trace recorded with --waits */
 
 struct rp_order;
 
@@ -96,9 +112,15 @@ struct rp_order;
 int rp_order_mode_parse(const char *name);
 const char *rp_order_mode_name(enum rp_order_mode m);
 const char *rp_dep_name(enum rp_dep d);
-/* Cross-thread rule names: "off", "barrier", "any"; the name's value or -1. */
+/* Cross-thread rule names: "off", "barrier", "any", "wake"; the name's value or -1. */
 int rp_xthread_parse(const char *name);
 const char *rp_xthread_name(enum rp_xthread x);
+/*
+ * The cross-thread rule a trace gets by default, from its capture settings (btape_meta):
+ * RP_XTHREAD_DEFAULT_WAKES when it was recorded with --waits (before the command's " -- "),
+ * else RP_XTHREAD_DEFAULT.
+ */
+enum rp_xthread rp_xthread_default(const char *capture);
 
 struct rp_order_cfg {
 	enum rp_order_mode mode;

@@ -28,14 +28,16 @@
 #           table, page cache cold (the file system is mounted afresh before the run, without
 #           ext4's background block-bitmap prefetch).
 # Modes: none conflict barrier causal (--order), load and afap (--timing); causal:RULE is
-# causal with --cross-thread RULE (off, barrier, any).
+# causal with --cross-thread RULE (off, barrier, any, wake). The applications are recorded
+# with REC_ARGS (--waits), so causal alone is causal:wake (docs/REPLAY.md).
 # Per mode and direction, medians over the rounds of replay / truth: run time at the device
 # (first issue to last completion), IOPS, device time p50/p99 per op, mean queue depth, and
 # `biotape compare TRUTH REPLAY`'s fidelity (per-window IOPS correlation, inter-arrival KS,
 # latency demerit).
 #   bash bench/replay/deps.sh [BUILD_DIR]
 # Environment: ROUNDS (3), FAST_IOPS (5000), SLOW_IOPS (1000), WORKLOADS ("fio sqlite"),
-# MODES ("none conflict barrier causal load afap"), FIO_WAL (1000 WAL writes), FIO_RAND (3000
+# MODES ("none conflict barrier causal load afap"), REC_ARGS (--waits: the applications'
+# recordings; empty: without wakes), FIO_WAL (1000 WAL writes), FIO_RAND (3000
 # random I/Os), SQL_TX (800), SQL_ROWS (100000), BIOTAPE=PATH (measure that binary),
 # KEEP=DIR (copy the recordings and per-run rows there). Needs root, cgroup v1 blkio, fio,
 # sqlite3, mkfs.ext4, python3. Writes only to its own loop devices over /dev/shm (one 256 MiB
@@ -51,6 +53,7 @@ FIO_WAL=${FIO_WAL:-1000}
 FIO_RAND=${FIO_RAND:-3000}
 SQL_TX=${SQL_TX:-800}
 SQL_ROWS=${SQL_ROWS:-100000}
+read -r -a REC_ARGS <<<"${REC_ARGS---waits}"
 BIN=$(cd "$BUILD/bin" && pwd)
 BT=${BIOTAPE:-$BIN/biotape}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -135,7 +138,7 @@ run_app() {
 	case $wl in
 	fio)
 		storage_cap "$iops"
-		"$BT" record -o "$out" -d "$DEV" -- fio --name=wal --filename="$DEV" --rw=write \
+		"$BT" record -o "$out" -d "$DEV" "${REC_ARGS[@]}" -- fio --name=wal --filename="$DEV" --rw=write \
 			--bs=8k --direct=1 --ioengine=psync --iodepth=1 --fdatasync=1 --offset=0 \
 			--size=$((FIO_WAL * 8))k --name=rnd --filename="$DEV" --rw=randrw --bs=8k \
 			--direct=1 --ioengine=libaio --iodepth=4 --offset=64M --size=128M \
@@ -152,7 +155,7 @@ run_app() {
 		# application's last I/O on faster storage, where its own run has stopped
 		mount -o no_prefetch_block_bitmaps "$DEV" "$MNT"
 		storage_cap "$iops"
-		"$BT" record -o "$out" -d "$DEV" -- sqlite3 "$MNT/db" <"$W/tx.sql" \
+		"$BT" record -o "$out" -d "$DEV" "${REC_ARGS[@]}" -- sqlite3 "$MNT/db" <"$W/tx.sql" \
 			>"$W/app.log" 2>&1 || die "sqlite3 on $iops IOPS failed: $(tail -2 "$W/app.log")"
 		umount "$MNT"
 		;;

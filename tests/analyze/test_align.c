@@ -64,6 +64,27 @@ static void test_cluster(void **state)
 	assert_string_equal(out[2].host, "h1/r2");
 }
 
+/* An event moves whole onto the reference timeline: every time it has, the wake included. */
+static void test_event_shifted(void **state)
+{
+	struct btape_event ev = {.issue_ns = 50000000, .complete_ns = 50000100,
+				 .insert_ns = 49999990, .wake_ns = 49999900, .slept_ns = 700,
+				 .present = BTAPE_HAS_COMPLETE | BTAPE_HAS_INSERT | BTAPE_HAS_WAKE};
+	bool multi;
+
+	(void)state;
+	file(0, "h0", "rec", 0, 0, 10);
+	file(1, "h1", "rec", 1, 3000000, 20);
+	assert_int_equal(an_align_plan(AN_ALIGN_AUTO, in, 2, out, &multi, msg, sizeof(msg)),
+			 AN_ALIGN_CLUSTER);
+	an_align_event(&out[1].clock, &ev);
+	assert_int_equal(ev.issue_ns, 47000000);
+	assert_int_equal(ev.complete_ns, 47000100);
+	assert_int_equal(ev.insert_ns, 46999990);
+	assert_int_equal(ev.wake_ns, 46999900);
+	assert_int_equal(ev.slept_ns, 700);
+}
+
 static void test_refused(void **state)
 {
 	bool multi;
@@ -134,6 +155,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_file_untouched),
 		cmocka_unit_test(test_cluster),
+		cmocka_unit_test(test_event_shifted),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_start_and_wall),
 		cmocka_unit_test(test_parse),

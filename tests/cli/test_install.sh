@@ -33,8 +33,8 @@ man -l "$d/usr/share/man/man1/biotape.1" >/dev/null 2>&1 || command -v man >/dev
 # The soname carries the library's ABI version (format/CMakeLists.txt), not the tool's.
 so=$(find "$d/usr" -name 'libbiotape.so' | head -1)
 soname=$(objdump -p "$so" | awk '$1 == "SONAME" { print $2 }')
-[ "$soname" = libbiotape.so.2 ] || fail "soname: '$soname', want libbiotape.so.2"
-grep -q '^Version: 2\.' "$pc" || fail "libbiotape.pc: $(grep '^Version' "$pc")"
+[ "$soname" = libbiotape.so.3 ] || fail "soname: '$soname', want libbiotape.so.3"
+grep -q '^Version: 3\.' "$pc" || fail "libbiotape.pc: $(grep '^Version' "$pc")"
 # The error rule of btape.h: a failed open writes its message into the caller's buffer.
 cat > "$d/use.c" <<'C'
 #include <btape.h>

@@ -27,7 +27,7 @@
 #include "btape_internal.h"
 #include "test_util.h"
 
-#define NCOLS 16
+#define NCOLS 18
 #define MAX_EVENTS 1400
 #define CHUNKS 3000
 
@@ -36,12 +36,14 @@ enum { P_PRESENT, P_ISSUE, P_DEV, P_OP, P_BYTES, P_SECTOR, P_COMPLETE, P_INSERT,
 static const char *const names[NCOLS] = {
 	"present", "issue", "dev", "op",  "bytes", "sector", "complete", "insert",
 	"flags",   "error", "pid", "tid", "comm",  "cgroup", "cpu",	 "qd",
+	"wake",	   "slept",
 };
 static const uint32_t bits[NCOLS] = {
 	0,		  0,		    0,		     0,
 	0,		  0,		    BTAPE_HAS_COMPLETE, BTAPE_HAS_INSERT,
 	BTAPE_HAS_FLAGS,  BTAPE_HAS_ERROR,  BTAPE_HAS_PID,	     BTAPE_HAS_TID,
 	BTAPE_HAS_COMM,	  BTAPE_HAS_CGROUP, BTAPE_HAS_CPU,	     BTAPE_HAS_QD,
+	BTAPE_HAS_WAKE,	  BTAPE_HAS_WAKE,
 };
 static const char *const comms[4] = {"a", "bb", "ccc", "dddd"};
 
@@ -111,7 +113,7 @@ static void gen_col(int c, uint32_t m, int wild)
 	r->base = rnd() % 4 == 0 ? rnd() % 1000 : 0;
 	r->origin = rnd() % 3 == 0 ? rnd() : rnd() % 100;
 	if (!wild && c != P_ISSUE && c != P_COMPLETE && c != P_INSERT && c != P_BYTES &&
-	    c != P_SECTOR && c != 13 /* cgroup */) {
+	    c != P_SECTOR && c != 13 /* cgroup */ && c != 16 /* wake */ && c != 17 /* slept */) {
 		if (r->width > 2)
 			r->width = (unsigned int)(rnd() % 3);
 		if (r->kind == COL_DELTA)
@@ -279,6 +281,12 @@ static uint32_t make_chunk(msgpack_sbuffer *sb, uint32_t n, int wild)
 				b |= (uint32_t)over32 << c;
 				e->cpu = (uint32_t)v;
 				break;
+			case 16:
+				e->wake_ns = e->issue_ns - v;
+				break;
+			case 17:
+				e->slept_ns = v;
+				break;
 			default:
 				b |= (uint32_t)over32 << c;
 				e->qd = (uint32_t)v;
@@ -329,6 +337,8 @@ static int mismatch(const struct btape_event *g, const struct btape_event *w, ui
 	FIELD(BTAPE_HAS_CGROUP, cgroup);
 	FIELD(BTAPE_HAS_CPU, cpu);
 	FIELD(BTAPE_HAS_QD, qd);
+	FIELD(BTAPE_HAS_WAKE, wake_ns);
+	FIELD(BTAPE_HAS_WAKE, slept_ns);
 #undef FIELD
 	if (skip & BTAPE_HAS_COMM)
 		return g->comm != NULL;

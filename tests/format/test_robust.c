@@ -354,15 +354,15 @@ static void test_unknown_keys_and_frames(void **state)
 	assert_int_equal(chunk.p[0], 0x85);
 	chunk.p[0] = 0x86;
 	{
-		/* the cols map is the last value: a map16 header "de 00 10" */
+		/* the cols map is the last value: a map16 header "de 00 12" */
 		uint8_t *q = memmem(chunk.p, chunk.len,
 				    "\xa4"
 				    "cols"
-				    "\xde\x00\x10",
+				    "\xde\x00\x12",
 				    8);
 
 		assert_non_null(q);
-		q[7] = 0x11;
+		q[7] = 0x13;
 	}
 	msgpack_packer_init(&pk, &chunk, btape_mp_write);
 	tu_pk_str(&pk, "temperature");

@@ -314,7 +314,8 @@ static void pack_col(msgpack_packer *pk, const char *name, unsigned int kind, un
 static uint64_t hand_comm[HAND_N]; /* comm column values (the chunk names one process) */
 
 static const char *const opt_names[] = {"complete", "insert", "flags",	"error", "pid",
-					"tid",	    "comm",   "cgroup", "cpu",	 "qd"};
+					"tid",	    "comm",   "cgroup", "cpu",	 "qd",
+					"wake",	    "slept"}; /* wake and slept share bit 10 */
 
 /*
  * Chunk of HAND_N events whose presence bits are pres[] (coded as present_kind, width
@@ -328,11 +329,11 @@ static void make_chunk(msgpack_sbuffer *sb, const uint32_t *pres, unsigned int p
 {
 	static uint64_t zero[HAND_N], errv[HAND_N];
 	msgpack_packer pk;
-	uint32_t m[10] = {0};
+	uint32_t m[12] = {0};
 
 	for (uint32_t k = 0; k < HAND_N; k++)
-		for (int b = 0; b < 10; b++)
-			m[b] += !!(pres[k] & (1u << b));
+		for (int b = 0; b < 12; b++)
+			m[b] += !!(pres[k] & (1u << (b < 10 ? b : 10)));
 	for (uint32_t k = 0; k < HAND_N; k++)
 		errv[k] = err_val;
 	msgpack_sbuffer_init(sb);
@@ -348,14 +349,14 @@ static void make_chunk(msgpack_sbuffer *sb, const uint32_t *pres, unsigned int p
 	msgpack_pack_str_body(&pk, "fio", 3);
 	msgpack_pack_str(&pk, 4);
 	msgpack_pack_str_body(&pk, "cols", 4);
-	msgpack_pack_map(&pk, 6 + 10);
+	msgpack_pack_map(&pk, 6 + 12);
 	pack_col(&pk, "present", present_kind, present_width, pbase, porigin, pvals, HAND_N);
 	pack_col(&pk, "issue", COL_RAW, 0, 0, 0, zero, HAND_N);
 	pack_col(&pk, "dev", COL_RAW, 0, 0, 0, zero, HAND_N);
 	pack_col(&pk, "op", COL_RAW, 0, 0, 0, zero, HAND_N);
 	pack_col(&pk, "bytes", COL_RAW, 0, 0, 0, zero, HAND_N);
 	pack_col(&pk, "sector", COL_RAW, 0, 0, 0, zero, HAND_N);
-	for (int b = 0; b < 10; b++) {
+	for (int b = 0; b < 12; b++) {
 		if (b == 3)
 			pack_col(&pk, opt_names[b], err_kind, err_width, 0, 0, errv, m[b]);
 		else if (b == 6)

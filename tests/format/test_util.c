@@ -93,6 +93,17 @@ void tu_random_event(uint64_t *s, struct btape_event *ev, uint64_t issue, bool a
 		ev->cpu = (uint32_t)(tu_rand(s) % 256);
 	if (ev->present & BTAPE_HAS_QD)
 		ev->qd = (uint32_t)(tu_rand(s) % 1024);
+	if (ev->present & BTAPE_HAS_WAKE) {
+		/*
+		 * From a stream of its own, so that the seeds of the tests written before these
+		 * fields draw what they drew. Usually before the issue (woke, then submitted),
+		 * now and then after it.
+		 */
+		uint64_t w = issue ^ (ev->sector << 7) ^ ev->bytes ^ 0x9e3779b97f4a7c15ull;
+
+		ev->wake_ns = issue - tu_rand(&w) % 2000000 + (tu_rand(&w) % 8 ? 0 : 5000);
+		ev->slept_ns = tu_rand(&w) % 4 ? tu_rand(&w) % 50000000 : tu_rand(&w);
+	}
 }
 
 int tu_event_cmp(const struct btape_event *a, const struct btape_event *b)
@@ -122,6 +133,8 @@ int tu_event_cmp(const struct btape_event *a, const struct btape_event *b)
 		return 10;
 	if ((p & BTAPE_HAS_QD) && a->qd != b->qd)
 		return 11;
+	if ((p & BTAPE_HAS_WAKE) && (a->wake_ns != b->wake_ns || a->slept_ns != b->slept_ns))
+		return 12;
 	return 0;
 }
 

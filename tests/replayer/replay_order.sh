@@ -26,6 +26,8 @@ expect_usage "$D/w.btape" "${T[@]}" --order causal --think-window 0
 expect_usage "$D/w.btape" "${T[@]}" --order causal --think-window soon
 expect_usage "$D/w.btape" "${T[@]}" --order barrier --cross-thread any
 expect_usage "$D/w.btape" "${T[@]}" --order causal --cross-thread sometimes
+# wake needs a trace recorded with --waits (gen_trace's is not)
+expect_usage "$D/w.btape" "${T[@]}" --order causal --cross-thread wake
 expect_usage "$D/w.btape" --target "$D/t" --write --null-latency 1ms
 [ ! -e "$D/t" ] || fail "a refused replay created the target"
 

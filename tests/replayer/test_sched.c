@@ -747,6 +747,14 @@ static bool model_xsource(const struct btape_event *a, const struct btape_event 
 	return idle && a->issue_ns >= idle;
 }
 
+/* --cross-thread wake: a completed while b's thread slept (its wake before b's issue). */
+static bool model_wake_source(const struct btape_event *a, const struct btape_event *b)
+{
+	return (b->present & BTAPE_HAS_WAKE) && b->wake_ns <= b->issue_ns &&
+	       (a->present & BTAPE_HAS_COMPLETE) && a->complete_ns <= b->wake_ns &&
+	       a->complete_ns + b->slept_ns >= b->wake_ns;
+}
+
 static uint64_t model_rel(const struct btape_event *evs, uint64_t t)
 {
 	return (uint64_t)((double)(t - evs[0].issue_ns) / model_speed);
@@ -769,6 +777,15 @@ static void order_model(const struct btape_event *evs, size_t n, int mode, uint6
 
 			if (a->tid && a->tid == b->tid)
 				prev = j;
+			if (model_xthread == RP_XTHREAD_WAKE) {
+				/* what b's thread woke for: any I/O completed in its sleep's end */
+				if (b->tid && model_wake_source(a, b) &&
+				    (src == SIZE_MAX || a->complete_ns >= src_done)) {
+					src = j;
+					src_done = a->complete_ns;
+				}
+				continue;
+			}
 			/* of two that completed together, the later */
 			if (((a->tid && a->tid == b->tid) || model_xsource(a, b, idle)) &&
 			    a->complete_ns <= b->issue_ns &&
@@ -779,8 +796,13 @@ static void order_model(const struct btape_event *evs, size_t n, int mode, uint6
 			}
 		}
 		if (src != SIZE_MAX) {
-			t = issue[src] + lat +
-			    (uint64_t)((double)(b->issue_ns - src_done) / model_speed);
+			/* wake sources: think time up to its submission (insert, after the wake) */
+			uint64_t sub = b->issue_ns;
+
+			if (model_xthread == RP_XTHREAD_WAKE && (b->present & BTAPE_HAS_INSERT) &&
+			    b->insert_ns <= b->issue_ns && b->insert_ns >= b->wake_ns)
+				sub = b->insert_ns;
+			t = issue[src] + lat + (uint64_t)((double)(sub - src_done) / model_speed);
 		} else if (prev != SIZE_MAX) {
 			int64_t x = (int64_t)dl + (int64_t)issue[prev] -
 				    (int64_t)model_rel(evs, evs[prev].issue_ns);
@@ -1132,6 +1154,122 @@ static void test_order_cross_thread(void **state)
 	model_xthread = RP_XTHREAD_OFF;
 }
 
+/* Sets e's recorded wake: woke at wake_us (as ev_rec counts), after sleeping slept_us. */
+static void set_wake(struct btape_event *e, uint64_t wake_us, uint64_t slept_us)
+{
+	e->present |= BTAPE_HAS_WAKE;
+	e->wake_ns = 5000000000ull + wake_us * US;
+	e->slept_ns = slept_us * US;
+}
+
+/*
+ * --cross-thread wake, on the fdatasync of journal_trace(): the application thread (100)
+ * sleeps from its W's completion until the journal thread wakes it 2 us after its commit
+ * block C completed, and writes the next W 3 us later; the journal thread sleeps from its
+ * J's completion until 2 us after (C follows J); the reader (200) never sleeps (always I/O
+ * in flight). Each W then follows the commit's replayed completion + 5 us, another thread's
+ * I/O (counted as cross-thread), on 10x slower and on 10x faster storage, and every issue
+ * time matches the model; the reader, never woken, is chained to nothing: on faster storage
+ * its deadlines.
+ */
+static void test_order_wake_chain(void **state)
+{
+	struct btape_event evs[ORD_MAX];
+	uint64_t got[ORD_MAX];
+	size_t wjc[3 * JR_K], n;
+	struct fixture *f;
+
+	(void)state;
+	for (int faster = 0; faster < 2; faster++) {
+		uint64_t rec = faster ? 500 : 50, lat = (faster ? 50 : 500) * US;
+
+		n = journal_trace(evs, rec, wjc);
+		for (size_t k = 0; k < JR_K; k++) {
+			struct btape_event *w = &evs[wjc[3 * k]], *j = &evs[wjc[3 * k + 1]];
+			struct btape_event *c = &evs[wjc[3 * k + 2]];
+			uint64_t c_done = (c->complete_ns - 5000000000ull) / US;
+			uint64_t j_done = (j->complete_ns - 5000000000ull) / US;
+
+			set_wake(c, j_done + 2, rec);
+			if (k + 1 < JR_K)
+				set_wake(&evs[wjc[3 * k + 3]], c_done + 2,
+					 c_done + 2 - (w->complete_ns - 5000000000ull) / US);
+		}
+		f = fx_new();
+		model_xthread = RP_XTHREAD_WAKE;
+		order_run(f, RP_ORDER_CAUSAL, lat, evs, n, got);
+		for (size_t k = 0; k + 1 < JR_K; k++)
+			assert_int_equal(got[wjc[3 * k + 3]], got[wjc[3 * k + 2]] + lat + 5 * US);
+		for (size_t i = 0; i < n && faster; i++) /* (slower: barriers hold them) */
+			if (evs[i].tid == 200)
+				assert_int_equal(got[i], evs[i].issue_ns - evs[0].issue_ns);
+		if (!faster)
+			assert_int_equal(f->st.dep_waited[RP_DEP_XTHREAD], JR_K - 1);
+		free(f);
+	}
+	model_xthread = RP_XTHREAD_OFF;
+}
+
+/*
+ * The wake decides, not the think window. chain_trace(): thread 100 writes 2 us after each of
+ * its writes completed, recorded at 500 us, replayed on 50 us storage. Recorded without
+ * wakes (the thread never slept: it polled, or was busy), --cross-thread wake chains nothing:
+ * every write at its deadline, where the think-window rule (off) runs the chain 10x sooner.
+ * With a wake 1 us after each completion (it slept through each write), the chain is closed
+ * loop again: each write at the previous one's replayed completion + 2 us.
+ */
+static void test_order_wake_runnable(void **state)
+{
+	struct btape_event evs[ORD_MAX];
+	uint64_t got[ORD_MAX];
+	size_t n = chain_trace(evs, 500);
+	struct fixture *f;
+
+	(void)state;
+	model_xthread = RP_XTHREAD_WAKE;
+	f = fx_new();
+	order_run(f, RP_ORDER_CAUSAL, 50 * US, evs, n, got);
+	for (size_t k = 0; k < CH_N; k++)
+		assert_int_equal(chain_at(evs, n, got, 100, k), k * 502 * US);
+	assert_int_equal(f->st.dep_waited[RP_DEP_CAUSAL] + f->st.dep_waited[RP_DEP_XTHREAD], 0);
+	free(f);
+
+	for (size_t i = 1; i < n; i++) {
+		for (size_t j = i; j-- > 0;) {
+			if (evs[j].tid != 100 || evs[i].tid != 100)
+				continue;
+			if (evs[j].complete_ns < evs[i].issue_ns)
+				set_wake(&evs[i], (evs[j].complete_ns - 5000000000ull) / US + 1, 499);
+			break;
+		}
+	}
+	f = fx_new();
+	order_run(f, RP_ORDER_CAUSAL, 50 * US, evs, n, got);
+	for (size_t k = 0; k < CH_N; k++)
+		assert_int_equal(chain_at(evs, n, got, 100, k), k * 52 * US);
+	free(f);
+	model_xthread = RP_XTHREAD_OFF;
+}
+
+/*
+ * Which rule a trace gets by default: wake only for a trace recorded with --waits (in the
+ * capture settings, not in the recorded command's arguments); otherwise, as before.
+ */
+static void test_order_wake_default(void **state)
+{
+	(void)state;
+	assert_int_equal(rp_xthread_default("--layer rq -d loop0 --waits -- sqlite3 db"),
+			 RP_XTHREAD_WAKE);
+	assert_int_equal(rp_xthread_default("--waits"), RP_XTHREAD_WAKE);
+	assert_int_equal(rp_xthread_default("--layer rq -d loop0 -- sqlite3 db"),
+			 RP_XTHREAD_DEFAULT);
+	assert_int_equal(rp_xthread_default("--layer rq -- prog --waits"), RP_XTHREAD_DEFAULT);
+	assert_int_equal(rp_xthread_default("--layer rq --waitsx"), RP_XTHREAD_DEFAULT);
+	assert_int_equal(rp_xthread_default(""), RP_XTHREAD_DEFAULT);
+	assert_int_equal(rp_xthread_parse("wake"), RP_XTHREAD_WAKE);
+	assert_string_equal(rp_xthread_name(RP_XTHREAD_WAKE), "wake");
+}
+
 /*
  * Random traces, dense enough that hundreds of I/Os are unfinished at once (the per-device
  * indexes of order.c, not a scan): every event's replayed issue time matches the model, in
@@ -1174,13 +1312,24 @@ static void test_order_model_random(void **state)
 			evs[i] = ev_rec(t, t + 10 + (r >> 4) % lat_us, op, (r >> 20) % 2,
 					op == BTAPE_OP_FLUSH ? 0 : 16 * i, bytes, (r >> 22) % 4 * 100,
 					flags);
+			/* two in three woke up to 60 us before their issue, from sleeps of 0-250 us */
+			if (evs[i].tid && (r >> 24) % 3) {
+				evs[i].present |= BTAPE_HAS_WAKE;
+				evs[i].wake_ns = evs[i].issue_ns - (r >> 26) % 61 * US;
+				evs[i].slept_ns = (seed >> 8) % 251 * US;
+				/* half of them queued in the block layer since half-way there */
+				if ((seed >> 20) % 2) {
+					evs[i].present |= BTAPE_HAS_INSERT;
+					evs[i].insert_ns = (evs[i].wake_ns + evs[i].issue_ns) / 2;
+				}
+			}
 		}
 		for (int mode = RP_ORDER_NONE; mode <= RP_ORDER_CAUSAL; mode++) {
 			/*
 			 * causal also at --speed 2 and 0.5 (look-ahead in replayed time), each
-			 * with every cross-thread rule
+			 * with every cross-thread rule (wake: c 12-15)
 			 */
-			for (int c = 0; c < (mode == RP_ORDER_CAUSAL ? 12 : 2); c++) {
+			for (int c = 0; c < (mode == RP_ORDER_CAUSAL ? 16 : 2); c++) {
 				uint64_t lat = c % 4 == 1 ? 500 * US : 50 * US;
 				struct fixture *f = fx_new();
 				size_t nf = 0;
@@ -1229,7 +1378,8 @@ static void test_order_model_random(void **state)
 							 (unsigned long long)fw[i]);
 				/* the trace exercises every rule it may (at --speed 1) */
 				if (mode >= RP_ORDER_CONFLICT && c % 4 < 2 && round < 4)
-					assert_true(f->st.dep_waited[RP_DEP_CONFLICT] > 250);
+					assert_true(f->st.dep_waited[RP_DEP_CONFLICT] >
+						    (c < 12 ? 250u : 200u));
 				if (mode >= RP_ORDER_BARRIER && c % 4 < 2)
 					assert_true(f->st.dep_waited[RP_DEP_BARRIER] > 20);
 				if (mode >= RP_ORDER_CAUSAL && c % 4 < 2)
@@ -1470,6 +1620,9 @@ int main(void)
 		cmocka_unit_test(test_order_causal_stretch),
 		cmocka_unit_test(test_order_causal_faster),
 		cmocka_unit_test(test_order_cross_thread),
+		cmocka_unit_test(test_order_wake_chain),
+		cmocka_unit_test(test_order_wake_runnable),
+		cmocka_unit_test(test_order_wake_default),
 		cmocka_unit_test(test_order_model_random),
 		cmocka_unit_test(test_order_window_full),
 		cmocka_unit_test(test_flushes_apart),
