@@ -199,7 +199,7 @@ struct btape_clock_sync {
 struct btape_cluster {
 	char id[BTAPE_NAME_MAX];        /* recording id shared by every host; "" : none */
 	char reference[BTAPE_NAME_MAX]; /* host name of the reference (rank 0) */
-	char method[BTAPE_NAME_MAX];    /* how the offsets were measured, e.g. "mpi-rtt-min" */
+	char method[BTAPE_NAME_MAX];    /* how the offsets were measured, e.g. "mpi-rtt-bounds" */
 	uint32_t rank, ranks;           /* this host's rank, and how many recorded */
 	uint32_t nsync;                 /* 0..BTAPE_CLOCK_SYNC_MAX, in local_ns order */
 	struct btape_clock_sync sync[BTAPE_CLOCK_SYNC_MAX];

@@ -158,7 +158,7 @@ int rec_cluster__clock_start(struct rec_cluster *rc, struct btape_cluster *cl, i
 	memset(cl, 0, sizeof(*cl));
 	snprintf(cl->id, sizeof(cl->id), "%s", id);
 	snprintf(cl->reference, sizeof(cl->reference), "%s", cl_comm__host_of(rc->c, 0));
-	snprintf(cl->method, sizeof(cl->method), "mpi-rtt-min");
+	snprintf(cl->method, sizeof(cl->method), "mpi-rtt-bounds");
 	cl->rank = (uint32_t)rc->rank;
 	cl->ranks = (uint32_t)rc->size;
 	cl->nsync = 1;

@@ -34,6 +34,10 @@ MPIRUN=(mpirun --oversubscribe -x BIOTAPE_SPLIT_TIMES)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; [ "${KEEP:-0}" = 1 ] || rm -f "$DIR"/biotape-bench-par.$$.*.btape' EXIT
+# Open MPI's shared-memory files (vader_segment.*) under $TMP, removed at exit: a killed job
+# leaves none in /dev/shm
+mkdir -p "$TMP/ompi"
+export OMPI_MCA_btl_vader_backing_directory=$TMP/ompi
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v c="$2" '{ print $c }' "$TMP/$1" | median; }

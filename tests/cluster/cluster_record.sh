@@ -59,7 +59,7 @@ ids = {i["cluster"]["id"] for i in info}
 assert len(ids) == 1 and "" not in ids, ids
 for r, i in enumerate(info):
     c = i["cluster"]
-    assert c["rank"] == r and c["ranks"] == 3 and c["method"] == "mpi-rtt-min", c
+    assert c["rank"] == r and c["ranks"] == 3 and c["method"] == "mpi-rtt-bounds", c
     assert len(c["sync"]) == 2, c          # start (metadata) and stop (footer)
     for y in c["sync"]:
         err = y["offset_ns"] - (shift[r] - shift[0])
