@@ -59,7 +59,7 @@ out=$("$BIOTAPE" replay "$D/w.btape" "${T[@]}" --order causal --think-window 300
 	--cross-thread off -o "$D/res.btape") || fail "text replay failed"
 grep -q "order causal (think window 300.*) (cross-thread off)" <<<"$out" ||
 	fail "text: no order in the header: $out"
-grep -q "held by a dependency: conflict [0-9]* (.*), barrier .*, causal [1-9].*, cross-thread 0" \
+grep -q "held by a dependency: conflict [0-9]* (.* each), barrier .*, causal [1-9][0-9]* ([0-9.]* [a-zµ]*s each), cross-thread 0" \
 	<<<"$out" || fail "text: no dependency line: $out"
 "$BIOTAPE" info "$D/res.btape" | grep -q "replay.order.*causal" || fail "result: no replay.order tag"
 pass
