@@ -118,14 +118,7 @@ row = {"kind": name, "late": r["late_rate"], "p99_err_us": r["issue_error_us"]["
        "capped": r["depth_capped"], "lag_ms": r["lag"]["max_us"] / 1e3,
        "behind_s": r["lag"]["behind_s"], "runq_s": r["stages_s"]["runq"],
        "cpu_s": r["stages_s"]["cpu"], "load": load}
-row["time"] = p["window"]["duration_s"] / o["window"]["duration_s"]
-dt = [f"run time {row['time']:.2f}x"]
-for op in ("write", "flush"):
-    if op in o["ops"] and op in p["ops"]:
-        a, b = o["ops"][op]["latency"]["device"], p["ops"][op]["latency"]["device"]
-        for q in ("p50", "p99"):
-            row[f"{op}_{q}"] = b[q + "_ns"] / a[q + "_ns"]
-            dt.append(f"{op} {q} {row[op + '_' + q]:.2f}x")
+dt = []  # the device times: device_row, below
 cnt = lambda j, op: j["ops"].get(op, {}).get("latency", {}).get("device", {}).get("count", 0)
 if cnt(o, "flush"):
     # blk-flush merges flushes that are pending together: fewer reach the device when late
@@ -137,9 +130,10 @@ open(rows, "a").write(json.dumps(row) + "\n")
 print(f"  {name:8s} late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
       f" (block {'n/a' if row['block_p99_us'] is None else format(row['block_p99_us'], '8.1f')} us)  depth-capped {row['capped']:6d}  fell behind by"
       f" {row['lag_ms']:.2f} ms, {row['behind_s']:.2f} s behind; thread waited"
-      f" {row['runq_s']:.2f} s for a CPU, ran {row['cpu_s']:.2f} s; device time vs recording:"
+      f" {row['runq_s']:.2f} s for a CPU, ran {row['cpu_s']:.2f} s; flushes:"
       f" {', '.join(dt)}  (load {load})")
 PY
+	device_row "$name" "$W/rep.json" "the replay, recorded"
 	loop_detach_all_but_a
 }
 # detaches every loop device made after A (A's recording stays for the next rounds)
