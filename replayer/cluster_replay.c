@@ -361,7 +361,9 @@ static uint64_t id_hash(const char *id)
 int rp_cluster__timeline(struct rp_cluster *rc, const struct btape_cluster *cl,
 			 uint64_t first_issue_ns, uint64_t *lead_ns)
 {
-	uint64_t ref = btape_cluster_to_reference(cl, first_issue_ns);
+	/* a trace without events (UINT64_MAX) takes part in every collective, and leads nothing */
+	uint64_t ref = first_issue_ns == UINT64_MAX ? UINT64_MAX
+						    : btape_cluster_to_reference(cl, first_issue_ns);
 	/* one recording when every rank has an id, and the smallest and largest hash agree */
 	uint64_t v[3] = {cl->id[0] ? id_hash(cl->id) : 0, cl->id[0] ? ~id_hash(cl->id) : 0, ref};
 	int err;
@@ -383,7 +385,7 @@ int rp_cluster__timeline(struct rp_cluster *rc, const struct btape_cluster *cl,
 		return 0;
 	}
 	/* each trace's first I/O on the recording's reference clock; the earliest is the origin */
-	*lead_ns = ref - v[2];
+	*lead_ns = ref == UINT64_MAX ? 0 : ref - v[2];
 	err = cl_comm__gather(rc->c, lead_ns, sizeof(*lead_ns), rc->lead, 0);
 	return err ? broken(rc, err) : 0;
 }

@@ -59,7 +59,8 @@ int rp_cluster__agree(struct rp_cluster *rc);
  * Original timing, after rp_cluster__agree: when every rank's trace is from one cluster
  * recording (the same recording id in its metadata, CL), the ranks replay on that recording's
  * timeline: *lead_ns is how long after the earliest first I/O of all the traces this rank's
- * first I/O (FIRST_ISSUE_NS, on its trace's clock) came, both on the recording's reference
+ * first I/O (FIRST_ISSUE_NS, on its trace's clock; UINT64_MAX for a trace without events,
+ * which must still call it: every rank takes part) came, both on the recording's reference
  * clock; the scheduler takes it as the first event's delay after the start instant. Otherwise
  * (no launcher, one rank, unrelated traces) 0: each trace from its own first I/O. 0 or -errno.
  */

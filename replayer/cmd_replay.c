@@ -1113,8 +1113,9 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	if (rp_cluster__agree(rc))
 		goto cleanup;
 	/* the traces of one cluster recording keep its timeline: who started when */
-	if (o.timing == RP_TIMING_ORIGINAL && s.sum.events &&
-	    rp_cluster__timeline(rc, &s.meta->cluster, s.sum.first_issue_ns, &cfg.lead_ns))
+	if (o.timing == RP_TIMING_ORIGINAL &&
+	    rp_cluster__timeline(rc, &s.meta->cluster, s.sum.events ? s.sum.first_issue_ns : UINT64_MAX,
+				 &cfg.lead_ns))
 		goto cleanup;
 	if (oc.total_ns && o.timing == RP_TIMING_ORIGINAL)
 		oc.total_ns += (uint64_t)((double)cfg.lead_ns / o.speed);
