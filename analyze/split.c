@@ -25,6 +25,20 @@ void split_plan(struct an_slice *sl, uint64_t origin_ns, uint64_t end_ns)
 	sl->warm_lo = sl->lo > SPLIT_WARM_NS ? sl->lo - SPLIT_WARM_NS : 0;
 }
 
+/* The calling thread's time spent runnable but waiting for a CPU (ns), or 0 if unknown. */
+static uint64_t thread_runq_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait;
+}
+
 void split_stamp(struct an_slice *sl, enum split_stamp k)
 {
 	struct timespec ts;
@@ -35,6 +49,7 @@ void split_stamp(struct an_slice *sl, enum split_stamp k)
 	sl->t_ns[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	sl->cpu_ns[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	sl->runq_ns[k] = thread_runq_ns();
 }
 
 /* Appends to line[cap] at *len, cut at the end. */
@@ -84,6 +99,10 @@ void split_times_print(const struct an_slice *sl)
 	append(line, sizeof(line), &len, " | wait %.1f merge %.1f; cpu %.1f (user %.1f sys %.1f)",
 	       (double)sl->wait_ns / 1e6, (double)sl->merge_ns / 1e6,
 	       tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime), tv_ms(ru.ru_utime), tv_ms(ru.ru_stime));
+	/* open and read are stamped by the thread that reads the slice */
+	if (sl->t_ns[SPLIT_T_READ] && sl->runq_ns[SPLIT_T_READ] >= sl->runq_ns[SPLIT_T_OPEN])
+		append(line, sizeof(line), &len, "; runq %.1f",
+		       (double)(sl->runq_ns[SPLIT_T_READ] - sl->runq_ns[SPLIT_T_OPEN]) / 1e6);
 	fprintf(stderr, "%s\n", line);
 }
 

@@ -65,6 +65,8 @@ struct an_slice {
 	struct split_entry entry;
 	uint64_t t_ns[SPLIT_T__COUNT];	 /* split_stamp() */
 	uint64_t cpu_ns[SPLIT_T__COUNT]; /* ... the process's CPU time then */
+	uint64_t runq_ns[SPLIT_T__COUNT]; /* ... the stamping thread's time runnable but not
+					   * running (schedstat's run_delay; 0 if unknown) */
 	uint64_t wait_ns, merge_ns;    /* rank 0: waiting for parts, merging them */
 };
 
