@@ -55,11 +55,10 @@ void split_load_add(struct split_load *l, uint64_t lo_ns, uint64_t hi_ns, uint64
 	/* window w gets its share of [lo, hi] (by overlap, rounded down); the last the rest */
 	for (uint64_t w = a; w < b; w++) {
 		uint64_t ws = l->origin_ns + w * STATS_WINDOW_NS, we = ws + STATS_WINDOW_NS;
-		uint64_t from = lo_ns > ws ? lo_ns : ws, to = hi_ns < we ? hi_ns : we;
-		uint64_t share = to > from ? (uint64_t)((unsigned __int128)events * (to - from) /
-							  (hi_ns - lo_ns))
-					   : 0;
+		uint64_t from = lo_ns > ws ? lo_ns : ws, to = hi_ns < we ? hi_ns : we, share = 0;
 
+		if (to > from)
+			share = (uint64_t)((unsigned __int128)events * (to - from) / (hi_ns - lo_ns));
 		share = share < left ? share : left;
 		l->events[w] += share;
 		left -= share;

@@ -11,8 +11,8 @@
 # window: cluster against two is the per-rank comparison, as a paired ratio per round, with
 # a sign test of the ratios against 1.0, a bootstrap interval of their median, and the noise
 # floor (a single-host recorder against itself in the next round); the verdict says "the same
-# within noise" only when no side is favoured (p >= 0.05, at least 6 rounds) and the interval
-# lies inside that floor.
+# within noise" only when no side is favoured (p >= 0.05, at least 6 rounds, the interval
+# holds 1.0) and the interval lies inside that floor.
 # Run as root: BIOTAPE=build/bin/biotape bench/cluster/record_overhead.sh [ROUNDS (8)]
 set -eu
 BIOTAPE=${BIOTAPE:-biotape}
@@ -151,9 +151,12 @@ if n < 6:
     verdict = f"too few rounds ({n}): a sign test needs 6 to reach p < 0.05"
 elif p < 0.05:
     verdict = f"differs: rank 0 costs {statistics.median(pairs):.2f}x (p = {p:.3f})"
+elif lo > 1 or hi < 1:
+    verdict = (f"leaning {'above' if lo > 1 else 'below'} 1.0: the interval excludes it, the "
+               f"sign test does not confirm (p = {p:.3f}); not shown the same")
 elif noise and min(noise) <= lo and hi <= max(noise):
     verdict = "the same within noise (no side favoured, interval inside single-host's spread)"
 else:
-    verdict = "not shown either way: the interval is wider than single-host's own spread"
+    verdict = "not shown either way: the interval reaches outside single-host's own spread"
 print(f"verdict: {verdict}")
 PY
