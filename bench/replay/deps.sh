@@ -177,7 +177,7 @@ replay() {
 	# MODE@base: replayed by BASE's binary (an A/B of two builds in the same rounds)
 	[[ $mode != *@base ]] || { bt=${BASE:?MODE@base needs BASE=PATH}; mode=${mode%@base}; }
 	# MODE,OPT,...: replay options added to the mode's (an A/B of one option in the same rounds)
-	[ "$3" = "$mode" ] || IFS=, read -r -a extra <<<"${3#*,}"
+	[[ $3 != *,* ]] || IFS=, read -r -a extra <<<"${3#*,}"
 	case $mode in
 	load | afap) how=(--timing "$mode") ;;
 	causal:*) how=(--order causal --cross-thread "${mode#causal:}") ;;
@@ -187,7 +187,7 @@ replay() {
 	storage_cap "$iops"
 	"$BT" record -o "$out" -d "$DEV" -- "$bt" replay "$src" --target "$DEV" --write --json \
 		--no-progress "${how[@]}" "${extra[@]}" >"$out.json" 2>"$W/rep.log" ||
-		die "the $mode replay failed: $(tail -2 "$W/rep.log")"
+		die "the $3 replay failed: $(grep -v '^biotape: \(recorded\|lost\|command exited\)' "$W/rep.log" | tail -2)"
 	grep -q "command exited with status 0" "$W/rep.log" ||
 		die "the $mode replay failed: $(grep -v '^biotape: \(recorded\|lost\)' "$W/rep.log" | tail -2)"
 	grep -q "lost 0 events" "$W/rep.log" || echo "  ($mode: the recording lost events)"
