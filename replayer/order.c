@@ -12,8 +12,9 @@
  * and smallest id, so "an unfinished I/O before b that overlaps [s, e)" is one descent.
  *
  * A held I/O waits in exactly one place: on the waiter list of the unfinished I/O that holds
- * it (conflict/barrier blocker, or its causal source), in the timer heap (causal think time),
- * or among the candidates to check again. A completion moves its waiters to the candidates;
+ * it (conflict/barrier blocker, or its causal source), on its thread's list (thread depth:
+ * any completion of the thread's wakes it), in the timer heap (causal think time), or among
+ * the candidates to check again. A completion moves its waiters to the candidates;
  * next_ready checks only those, oldest first, so a release costs O(log held) and not a walk.
  * A causal source lookup, cross-thread ones included, costs O(events within the think window
  * + the longest recorded latency).
@@ -79,7 +80,7 @@ struct ent {
 	bool on_rel;	 /* held, parked until its thread's previous I/O is released */
 	bool xsrc;	 /* its causal source is another thread's I/O */
 	bool td_wait;	 /* held by its thread's depth, parked on its thread's list */
-	uint32_t tdepth; /* its thread's earlier I/Os in flight at its recorded issue */
+	uint32_t tdepth; /* the most I/Os its thread had in flight, recorded, up to its issue - 1 */
 	uint64_t uprev, unext; /* its thread's unfinished I/Os, in recorded order (causal) */
 };
 
@@ -93,6 +94,7 @@ struct thr {
 	uint64_t key, last, busy_until;
 	int64_t off;
 	uint64_t uhead, utail, dwait;
+	uint32_t depth; /* the most of its earlier I/Os in flight at one's recorded issue */
 };
 
 struct theap {
@@ -621,6 +623,7 @@ static struct thr *thr_get(struct rp_order *o, uint64_t key)
 	t->busy_until = NO_TIME;
 	t->off = 0;
 	t->uhead = t->utail = t->dwait = NO_ID;
+	t->depth = 0;
 	o->nthr++;
 	return t;
 }
@@ -649,7 +652,7 @@ static uint32_t thread_depth(struct rp_order *o, const struct ent *b)
 /*
  * Causal: links e to its thread's previous I/O, whose offset a sourceless e takes. Until that
  * one is released, e waits for it (p->tnext). Also appends e to its thread's unfinished I/Os
- * (thread depth). Out of memory, e keeps its deadline and has no depth limit.
+ * and sets its depth limit (thread depth). Out of memory, e keeps its deadline and has no depth limit.
  */
 static void thread_link(struct rp_order *o, struct ent *e)
 {
@@ -664,6 +667,9 @@ static void thread_link(struct rp_order *o, struct ent *e)
 	if (!e->key || !(t = thr_get(o, e->key)))
 		return;
 	e->tdepth = thread_depth(o, e);
+	if (e->tdepth < t->depth)
+		e->tdepth = t->depth;
+	t->depth = e->tdepth;
 	e->uprev = t->utail;
 	if ((p = get(o, t->utail)))
 		p->unext = e->id;
@@ -873,8 +879,10 @@ static const struct xnode *find_blocker(struct rp_order *o, const struct ent *b,
 
 /*
  * Thread depth (causal): b waits while more of its thread's earlier I/Os are unfinished (held
- * or in flight) than were in flight at its recorded issue. A thread that had 4 I/Os in flight
- * never has more in the replay: when the target stalls, its I/Os wait as the thread did.
+ * or in flight) than the most the thread had in flight at one of its recorded issues up to
+ * b's. A thread that never had more than 4 I/Os in flight never has more in the replay: when
+ * the target stalls, its I/Os wait as the thread did; and one that kept 4 in flight may keep 4
+ * on slower storage, whatever it had at each issue on the recording's.
  */
 static bool depth_held(struct rp_order *o, const struct ent *b)
 {
@@ -1038,6 +1046,21 @@ int rp_order__next_ready(struct rp_order *o, uint64_t now, unsigned int *pos, ui
 	return 0;
 }
 
+/* The held I/Os of a waiter list (linked by wait_next) become candidates; the list empties. */
+static void wake_list(struct rp_order *o, uint64_t *head)
+{
+	for (uint64_t x = *head; x != NO_ID;) {
+		struct ent *b = get(o, x);
+
+		if (!b)
+			break;
+		x = b->wait_next;
+		if (b->state == ST_HELD)
+			cand_push(o, b->id);
+	}
+	*head = NO_ID;
+}
+
 /* e finished: off its thread's unfinished I/Os; the I/Os its thread's depth held, checked. */
 static void thread_unlink(struct rp_order *o, struct ent *e)
 {
@@ -1055,15 +1078,7 @@ static void thread_unlink(struct rp_order *o, struct ent *e)
 	else
 		t->utail = e->uprev;
 	e->uprev = e->unext = NO_ID;
-	for (uint64_t x = t->dwait; x != NO_ID;) {
-		n = get(o, x);
-		if (!n)
-			break;
-		x = n->wait_next;
-		if (n->state == ST_HELD)
-			cand_push(o, n->id);
-	}
-	t->dwait = NO_ID;
+	wake_list(o, &t->dwait);
 }
 
 void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t)
@@ -1090,14 +1105,5 @@ void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t)
 			b->src_done_ns = t;
 	}
 	e->dep_head = NO_ID;
-	for (x = e->wait_head; x != NO_ID;) {
-		struct ent *b = get(o, x);
-
-		if (!b)
-			break;
-		x = b->wait_next;
-		if (b->state == ST_HELD)
-			cand_push(o, b->id);
-	}
-	e->wait_head = NO_ID;
+	wake_list(o, &e->wait_head);
 }

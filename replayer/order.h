@@ -27,9 +27,10 @@
  *             one is released), never before the replay start; the thread's first I/O keeps
  *             its deadline. An I/O without tid and pid keeps its deadline as anchor.
  *             Thread depth: a threaded I/O also waits while more of its thread's earlier I/Os
- *             are unfinished (held or in flight) than were in flight, in the recording, at
- *             its issue (one without complete_ns counts as completing at its issue): a thread
- *             that had 4 in flight never has 5. Counted as a causal hold.
+ *             are unfinished (held or in flight) than the most that were in flight, in the
+ *             recording, at one of its thread's issues up to its own (one without
+ *             complete_ns counts as completing at its issue; those in the window): a thread
+ *             that never had 4 others in flight never has 5 I/Os. Counted as a causal hold.
  *             Conflict, barrier and depth rules then only delay: an I/O goes at the later of
  *             its anchor and the completion of what they make it wait for.
  *             An event without complete_ns cannot be a source; one without tid and pid has no

@@ -757,21 +757,29 @@ static bool model_wake_source(const struct btape_event *a, const struct btape_ev
 
 /*
  * Thread depth: b (evs[i]) goes no sooner than when no more of its thread's earlier I/Os are
- * unfinished than were in flight at its recorded issue: the (depth + 1)-th latest of their
- * replayed completions.
+ * unfinished than the most that were in flight at one of its thread's recorded issues up to
+ * b's: the (depth + 1)-th latest of their replayed completions.
  */
 static uint64_t model_depth(const struct btape_event *evs, size_t i, uint64_t lat,
 			    const uint64_t *issue, uint64_t t)
 {
 	static uint64_t done[4096];
-	size_t n = 0, depth = 0;
+	static size_t most[4096]; /* the limit of each event before i (filled in order) */
+	size_t n = 0, depth = 0, inflight = 0;
 
 	for (size_t j = 0; j < i; j++) {
 		if (evs[j].tid != evs[i].tid)
 			continue;
-		depth += evs[j].complete_ns > evs[i].issue_ns;
-		done[n++] = issue[j] + lat;
+		inflight += evs[j].complete_ns > evs[i].issue_ns;
+		if (most[j] > depth)
+			depth = most[j];
 	}
+	if (inflight > depth)
+		depth = inflight;
+	most[i] = depth;
+	for (size_t j = 0; j < i; j++)
+		if (evs[j].tid == evs[i].tid)
+			done[n++] = issue[j] + lat;
 	if (n <= depth)
 		return t;
 	/* the (depth + 1)-th latest: sort descending by selection, enough of it */
@@ -1012,10 +1020,12 @@ static void test_order_causal_stretch(void **state)
 /*
  * Thread depth: thread 300 reads every 50 us, each taking 75 us, so at most 2 in flight (each
  * issued while the one before runs; 25 us after the one before that completed, past the think
- * window: no source); thread 400 writes 3 at once every 100 us (3 in flight). Replayed on 10x
- * slower storage (750 us): in causal order thread 300 never has more than 2 in flight, thread
- * 400 never more than 3, and each goes when one of its own completes; open loop (none) has 15
- * of thread 300's in flight at once, as no application did.
+ * window: no source); thread 400 writes 3, 10 us apart, every 100 us (3 in flight, none when
+ * each batch starts). Replayed on 10x slower storage (750 us): in causal order thread 300 never
+ * has more than 2 in flight, thread 400 never more than 3 (but a batch starts when one of the
+ * batch before completes: the most it had in flight, not what it had at that issue), and each
+ * goes when one of its own completes; open loop (none) has 15 of thread 300's in flight at
+ * once, as no application did.
  */
 static void test_order_thread_depth(void **state)
 {
@@ -1028,7 +1038,7 @@ static void test_order_thread_depth(void **state)
 		evs[n++] = ev_rec(50 * k, 50 * k + 75, BTAPE_OP_READ, 0, 16 * k, 4096, 300, 0);
 	for (uint64_t k = 0; k < 12; k++)
 		for (uint64_t j = 0; j < 3; j++)
-			evs[n++] = ev_rec(100 * k + 1, 100 * k + 40, BTAPE_OP_WRITE, 1,
+			evs[n++] = ev_rec(100 * k + 1 + 10 * j, 100 * k + 40, BTAPE_OP_WRITE, 1,
 					  10000 + 16 * (3 * k + j), 4096, 400, 0);
 	for (size_t i = 1; i < n; i++) /* recorded issue order */
 		for (size_t j = i; j > 0 && evs[j].issue_ns < evs[j - 1].issue_ns; j--) {
@@ -1054,6 +1064,14 @@ static void test_order_thread_depth(void **state)
 		if (mode == RP_ORDER_CAUSAL) {
 			assert_int_equal(most[0], 2);
 			assert_int_equal(most[1], 3);
+			/* each batch of thread 400 starts before the batch before has completed */
+			for (size_t i = 0, k = 0, last = SIZE_MAX; i < n; i++) {
+				if (evs[i].tid != 400)
+					continue;
+				if (k++ % 3 == 0 && last != SIZE_MAX)
+					assert_true(got[i] < got[last] + lat);
+				last = i;
+			}
 			/* thread 300's k-th read goes when its (k - 2)-th completes */
 			for (size_t i = 0, k = 0; i < n; i++)
 				if (evs[i].tid == 300 && ++k > 2)
