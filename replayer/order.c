@@ -82,6 +82,7 @@ struct ent {
 	bool td_wait;	 /* held by its thread's depth, parked on its thread's list */
 	uint32_t tdepth; /* the most I/Os its thread had in flight, recorded, up to its issue - 1 */
 	uint64_t uprev, unext; /* its thread's unfinished I/Os, in recorded order (causal) */
+	uint64_t tprev;	       /* its thread's previous I/O (causal; NO_ID: none) */
 };
 
 /*
@@ -632,6 +633,7 @@ static struct thr *thr_get(struct rp_order *o, uint64_t key)
  * How many of b's thread's earlier I/Os were in flight, in the recording, when b was issued
  * (one without a recorded completion counts as completing at its issue). Only those issued
  * within the longest recorded latency before b can be; and only those in the window count.
+ * Walks b's thread's I/Os only (tprev).
  */
 static uint32_t thread_depth(struct rp_order *o, const struct ent *b)
 {
@@ -639,13 +641,9 @@ static uint32_t thread_depth(struct rp_order *o, const struct ent *b)
 	uint32_t n = 0;
 	const struct ent *a;
 
-	for (uint64_t id = b->id; id-- > 0 && b->id - id <= o->mask;) {
-		a = get(o, id);
-		if (!a || a->rissue < horizon)
-			break;
-		if (a->key == b->key && a->rdone != NO_TIME && a->rdone > b->rissue)
+	for (uint64_t id = b->tprev; (a = get(o, id)) && a->rissue >= horizon; id = a->tprev)
+		if (a->rdone != NO_TIME && a->rdone > b->rissue)
 			n++;
-	}
 	return n;
 }
 
@@ -666,6 +664,7 @@ static void thread_link(struct rp_order *o, struct ent *e)
 	e->tdepth = UINT32_MAX;
 	if (!e->key || !(t = thr_get(o, e->key)))
 		return;
+	e->tprev = t->last;
 	e->tdepth = thread_depth(o, e);
 	if (e->tdepth < t->depth)
 		e->tdepth = t->depth;
