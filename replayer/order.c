@@ -650,7 +650,8 @@ static uint32_t thread_depth(struct rp_order *o, const struct ent *b)
 /*
  * Causal: links e to its thread's previous I/O, whose offset a sourceless e takes. Until that
  * one is released, e waits for it (p->tnext). Also appends e to its thread's unfinished I/Os
- * and sets its depth limit (thread depth). Out of memory, e keeps its deadline and has no depth limit.
+ * and sets its depth limit (thread depth). Out of memory, e keeps its deadline and has no
+ * depth limit.
  */
 static void thread_link(struct rp_order *o, struct ent *e)
 {
