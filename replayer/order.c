@@ -12,8 +12,9 @@
  * and smallest id, so "an unfinished I/O before b that overlaps [s, e)" is one descent.
  *
  * A held I/O waits in exactly one place: on the waiter list of the unfinished I/O that holds
- * it (conflict/barrier blocker, or its causal source), in the timer heap (causal think time),
- * or among the candidates to check again. A completion moves its waiters to the candidates;
+ * it (conflict/barrier blocker, or its causal source), on its thread's list (thread depth:
+ * any completion of the thread's wakes it), in the timer heap (causal think time), or among
+ * the candidates to check again. A completion moves its waiters to the candidates;
  * next_ready checks only those, oldest first, so a release costs O(log held) and not a walk.
  * A causal source lookup, cross-thread ones included, costs O(events within the think window
  * + the longest recorded latency).
@@ -78,15 +79,23 @@ struct ent {
 	bool poff_known; /* poff is set (else: waiting for the thread's previous I/O's release) */
 	bool on_rel;	 /* held, parked until its thread's previous I/O is released */
 	bool xsrc;	 /* its causal source is another thread's I/O */
+	bool td_wait;	 /* held by its thread's depth, parked on its thread's list */
+	uint32_t tdepth; /* the most I/Os its thread had in flight, recorded, up to its issue - 1 */
+	uint64_t uprev, unext; /* its thread's unfinished I/Os, in recorded order (causal) */
+	uint64_t tprev;	       /* its thread's previous I/O (causal; NO_ID: none) */
 };
 
 /*
  * A thread's last added I/O and, once it was released, its offset (eligible - deadline); the
- * latest recorded completion of its I/Os (issue when unknown; NO_TIME: none yet).
+ * latest recorded completion of its I/Os (issue when unknown; NO_TIME: none yet); its
+ * unfinished I/Os in recorded order (ent.uprev/unext), and the held I/Os that wait for one of
+ * them to complete (thread depth; ent.wait_next).
  */
 struct thr {
 	uint64_t key, last, busy_until;
 	int64_t off;
+	uint64_t uhead, utail, dwait;
+	uint32_t depth; /* the most of its earlier I/Os in flight at one's recorded issue */
 };
 
 struct theap {
@@ -614,13 +623,35 @@ static struct thr *thr_get(struct rp_order *o, uint64_t key)
 	t->last = NO_ID;
 	t->busy_until = NO_TIME;
 	t->off = 0;
+	t->uhead = t->utail = t->dwait = NO_ID;
+	t->depth = 0;
 	o->nthr++;
 	return t;
 }
 
 /*
+ * How many of b's thread's earlier I/Os were in flight, in the recording, when b was issued
+ * (one without a recorded completion counts as completing at its issue). Only those issued
+ * within the longest recorded latency before b can be; and only those in the window count.
+ * Walks b's thread's I/Os only (tprev).
+ */
+static uint32_t thread_depth(struct rp_order *o, const struct ent *b)
+{
+	uint64_t horizon = b->rissue > o->max_lat ? b->rissue - o->max_lat : 0;
+	uint32_t n = 0;
+	const struct ent *a;
+
+	for (uint64_t id = b->tprev; (a = get(o, id)) && a->rissue >= horizon; id = a->tprev)
+		if (a->rdone != NO_TIME && a->rdone > b->rissue)
+			n++;
+	return n;
+}
+
+/*
  * Causal: links e to its thread's previous I/O, whose offset a sourceless e takes. Until that
- * one is released, e waits for it (p->tnext). Out of memory, e keeps its deadline.
+ * one is released, e waits for it (p->tnext). Also appends e to its thread's unfinished I/Os
+ * and sets its depth limit (thread depth). Out of memory, e keeps its deadline and has no
+ * depth limit.
  */
 static void thread_link(struct rp_order *o, struct ent *e)
 {
@@ -630,8 +661,21 @@ static void thread_link(struct rp_order *o, struct ent *e)
 
 	e->poff_known = true;
 	e->idle_from = NO_TIME;
+	e->uprev = e->unext = NO_ID;
+	e->tdepth = UINT32_MAX;
 	if (!e->key || !(t = thr_get(o, e->key)))
 		return;
+	e->tprev = t->last;
+	e->tdepth = thread_depth(o, e);
+	if (e->tdepth < t->depth)
+		e->tdepth = t->depth;
+	t->depth = e->tdepth;
+	e->uprev = t->utail;
+	if ((p = get(o, t->utail)))
+		p->unext = e->id;
+	else
+		t->uhead = e->id;
+	t->utail = e->id;
 	e->idle_from = t->busy_until;
 	busy = e->rdone != NO_TIME ? e->rdone : e->rissue;
 	if (t->busy_until == NO_TIME || busy > t->busy_until)
@@ -833,6 +877,33 @@ static const struct xnode *find_blocker(struct rp_order *o, const struct ent *b,
 	return a;
 }
 
+/*
+ * Thread depth (causal): b waits while more of its thread's earlier I/Os are unfinished (held
+ * or in flight) than the most the thread had in flight at one of its recorded issues up to
+ * b's. A thread that never had more than 4 I/Os in flight never has more in the replay: when
+ * the target stalls, its I/Os wait as the thread did; and one that kept 4 in flight may keep 4
+ * on slower storage, whatever it had at each issue on the recording's.
+ */
+static bool depth_held(struct rp_order *o, const struct ent *b)
+{
+	struct thr *t;
+	uint32_t n = 0;
+
+	if (o->mode != RP_ORDER_CAUSAL || b->tdepth == UINT32_MAX ||
+	    !(t = thr_get(o, b->key)))
+		return false;
+	for (uint64_t x = t->uhead; x != NO_ID && x != b->id;) {
+		const struct ent *a = get(o, x);
+
+		if (!a)
+			break;
+		if (++n > b->tdepth)
+			return true;
+		x = a->unext;
+	}
+	return false;
+}
+
 /* What a causal hold of b is: on its thread's I/O, or on another thread's. */
 static int causal_kind(const struct ent *b)
 {
@@ -850,6 +921,7 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 	*wake = 0;
 	if (!b)
 		return 1;
+	b->td_wait = false;
 	if (b->blocker != NO_ID) {
 		if (unfinished(get(o, b->blocker))) {
 			*kind = b->kind;
@@ -864,6 +936,14 @@ int rp_order__check(struct rp_order *o, uint64_t id, uint64_t now, uint64_t *eli
 		b->cb_held = true;
 		b->fl_held |= k == RP_DEP_FLUSHES;
 		*kind = k;
+		return 0;
+	}
+	b->td_wait = depth_held(o, b);
+	if (b->td_wait) {
+		/* like a conflict: it goes no sooner than when the hold cleared */
+		b->kind = RP_DEP_CAUSAL;
+		b->cb_held = true;
+		*kind = RP_DEP_CAUSAL;
 		return 0;
 	}
 	if (b->cb_held && !b->cb_clear_ns)
@@ -908,6 +988,11 @@ static void park(struct rp_order *o, struct ent *e, uint64_t wake)
 	if (unfinished(a)) {
 		e->wait_next = a->wait_head;
 		a->wait_head = e->id;
+	} else if (e->td_wait) {
+		struct thr *t = thr_get(o, e->key); /* there: depth_held found it */
+
+		e->wait_next = t->dwait;
+		t->dwait = e->id;
 	} else if (e->src == NO_ID && !e->poff_known) {
 		e->on_rel = true; /* release() of its thread's previous I/O makes it a candidate */
 	} else if (wake) {
@@ -961,6 +1046,41 @@ int rp_order__next_ready(struct rp_order *o, uint64_t now, unsigned int *pos, ui
 	return 0;
 }
 
+/* The held I/Os of a waiter list (linked by wait_next) become candidates; the list empties. */
+static void wake_list(struct rp_order *o, uint64_t *head)
+{
+	for (uint64_t x = *head; x != NO_ID;) {
+		struct ent *b = get(o, x);
+
+		if (!b)
+			break;
+		x = b->wait_next;
+		if (b->state == ST_HELD)
+			cand_push(o, b->id);
+	}
+	*head = NO_ID;
+}
+
+/* e finished: off its thread's unfinished I/Os; the I/Os its thread's depth held, checked. */
+static void thread_unlink(struct rp_order *o, struct ent *e)
+{
+	struct thr *t;
+	struct ent *n;
+
+	if (o->mode != RP_ORDER_CAUSAL || e->tdepth == UINT32_MAX || !(t = thr_get(o, e->key)))
+		return;
+	if ((n = get(o, e->uprev)))
+		n->unext = e->unext;
+	else
+		t->uhead = e->unext;
+	if ((n = get(o, e->unext)))
+		n->uprev = e->uprev;
+	else
+		t->utail = e->uprev;
+	e->uprev = e->unext = NO_ID;
+	wake_list(o, &t->dwait);
+}
+
 void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t)
 {
 	struct ent *e = get(o, id);
@@ -973,6 +1093,7 @@ void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t)
 	e->state = ST_DONE;
 	e->done_ns = t;
 	index_remove(o, e);
+	thread_unlink(o, e);
 	/* dependants keep the time: the ring may reuse this slot while they wait */
 	for (x = e->dep_head; x != NO_ID;) {
 		struct ent *b = get(o, x);
@@ -984,14 +1105,5 @@ void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t)
 			b->src_done_ns = t;
 	}
 	e->dep_head = NO_ID;
-	for (x = e->wait_head; x != NO_ID;) {
-		struct ent *b = get(o, x);
-
-		if (!b)
-			break;
-		x = b->wait_next;
-		if (b->state == ST_HELD)
-			cand_push(o, b->id);
-	}
-	e->wait_head = NO_ID;
+	wake_list(o, &e->wait_head);
 }

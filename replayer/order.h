@@ -26,8 +26,13 @@
  *             recorded order (that one's eligible time - its deadline; it waits until that
  *             one is released), never before the replay start; the thread's first I/O keeps
  *             its deadline. An I/O without tid and pid keeps its deadline as anchor.
- *             Conflict and barrier rules then only delay: an I/O goes at the later of its
- *             anchor and the completion of what they make it wait for.
+ *             Thread depth: a threaded I/O also waits while more of its thread's earlier I/Os
+ *             are unfinished (held or in flight) than the most that were in flight, in the
+ *             recording, at one of its thread's issues up to its own (one without
+ *             complete_ns counts as completing at its issue; those in the window): a thread
+ *             that never had 4 others in flight never has 5 I/Os. Counted as a causal hold.
+ *             Conflict, barrier and depth rules then only delay: an I/O goes at the later of
+ *             its anchor and the completion of what they make it wait for.
  *             An event without complete_ns cannot be a source; one without tid and pid has no
  *             thread: neither source nor dependant.
  *   cross-thread sources (causal, xthread not RP_XTHREAD_OFF): B's source may also be an I/O

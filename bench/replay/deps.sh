@@ -29,7 +29,9 @@
 #           ext4's background block-bitmap prefetch).
 # Modes: none conflict barrier causal (--order), load and afap (--timing); causal:RULE is
 # causal with --cross-thread RULE (off, barrier, any, wake). The applications are recorded
-# with REC_ARGS (--waits), so causal alone is causal:wake (docs/REPLAY.md).
+# with REC_ARGS (--waits), so causal alone is causal:wake (docs/REPLAY.md). A mode may carry
+# replay options after commas, as its own row: "causal causal,--spin-us,0" is an A/B of the
+# option in the same rounds; MODE@base replays with BASE=PATH's biotape (two builds A/B).
 # Per mode and direction, medians over the rounds of replay / truth: run time at the device
 # (first issue to last completion), IOPS, device time p50/p99 per op, mean queue depth, and
 # `biotape compare TRUTH REPLAY`'s fidelity (per-window IOPS correlation, inter-arrival KS,
@@ -39,7 +41,7 @@
 # MODES ("none conflict barrier causal load afap"), REC_ARGS (--waits: the applications'
 # recordings; empty: without wakes), FIO_WAL (1000 WAL writes), FIO_RAND (3000
 # random I/Os), SQL_TX (800), SQL_ROWS (100000), BIOTAPE=PATH (measure that binary),
-# KEEP=DIR (copy the recordings and per-run rows there). Needs root, cgroup v1 blkio, fio,
+# KEEP=DIR (copy the recordings, the replays' and per-run rows there). Needs root, cgroup v1 blkio, fio,
 # sqlite3, mkfs.ext4, python3. Writes only to its own loop devices over /dev/shm (one 256 MiB
 # file, two devices stacked, at a time), clears the throttle rules it set, and detaches them.
 set -euo pipefail
@@ -171,7 +173,11 @@ run_app() {
 # replay SRC IOPS MODE OUT: SRC replayed onto fresh storage capped at IOPS, recorded into OUT;
 # the replayer's JSON in OUT.json
 replay() {
-	local src=$1 iops=$2 mode=$3 out=$4 how
+	local src=$1 iops=$2 mode=${3%%,*} out=$4 how extra=() bt=$BT
+	# MODE@base: replayed by BASE's binary (an A/B of two builds in the same rounds)
+	[[ $mode != *@base ]] || { bt=${BASE:?MODE@base needs BASE=PATH}; mode=${mode%@base}; }
+	# MODE,OPT,...: replay options added to the mode's (an A/B of one option in the same rounds)
+	[[ $3 != *,* ]] || IFS=, read -r -a extra <<<"${3#*,}"
 	case $mode in
 	load | afap) how=(--timing "$mode") ;;
 	causal:*) how=(--order causal --cross-thread "${mode#causal:}") ;;
@@ -179,9 +185,9 @@ replay() {
 	esac
 	storage_new
 	storage_cap "$iops"
-	"$BT" record -o "$out" -d "$DEV" -- "$BT" replay "$src" --target "$DEV" --write --json \
-		--no-progress "${how[@]}" >"$out.json" 2>"$W/rep.log" ||
-		die "the $mode replay failed: $(tail -2 "$W/rep.log")"
+	"$BT" record -o "$out" -d "$DEV" -- "$bt" replay "$src" --target "$DEV" --write --json \
+		--no-progress "${how[@]}" "${extra[@]}" >"$out.json" 2>"$W/rep.log" ||
+		die "the $3 replay failed: $(grep -v '^biotape: \(recorded\|lost\|command exited\)' "$W/rep.log" | tail -2)"
 	grep -q "command exited with status 0" "$W/rep.log" ||
 		die "the $mode replay failed: $(grep -v '^biotape: \(recorded\|lost\)' "$W/rep.log" | tail -2)"
 	grep -q "lost 0 events" "$W/rep.log" || echo "  ($mode: the recording lost events)"
@@ -250,6 +256,9 @@ for r in $(seq "$ROUNDS"); do
 				m=${modes[$(((i + r - 1) % ${#modes[@]}))]}
 				replay "$src" "$iops" "$m" "$W/rep.btape"
 				row "$wl" $d "$r" "$m" "$truth" "$W/rep.btape"
+				[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" &&
+					cp "$W/rep.btape" "$KEEP/$wl-$d-${m//[:,]/-}-$r.btape" &&
+					cp "$W/rep.btape.json" "$KEEP/$wl-$d-${m//[:,]/-}-$r.json"; }
 			done
 		done
 		cp "$W/$wl-fast.btape" "$W/$wl-fast.btape.prev"

@@ -755,6 +755,45 @@ static bool model_wake_source(const struct btape_event *a, const struct btape_ev
 	       a->complete_ns + b->slept_ns >= b->wake_ns;
 }
 
+/*
+ * Thread depth: b (evs[i]) goes no sooner than when no more of its thread's earlier I/Os are
+ * unfinished than the most that were in flight at one of its thread's recorded issues up to
+ * b's: the (depth + 1)-th latest of their replayed completions.
+ */
+static uint64_t model_depth(const struct btape_event *evs, size_t i, uint64_t lat,
+			    const uint64_t *issue, uint64_t t)
+{
+	static uint64_t done[4096];
+	static size_t most[4096]; /* the limit of each event before i (filled in order) */
+	size_t n = 0, depth = 0, inflight = 0;
+
+	for (size_t j = 0; j < i; j++) {
+		if (evs[j].tid != evs[i].tid)
+			continue;
+		inflight += evs[j].complete_ns > evs[i].issue_ns;
+		if (most[j] > depth)
+			depth = most[j];
+	}
+	if (inflight > depth)
+		depth = inflight;
+	most[i] = depth;
+	for (size_t j = 0; j < i; j++)
+		if (evs[j].tid == evs[i].tid)
+			done[n++] = issue[j] + lat;
+	if (n <= depth)
+		return t;
+	/* the (depth + 1)-th latest: sort descending by selection, enough of it */
+	for (size_t k = 0; k <= depth; k++)
+		for (size_t m = k + 1; m < n; m++)
+			if (done[m] > done[k]) {
+				uint64_t x = done[k];
+
+				done[k] = done[m];
+				done[m] = x;
+			}
+	return done[depth] > t ? done[depth] : t;
+}
+
 static uint64_t model_rel(const struct btape_event *evs, uint64_t t)
 {
 	return (uint64_t)((double)(t - evs[0].issue_ns) / model_speed);
@@ -809,6 +848,8 @@ static void order_model(const struct btape_event *evs, size_t n, int mode, uint6
 
 			t = x > 0 ? (uint64_t)x : 0;
 		}
+		if (mode == RP_ORDER_CAUSAL && b->tid)
+			t = model_depth(evs, i, lat, issue, t);
 		for (size_t j = 0; j < i; j++) {
 			const struct btape_event *a = &evs[j];
 			uint64_t done = issue[j] + lat;
@@ -910,8 +951,12 @@ static void test_order_model(void **state)
 			struct fixture *f = fx_new();
 
 			order_run(f, mode, lat, evs, n, got);
-			/* the independent reads of device 1 keep their deadlines in every mode */
-			for (size_t i = 0; i < n; i++)
+			/*
+			 * the independent reads of device 1 keep their deadlines in every mode;
+			 * but at 10x in causal order each waits for the one before (thread depth:
+			 * its thread never had two in flight)
+			 */
+			for (size_t i = 0; i < n && (mode != RP_ORDER_CAUSAL || lat == 50 * US); i++)
 				if (evs[i].dev == 1)
 					assert_int_equal(got[i], evs[i].issue_ns - evs[0].issue_ns);
 			if (mode == RP_ORDER_NONE)
@@ -942,10 +987,23 @@ static void test_order_causal_stretch(void **state)
 	for (size_t k = 0; k < 6; k++)
 		assert_int_equal(got[chain[k]], causal[k] * US);
 	assert_true(barriers_held(evs, n, got, 500 * US));
-	/* every link of the chain waited (on its thread's previous I/O); deadline to release */
-	assert_int_equal(f->st.dep_waited[RP_DEP_CAUSAL], 5);
+	/*
+	 * every link of the chain waited (on its thread's previous I/O), and so did thread 200's
+	 * 4 later reads (thread depth: each for the read before, 400-1600 us); deadline to release
+	 */
+	assert_int_equal(f->st.dep_waited[RP_DEP_CAUSAL], 5 + 4);
 	assert_int_equal(f->st.dep_wait_ns[RP_DEP_CAUSAL],
-			 (510 - 60 + 1020 - 170 + 1530 - 230 + 2040 - 290 + 2550 - 400) * US);
+			 (510 - 60 + 1020 - 170 + 1530 - 230 + 2040 - 290 + 2550 - 400 + 400 +
+			  800 + 1200 + 1600) *
+				 US);
+	/* none of thread 200's reads went with the one before it still in flight */
+	for (size_t i = 0, prev = SIZE_MAX; i < n; i++) {
+		if (evs[i].tid != 200)
+			continue;
+		if (prev != SIZE_MAX)
+			assert_true(got[i] >= got[prev] + 500 * US);
+		prev = i;
+	}
 	/* overlapping writes: the second waited for the first (issued at 5, done at 505) */
 	assert_int_equal(got[3], 505 * US);
 	assert_int_equal(f->st.dep_waited[RP_DEP_CONFLICT], 2); /* and the read after it */
@@ -957,6 +1015,73 @@ static void test_order_causal_stretch(void **state)
 		assert_int_equal(got[chain[k]], open[k] * US);
 	assert_false(barriers_held(evs, n, got, 500 * US));
 	free(f);
+}
+
+/*
+ * Thread depth: thread 300 reads every 50 us, each taking 75 us, so at most 2 in flight (each
+ * issued while the one before runs; 25 us after the one before that completed, past the think
+ * window: no source); thread 400 writes 3, 10 us apart, every 100 us (3 in flight, none when
+ * each batch starts). Replayed on 10x slower storage (750 us): in causal order thread 300 never
+ * has more than 2 in flight, thread 400 never more than 3 (but a batch starts when one of the
+ * batch before completes: the most it had in flight, not what it had at that issue), and each
+ * goes when one of its own completes; open loop (none) has 15 of thread 300's in flight at
+ * once, as no application did.
+ */
+static void test_order_thread_depth(void **state)
+{
+	struct btape_event evs[ORD_MAX];
+	uint64_t got[ORD_MAX];
+	size_t n = 0;
+	const uint64_t lat = 750 * US;
+
+	for (uint64_t k = 0; k < 24; k++)
+		evs[n++] = ev_rec(50 * k, 50 * k + 75, BTAPE_OP_READ, 0, 16 * k, 4096, 300, 0);
+	for (uint64_t k = 0; k < 12; k++)
+		for (uint64_t j = 0; j < 3; j++)
+			evs[n++] = ev_rec(100 * k + 1 + 10 * j, 100 * k + 40, BTAPE_OP_WRITE, 1,
+					  10000 + 16 * (3 * k + j), 4096, 400, 0);
+	for (size_t i = 1; i < n; i++) /* recorded issue order */
+		for (size_t j = i; j > 0 && evs[j].issue_ns < evs[j - 1].issue_ns; j--) {
+			struct btape_event x = evs[j];
+
+			evs[j] = evs[j - 1];
+			evs[j - 1] = x;
+		}
+	for (int mode = RP_ORDER_NONE; mode <= RP_ORDER_CAUSAL; mode += RP_ORDER_CAUSAL) {
+		struct fixture *f = fx_new();
+		unsigned int most[2] = {0, 0};
+
+		order_run(f, mode, lat, evs, n, got); /* and matches the model */
+		for (size_t i = 0; i < n; i++) {
+			unsigned int inflight = 1, th = evs[i].tid == 400;
+
+			for (size_t j = 0; j < n; j++)
+				inflight += j != i && evs[j].tid == evs[i].tid && got[j] <= got[i] &&
+					    got[i] < got[j] + lat;
+			if (inflight > most[th])
+				most[th] = inflight;
+		}
+		if (mode == RP_ORDER_CAUSAL) {
+			assert_int_equal(most[0], 2);
+			assert_int_equal(most[1], 3);
+			/* each batch of thread 400 starts before the batch before has completed */
+			for (size_t i = 0, k = 0, last = SIZE_MAX; i < n; i++) {
+				if (evs[i].tid != 400)
+					continue;
+				if (k++ % 3 == 0 && last != SIZE_MAX)
+					assert_true(got[i] < got[last] + lat);
+				last = i;
+			}
+			/* thread 300's k-th read goes when its (k - 2)-th completes */
+			for (size_t i = 0, k = 0; i < n; i++)
+				if (evs[i].tid == 300 && ++k > 2)
+					assert_int_equal(got[i], (k - 1) / 2 * lat +
+								 ((k - 1) % 2 ? 50 * US : 0));
+		} else {
+			assert_true(most[0] >= 10);
+		}
+		free(f);
+	}
 }
 
 /*
@@ -1039,7 +1164,10 @@ static void test_order_causal_faster(void **state)
 	assert_int_equal(chain_at(evs, n, got, 100, CH_N - 1), rec_last * US);
 	free(f);
 
-	/* 10x slower: the chain stretches link by link, the later writes keep the (late) shift */
+	/*
+	 * 10x slower: the chain stretches link by link, the later writes keep the (late) shift;
+	 * recorded 300 us apart with one in flight, they go 500 us apart (thread depth)
+	 */
 	n = chain_trace(evs, 50);
 	f = fx_new();
 	order_run(f, RP_ORDER_CAUSAL, 500 * US, evs, n, got);
@@ -1048,7 +1176,7 @@ static void test_order_causal_faster(void **state)
 	shift = (CH_N - 1) * (502 - 52) * US;
 	for (size_t k = 0; k < 5; k++)
 		assert_int_equal(chain_at(evs, n, got, 100, CH_N + k),
-				 ((CH_N - 1) * 52 + 50 + 1000 + 300 * k) * US + shift);
+				 ((CH_N - 1) * 52 + 50 + 1000 + 500 * k) * US + shift);
 	for (size_t k = 0; k < 4; k++)
 		assert_int_equal(chain_at(evs, n, got, 0, k), (5 + 2000 * k) * US);
 	assert_int_equal(f->st.dep_waited[RP_DEP_CAUSAL], CH_N - 1 + 5);
@@ -1392,11 +1520,15 @@ static void test_order_model_random(void **state)
 							      f->st.dep_waited[RP_DEP_XTHREAD]);
 				if (c < 4)
 					assert_int_equal(f->st.dep_waited[RP_DEP_XTHREAD], 0);
-				/* only causal goes before a deadline (at speed 1, 50 us: often) */
+				/*
+				 * only causal goes before a deadline (at speed 1, 50 us: often; not in
+				 * round 0, so dense that its threads' unfinished earlier I/Os hold most:
+				 * thread depth)
+				 */
 				nf = 0;
 				for (size_t i = 0; i < RND_N; i++)
 					nf += want[i] < evs[i].issue_ns - evs[0].issue_ns;
-				if (mode == RP_ORDER_CAUSAL && c % 4 == 0 && round < 4)
+				if (mode == RP_ORDER_CAUSAL && c % 4 == 0 && round >= 1 && round < 4)
 					assert_true(nf > 5);
 				if (mode != RP_ORDER_CAUSAL)
 					assert_int_equal(nf, 0);
@@ -1619,6 +1751,7 @@ int main(void)
 		cmocka_unit_test(test_order_model),
 		cmocka_unit_test(test_order_causal_stretch),
 		cmocka_unit_test(test_order_causal_faster),
+		cmocka_unit_test(test_order_thread_depth),
 		cmocka_unit_test(test_order_cross_thread),
 		cmocka_unit_test(test_order_wake_chain),
 		cmocka_unit_test(test_order_wake_runnable),
