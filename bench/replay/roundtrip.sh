@@ -24,7 +24,9 @@
 # KINDS (the runs of each round, default "default half rt null fio again probe"; also "causal",
 # "apart" and "depth": --order causal, --flushes-apart, --iodepth at the recorded maximum;
 # "contend": the null engine at default settings beside the application),
-# BIOTAPE=PATH (measure that binary). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
+# REC_ARGS (more `biotape record` options for the recordings, e.g. --waits: the replay's
+# default order is then causal; kind "none" is --order none), BIOTAPE=PATH (measure that
+# binary). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
 # (skipped, and said so, without it). Writes only to its own loop devices over /dev/shm files
 # (512 MiB each, at most two at a time besides A) and detaches them.
 set -euo pipefail
@@ -33,6 +35,7 @@ ROUNDS=${ROUNDS:-3}
 RATE=${RATE:-30000}
 REC_S=${REC_S:-8}
 READ_N=${READ_N:-200000}
+REC_ARGS=${REC_ARGS:-}
 KINDS=${KINDS:-default half rt null fio again probe}
 BIN=$(cd "$BUILD/bin" && pwd)
 BT=${BIOTAPE:-$BIN/biotape}
@@ -69,7 +72,7 @@ record_app() { # DEV OUT: mkfs DEV, run the fio "database" on it while recording
 	mount "$dev" "$MNT"
 	fallocate -l 256M "$MNT/db"
 	sync
-	"$BT" record -o "$out" -d "$dev" -- fio --name=db --filename="$MNT/db" --rw=randwrite \
+	"$BT" record -o "$out" -d "$dev" $REC_ARGS -- fio --name=db --filename="$MNT/db" --rw=randwrite \
 		--bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --rate_iops="$RATE" --fdatasync=16 \
 		--size=256M --time_based --runtime="$REC_S" --randseed=7 --output="$W/fio.txt" \
 		>"$W/rec.log" 2>&1 || { echo "recording failed: $(tail -2 "$W/rec.log")" >&2; exit 1; }
@@ -104,7 +107,7 @@ replay_write() { # NAME SPEED replay-options...
 	"$BT" analyze --json "$W/rep.btape" >"$W/rep.json"
 	"$BT" dump --csv "$W/rep.btape" >"$W/rep.csv"
 	# against the recorded deadlines: not a measure of an --order replay, which moves I/Os
-	if [[ " $* " == *" --order "* ]]; then
+	if [[ " $* " == *" --order "* && " $* " != *" --order none "* ]]; then
 		echo '{"p99_us": null, "late_rate": null}' >"$W/fid.json"
 	else
 		python3 "$HERE/fidelity.py" "$W/orig.csv" "$W/rep.csv" "$speed" >"$W/fid.json"
@@ -276,6 +279,7 @@ want() { [[ " $KINDS " == *" $1 "* ]]; }
 for r in $(seq "$ROUNDS"); do
 	echo "round $r"
 	want default && replay_write default 1
+	want none && replay_write none 1 --order none
 	want half && replay_write half 0.5
 	want rt && replay_write rt 1 --rt-priority 1
 	want causal && replay_write causal 1 --order causal
@@ -298,7 +302,9 @@ def check(label, v, ok, fmt):
     if v is None:
         return
     print(f"  {label:44s} {fmt.format(v):>12s}   {'met' if ok(v) else 'NOT met'}")
-names = {"default": "default settings", "half": "--speed 0.5 (unloaded reference)",
+names = {"default": "default settings",
+         "none": "--order none (open loop; the default for a trace without --waits)",
+         "half": "--speed 0.5 (unloaded reference)",
          "rt": "--rt-priority 1 (SCHED_FIFO 1, spin 10 us: the other class)",
          "causal": "--order causal (flushes wait for the writes they cover)",
          "apart": "--flushes-apart (a flush waits for the one before)",
