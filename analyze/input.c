@@ -147,6 +147,40 @@ static int add_events(struct stats *s, struct an_slice *sl, const struct btape_e
 	return stats__add_batch(s, evs, n);
 }
 
+/*
+ * The events per 1 s window of every file, on the timeline, from their chunk index: 0, 1 when
+ * a file has no index (or the trace is too long: plan by time), or -ENOMEM.
+ */
+static int slice_load(struct split_load *l, const struct src *srcs, int npaths,
+		      uint64_t origin_ns, uint64_t end_ns)
+{
+	int err = split_load_init(l, origin_ns, end_ns);
+
+	if (err)
+		return err == -ENOMEM ? err : 1;
+	for (int k = 0; k < npaths; k++) {
+		const struct src *sr = &srcs[k];
+		struct btape_chunk_info ci = {.sz = sizeof(ci)};
+		uint64_t i = 0;
+
+		while (btape_reader__chunk_info(sr->r, i, &ci) == 1) {
+			uint64_t lo = ci.issue_min_ns, hi = ci.issue_max_ns;
+
+			if (sr->clock.nsync) {
+				lo = btape_cluster_to_reference(&sr->clock, lo);
+				hi = btape_cluster_to_reference(&sr->clock, hi);
+			}
+			split_load_add(l, lo, hi, ci.events);
+			i++;
+		}
+		if (!i && sr->has_first) { /* events but no index: recovered, or a stream */
+			split_load_free(l);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static uint64_t nice_interval(uint64_t span_ns)
 {
 	uint64_t target = span_ns / 100, v = 1000; /* at least 1 us */
@@ -358,7 +392,14 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	ng_table = ng;
 	split_stamp(sl, SPLIT_T_OPEN);
 	if (sl) { /* a slice: no other filter (the caller's rule), the warm-up read uncounted */
-		split_plan(sl, info->trace_start_ns, info->trace_end_ns);
+		struct split_load load;
+
+		err = slice_load(&load, srcs, npaths, info->trace_start_ns, info->trace_end_ns);
+		if (err < 0)
+			goto cleanup;
+		split_plan(sl, info->trace_start_ns, info->trace_end_ns, err ? NULL : &load);
+		split_load_free(&load);
+		err = 0;
 		from_abs = sl->lo;
 		to_abs = sl->hi;
 		seek_abs = sl->warm_lo;
@@ -516,6 +557,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 		sl->undeclared = ng > ng_table;
 		if (!sl->entry.captured)
 			err = split_entry_capture(&sl->entry, s);
+		sl->events = info->events_read;
 		split_stamp(sl, SPLIT_T_READ);
 	} else {
 		err = stats__finish(s);

@@ -4,6 +4,7 @@
 #include "workset.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,16 +14,102 @@
 
 #define PACK_MAGIC 0x3174696c70736e61ull /* "anspli1" */
 
-void split_plan(struct an_slice *sl, uint64_t origin_ns, uint64_t end_ns)
+int split_load_init(struct split_load *l, uint64_t origin_ns, uint64_t end_ns)
 {
 	uint64_t nwin = end_ns > origin_ns ? (end_ns - origin_ns) / STATS_WINDOW_NS + 1 : 1;
-	uint64_t n = (uint64_t)sl->nranks, r = (uint64_t)sl->rank;
 
-	/* rank r: windows [r * nwin / n, (r + 1) * nwin / n); the first from the very start,
-	 * the last to the very end (events past the summaries' last issue go somewhere) */
-	sl->lo = r ? origin_ns + r * nwin / n * STATS_WINDOW_NS : 0;
-	sl->hi = r + 1 < n ? origin_ns + (r + 1) * nwin / n * STATS_WINDOW_NS : UINT64_MAX;
+	memset(l, 0, sizeof(*l));
+	if (nwin > SPLIT_LOAD_MAX_WINDOWS)
+		return -E2BIG;
+	if (!(l->events = calloc(nwin, sizeof(*l->events))))
+		return -ENOMEM;
+	l->origin_ns = origin_ns;
+	l->nwin = nwin;
+	return 0;
+}
+
+void split_load_free(struct split_load *l)
+{
+	free(l->events);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The window of issue time t, clamped to the load's. */
+static uint64_t load_win(const struct split_load *l, uint64_t t)
+{
+	uint64_t w = t > l->origin_ns ? (t - l->origin_ns) / STATS_WINDOW_NS : 0;
+
+	return w < l->nwin ? w : l->nwin - 1;
+}
+
+void split_load_add(struct split_load *l, uint64_t lo_ns, uint64_t hi_ns, uint64_t events)
+{
+	uint64_t a, b, left = events;
+
+	if (!l->events || !events)
+		return;
+	if (hi_ns < lo_ns)
+		hi_ns = lo_ns;
+	a = load_win(l, lo_ns);
+	b = load_win(l, hi_ns);
+	/* window w gets its share of [lo, hi] (by overlap, rounded down); the last the rest */
+	for (uint64_t w = a; w < b; w++) {
+		uint64_t ws = l->origin_ns + w * STATS_WINDOW_NS, we = ws + STATS_WINDOW_NS;
+		uint64_t from = lo_ns > ws ? lo_ns : ws, to = hi_ns < we ? hi_ns : we, share = 0;
+
+		if (to > from)
+			share = (uint64_t)((unsigned __int128)events * (to - from) / (hi_ns - lo_ns));
+		share = share < left ? share : left;
+		l->events[w] += share;
+		left -= share;
+	}
+	l->events[b] += left;
+	l->total += events;
+}
+
+/* The first window of slice r of n: the one whose events before it come nearest r/n of all. */
+static uint64_t load_cut(const struct split_load *l, uint64_t r, uint64_t n)
+{
+	uint64_t want = (uint64_t)((unsigned __int128)l->total * r / n), before = 0, w = 0;
+
+	while (w < l->nwin && before + l->events[w] <= want)
+		before += l->events[w++];
+	/* before <= want < before + events[w]: window w goes where it leaves the smaller miss */
+	if (w < l->nwin && before + l->events[w] - want < want - before)
+		w++;
+	return w;
+}
+
+void split_plan(struct an_slice *sl, uint64_t origin_ns, uint64_t end_ns,
+		const struct split_load *load)
+{
+	uint64_t nwin = end_ns > origin_ns ? (end_ns - origin_ns) / STATS_WINDOW_NS + 1 : 1;
+	uint64_t n = (uint64_t)sl->nranks, r = (uint64_t)sl->rank, lo, hi;
+	bool by_events = load && load->events && load->total && load->nwin == nwin &&
+			 load->origin_ns == origin_ns;
+
+	/* rank r: windows [lo, hi); by time [r * nwin / n, (r + 1) * nwin / n); the first from
+	 * the very start, the last to the very end (events past the summaries' last issue go
+	 * somewhere) */
+	lo = by_events ? load_cut(load, r, n) : r * nwin / n;
+	hi = by_events ? load_cut(load, r + 1, n) : (r + 1) * nwin / n;
+	sl->lo = r ? origin_ns + lo * STATS_WINDOW_NS : 0;
+	sl->hi = r + 1 < n ? origin_ns + hi * STATS_WINDOW_NS : UINT64_MAX;
 	sl->warm_lo = sl->lo > SPLIT_WARM_NS ? sl->lo - SPLIT_WARM_NS : 0;
+}
+
+/* The calling thread's time spent runnable but waiting for a CPU (ns), or 0 if unknown. */
+static uint64_t thread_runq_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait;
 }
 
 void split_stamp(struct an_slice *sl, enum split_stamp k)
@@ -35,6 +122,7 @@ void split_stamp(struct an_slice *sl, enum split_stamp k)
 	sl->t_ns[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	sl->cpu_ns[k] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	sl->runq_ns[k] = thread_runq_ns();
 }
 
 /* Appends to line[cap] at *len, cut at the end. */
@@ -84,6 +172,11 @@ void split_times_print(const struct an_slice *sl)
 	append(line, sizeof(line), &len, " | wait %.1f merge %.1f; cpu %.1f (user %.1f sys %.1f)",
 	       (double)sl->wait_ns / 1e6, (double)sl->merge_ns / 1e6,
 	       tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime), tv_ms(ru.ru_utime), tv_ms(ru.ru_stime));
+	/* open and read are stamped by the thread that reads the slice */
+	if (sl->t_ns[SPLIT_T_READ] && sl->runq_ns[SPLIT_T_READ] >= sl->runq_ns[SPLIT_T_OPEN])
+		append(line, sizeof(line), &len, "; runq %.1f",
+		       (double)(sl->runq_ns[SPLIT_T_READ] - sl->runq_ns[SPLIT_T_OPEN]) / 1e6);
+	append(line, sizeof(line), &len, "; events %" PRIu64, sl->events);
 	fprintf(stderr, "%s\n", line);
 }
 

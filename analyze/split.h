@@ -65,7 +65,10 @@ struct an_slice {
 	struct split_entry entry;
 	uint64_t t_ns[SPLIT_T__COUNT];	 /* split_stamp() */
 	uint64_t cpu_ns[SPLIT_T__COUNT]; /* ... the process's CPU time then */
+	uint64_t runq_ns[SPLIT_T__COUNT]; /* ... the stamping thread's time runnable but not
+					   * running (schedstat's run_delay; 0 if unknown) */
 	uint64_t wait_ns, merge_ns;    /* rank 0: waiting for parts, merging them */
+	uint64_t events;	       /* events of the slice read (for the times line) */
 };
 
 /* Stamps phase k of sl (when sl is not NULL). */
@@ -75,8 +78,29 @@ void split_stamp(struct an_slice *sl, enum split_stamp k);
  * and the rank's CPU time. */
 void split_times_print(const struct an_slice *sl);
 
-/* The slice bounds of rank of nranks over [origin, end] (issue times), whole 1 s windows. */
-void split_plan(struct an_slice *sl, uint64_t origin_ns, uint64_t end_ns);
+/*
+ * Events per 1 s window from an origin, estimated from the files' chunk index (each chunk's
+ * events spread evenly over its issue range, in integers: every rank plans the same slices).
+ */
+#define SPLIT_LOAD_MAX_WINDOWS (1u << 22) /* longer traces are planned by time */
+struct split_load {
+	uint64_t origin_ns, nwin;
+	uint64_t *events; /* nwin windows; NULL: unknown (plan by time) */
+	uint64_t total;
+};
+/* Windows [origin, end] all empty; 0, or -E2BIG past SPLIT_LOAD_MAX_WINDOWS, or -ENOMEM. */
+int split_load_init(struct split_load *l, uint64_t origin_ns, uint64_t end_ns);
+/* Adds a chunk of `events` issued over [lo_ns, hi_ns] (times past either end count there). */
+void split_load_add(struct split_load *l, uint64_t lo_ns, uint64_t hi_ns, uint64_t events);
+void split_load_free(struct split_load *l);
+
+/*
+ * The slice bounds of rank of nranks over [origin, end] (issue times), whole 1 s windows: as
+ * many events in each as the windows allow when load (NULL: unknown) knows them, else as many
+ * windows.
+ */
+void split_plan(struct an_slice *sl, uint64_t origin_ns, uint64_t end_ns,
+		const struct split_load *load);
 /* Records s's state as the slice's entry state (after its warm-up). 0 or -ENOMEM. */
 int split_entry_capture(struct split_entry *e, const struct stats *s);
 void split_entry_free(struct split_entry *e);

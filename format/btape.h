@@ -473,6 +473,19 @@ int btape_reader__footer_tag(const struct btape_reader *r, const char *key, cons
 /* The footer tags in file order: tag I's key and value as above (1), 0 past the last. */
 int btape_reader__footer_tag_at(const struct btape_reader *r, uint32_t i, const char **key,
 				const void **value, size_t *len);
+/* One event chunk of the footer's index (btape_reader__chunk_info()). */
+struct btape_chunk_info {
+	size_t sz; /* set by the caller: sizeof(struct btape_chunk_info) */
+	uint64_t events;
+	uint64_t issue_min_ns, issue_max_ns; /* its smallest and largest issue time */
+};
+/*
+ * Chunk I of the footer's index, in file order: returns 1 and fills *ci, or 0 past the last
+ * or when the file has no valid footer (a stream, a recovered file), or -EINVAL. Reads no
+ * event: what a caller needs to plan work by events before reading them.
+ */
+int btape_reader__chunk_info(const struct btape_reader *r, uint64_t i,
+			     struct btape_chunk_info *ci);
 /* Reason for the reader's last failure ("no error" if none). */
 const char *btape_reader__errmsg(const struct btape_reader *r);
 

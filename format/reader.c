@@ -515,6 +515,22 @@ BTAPE_API int btape_reader__footer_tag(const struct btape_reader *r, const char 
 	return i < 0 ? 0 : btape_reader__footer_tag_at(r, (uint32_t)i, &k, value, len);
 }
 
+BTAPE_API int btape_reader__chunk_info(const struct btape_reader *r, uint64_t i,
+				       struct btape_chunk_info *ci)
+{
+	struct btape_chunk_info c = {.sz = sizeof(c)};
+
+	if (!r || !ci || ci->sz < sizeof(c))
+		return -EINVAL;
+	if (!r->has_footer || i >= r->ix.n)
+		return 0;
+	c.events = r->ix.events[i];
+	c.issue_min_ns = r->ix.issue_min[i];
+	c.issue_max_ns = r->ix.issue_max[i];
+	*ci = c;
+	return 1;
+}
+
 BTAPE_API const char *btape_reader__errmsg(const struct btape_reader *r)
 {
 	if (!r)

@@ -14,7 +14,8 @@
 # it (wall of the pair; busiest: the larger of their CPU times).
 # Then, for each size and N, where rank 0's wall time went (medians, ms from mpirun's start):
 # the process started, MPI up, its slice read, every part received, report written and MPI
-# closed; and the slowest rank's end of reading. The load average before and after says
+# closed; the slowest rank's end of reading, its lag behind the fastest, its reading thread's
+# run-queue wait (runnable, no CPU: the machine's other load), and the slices' event balance. The load average before and after says
 # whether the machine was shared (wall time is then not ours alone). Every parallel report
 # is checked equal to the one-process report.
 #   usage: bench/analyze/parallel.sh [BUILD_DIR]   env: RUNS (5), SIZES ("20000000"; EVENTS
@@ -66,14 +67,20 @@ ranks() {
 	# per rank: its wall stamps (before "|") and its total CPU (after "cpu ")
 	awk -v t="$TMP/t" 'function v(k,   i) { for (i = 1; i < NF && $i != "|"; i++)
 			if ($i == k) return $(i + 1); return "" }
-		{ s = v("start"); e = v("end"); r = v("read")
-		  for (i = 1; i < NF; i++) if ($i == "cpu" && $(i + 1) ~ /^[0-9.]+$/) c = $(i + 1)
+		{ s = v("start"); e = v("end"); r = v("read"); q = 0; ev = 0
+		  for (i = 1; i < NF; i++) {
+			if ($i == "cpu" && $(i + 1) ~ /^[0-9.]+$/) c = $(i + 1)
+			if ($i == "runq") q = $(i + 1) + 0
+			if ($i == "events") ev = $(i + 1) + 0 }
 		  if (NR == 1 || s < s0) s0 = s; if (e > e1) e1 = e; if (c > cm) cm = c
-		  if (r > rm) rm = r
+		  if (r > rm) { rm = r; rq = q }
+		  if (NR == 1 || ev < evlo) evlo = ev; if (ev > evhi) evhi = ev
+		  if (NR == 1 || r < rlo) rlo = r
 		  if ($4 == "0") ph = s " " v("init") " " r " " v("sent") " " e }
 		END { getline l < t; split(l, w, " ")
 		      printf "%s %s %.3f %.3f\n", w[1], w[2] + w[3], (e1 - s0) / 1000, cm / 1000 > "/dev/stderr"
-		      print ph, rm }' "$TMP/err" >>"$TMP/ph.$1.$2" 2>>"$TMP/n.$1.$2"
+		      print ph, rm, rm - rlo, rq, evhi / (evlo ? evlo : 1) }' "$TMP/err" \
+		>>"$TMP/ph.$1.$2" 2>>"$TMP/n.$1.$2"
 }
 
 # halves SIZE: the two halves at once; appends "wall jobcpu wall busiest" to h.SIZE
@@ -125,13 +132,17 @@ for size in $SIZES; do
 		"$(echo "$c / $c1" | bc -l)"
 done
 echo "rank 0's wall time (ms from mpirun's start; medians): process started, MPI up, slice read,"
-echo "every part received, report written and MPI closed; and the slowest rank's slice read"
-printf '%-11s %8s %8s %8s %8s %8s %8s %13s\n' events ranks started "MPI up" read received end \
-	"slowest read"
+echo "every part received, report written and MPI closed; the slowest rank's slice read, how"
+echo "long after the fastest's, and how long that slowest rank's reading thread waited"
+echo "runnable for a CPU (schedstat run_delay: other processes, not work); the largest slice's"
+echo "events over the smallest's"
+printf '%-11s %5s %7s %7s %7s %8s %7s %8s %7s %8s %7s\n' events ranks started "MPI up" read \
+	received end "slow read" "- fast" "its runq" "ev max/min"
 for size in $SIZES; do
 	for n in $RANKS; do
-		printf '%-11s %8s' "$size" "$n"
-		for c in 1 2 3 4 5 6; do printf ' %8.0f' "$(col "ph.$size.$n" $c)"; done
-		echo
+		printf '%-11s %5s' "$size" "$n"
+		for c in 1 2 3 4 5; do printf ' %7.0f' "$(col "ph.$size.$n" $c)"; done
+		printf ' %8.0f %7.0f %8.0f %7.3f\n' "$(col "ph.$size.$n" 6)" "$(col "ph.$size.$n" 7)" \
+			"$(col "ph.$size.$n" 8)" "$(col "ph.$size.$n" 9)"
 	done
 done

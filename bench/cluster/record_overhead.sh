@@ -8,11 +8,15 @@
 # the recorders' CPU (user + sys, getrusage through /usr/bin/time; summed over the processes)
 # per recorded event over the whole run, start-up and MPI_Init included; and the steady-state
 # CPU per event of the first device's recorder (rank 0, or the single-host one) over fio's
-# window: cluster against two is the per-rank comparison, as a paired ratio.
-# Run as root: BIOTAPE=build/bin/biotape bench/cluster/record_overhead.sh [ROUNDS]
+# window: cluster against two is the per-rank comparison, as a paired ratio per round, with
+# a sign test of the ratios against 1.0, a bootstrap interval of their median, and the noise
+# floor (a single-host recorder against itself in the next round); the verdict says "the same
+# within noise" only when no side is favoured (p >= 0.05, at least 6 rounds, the interval
+# holds 1.0) and the interval lies inside that floor.
+# Run as root: BIOTAPE=build/bin/biotape bench/cluster/record_overhead.sh [ROUNDS (8)]
 set -eu
 BIOTAPE=${BIOTAPE:-biotape}
-ROUNDS=${1:-3}
+ROUNDS=${1:-8}
 . "$(dirname "$0")/../record/lib.sh"
 bench_setup biotape-cluster-rec
 L0=$LOOP
@@ -108,7 +112,7 @@ $BIOTAPE record -v -o $W/c-%r.btape -d $W/dev%r 2>$W/rec.\$OMPI_COMM_WORLD_RANK"
 	done
 done | tee "$W/rows"
 python3 - "$W/rows" <<'PY'
-import statistics, sys
+import math, random, statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l[0].isdigit()]
 med = {}
 for mode in ("two", "cluster", "both"):
@@ -118,10 +122,41 @@ for mode in ("two", "cluster", "both"):
           f"{statistics.median(int(x[6]) for x in r):.0f} ns recorder CPU per event over the "
           f"run, {med[mode]:.0f} ns steady-state CPU per event of L0's recorder, "
           f"lost {statistics.median(int(x[5]) for x in r):.0f}")
+# per rank: rank 0 over the single-host recorder of the same device, paired by round (the
+# modes alternate order); the noise: a single-host recorder over itself in the next round
+two = [int(x[7]) for x in rows if x[1] == "two"]
 pairs = [int(c[7]) / int(o[7]) for c, o in zip([x for x in rows if x[1] == "cluster"],
                                                [x for x in rows if x[1] == "two"])]
+noise = [b / a for a, b in zip(two, two[1:])]
+n = len(pairs)
 print(f"per rank, steady state: rank 0 / a single-host recorder of the same device, beside "
       f"another of the other device = "
-      f"{statistics.median(pairs):.3f} (median of {len(pairs)} rounds; range "
+      f"{statistics.median(pairs):.3f} (median of {n} rounds; range "
       f"{min(pairs):.3f}-{max(pairs):.3f})")
+# sign test against 1.0 (two-sided, exact binomial): are the ranks' ratios on one side?
+up = sum(1 for x in pairs if x > 1)
+def tail(k):
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+p = min(1.0, 2 * min(tail(up), tail(n - up))) if n else 1.0
+# bootstrap 95% interval of the median ratio (rounds resampled, fixed seed)
+rng = random.Random(1)
+boot = sorted(statistics.median(rng.choices(pairs, k=n)) for _ in range(10000)) if n else [0]
+lo, hi = boot[249], boot[9749]
+print(f"sign test: {up} of {n} rounds above 1.0, p = {p:.3f}; median's 95% bootstrap "
+      f"interval {lo:.3f}-{hi:.3f}")
+if noise:
+    print(f"noise: single-host over single-host, consecutive rounds: {min(noise):.3f}-"
+          f"{max(noise):.3f} (median {statistics.median(noise):.3f}, {len(noise)} pairs)")
+if n < 6:
+    verdict = f"too few rounds ({n}): a sign test needs 6 to reach p < 0.05"
+elif p < 0.05:
+    verdict = f"differs: rank 0 costs {statistics.median(pairs):.2f}x (p = {p:.3f})"
+elif lo > 1 or hi < 1:
+    verdict = (f"leaning {'above' if lo > 1 else 'below'} 1.0: the interval excludes it, the "
+               f"sign test does not confirm (p = {p:.3f}); not shown the same")
+elif noise and min(noise) <= lo and hi <= max(noise):
+    verdict = "the same within noise (no side favoured, interval inside single-host's spread)"
+else:
+    verdict = "not shown either way: the interval reaches outside single-host's own spread"
+print(f"verdict: {verdict}")
 PY

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Statistics core on synthetic events with exactly known statistics. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1449,7 +1450,7 @@ static int split_run(struct stats **out, const struct btape_event *e, size_t n, 
 		size_t len;
 		uint64_t er = 0, es = 0;
 
-		split_plan(&sl, e[0].issue_ns, e[n - 1].issue_ns);
+		split_plan(&sl, e[0].issue_ns, e[n - 1].issue_ns, NULL);
 		slice_run(&s, &sl, e, n, o, e[0].issue_ns);
 		if (!r) {
 			dst = s;
@@ -1468,6 +1469,49 @@ static int split_run(struct stats **out, const struct btape_event *e, size_t n, 
 	assert_int_equal(stats__finish(dst), 0);
 	*out = dst;
 	return rc;
+}
+
+/*
+ * Slices planned by events (split_load from a chunk index): 600 events over the first 3 s
+ * of 9.5 s, 65 over the rest. A chunk's events spread over its windows by overlap; each cut
+ * goes to the window boundary nearest its share of the events, and the slices tile the
+ * timeline. Without a load, or one of another timeline, the plan is by time.
+ */
+static void test_split_plan_events(void **st)
+{
+	const uint64_t o = 1000000000ull, s1 = 1000000000ull;
+	struct split_load l, big;
+	uint64_t want2[] = {0, o + 2 * s1, UINT64_MAX}, want3[] = {0, o + s1, o + 2 * s1, UINT64_MAX};
+
+	(void)st;
+	assert_int_equal(split_load_init(&l, o, o + 9 * s1 + s1 / 2), 0);
+	assert_int_equal(l.nwin, 10);
+	split_load_add(&l, o, o + 3 * s1, 600);
+	split_load_add(&l, o + 3 * s1, o + 9 * s1 + s1 / 2, 65);
+	assert_int_equal(l.total, 665);
+	assert_int_equal(l.events[0], 200);
+	assert_int_equal(l.events[2], 200);
+	assert_int_equal(l.events[3], 10);
+	assert_int_equal(l.events[9], 5);
+	for (int n = 2; n <= 3; n++) {
+		for (int r = 0; r < n; r++) {
+			struct an_slice sl = {.rank = r, .nranks = n};
+			const uint64_t *w = n == 2 ? want2 : want3;
+
+			split_plan(&sl, o, o + 9 * s1 + s1 / 2, &l);
+			assert_int_equal(sl.lo, w[r]);
+			assert_int_equal(sl.hi, w[r + 1]);
+			split_plan(&sl, o, o + 9 * s1 + s1 / 2, NULL); /* by time */
+			assert_int_equal(sl.lo, r ? o + (uint64_t)r * 10 / n * s1 : 0);
+		}
+	}
+	struct an_slice sl = {.rank = 1, .nranks = 2};
+
+	split_plan(&sl, o, o + 20 * s1, &l); /* another timeline: by time */
+	assert_int_equal(sl.lo, o + 10 * s1);
+	split_load_free(&l);
+	assert_int_equal(split_load_init(&big, 0, (uint64_t)SPLIT_LOAD_MAX_WINDOWS * s1), -E2BIG);
+	split_load_free(&big);
 }
 
 /*
@@ -1589,6 +1633,7 @@ int main(void)
 		cmocka_unit_test(test_fast_path_edges),
 		cmocka_unit_test(test_batch_huge_device_index),
 		cmocka_unit_test(test_host_timeline),
+		cmocka_unit_test(test_split_plan_events),
 		cmocka_unit_test(test_split_merge_exact),
 	};
 

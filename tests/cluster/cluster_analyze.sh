@@ -72,6 +72,27 @@ cmp -s "$D/plain" "$D/par" || fail "swapped ranks: the report differs"
 opened_first "$D/err" no
 echo "slices analysed while MPI comes up; on the wrong slice, again after: identical"
 
+# Slices hold about as many events each, not as many seconds (planned from the files' chunk
+# index): 3 s at 200k IOPS then 5 s at 5k IOPS (two files of one host). By time, 2 ranks
+# would read 620k and 20k events; by events, whole 1 s windows allow 410k and 230k. Each
+# rank's BIOTAPE_SPLIT_TIMES line counts its slice's events: the larger at most 2x the
+# smaller, on 2 and 3 ranks, and the report is the one-process one.
+"$GEN" -o "$D/slow.btape" -n 40000 -r 5000 -x 2 -H bench || fail "gen slow"
+"$BIOTAPE" analyze "$D/a.btape" "$D/slow.btape" >"$D/plain" || fail "plain a + slow"
+for n in 2 3; do
+	BIOTAPE_SPLIT_TIMES=1 timeout 300 "${MPIRUN[@]}" -x BIOTAPE_SPLIT_TIMES -n $n \
+		"$BIOTAPE" analyze "$D/a.btape" "$D/slow.btape" >"$D/par" 2>"$D/err" ||
+		fail "uneven rate on $n ranks: $(cat "$D/err")"
+	cmp -s "$D/plain" "$D/par" || fail "uneven rate on $n ranks: the report differs"
+	sed -n 's/^biotape: analyze: rank [0-9]* times (ms): .*; events \([0-9]*\)$/\1/p' \
+		"$D/err" | sort -n >"$D/events"
+	[ "$(wc -l <"$D/events")" = $n ] && [ "$(awk '{ s += $1 } END { print s }' "$D/events")" = 640000 ] ||
+		fail "uneven rate on $n ranks: want $n lines counting 640000 events: $(cat "$D/err")"
+	awk 'NR == 1 { lo = $1 } END { exit !($1 <= 2 * lo) }' "$D/events" ||
+		fail "uneven rate on $n ranks: slices unbalanced: $(tr '\n' ' ' <"$D/events")"
+	echo "uneven rate on $n ranks: identical, events per rank $(tr '\n' ' ' <"$D/events")"
+done
+
 # a merge that would not be exact: an I/O issued at 0.5 s completes at 3 s, past the 1 s
 # warm-up of the slice from 2 s (4 s of MSR Cambridge CSV, 1 ms apart): one line, the same
 # report (rank 0 analyses alone)

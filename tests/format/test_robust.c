@@ -469,6 +469,42 @@ static void test_seek(void **state)
 	tu_cleanup_dir(dir);
 }
 
+/* The footer's index, chunk by chunk: events and issue range of each, in file order; none
+ * once the footer is cut off (recovery). */
+static void test_chunk_info(void **state)
+{
+	char *dir = tu_tmpdir();
+	const char *p = tu_path(dir, "c.btape", 0);
+	struct btape_chunk_info ci = {.sz = sizeof(ci)}, small = {.sz = sizeof(ci) - 1};
+	struct btape_reader *r;
+	char m[BTAPE_ERRMSG_LEN];
+	uint64_t i, total = 0;
+	struct stat st;
+
+	(void)state;
+	write_simple(p, 1000, 64);
+	assert_int_equal(btape_reader__open(&r, p, m, sizeof(m)), 0);
+	for (i = 0; btape_reader__chunk_info(r, i, &ci) == 1; i++) {
+		uint64_t want = 1000 - 64 * i < 64 ? 1000 - 64 * i : 64;
+
+		assert_int_equal(ci.events, want);
+		assert_int_equal(ci.issue_min_ns, 1000 + 10 * 64 * i);
+		assert_int_equal(ci.issue_max_ns, 1000 + 10 * (64 * i + want - 1));
+		total += ci.events;
+	}
+	assert_int_equal(i, 16);
+	assert_int_equal(total, 1000);
+	assert_int_equal(btape_reader__chunk_info(r, 0, &small), -EINVAL);
+	btape_reader__close(r);
+	/* the footer cut off: read by recovery, no index */
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(truncate(p, st.st_size - 8), 0);
+	assert_int_equal(btape_reader__open(&r, p, m, sizeof(m)), 0);
+	assert_int_equal(btape_reader__chunk_info(r, 0, &ci), 0);
+	btape_reader__close(r);
+	tu_cleanup_dir(dir);
+}
+
 static void test_reorder_watermark(void **state)
 {
 	char *dir = tu_tmpdir();
@@ -1081,6 +1117,7 @@ int main(void)
 		cmocka_unit_test(test_truncate_every_offset),
 		cmocka_unit_test(test_unknown_keys_and_frames),
 		cmocka_unit_test(test_seek),
+		cmocka_unit_test(test_chunk_info),
 		cmocka_unit_test(test_reorder_watermark),
 		cmocka_unit_test(test_order_violations),
 		cmocka_unit_test(test_reorder_model),
