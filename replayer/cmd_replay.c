@@ -34,7 +34,6 @@
 #define SPIN_NS 40000ull      /* default: spin this long before a deadline (docs/REPLAY.md) */
 #define RT_SPIN_NS 10000ull   /* ... real-time: its wake-ups are prompt */
 #define SPIN_AUTO UINT_MAX    /* --spin-us not given */
-#define ORDER_AUTO (-1)       /* --order not given */
 #define TICK_NS 1000000000ull /* progress line refresh */
 #define PREFETCH_BLOCK_EVENTS 8192
 #define PREFETCH_BLOCKS 8	/* 8 x 8192 x ~96 B: ~6 MiB of decoded events at most */
@@ -79,9 +78,8 @@ static void usage(FILE *fp)
 		"                         fast as possible; load: keep the recorded number in flight\n"
 		"  --speed F              original timing F times faster (0.5 = half speed)\n"
 		"  --order MODE           original timing: what waits for what, inferred from the\n"
-		"                         recording (each mode includes the ones before it; default\n"
-		"                         causal for a trace recorded with --waits, else none):\n"
-		"                         none: open loop, every I/O at its deadline;\n"
+		"                         recording (each mode includes the ones before it):\n"
+		"                         none (default): open loop, every I/O at its deadline;\n"
 		"                         conflict: an I/O waits for unfinished overlapping I/Os\n"
 		"                         when either writes; barrier: + a flush/FUA/preflush waits\n"
 		"                         for the writes that completed before it, and an I/O for the\n"
@@ -333,7 +331,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->dedupe = 1;
 	o->spin_us = SPIN_AUTO;
 	o->rt_priority = 0;
-	o->order = ORDER_AUTO;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
@@ -580,18 +577,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		cli_err("replay: --speed only applies to --timing original");
 		return -EINVAL;
 	}
-	/* --order not given: the causal options ask for causal; else order_default() decides
-	 * once the trace is open */
-	if (o->order == ORDER_AUTO && (o->think_ns || o->xthread))
-		o->order = RP_ORDER_CAUSAL;
-	if (o->order == ORDER_AUTO && (o->timing != RP_TIMING_ORIGINAL || o->scale > 1 ||
-				       o->nsweep))
-		o->order = RP_ORDER_NONE;
-	if (o->order > RP_ORDER_NONE && o->timing != RP_TIMING_ORIGINAL) {
+	if (o->order != RP_ORDER_NONE && o->timing != RP_TIMING_ORIGINAL) {
 		cli_err("replay: --order only applies to --timing original");
 		return -EINVAL;
 	}
-	if (o->order > RP_ORDER_NONE && (o->scale > 1 || o->nsweep)) {
+	if (o->order != RP_ORDER_NONE && (o->scale > 1 || o->nsweep)) {
 		cli_err("replay: --order replays one copy: not with --scale or --sweep");
 		return -EINVAL;
 	}
@@ -938,14 +928,6 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	s.meta = rp_prefetch__meta(pf);
-	/*
-	 * --order's default (docs/REPLAY.md, "Dependencies": why): causal when the trace knows
-	 * which waits were for an I/O (recorded with --waits), none otherwise: inferred from
-	 * timing alone, a rate-paced thread's I/Os look chained and its replay drifts.
-	 */
-	if (o.order == ORDER_AUTO)
-		o.order = rp_xthread_default(s.meta->capture) == RP_XTHREAD_WAKE ? RP_ORDER_CAUSAL
-										 : RP_ORDER_NONE;
 	if (o.order == RP_ORDER_CAUSAL) {
 		if (!o.xthread_given)
 			o.xthread = rp_xthread_default(s.meta->capture);

@@ -58,20 +58,4 @@ assert len(pairs) >= 90 and okf >= 0.9 * len(pairs), (okf, len(pairs))
 _, plain = load("plain")
 assert plain and not any("wake_ns" in e for e in plain), "wakes without --waits"
 PY
-# replay's default order follows what the trace knows: causal with the wake rule for a
-# --waits trace, none for the other; --order none still wins
-T=(--target "$D/t" --create auto --write --engine null --no-progress --json)
-for mode in waits plain; do
-	"$BIOTAPE" replay "$D/$mode.btape" "${T[@]}" >"$D/r-$mode.json" ||
-		fail "replay of the $mode trace"
-done
-"$BIOTAPE" replay "$D/waits.btape" "${T[@]}" --order none >"$D/r-none.json" ||
-	fail "replay --order none"
-python3 - "$D" <<'PY' || fail "replay's default order"
-import json, sys
-d = sys.argv[1]
-w, p, n = (json.load(open(f"{d}/r-{k}.json")) for k in ("waits", "plain", "none"))
-assert w["order"] == "causal" and w["cross_thread"] == "wake", (w["order"], w.get("cross_thread"))
-assert p["order"] == "none" and n["order"] == "none", (p["order"], n["order"])
-PY
 pass "record_waits: wakes of a waiting thread recorded, of a batching one mostly not"
