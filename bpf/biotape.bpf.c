@@ -133,6 +133,14 @@ struct {
 	__type(value, struct biotape_wait);
 } waits SEC(".maps");
 
+/* --waits: this CPU runs an hrtimer's callback (hrtimer_expire_entry to _exit): 1, else 0 */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} in_timer SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
 	__uint(max_entries, 1);
@@ -341,8 +349,8 @@ static __always_inline void decode_opf(__u32 opf, struct biotape_rq_event *e)
 }
 
 /*
- * --waits: E's submitter TID woke from a sleep after its previous I/O submission: E carries
- * that wake. A thread seen for the first time enters "waits", so that its sleeps are noted
+ * --waits: E's submitter TID woke from a sleep after its previous I/O submission, and not
+ * from a timer (a paced sleep, a timeout that ran out: no I/O woke it): E carries that wake. A thread seen for the first time enters "waits", so that its sleeps are noted
  * from now on.
  */
 static __always_inline void note_wake(struct biotape_rq_event *e, __u32 tid)
@@ -356,7 +364,7 @@ static __always_inline void note_wake(struct biotape_rq_event *e, __u32 tid)
 		bpf_map_update_elem(&waits, &tid, &fresh, BPF_ANY);
 		return;
 	}
-	if (w->wake_ns > w->last_io_ns) {
+	if (w->wake_ns > w->last_io_ns && !w->timer) {
 		e->wake_ns = w->wake_ns;
 		e->slept_ns = w->slept_ns;
 		e->attr |= BIOTAPE_ATTR_WAKE;
@@ -1087,6 +1095,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev)
 	return 0;
 }
 
+/* Whether this CPU is in an hrtimer's callback: a wake from there is a timer's. */
+static __always_inline __u32 timer_running(void)
+{
+	__u32 k = 0, *v = bpf_map_lookup_elem(&in_timer, &k);
+
+	return v ? *v : 0;
+}
+
 /* P is being woken (in the waker's context, or an interrupt's): ends its sleep. */
 static __always_inline int on_waking(struct task_struct *p)
 {
@@ -1100,7 +1116,42 @@ static __always_inline int on_waking(struct task_struct *p)
 	w->wake_ns = now;
 	w->slept_ns = now - w->sleep_ns;
 	w->sleep_ns = 0;
+	w->timer = timer_running();
 	return 0;
+}
+
+/* Marks this CPU as running an hrtimer callback (ON 1) or not (0). */
+static __always_inline int set_in_timer(__u32 on)
+{
+	__u32 k = 0, *v = bpf_map_lookup_elem(&in_timer, &k);
+
+	if (v)
+		*v = on;
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(btf_hrtimer_expire_entry)
+{
+	return set_in_timer(1);
+}
+
+SEC("raw_tp/hrtimer_expire_entry")
+int BPF_PROG(raw_hrtimer_expire_entry)
+{
+	return set_in_timer(1);
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(btf_hrtimer_expire_exit)
+{
+	return set_in_timer(0);
+}
+
+SEC("raw_tp/hrtimer_expire_exit")
+int BPF_PROG(raw_hrtimer_expire_exit)
+{
+	return set_in_timer(0);
 }
 
 SEC("tp_btf/sched_switch")

@@ -113,6 +113,9 @@ struct biotape_wait {
 	__u64 wake_ns;    /* last woken (sched_waking) */
 	__u64 slept_ns;   /* ... after sleeping this long */
 	__u64 last_io_ns; /* its last I/O submission */
+	__u32 timer;      /* the last wake came from a timer's expiry (a sleep with a timeout
+			   * that ran out), not from another task or a completion */
+	__u32 pad;
 };
 
 /* Per-device state (BPF map "devstate", indexed by dev_idx). */

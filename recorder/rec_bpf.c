@@ -123,11 +123,16 @@ static int choose_progs(struct biotape_bpf *skel, const struct btf *btf, const c
 		if (strcmp(c->suffix, "io_start") == 0)
 			*have_io_start = true;
 	}
-	/* --waits: the scheduler's tracepoints (the programs read only their first arguments) */
-	for (int i = 0; waits && i < 2; i++) {
-		static const char *const tp[] = { "sched_switch", "sched_waking" };
+	/*
+	 * --waits: the scheduler's tracepoints (the programs read only their first arguments),
+	 * and the hrtimer expiry's, to tell a timer's wake from an I/O's (they read none)
+	 */
+	for (int i = 0; waits && i < 4; i++) {
+		static const char *const tp[] = { "sched_switch", "sched_waking",
+						  "hrtimer_expire_entry", "hrtimer_expire_exit" };
+		static const int nargs[] = { 2, 1, 0, 0 };
 
-		if (btf && tp_nargs(btf, tp[i]) < (i ? 1 : 2)) {
+		if (btf && tp_nargs(btf, tp[i]) < nargs[i]) {
 			snprintf(why, whylen, "--waits: the kernel has no usable tracepoint %s", tp[i]);
 			return -ENOENT;
 		}

@@ -118,6 +118,7 @@ struct rp_order {
 	unsigned int ntimer;
 	unsigned int nheld;
 	uint64_t max_lat;  /* longest recorded latency seen */
+	uint64_t max_wake_gap; /* longest completion-to-wake of a wake source seen (think_from) */
 	uint64_t start_ns; /* causal: no I/O before it */
 	int64_t min_off;   /* causal: the lowest offset of a released I/O, at most 0 */
 	struct thr *thr;   /* causal: open-addressed by key, nthr used of thr_mask + 1 */
@@ -557,6 +558,18 @@ static uint64_t find_think_source(struct rp_order *o, const struct ent *b, uint6
 	return best;
 }
 
+/* Where b's think time starts: its thread's wake when it woke for the source, else done. */
+static uint64_t think_from(struct rp_order *o, const struct ent *b, uint64_t done)
+{
+	if (o->xthread != RP_XTHREAD_WAKE || b->rwake == NO_TIME || b->rwake < done ||
+	    b->rwake > b->rsub)
+		return done;
+	/* b may go that much sooner than its deadline: the look-ahead must reach it */
+	if (b->rwake - done > o->max_wake_gap)
+		o->max_wake_gap = b->rwake - done;
+	return b->rwake;
+}
+
 /* b's causal source (order.h): what its thread woke for, or by the think window. */
 static void find_source(struct rp_order *o, struct ent *b)
 {
@@ -575,7 +588,12 @@ static void find_source(struct rp_order *o, struct ent *b)
 	a = get(o, best);
 	b->src = best;
 	b->xsrc = a->key != b->key;
-	b->think = (uint64_t)((double)(b->rsub - best_done) / o->speed);
+	/*
+	 * The think time: from the source's completion, or with wake sources from the wake: the
+	 * replay's own notice of the completion (its reap) stands in for the thread's wake-up,
+	 * which counted once more would add a scheduling delay to every link of a chain.
+	 */
+	b->think = (uint64_t)((double)(b->rsub - think_from(o, b, best_done)) / o->speed);
 	if (a->state == ST_DONE) {
 		b->src_done_ns = a->done_ns;
 	} else {
@@ -724,7 +742,8 @@ uint64_t rp_order__horizon(const struct rp_order *o)
 	if (o->mode != RP_ORDER_CAUSAL)
 		return 0;
 	/* + 1 us: deadlines and think times are rounded apart */
-	return (uint64_t)((double)o->max_lat / o->speed) + (uint64_t)-o->min_off + 1000;
+	return (uint64_t)((double)(o->max_lat + o->max_wake_gap) / o->speed) +
+	       (uint64_t)-o->min_off + 1000;
 }
 
 /*

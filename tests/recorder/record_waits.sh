@@ -3,8 +3,9 @@
 # after the thread's previous I/O. A thread doing one synchronous O_DIRECT pread at a time
 # sleeps until each completes: its I/Os carry wakes just after the previous one's completion.
 # A thread submitting io_uring batches of 16 sleeps once per batch: most of its I/Os carry
-# none. A flush (the flush machinery's request) carries the wake of the fdatasync that asked
-# for it, and its submission time as insert_ns. Without --waits no event carries one.
+# none. A thread that sleeps on a timer while its read completes carries none: the timer woke
+# it, not the read. A flush (the flush machinery's request) carries the wake of the fdatasync
+# that asked for it, and its submission time as insert_ns. Without --waits no event carries one.
 . "$BIOTAPE_SRC/tests/lib.sh"
 . "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
 rec_require python3
@@ -35,8 +36,8 @@ def load(mode):
     return {k: sorted((e for e in evs if str(e.get("tid")) == v), key=lambda e: e["issue_ns"])
             for k, v in tids.items()}, evs
 th, evs = load("waits")
-w, b = th["waiter"], th["batcher"]
-assert len(w) >= 600 and len(b) >= 600, (len(w), len(b))
+w, b, pc = th["waiter"], th["batcher"], th["pacer"]
+assert len(w) >= 600 and len(b) >= 600 and len(pc) >= 150, (len(w), len(b), len(pc))
 # waiter: woke after the previous read completed, within 2 ms, and before this one's issue
 ok = sum(1 for p, e in zip(w, w[1:]) if "wake_ns" in e and
          p["complete_ns"] <= e["wake_ns"] <= e["issue_ns"] and
@@ -47,6 +48,10 @@ print(f"waiter: {fw:.1%} of {len(w)} reads woke from the previous completion; "
       f"batcher: {fb:.1%} of {len(b)} carry a wake")
 assert fw >= 0.9, fw
 assert fb <= 0.3, fb
+# pacer: each read completed during a 2 ms timer sleep; the timer woke it, not the read
+fp = sum("wake_ns" in e for e in pc) / len(pc)
+print(f"pacer: {fp:.1%} of {len(pc)} reads carry a wake (its sleeps are a timer's)")
+assert fp <= 0.1, fp
 # each flush of fio's fdatasync: woke after its write completed (the wake of its caller)
 fl = sorted((e for e in evs if e.get("comm") == "fio"), key=lambda e: e["issue_ns"])
 pairs = [(p, e) for p, e in zip(fl, fl[1:]) if e["op"] == "flush" and p["op"] == "write"]

@@ -2,8 +2,10 @@
 /*
  * Load for record_waits.sh: two threads reading DEV with O_DIRECT. "waiter" issues one
  * synchronous pread at a time (it sleeps until each completes); "batcher" submits io_uring
- * batches of BATCH reads in one call (only the first of a batch follows a sleep). Prints
- * "waiter TID" and "batcher TID" on stdout. Exits 0, or 1 with a message on stderr.
+ * batches of BATCH reads in one call (only the first of a batch follows a sleep); "pacer"
+ * submits one io_uring read, then sleeps 2 ms on a timer while it completes (its wakes are
+ * the timer's, not the read's). Prints "waiter TID", "batcher TID" and "pacer TID" on stdout.
+ * Exits 0, or 1 with a message on stderr.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BS 4096
@@ -90,9 +93,44 @@ static void *batcher(void *arg)
 	return NULL;
 }
 
+static void *pacer(void *arg)
+{
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	struct timespec pause = { 0, 2000000 };
+	unsigned int seed = 3;
+	void *buf;
+	int fd = open(dev, O_RDONLY | O_DIRECT);
+
+	(void)arg;
+	if (fd < 0 || posix_memalign(&buf, BS, BS) || io_uring_queue_init(4, &ring, 0) < 0) {
+		fprintf(stderr, "wake_load: pacer: %s: setup failed\n", dev);
+		exit(1);
+	}
+	printf("pacer %ld\n", (long)syscall(SYS_gettid));
+	fflush(stdout);
+	for (int r = 0; r < rounds * 5; r++) {
+		io_uring_prep_read(io_uring_get_sqe(&ring), fd, buf, BS, (uint64_t)block(&seed));
+		if (io_uring_submit(&ring) != 1) {
+			fprintf(stderr, "wake_load: pacer: io_uring_submit failed\n");
+			exit(1);
+		}
+		nanosleep(&pause, NULL);
+		if (io_uring_wait_cqe(&ring, &cqe) || cqe->res != BS) {
+			fprintf(stderr, "wake_load: pacer: a read failed\n");
+			exit(1);
+		}
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	io_uring_queue_exit(&ring);
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	pthread_t a, b;
+	pthread_t a, b, c;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: wake_load DEV ROUNDS\n");
@@ -100,9 +138,11 @@ int main(int argc, char **argv)
 	}
 	dev = argv[1];
 	rounds = atoi(argv[2]);
-	if (pthread_create(&a, NULL, waiter, NULL) || pthread_create(&b, NULL, batcher, NULL))
+	if (pthread_create(&a, NULL, waiter, NULL) || pthread_create(&b, NULL, batcher, NULL) ||
+	    pthread_create(&c, NULL, pacer, NULL))
 		return 1;
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
+	pthread_join(c, NULL);
 	return 0;
 }
