@@ -23,12 +23,12 @@
 # Environment: ROUNDS (3), RATE (30000), REC_S (8, seconds recorded), READ_N (200000 I/Os),
 # KINDS (the runs of each round, default "default half rt null fio again probe"; also "causal",
 # "apart" and "depth": --order causal, --flushes-apart, --iodepth at the recorded maximum;
-# "contend": the null engine at default settings beside the application),
+# "spin:N": --spin-us N),
 # REC_ARGS (more `biotape record` options for the recordings, e.g. --waits: the replay's
 # default order is then causal; kind "none" is --order none), BIOTAPE=PATH (measure that
 # binary). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
 # (skipped, and said so, without it). Writes only to its own loop devices over /dev/shm files
-# (512 MiB each, at most two at a time besides A) and detaches them.
+# (512 MiB each, one at a time besides A) and detaches them.
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${ROUNDS:-3}
@@ -182,36 +182,6 @@ open(rows, "a").write(json.dumps(row) + "\n")
 print(f"  {kind:8s} device time vs recording: {', '.join(dt)}  ({title})  (load {load})")
 PY
 }
-# The replayer's floor on a busy device: the null engine at default settings (no I/O of its
-# own) on the recording's schedule while the application itself runs on a fresh device, so
-# that the same device work competes for the CPUs as in a replay.
-floor_contend() {
-	local D
-	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
-	D=$LOOP
-	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
-	record_app "$D" "$W/contend_app.btape" &
-	local app=$!
-	# the application's mkfs and fallocate first: start when its fio is issuing
-	while kill -0 "$app" 2>/dev/null && ! pgrep -f -- "--filename=$MNT/db" >/dev/null; do
-		sleep 0.05
-	done
-	sleep 0.3
-	"$BT" replay "$W/orig.btape" --target "$LOOP" --write --engine null \
-		--json --no-progress >"$W/contend.json"
-	wait "$app"
-	python3 - "$W/contend.json" "$(load)" "$W/rows.jsonl" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-row = {"kind": "contend", "late": r["late_rate"], "p99_err_us": r["issue_error_us"]["p99"],
-       "runq_s": r["stages_s"]["runq"], "load": sys.argv[2]}
-open(sys.argv[3], "a").write(json.dumps(row) + "\n")
-print(f"  contend  late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
-      f"  (null engine, default settings, beside the application); thread waited"
-      f" {row['runq_s']:.2f} s for a CPU  (load {row['load']})")
-PY
-	loop_detach_all_but_a
-}
 # The device alone at the recorded rate: fio's own job on a fresh raw device, recorded.
 floor_fio() {
 	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
@@ -283,10 +253,12 @@ for r in $(seq "$ROUNDS"); do
 	want apart && replay_write apart 1 --flushes-apart
 	want depth && replay_write depth 1 --iodepth "$(jget "$W/orig.json" '["queue_depth"]["depth"]["max_ios"]')"
 	want null && floor_null
-	want contend && floor_contend
 	want fio && floor_fio
 	want again && floor_again
 	want probe && probe_read
+	for k in $KINDS; do # spin:N: default settings but --spin-us N
+		[[ $k == spin:* ]] && replay_write "spin${k#spin:}" 1 --spin-us "${k#spin:}"
+	done
 done
 
 python3 - "$W/rows.jsonl" <<'PY'
@@ -306,12 +278,14 @@ names = {"default": "default settings",
          "causal": "--order causal (flushes wait for the writes they cover)",
          "apart": "--flushes-apart (a flush waits for the one before)",
          "depth": "--iodepth at the recording's largest queue depth",
-         "contend": "floor: null engine, default settings, beside the application",
          "null": "floor: null engine (the replayer alone, same schedule)",
          "fio": "floor: fio on a fresh raw device at the recorded rate (device time)",
          "again": "floor: the application again on a fresh device (device time)"}
 print("SUMMARY (medians over the rounds; targets: late <= 1%, p99 issue error <= 100 us,"
       " device time within 20%)")
+for r in rows:
+    if r["kind"].startswith("spin") and r["kind"] not in names:
+        names[r["kind"]] = f"--spin-us {r['kind'][4:]} (otherwise default settings)"
 for kind, title in names.items():
     if not any(r["kind"] == kind for r in rows):
         continue
