@@ -33,6 +33,8 @@
 #define BUF_BYTES (64 * 1024) /* registered buffer per slot; bigger I/Os get their own */
 #define SPIN_NS 40000ull      /* default: spin this long before a deadline (docs/REPLAY.md) */
 #define RT_SPIN_NS 10000ull   /* ... real-time: its wake-ups are prompt */
+#define CAUSAL_SPIN_NS 0ull   /* ... --order causal: most I/Os follow completions, and the
+			       * spin took the CPU of the device's own workers (REPLAY.md) */
 #define SPIN_AUTO UINT_MAX    /* --spin-us not given */
 #define TICK_NS 1000000000ull /* progress line refresh */
 #define PREFETCH_BLOCK_EVENTS 8192
@@ -134,7 +136,7 @@ static void usage(FILE *fp)
 		"                         target's own kernel workers compete (docs/REPLAY.md); default 0,\n"
 		"                         the normal class\n"
 		"  --spin-us N            sleep until N us before each deadline, then spin (default %llu,\n"
-		"                         %llu with a real-time issuing thread)\n"
+		"                         %llu with a real-time issuing thread, %llu with --order causal)\n"
 		"results (a single run's summary ends with its fidelity: issue lateness, recorded vs\n"
 		"replayed inter-arrival/size/QD KS, latency demerit, IOPS and QD per window, a verdict):\n"
 		"  --json                 the summary as JSON on stdout\n"
@@ -160,7 +162,8 @@ static void usage(FILE *fp)
 		"its own trace (its -o result keeps it), and rank 0 merges them.\n"
 		"\n"
 		"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
-		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000, RT_SPIN_NS / 1000);
+		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000, RT_SPIN_NS / 1000,
+		CAUSAL_SPIN_NS / 1000);
 }
 
 struct opts {
@@ -205,7 +208,8 @@ static const char *const timing_names[] = {"original", "afap", "load"};
  * The issuing thread's scheduling class (docs/REPLAY.md, "Where the time goes"): the normal
  * class by default; --rt-priority N is SCHED_FIFO at N (an error when refused). Real-time is
  * not the default: on an otherwise idle machine it takes the CPU from the target's own kernel
- * workers and the replay falls further behind. Fills in the spin's default by the class.
+ * workers and the replay falls further behind. Fills in the spin's default by the class and
+ * the order.
  * Returns 0 or -errno (reported).
  */
 static int set_issuer_class(struct opts *o)
@@ -222,7 +226,10 @@ static int set_issuer_class(struct opts *o)
 		}
 	}
 	if (o->spin_us == SPIN_AUTO)
-		o->spin_us = (unsigned int)((o->rt_priority ? RT_SPIN_NS : SPIN_NS) / 1000);
+		o->spin_us = (unsigned int)((o->rt_priority		   ? RT_SPIN_NS
+					     : o->order == RP_ORDER_CAUSAL ? CAUSAL_SPIN_NS
+									   : SPIN_NS) /
+					    1000);
 	return 0;
 }
 static const char *const layout_names[] = {"shard", "overlay"};

@@ -41,6 +41,8 @@ import json, sys
 n, c = (json.load(open(p)) for p in sys.argv[1:3])
 assert n["order"] == "none" and c["order"] == "causal", (n["order"], c["order"])
 assert c["think_window_us"] == 1000, c["think_window_us"]
+# the spin before deadlines: none under causal order (it took the device workers' CPU), 40 us
+assert c["spin_us"] == 0 and n["spin_us"] == 40, (c["spin_us"], n["spin_us"])
 assert c["cross_thread"] == "off" and "cross_thread" not in n, (c.get("cross_thread"), n)
 assert n["ios"] == c["ios"] == 600, (n["ios"], c["ios"])
 for k in ("conflict", "barrier", "causal", "cross-thread"):
