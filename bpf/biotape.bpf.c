@@ -1130,50 +1130,19 @@ static __always_inline int set_in_timer(__u32 on)
 	return 0;
 }
 
-SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(btf_hrtimer_expire_entry)
-{
-	return set_in_timer(1);
-}
+/* The programs of --waits, of one kind. */
+#define WAIT_PROGS(kind, pfx)                                                                   \
+	SEC(kind "/hrtimer_expire_entry")                                                        \
+	int BPF_PROG(pfx##_hrtimer_expire_entry) { return set_in_timer(1); }                    \
+	SEC(kind "/hrtimer_expire_exit")                                                         \
+	int BPF_PROG(pfx##_hrtimer_expire_exit) { return set_in_timer(0); }                     \
+	SEC(kind "/sched_switch")                                                                \
+	int BPF_PROG(pfx##_sched_switch, bool preempt, struct task_struct *prev)                 \
+	{                                                                                        \
+		return on_switch(preempt, prev);                                                 \
+	}                                                                                        \
+	SEC(kind "/sched_waking")                                                                \
+	int BPF_PROG(pfx##_sched_waking, struct task_struct *p) { return on_waking(p); }
 
-SEC("raw_tp/hrtimer_expire_entry")
-int BPF_PROG(raw_hrtimer_expire_entry)
-{
-	return set_in_timer(1);
-}
-
-SEC("tp_btf/hrtimer_expire_exit")
-int BPF_PROG(btf_hrtimer_expire_exit)
-{
-	return set_in_timer(0);
-}
-
-SEC("raw_tp/hrtimer_expire_exit")
-int BPF_PROG(raw_hrtimer_expire_exit)
-{
-	return set_in_timer(0);
-}
-
-SEC("tp_btf/sched_switch")
-int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev)
-{
-	return on_switch(preempt, prev);
-}
-
-SEC("raw_tp/sched_switch")
-int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev)
-{
-	return on_switch(preempt, prev);
-}
-
-SEC("tp_btf/sched_waking")
-int BPF_PROG(btf_sched_waking, struct task_struct *p)
-{
-	return on_waking(p);
-}
-
-SEC("raw_tp/sched_waking")
-int BPF_PROG(raw_sched_waking, struct task_struct *p)
-{
-	return on_waking(p);
-}
+WAIT_PROGS("tp_btf", btf)
+WAIT_PROGS("raw_tp", raw)

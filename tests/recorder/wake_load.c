@@ -55,10 +55,21 @@ static void *waiter(void *arg)
 	return NULL;
 }
 
+/* Reaps one completed read of BS bytes from RING, or exits with a message. */
+static void reap_read(struct io_uring *ring)
+{
+	struct io_uring_cqe *cqe;
+
+	if (io_uring_wait_cqe(ring, &cqe) || cqe->res != BS) {
+		fprintf(stderr, "wake_load: an io_uring read failed\n");
+		exit(1);
+	}
+	io_uring_cqe_seen(ring, cqe);
+}
+
 static void *batcher(void *arg)
 {
 	struct io_uring ring;
-	struct io_uring_cqe *cqe;
 	unsigned int seed = 2;
 	void *buf;
 	int fd = open(dev, O_RDONLY | O_DIRECT), err;
@@ -79,13 +90,8 @@ static void *batcher(void *arg)
 			fprintf(stderr, "wake_load: io_uring_submit_and_wait failed\n");
 			exit(1);
 		}
-		for (int i = 0; i < BATCH; i++) {
-			if (io_uring_wait_cqe(&ring, &cqe) || cqe->res != BS) {
-				fprintf(stderr, "wake_load: an io_uring read failed\n");
-				exit(1);
-			}
-			io_uring_cqe_seen(&ring, cqe);
-		}
+		for (int i = 0; i < BATCH; i++)
+			reap_read(&ring);
 	}
 	io_uring_queue_exit(&ring);
 	close(fd);
@@ -96,7 +102,6 @@ static void *batcher(void *arg)
 static void *pacer(void *arg)
 {
 	struct io_uring ring;
-	struct io_uring_cqe *cqe;
 	struct timespec pause = { 0, 2000000 };
 	unsigned int seed = 3;
 	void *buf;
@@ -116,11 +121,7 @@ static void *pacer(void *arg)
 			exit(1);
 		}
 		nanosleep(&pause, NULL);
-		if (io_uring_wait_cqe(&ring, &cqe) || cqe->res != BS) {
-			fprintf(stderr, "wake_load: pacer: a read failed\n");
-			exit(1);
-		}
-		io_uring_cqe_seen(&ring, cqe);
+		reap_read(&ring);
 	}
 	io_uring_queue_exit(&ring);
 	close(fd);
