@@ -14,9 +14,15 @@
 
 #define PACK_MAGIC 0x3174696c70736e61ull /* "anspli1" */
 
+/* The 1 s windows of [origin, end], from origin's. */
+static uint64_t windows(uint64_t origin_ns, uint64_t end_ns)
+{
+	return end_ns > origin_ns ? (end_ns - origin_ns) / STATS_WINDOW_NS + 1 : 1;
+}
+
 int split_load_init(struct split_load *l, uint64_t origin_ns, uint64_t end_ns)
 {
-	uint64_t nwin = end_ns > origin_ns ? (end_ns - origin_ns) / STATS_WINDOW_NS + 1 : 1;
+	uint64_t nwin = windows(origin_ns, end_ns);
 
 	memset(l, 0, sizeof(*l));
 	if (nwin > SPLIT_LOAD_MAX_WINDOWS)
@@ -83,7 +89,7 @@ static uint64_t load_cut(const struct split_load *l, uint64_t r, uint64_t n)
 void split_plan(struct an_slice *sl, uint64_t origin_ns, uint64_t end_ns,
 		const struct split_load *load)
 {
-	uint64_t nwin = end_ns > origin_ns ? (end_ns - origin_ns) / STATS_WINDOW_NS + 1 : 1;
+	uint64_t nwin = windows(origin_ns, end_ns);
 	uint64_t n = (uint64_t)sl->nranks, r = (uint64_t)sl->rank, lo, hi;
 	bool by_events = load && load->events && load->total && load->nwin == nwin &&
 			 load->origin_ns == origin_ns;
