@@ -281,6 +281,7 @@ int rec_core__new(struct rec_core **cp, const struct rec_sink *sink,
 	if (err)
 		goto cleanup;
 	c->thread_started = true;
+	pthread_setname_np(c->thread, "bt-writer"); /* per-thread CPU: bench/cluster/record_overhead.sh */
 	*cp = c;
 	return 0;
 cleanup:
