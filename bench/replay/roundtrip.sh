@@ -23,10 +23,13 @@
 # Environment: ROUNDS (3), RATE (30000), REC_S (8, seconds recorded), READ_N (200000 I/Os),
 # KINDS (the runs of each round, default "default half rt null fio again probe"; also "causal",
 # "apart" and "depth": --order causal, --flushes-apart, --iodepth at the recorded maximum;
-# "spin:N": --spin-us N),
+# "spin:N": --spin-us N; "bare": default settings, not recorded),
 # REC_ARGS (more `biotape record` options for the recordings, e.g. --waits: the replay's
 # default order is then causal; kind "none" is --order none), BIOTAPE=PATH (measure that
-# binary). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
+# binary), DEVICE_CPU=N (the loop devices' workers, which are unbound workqueue threads, kept on
+# CPU N through /sys/devices/virtual/workqueue/cpumask, and everything this script starts kept
+# off it: a device that does not take the host's CPUs, as real storage does not; the mask is
+# restored at exit). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
 # (skipped, and said so, without it). Writes only to its own loop devices over /dev/shm files
 # (512 MiB each, one at a time besides A) and detaches them.
 set -euo pipefail
@@ -51,13 +54,26 @@ done
 W=$(mktemp -d /dev/shm/biotape-roundtrip.XXXXXX)
 MNT=$W/mnt
 PROBE_PID=
+WQ_MASK=/sys/devices/virtual/workqueue/cpumask
+WQ_SAVED=
 cleanup() {
+	[ -n "$WQ_SAVED" ] && echo "$WQ_SAVED" >"$WQ_MASK"
 	[ -n "$PROBE_PID" ] && kill "$PROBE_PID" 2>/dev/null && wait "$PROBE_PID" 2>/dev/null
 	mountpoint -q "$MNT" && umount "$MNT"
 	loop_detach_all
 	rm -rf "$W"
 }
 trap cleanup EXIT
+if [ -n "${DEVICE_CPU:-}" ]; then
+	n=$(nproc --all)
+	[[ $DEVICE_CPU =~ ^[0-9]+$ ]] && [ "$DEVICE_CPU" -lt "$n" ] && [ "$n" -gt 1 ] ||
+		{ echo "DEVICE_CPU=$DEVICE_CPU: not one of CPUs 0-$((n - 1)) of $n" >&2; exit 1; }
+	WQ_SAVED=$(cat "$WQ_MASK")
+	printf '%x\n' $((1 << DEVICE_CPU)) >"$WQ_MASK"
+	others=$(seq 0 $((n - 1)) | grep -vx "$DEVICE_CPU" | paste -sd,)
+	taskset -pc "$others" $$ >/dev/null
+	echo "# loop workers on CPU $DEVICE_CPU only, this script and its children on CPUs $others"
+fi
 jget() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval("j"+sys.argv[2]))' "$@"; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
@@ -163,6 +179,23 @@ print(f"  null     late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err
 PY
 	loop_detach_all_but_a
 }
+# The default replay not recorded: no recorder beside it (the replayer's own issue error only).
+# Every other replay here is recorded, for its device times, and the recorder takes CPU too.
+replay_bare() {
+	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
+	"$BT" replay "$W/orig.btape" --target "$LOOP" --write --json --no-progress >"$W/bare.json"
+	python3 - "$W/bare.json" "$(load)" "$W/rows.jsonl" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+row = {"kind": "bare", "late": r["late_rate"], "p99_err_us": r["issue_error_us"]["p99"],
+       "capped": r["depth_capped"], "runq_s": r["stages_s"]["runq"], "load": sys.argv[2]}
+open(sys.argv[3], "a").write(json.dumps(row) + "\n")
+print(f"  bare     late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
+      f"  (default settings, not recorded)  depth-capped {row['capped']:6d}; thread waited"
+      f" {row['runq_s']:.2f} s for a CPU  (load {row['load']})")
+PY
+	loop_detach_all_but_a
+}
 # Device time (complete - issue at the block layer) of a recording against the original's, as a
 # row of KIND: what the same measure gives without the replayer.
 device_row() { # KIND RECORDING.json TITLE
@@ -252,6 +285,7 @@ for r in $(seq "$ROUNDS"); do
 	want causal && replay_write causal 1 --order causal
 	want apart && replay_write apart 1 --flushes-apart
 	want depth && replay_write depth 1 --iodepth "$(jget "$W/orig.json" '["queue_depth"]["depth"]["max_ios"]')"
+	want bare && replay_bare
 	want null && floor_null
 	want fio && floor_fio
 	want again && floor_again
@@ -278,6 +312,7 @@ names = {"default": "default settings",
          "causal": "--order causal (flushes wait for the writes they cover)",
          "apart": "--flushes-apart (a flush waits for the one before)",
          "depth": "--iodepth at the recording's largest queue depth",
+         "bare": "default settings, the replay not recorded (no recorder beside it)",
          "null": "floor: null engine (the replayer alone, same schedule)",
          "fio": "floor: fio on a fresh raw device at the recorded rate (device time)",
          "again": "floor: the application again on a fresh device (device time)"}
