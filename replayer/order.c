@@ -16,8 +16,11 @@
  * any completion of the thread's wakes it), in the timer heap (causal think time), or among
  * the candidates to check again. A completion moves its waiters to the candidates;
  * next_ready checks only those, oldest first, so a release costs O(log held) and not a walk.
- * A causal source lookup, cross-thread ones included, costs O(events within the think window
- * + the longest recorded latency).
+ * Causal sources are looked up in one more treap, of every event in the ring by recorded
+ * completion: a wake source is one predecessor query, a think source a walk back over the
+ * completions within the think window. A thread's recorded depth comes from a min-heap of its
+ * I/Os' recorded completions still ahead. Neither depends on the longest recorded latency: one
+ * 100 ms outlier in a recording must not make every later lookup walk back 100 ms.
  */
 #include "order.h"
 
@@ -71,9 +74,10 @@ struct ent {
 	uint64_t tnext;		       /* its thread's next I/O while this one is unreleased */
 	int64_t poff;		       /* its thread's previous I/O's offset (a sourceless I/O's) */
 	struct xnode ext, rdw, rdb, fln; /* its nodes in its device's indexes */
+	struct xnode rdn;	       /* its node in o->rdone (causal, completion known) */
 	unsigned int dx;	       /* its device's index in o->dix */
 	uint8_t cls, state, kind;
-	bool cb_held, in_rdw, in_rdb, in_fl;
+	bool cb_held, in_rdw, in_rdb, in_fl, in_rdn;
 	bool fl_apart;	 /* a flush that waits for every earlier unfinished flush (flushes apart) */
 	bool fl_held;	 /* ... and was held by that rule, not released since */
 	bool poff_known; /* poff is set (else: waiting for the thread's previous I/O's release) */
@@ -82,7 +86,6 @@ struct ent {
 	bool td_wait;	 /* held by its thread's depth, parked on its thread's list */
 	uint32_t tdepth; /* the most I/Os its thread had in flight, recorded, up to its issue - 1 */
 	uint64_t uprev, unext; /* its thread's unfinished I/Os, in recorded order (causal) */
-	uint64_t tprev;	       /* its thread's previous I/O (causal; NO_ID: none) */
 };
 
 /*
@@ -96,7 +99,13 @@ struct thr {
 	int64_t off;
 	uint64_t uhead, utail, dwait;
 	uint32_t depth; /* the most of its earlier I/Os in flight at one's recorded issue */
+	uint64_t *ahead; /* min-heap: recorded completions of its I/Os not before the last issue */
+	uint32_t nahead, cap;
+	bool lost;	 /* the heap could not grow: depth unknown from then on (TDEPTH_ANY) */
 };
+
+/* A thread depth that holds nothing: its thread's recorded depth is unknown (out of memory). */
+#define TDEPTH_ANY (UINT32_MAX - 1)
 
 struct theap {
 	uint64_t t, id;
@@ -118,6 +127,7 @@ struct rp_order {
 	unsigned int ntimer;
 	unsigned int nheld;
 	uint64_t max_lat;  /* longest recorded latency seen */
+	struct xnode *rdone; /* causal: the ring's events by recorded completion [rdone, rdone] */
 	uint64_t max_wake_gap; /* longest completion-to-wake of a wake source seen (think_from) */
 	uint64_t start_ns; /* causal: no I/O before it */
 	int64_t min_off;   /* causal: the lowest offset of a released I/O, at most 0 */
@@ -221,6 +231,8 @@ void rp_order__free(struct rp_order *o)
 {
 	if (!o)
 		return;
+	for (unsigned int i = 0; o->thr && i <= o->thr_mask; i++)
+		free(o->thr[i].ahead);
 	free(o->ring);
 	free(o->dix);
 	free(o->cand);
@@ -353,6 +365,22 @@ static const struct xnode *xlast(const struct xnode *n, uint64_t qe, uint64_t qi
 		n = n->l;
 	}
 	return NULL;
+}
+
+/* The node with the largest (start, id) below (qs, qid), or NULL. */
+static const struct xnode *xbefore(const struct xnode *n, uint64_t qs, uint64_t qid)
+{
+	const struct xnode *best = NULL;
+
+	while (n) {
+		if (n->start < qs || (n->start == qs && n->id < qid)) {
+			best = n;
+			n = n->r;
+		} else {
+			n = n->l;
+		}
+	}
+	return best;
 }
 
 static void xset(struct xnode *n, uint64_t start, uint64_t end, uint64_t id)
@@ -506,25 +534,18 @@ static bool xsource(const struct rp_order *o, const struct ent *a, const struct 
  */
 static uint64_t find_wake_source(struct rp_order *o, const struct ent *b, uint64_t *best_done)
 {
-	uint64_t best = NO_ID, from, horizon;
-	struct ent *a;
+	uint64_t from;
+	const struct xnode *a;
 
 	if (b->rwake == NO_TIME)
 		return NO_ID;
 	from = b->rwake > b->rslept ? b->rwake - b->rslept : 0;
-	horizon = from > o->max_lat ? from - o->max_lat : 0;
-	for (uint64_t id = b->id; id-- > 0 && b->id - id <= o->mask;) {
-		a = get(o, id);
-		if (!a || a->rissue < horizon)
-			break;
-		if (a->rdone == NO_TIME || a->rdone < from || a->rdone > b->rwake)
-			continue;
-		if (best == NO_ID || a->rdone > *best_done) {
-			best = id;
-			*best_done = a->rdone;
-		}
-	}
-	return best;
+	/* the latest completion at or before the wake (of two at once, the later issued) */
+	a = xbefore(o->rdone, b->rwake, NO_ID);
+	if (!a || a->start < from)
+		return NO_ID;
+	*best_done = a->start;
+	return a->id;
 }
 
 /*
@@ -533,29 +554,18 @@ static uint64_t find_wake_source(struct rp_order *o, const struct ent *b, uint64
  */
 static uint64_t find_think_source(struct rp_order *o, const struct ent *b, uint64_t *best_done)
 {
-	uint64_t best = NO_ID;
-	uint64_t horizon =
-		b->rissue > o->think_ns + o->max_lat ? b->rissue - o->think_ns - o->max_lat : 0;
-	struct ent *a;
+	const struct xnode *x = xbefore(o->rdone, b->rissue, NO_ID);
 
-	for (uint64_t id = b->id; id-- > 0 && b->id - id <= o->mask;) {
-		a = get(o, id);
-		if (!a || a->rissue < horizon)
-			break;
-		if (a->key != b->key && o->xthread == RP_XTHREAD_OFF)
-			continue;
-		if (a->rdone == NO_TIME || a->rdone > b->rissue)
-			continue;
-		if (b->rissue - a->rdone > o->think_ns)
-			continue;
-		if (a->key != b->key && !xsource(o, a, b))
-			continue;
-		if (best == NO_ID || a->rdone > *best_done) {
-			best = id;
-			*best_done = a->rdone;
+	/* latest completion first (of two at once, the later issued): the first that qualifies */
+	for (; x && b->rissue - x->start <= o->think_ns; x = xbefore(o->rdone, x->start, x->id)) {
+		const struct ent *a = get(o, x->id);
+
+		if (a->key == b->key || xsource(o, a, b)) {
+			*best_done = x->start;
+			return x->id;
 		}
 	}
-	return best;
+	return NO_ID;
 }
 
 /* Where b's think time starts: its thread's wake when it woke for the source, else done. */
@@ -649,19 +659,54 @@ static struct thr *thr_get(struct rp_order *o, uint64_t key)
 
 /*
  * How many of b's thread's earlier I/Os were in flight, in the recording, when b was issued
- * (one without a recorded completion counts as completing at its issue). Only those issued
- * within the longest recorded latency before b can be; and only those in the window count.
- * Walks b's thread's I/Os only (tprev).
+ * (one without a recorded completion counts as completing at its issue), from the thread's
+ * heap of recorded completions still ahead: those at or before b's issue leave it (events come
+ * in recorded issue order), and b's own goes in. TDEPTH_ANY once the heap could not grow.
  */
-static uint32_t thread_depth(struct rp_order *o, const struct ent *b)
+static uint32_t thread_depth(struct thr *t, const struct ent *b)
 {
-	uint64_t horizon = b->rissue > o->max_lat ? b->rissue - o->max_lat : 0;
-	uint32_t n = 0;
-	const struct ent *a;
+	uint32_t n;
 
-	for (uint64_t id = b->tprev; (a = get(o, id)) && a->rissue >= horizon; id = a->tprev)
-		if (a->rdone != NO_TIME && a->rdone > b->rissue)
-			n++;
+	while (t->nahead && t->ahead[0] <= b->rissue) { /* pop the earliest */
+		uint64_t last = t->ahead[--t->nahead];
+		uint32_t i = 0;
+
+		for (;;) {
+			uint32_t c = 2 * i + 1;
+
+			if (c >= t->nahead)
+				break;
+			if (c + 1 < t->nahead && t->ahead[c + 1] < t->ahead[c])
+				c++;
+			if (last <= t->ahead[c])
+				break;
+			t->ahead[i] = t->ahead[c];
+			i = c;
+		}
+		if (t->nahead)
+			t->ahead[i] = last;
+	}
+	n = t->nahead;
+	if (b->rdone == NO_TIME || b->rdone <= b->rissue || t->lost)
+		return t->lost ? TDEPTH_ANY : n;
+	if (t->nahead == t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 16;
+		uint64_t *a = cap > t->cap ? realloc(t->ahead, cap * sizeof(*a)) : NULL;
+
+		if (!a) {
+			t->lost = true;
+			return TDEPTH_ANY;
+		}
+		t->ahead = a;
+		t->cap = cap;
+	}
+	uint32_t i = t->nahead++; /* push b's */
+
+	while (i && t->ahead[(i - 1) / 2] > b->rdone) {
+		t->ahead[i] = t->ahead[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	t->ahead[i] = b->rdone;
 	return n;
 }
 
@@ -683,8 +728,7 @@ static void thread_link(struct rp_order *o, struct ent *e)
 	e->tdepth = UINT32_MAX;
 	if (!e->key || !(t = thr_get(o, e->key)))
 		return;
-	e->tprev = t->last;
-	e->tdepth = thread_depth(o, e);
+	e->tdepth = thread_depth(t, e);
 	if (e->tdepth < t->depth)
 		e->tdepth = t->depth;
 	t->depth = e->tdepth;
@@ -812,6 +856,8 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 
 	if (e->state == ST_HELD || e->state == ST_FLIGHT)
 		return -EBUSY;
+	if (e->in_rdn) /* it leaves the window */
+		o->rdone = xremove(o->rdone, &e->rdn);
 	memset(e, 0, sizeof(*e));
 	e->ev = *ev;
 	e->ev.comm = NULL;
@@ -865,6 +911,11 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 	if (o->mode == RP_ORDER_CAUSAL) {
 		thread_link(o, e); /* first: the thread's idle time before e */
 		find_source(o, e);
+		if (e->rdone != NO_TIME) { /* after: e is no source of its own */
+			xset(&e->rdn, e->rdone, e->rdone, e->id);
+			o->rdone = xinsert(o->rdone, &e->rdn);
+			e->in_rdn = true;
+		}
 	}
 	return (int64_t)e->id;
 }

@@ -36,6 +36,8 @@
  *   -i N   N more devices declared that get no I/O (not with known)
  *   -k     written in place, then killed (SIGKILL) before the footer: a reader must recover
  *   -H HOST  the recording host's name (randread..., mixed)
+ *   -L NS    one outlier: the middle event completes NS after its issue (mixed), as one slow
+ *            flush or a throttled I/O does in a real recording
  *   -T NS    the first event's issue time (1e9; randread..., mixed): another host's clock
  *   -C ID,RANK,RANKS,REF,T0,OFF0,UNC0[,T1,OFF1,UNC1]
  *            a cluster recording's clock (docs/BTAPE-FORMAT.md, "cluster"): id, rank of ranks,
@@ -78,7 +80,7 @@ enum kind { UNIFORM, MIXED, KNOWN, ALIBABA, VSCSI2, BLKTRACE };
 /* Which options each kind takes (the others are refused, so that none is silently ignored). */
 static const char *const kind_opts[] = {
 	[UNIFORM] = "onpbsSdNlarqFDBikxHTC",
-	[MIXED] = "onpSFDBikxHTC",
+	[MIXED] = "onpSFDBikxHTCL",
 	[KNOWN] = "onpFDBk",
 	[ALIBABA] = "onpx",
 	[VSCSI2] = "onpx",
@@ -90,7 +92,7 @@ struct gen {
 	const char *out, *pattern, *name, *host;
 	uint64_t t0;
 	struct btape_cluster cluster;
-	uint64_t n, bs, span, devsize, lbs, flush_every, discard_every, idle;
+	uint64_t n, bs, span, devsize, lbs, flush_every, discard_every, idle, outlier_ns;
 	unsigned int qd, ndev;
 	int read_pct;
 	bool seq, poisson, bare, kill;
@@ -361,6 +363,8 @@ static int write_btape(struct gen *g)
 		} else if (g->discard_every && i % g->discard_every == g->discard_every - 1) {
 			e.op = BTAPE_OP_DISCARD;
 		}
+		if (g->outlier_ns && i == g->n / 2 && (e.present & BTAPE_HAS_COMPLETE))
+			e.complete_ns = e.issue_ns + g->outlier_ns;
 		if (g->bare)
 			e.present = 0;
 		err = btape_writer__add(w, &e);
@@ -552,7 +556,7 @@ int main(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt(argc, argv, "o:n:p:b:s:S:d:N:l:a:r:q:F:D:Bi:kx:H:T:C:")) != -1) {
+	while ((c = getopt(argc, argv, "o:n:p:b:s:S:d:N:l:a:r:q:F:D:Bi:kx:H:T:C:L:")) != -1) {
 		if (c == '?')
 			return usage("bad option -%c, or it lacks its argument", optopt);
 		given[c & 127] = 1;
@@ -627,6 +631,9 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			g.t0 = v;
+			break;
+		case 'L':
+			g.outlier_ns = v;
 			break;
 		case 'x':
 			seed = v;

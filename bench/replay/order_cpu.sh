@@ -5,19 +5,22 @@
 # targets in /dev/shm (the null engine writes nothing). With BASE_BIOTAPE, that binary is run
 # in the same rotation, the order alternating per round; medians per mode and binary.
 #   bash bench/replay/order_cpu.sh [BUILD_DIR] [BASE_BIOTAPE]
-# Environment: ROUNDS (3), N (400000 I/Os), MODES ("none barrier causal"). No root needed.
+# Environment: ROUNDS (3), N (400000 I/Os), MODES ("none barrier causal"), OUTLIER (ns: the
+# middle I/O completes that long after its issue, gen_trace -L: one slow I/O in a recording
+# must not make every later I/O's lookups walk back over it). No root needed.
 set -euo pipefail
 BUILD=${1:-build}
 BASE=${2:-}
 ROUNDS=${ROUNDS:-3}
 N=${N:-400000}
 MODES=${MODES:-none barrier causal}
+OUTLIER=${OUTLIER:-}
 BIN=$(cd "$BUILD/bin" && pwd)
 W=$(mktemp -d /dev/shm/biotape-order-cpu.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 cp "$BIN/biotape" "$W/new" # a rebuild during the run does not change the binary measured
 [ -z "$BASE" ] || cp "$BASE" "$W/base"
-"$BIN/gen_trace" -o "$W/m.btape" -p mixed -n "$N" -F 16
+"$BIN/gen_trace" -o "$W/m.btape" -p mixed -n "$N" -F 16 ${OUTLIER:+-L "$OUTLIER"}
 sides=(new)
 [ -z "$BASE" ] || sides=(base new)
 for r in $(seq 1 "$ROUNDS"); do

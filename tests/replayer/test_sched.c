@@ -1445,9 +1445,12 @@ static void test_order_model_random(void **state)
 						 : 0;
 			uint64_t bytes = op == BTAPE_OP_FLUSH ? 0 : 512ull * (1 + (r >> 12) % 64);
 
-			evs[i] = ev_rec(t, t + 10 + (r >> 4) % lat_us, op, (r >> 20) % 2,
-					op == BTAPE_OP_FLUSH ? 0 : 16 * i, bytes, (r >> 22) % 4 * 100,
-					flags);
+			/* rounds 1 and 3: every 97th I/O a 3 ms outlier (a slow flush, a throttled
+			 * write), longer than the rest of the trace is from it */
+			uint64_t done = t + 10 + (r >> 4) % lat_us + (round % 2 && i % 97 == 0 ? 3000 : 0);
+
+			evs[i] = ev_rec(t, done, op, (r >> 20) % 2, op == BTAPE_OP_FLUSH ? 0 : 16 * i,
+					bytes, (r >> 22) % 4 * 100, flags);
 			/* two in three woke up to 60 us before their issue, from sleeps of 0-250 us */
 			if (evs[i].tid && (r >> 24) % 3) {
 				evs[i].present |= BTAPE_HAS_WAKE;
