@@ -39,6 +39,7 @@ struct cl_comm {
 	void *dl;
 	int rank, size;
 	struct cl_wait wait;
+	uint64_t pending_ns; /* when the pending allreduce started (cl_now_ns), 0: none */
 	char (*hosts)[CL_HOST_MAX]; /* [size] */
 	char err[256];
 };
@@ -373,6 +374,46 @@ int cl_comm__allreduce_u64(struct cl_comm *c, uint64_t *v, size_t n, enum cl_red
 		return 0;
 	int err = c->ops->allreduce_u64(v, n, (int)op, &c->wait);
 	return err ? fail_op(c, err, "allreduce") : 0;
+}
+
+int cl_comm__allreduce_u64_start(struct cl_comm *c, uint64_t *v, size_t n, enum cl_reduce op)
+{
+	if (c->pending_ns)
+		return fail(c, -EBUSY, "allreduce: one is pending already");
+	if (!c->ops)
+		return 0;
+	int err = c->ops->iallreduce_u64(v, n, (int)op);
+	if (err)
+		return fail_op(c, err, "allreduce");
+	c->pending_ns = cl_now_ns();
+	return 0;
+}
+
+int cl_comm__test(struct cl_comm *c)
+{
+	if (!c->pending_ns)
+		return 1;
+	int done = c->ops->test();
+	if (done < 0)
+		return fail_op(c, done, "allreduce");
+	if (done) {
+		c->pending_ns = 0;
+		return 1;
+	}
+	if (c->wait.timeout_ns > 0 && cl_now_ns() - c->pending_ns > (uint64_t)c->wait.timeout_ns)
+		return fail_op(c, -ETIMEDOUT, "allreduce");
+	return 0;
+}
+
+int cl_comm__wait(struct cl_comm *c)
+{
+	if (!c->pending_ns)
+		return 0;
+	int err = c->ops->wait(&c->wait);
+	if (err)
+		return fail_op(c, err, "allreduce");
+	c->pending_ns = 0;
+	return 0;
 }
 
 int cl_comm__agree(struct cl_comm *c, const char *refusal, char **lines)

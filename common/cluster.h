@@ -102,6 +102,17 @@ int cl_comm__send(struct cl_comm *c, const void *buf, size_t len, int peer, int 
 int cl_comm__recv(struct cl_comm *c, void *buf, size_t len, int peer, int tag);
 /* Element-wise reduction of n u64 in place, result at every rank. */
 int cl_comm__allreduce_u64(struct cl_comm *c, uint64_t *v, size_t n, enum cl_reduce op);
+/*
+ * The same without waiting: starts the allreduce of v (which must stay valid until it is
+ * done); cl_comm__test() then says whether it completed (1, v holds the result), not yet (0),
+ * or failed (< 0, also when it has been pending longer than the timeout); cl_comm__wait()
+ * waits for it as cl_comm__allreduce_u64() would. One at a time; test and wait return at once
+ * when none is pending. Every rank must start the same ones in the same order, and wait for a
+ * pending one before any other collective.
+ */
+int cl_comm__allreduce_u64_start(struct cl_comm *c, uint64_t *v, size_t n, enum cl_reduce op);
+int cl_comm__test(struct cl_comm *c);
+int cl_comm__wait(struct cl_comm *c);
 
 /*
  * Everyone agrees or everyone stops. Each rank passes its refusal (NULL: none). Returns, at

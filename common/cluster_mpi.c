@@ -131,6 +131,35 @@ static int op_allreduce_u64(uint64_t *v, size_t n, int op, const struct cl_wait 
 		  w);
 }
 
+static MPI_Request pending = MPI_REQUEST_NULL; /* op_iallreduce_u64's */
+
+static int op_iallreduce_u64(uint64_t *v, size_t n, int op)
+{
+	MPI_Op mop = op == 0 ? MPI_SUM : op == 1 ? MPI_MAX : MPI_MIN;
+
+	if (n > INT_MAX)
+		return -EOVERFLOW;
+	if (pending != MPI_REQUEST_NULL)
+		return -EBUSY;
+	return MPI_Iallreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, mop, MPI_COMM_WORLD,
+			      &pending) == MPI_SUCCESS ? 0 : -EIO;
+}
+
+static int op_test(void)
+{
+	int done = 0;
+
+	if (pending == MPI_REQUEST_NULL)
+		return 1;
+	/* a completed request is freed and set to MPI_REQUEST_NULL */
+	return MPI_Test(&pending, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS ? done : -EIO;
+}
+
+static int op_wait(const struct cl_wait *w)
+{
+	return pending == MPI_REQUEST_NULL ? 0 : wait_req(&pending, w);
+}
+
 static int op_send(const void *buf, size_t len, int peer, int tag, const struct cl_wait *w)
 {
 	MPI_Request r;
@@ -161,6 +190,9 @@ static const struct cl_mpi_ops OPS = {
 	.allreduce_u64 = op_allreduce_u64,
 	.send = op_send,
 	.recv = op_recv,
+	.iallreduce_u64 = op_iallreduce_u64,
+	.test = op_test,
+	.wait = op_wait,
 };
 
 __attribute__((visibility("default"))) const struct cl_mpi_ops *biotape_mpi_ops(void)

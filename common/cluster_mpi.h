@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_MPI_ABI 3
+#define CL_MPI_ABI 4
 #define CL_MPI_SYMBOL "biotape_mpi_ops"
 
 /* How long an operation waits: timeout_ns (<= 0: none); and once *hurry is non-zero (when
@@ -36,6 +36,11 @@ struct cl_mpi_ops {
 	int (*allreduce_u64)(uint64_t *v, size_t n, int op, const struct cl_wait *w);
 	int (*send)(const void *buf, size_t len, int peer, int tag, const struct cl_wait *w);
 	int (*recv)(void *buf, size_t len, int peer, int tag, const struct cl_wait *w);
+	/* The one pending operation: an allreduce started without waiting, then tested (1 done,
+	 * 0 not yet, -EIO) or waited for (0, -ETIMEDOUT, -EIO). */
+	int (*iallreduce_u64)(uint64_t *v, size_t n, int op);
+	int (*test)(void);
+	int (*wait)(const struct cl_wait *w);
 };
 
 typedef const struct cl_mpi_ops *(*cl_mpi_ops_fn)(void);

@@ -49,6 +49,11 @@ static void test_one_rank(void **state)
 	uint64_t v[2] = { 5, 7 };
 	assert_int_equal(cl_comm__allreduce_u64(c, v, 2, CL_SUM), 0);
 	assert_true(v[0] == 5 && v[1] == 7);
+	/* one rank: started, it is done at once */
+	assert_int_equal(cl_comm__allreduce_u64_start(c, v, 2, CL_MAX), 0);
+	assert_int_equal(cl_comm__test(c), 1);
+	assert_int_equal(cl_comm__wait(c), 0);
+	assert_true(v[0] == 5 && v[1] == 7);
 	int in = 42, out = 0;
 	assert_int_equal(cl_comm__allgather(c, &in, sizeof(in), &out), 0);
 	assert_int_equal(out, 42);

@@ -4,10 +4,12 @@
  * known BIOTAPE_TEST_CLOCK_SHIFT_NS per rank): hosts, all-reduce, agree/refuse, clock offsets
  * and the start instant. Exits 0 pass, 1 fail; each rank prints its own failures.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cluster.h"
 
@@ -56,6 +58,26 @@ int main(int argc, char **argv)
 	      "sum %" PRIu64 " %" PRIu64 " %" PRIu64, s[0], s[1], s[2]);
 	CHECK(mx[0] == n && mx[1] == 10 * (n - 1) && mx[2] == 100, "max");
 	CHECK(mn[0] == 1 && mn[1] == 0 && mn[2] == 100 - (n - 1), "min");
+
+	/* the same started without waiting, tested until done (the recorder's stop tick); rank 0
+	 * comes late, so the others see it pending first */
+	uint64_t t[2] = {(uint64_t)rank, 1};
+	int polls = 0, tr;
+	CHECK(cl_comm__test(c) == 1 && cl_comm__wait(c) == 0, "nothing pending");
+	if (rank == 0)
+		usleep(20000);
+	CHECK(cl_comm__allreduce_u64_start(c, t, 2, CL_SUM) == 0, "allreduce start");
+	CHECK(cl_comm__allreduce_u64_start(c, mx, 1, CL_SUM) == -EBUSY, "a second one refused");
+	while ((tr = cl_comm__test(c)) == 0) {
+		polls++;
+		usleep(1000);
+	}
+	CHECK(tr == 1 && t[0] == n * (n - 1) / 2 && t[1] == n, "tested: %d, %" PRIu64 " %" PRIu64,
+	      tr, t[0], t[1]);
+	CHECK(rank == 0 || polls > 0, "rank %d saw it pending %d times", rank, polls);
+	t[0] = 1;
+	CHECK(cl_comm__allreduce_u64_start(c, t, 1, CL_MAX) == 0 && cl_comm__wait(c) == 0 &&
+	      t[0] == 1 && cl_comm__test(c) == 1, "waited");
 
 	/* broadcast and allgather */
 	uint64_t b = rank == 0 ? 0xb107a9e : 0;
