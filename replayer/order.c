@@ -100,7 +100,7 @@ struct thr {
 	uint64_t uhead, utail, dwait;
 	uint32_t depth; /* the most of its earlier I/Os in flight at one's recorded issue */
 	uint64_t *ahead; /* min-heap: recorded completions of its I/Os not before the last issue */
-	uint32_t nahead, cap;
+	unsigned int nahead, cap;
 	bool lost;	 /* the heap could not grow: depth unknown from then on (TDEPTH_ANY) */
 };
 
@@ -392,39 +392,51 @@ static void xset(struct xnode *n, uint64_t start, uint64_t end, uint64_t id)
 	n->prio = (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
-/* ---- the held I/Os' places: candidates (by id) and timers (by time) ---- */
+/* ---- min-heaps of u64: candidates (held ids), a thread's recorded completions ahead ---- */
 
-static void cand_push(struct rp_order *o, uint64_t id)
+static void heap_push(uint64_t *h, unsigned int *n, uint64_t v)
 {
-	unsigned int i = o->ncand++;
+	unsigned int i = (*n)++;
 
-	while (i && o->cand[(i - 1) / 2] > id) {
-		o->cand[i] = o->cand[(i - 1) / 2];
+	while (i && h[(i - 1) / 2] > v) {
+		h[i] = h[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
-	o->cand[i] = id;
+	h[i] = v;
 }
 
-static uint64_t cand_pop(struct rp_order *o)
+static uint64_t heap_pop(uint64_t *h, unsigned int *n)
 {
-	uint64_t top = o->cand[0], last = o->cand[--o->ncand];
+	uint64_t top = h[0], last = h[--*n];
 	unsigned int i = 0;
 
 	for (;;) {
 		unsigned int c = 2 * i + 1;
 
-		if (c >= o->ncand)
+		if (c >= *n)
 			break;
-		if (c + 1 < o->ncand && o->cand[c + 1] < o->cand[c])
+		if (c + 1 < *n && h[c + 1] < h[c])
 			c++;
-		if (last <= o->cand[c])
+		if (last <= h[c])
 			break;
-		o->cand[i] = o->cand[c];
+		h[i] = h[c];
 		i = c;
 	}
-	if (o->ncand)
-		o->cand[i] = last;
+	if (*n)
+		h[i] = last;
 	return top;
+}
+
+/* ---- the held I/Os' places: candidates (by id) and timers (by time) ---- */
+
+static void cand_push(struct rp_order *o, uint64_t id)
+{
+	heap_push(o->cand, &o->ncand, id);
+}
+
+static uint64_t cand_pop(struct rp_order *o)
+{
+	return heap_pop(o->cand, &o->ncand);
 }
 
 static bool tless(const struct theap *a, const struct theap *b)
@@ -665,32 +677,15 @@ static struct thr *thr_get(struct rp_order *o, uint64_t key)
  */
 static uint32_t thread_depth(struct thr *t, const struct ent *b)
 {
-	uint32_t n;
+	unsigned int n;
 
-	while (t->nahead && t->ahead[0] <= b->rissue) { /* pop the earliest */
-		uint64_t last = t->ahead[--t->nahead];
-		uint32_t i = 0;
-
-		for (;;) {
-			uint32_t c = 2 * i + 1;
-
-			if (c >= t->nahead)
-				break;
-			if (c + 1 < t->nahead && t->ahead[c + 1] < t->ahead[c])
-				c++;
-			if (last <= t->ahead[c])
-				break;
-			t->ahead[i] = t->ahead[c];
-			i = c;
-		}
-		if (t->nahead)
-			t->ahead[i] = last;
-	}
+	while (t->nahead && t->ahead[0] <= b->rissue)
+		heap_pop(t->ahead, &t->nahead);
 	n = t->nahead;
 	if (b->rdone == NO_TIME || b->rdone <= b->rissue || t->lost)
 		return t->lost ? TDEPTH_ANY : n;
 	if (t->nahead == t->cap) {
-		uint32_t cap = t->cap ? 2 * t->cap : 16;
+		unsigned int cap = t->cap ? 2 * t->cap : 16;
 		uint64_t *a = cap > t->cap ? realloc(t->ahead, cap * sizeof(*a)) : NULL;
 
 		if (!a) {
@@ -700,13 +695,7 @@ static uint32_t thread_depth(struct thr *t, const struct ent *b)
 		t->ahead = a;
 		t->cap = cap;
 	}
-	uint32_t i = t->nahead++; /* push b's */
-
-	while (i && t->ahead[(i - 1) / 2] > b->rdone) {
-		t->ahead[i] = t->ahead[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	t->ahead[i] = b->rdone;
+	heap_push(t->ahead, &t->nahead, b->rdone);
 	return n;
 }
 
