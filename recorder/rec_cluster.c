@@ -16,6 +16,7 @@
 #define CLOCK_ROUNDS 64		      /* round trips per rank for one offset */
 #define START_MARGIN_NS 100000000ull  /* rank 0 schedules the start this far ahead */
 #define STOP_TICK_NS 100000000ull     /* the ranks decide together whether to stop */
+#define TICK_TEST_NS 5000000ull	      /* a pending tick is tested at most this often */
 #define SETUP_TIMEOUT_NS 60000000000ll /* preflight, attach, summary */
 #define TICK_TIMEOUT_NS 10000000000ll /* a peer silent this long at a tick: it is gone */
 #define AGREEMENTS 2 /* after the preflight, after attaching (cmd_record.c) */
@@ -32,6 +33,7 @@ struct rec_cluster {
 	uint64_t next_tick;
 	uint64_t tick[2]; /* the pending tick's allreduce: [0] stop hard, [1] a command runs */
 	bool ticking;	  /* ... which is pending */
+	uint64_t next_test; /* when to test it again */
 };
 
 int rec_cluster__open(struct rec_cluster **out)
@@ -200,20 +202,26 @@ int rec_cluster__start(struct rec_cluster *rc)
 /*
  * Every rank takes part in every tick, in order: tick k starts at start + k * STOP_TICK_NS.
  * The tick's allreduce is not waited for: the recorder goes on reading its rings and looks
- * again at its next turn of the loop (at most POLL_MS later), so a rank costs no more CPU
- * than a single-host recorder while its peers are busy (it used to poll and sleep in
- * the allreduce until the slowest peer came: +0.7 ms of CPU a second, idle).
+ * again at a later turn of the loop (every TICK_TEST_NS at most: under load the loop turns
+ * at every ring wake-up, and each test is a pass of MPI's progress engine), so a rank costs
+ * about what a single-host recorder does while its peers are busy (it used to poll and sleep
+ * in the allreduce until the slowest peer came: +0.7 ms of CPU a second, idle).
  */
 bool rec_cluster__should_stop(struct rec_cluster *rc, bool hard, bool done, bool has_cmd)
 {
+	uint64_t now;
 	int r;
 
 	if (!rc || rc->size == 1)
 		return false; /* alone: the caller's own conditions */
 	if (rc->broken)
 		return true;
+	now = cl_now_ns();
+	if (rc->ticking && now < rc->next_test)
+		return false;
+	rc->next_test = now + TICK_TEST_NS;
 	if (!rc->ticking) {
-		if (cl_now_ns() < rc->next_tick)
+		if (now < rc->next_tick)
 			return false;
 		rc->next_tick += STOP_TICK_NS;
 		rc->tick[0] = hard;
