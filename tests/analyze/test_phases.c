@@ -143,6 +143,58 @@ static void test_detect_scan_then_random(void **st)
 	free(ev);
 }
 
+/*
+ * A hot zone that moves: 4 s of random 8 KiB reads at 1,000/s over the first quarter of 1 GiB,
+ * then 4 s of the same over the last quarter. Rate, mix, sizes, sequential share and seek
+ * lengths do not change; where the jumps land does: two phases, split at 4 s (within a
+ * window). The same 8 s uniformly over the whole GiB is one phase, and so are two scans
+ * interleaved read by read (two readers, one from the start, one from the middle of 375 MiB:
+ * every read jumps, and where they land moves with the scans, by half the range in 6 s).
+ */
+static void random_reads(struct btape_event *ev, size_t *n, uint64_t from, uint64_t to,
+			 uint64_t lo_blk, uint64_t nblk, uint64_t *x)
+{
+	for (uint64_t t = from; t < to; t += MS) {
+		*x ^= *x << 13;
+		*x ^= *x >> 7;
+		*x ^= *x << 17;
+		ev[(*n)++] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ,
+						  .sector = (lo_blk + *x % (nblk - 1)) * 16,
+						  .bytes = 8192};
+	}
+}
+
+static void test_detect_moving_zone(void **st)
+{
+	const uint64_t gib_blk = (1ull << 30) / 8192, q = gib_blk / 4;
+	struct btape_event *ev = calloc(8000, sizeof(*ev));
+	struct phase_span sp[PHASES_MAX];
+	uint64_t x = 88172645463325252ull;
+	size_t n = 0;
+
+	(void)st;
+	assert_non_null(ev);
+	random_reads(ev, &n, 0, 4 * S, 0, q, &x);
+	random_reads(ev, &n, 4 * S, 8 * S, 3 * q, q, &x);
+	assert_int_equal(phases_of(ev, n, sp), 2);
+	assert_true(sp[1].from_ns >= 4 * S - 100 * MS && sp[1].from_ns <= 4 * S + 100 * MS);
+	/* uniform over the whole GiB: one phase */
+	n = 0;
+	random_reads(ev, &n, 0, 8 * S, 0, gib_blk, &x);
+	assert_int_equal(phases_of(ev, n, sp), 1);
+	/* two interleaved 64 KiB scans, 6 s: one phase */
+	uint64_t at[2] = {0, 6000 / 2 * 128};
+
+	n = 0;
+	for (uint64_t t = 0; t < 6 * S; t += MS, n++) {
+		ev[n] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ,
+					     .sector = at[n & 1], .bytes = 65536};
+		at[n & 1] += 128;
+	}
+	assert_int_equal(phases_of(ev, n, sp), 1);
+	free(ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_segment_flat),
 		cmocka_unit_test(test_detect_two_phases),
 		cmocka_unit_test(test_detect_scan_then_random),
+		cmocka_unit_test(test_detect_moving_zone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
