@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +216,24 @@ int phases_detect(const struct stats *s, int nphases, struct phase_span *spans, 
 			last[6] = ((double)r->loc_jump_blk - (double)jumps * (double)lo_blk) /
 				  (double)span_blk / (double)r->loc_n;
 		memcpy(&x[i * d], last, sizeof(last));
+	}
+	/*
+	 * a pause shorter than half the shortest phase (fio's 0.2 s between stonewalled jobs) is
+	 * not a phase: its windows take the rate of the window before it. The median of three
+	 * below removes one-window outliers only, and a pause of two windows, 66 noise floors
+	 * below 1,000 IOPS, was a phase of its own
+	 */
+	for (size_t i = 1, a = 0; i < n; i++) {
+		bool idle = !(s->tl[i].n_dir[DIR_READ] + s->tl[i].n_dir[DIR_WRITE]);
+
+		if (idle && !a)
+			a = i; /* window 0 holds the first issue: a pause starts at 1 or later */
+		if (idle || !a)
+			continue;
+		if ((i - a) * iv < PHASES_MIN_NS / 2)
+			for (size_t k = a; k < i; k++)
+				x[k * d] = x[(a - 1) * d];
+		a = 0;
 	}
 	for (size_t j = 1; j < d; j++) {
 		size_t k = 0;
