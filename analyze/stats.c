@@ -625,7 +625,7 @@ static inline void tl_loc_add(struct tl_row *r, int k, uint64_t off)
 	r->loc_n++;
 	r->loc_seq += k == 0;
 	r->loc_log2 += (uint64_t)k;
-	r->loc_jump_blk += k ? off / STATS_WS_BLOCK : 0;
+	r->loc_jump_blk += off / STATS_WS_BLOCK & -(uint64_t)(k != 0); /* no branch: k is random */
 }
 
 int64_t stats_seek_bin_lo(unsigned int bin)
