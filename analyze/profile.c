@@ -264,8 +264,9 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 		a.kind == AN_ARRIVAL_ONOFF ? "in-burst " : "", a.ks_exp);
 	if (a.kind == AN_ARRIVAL_ONOFF) {
 		uint64_t bursts = a.off_n + 1, blocks = (nr + nw + bursts / 2) / bursts;
+		double pause = a.off_ns / 1e9, run = (double)phase_runtime_ms(ph) / 1e3;
 
-		on = dur - a.off_ns / 1e9;
+		on = dur - pause;
 		if (on < dur / 10)
 			on = dur / 10;
 		fprintf(fp,
@@ -274,8 +275,13 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 			bursts, blocks ? blocks : 1, a.off_ns / 1e6 / (double)a.off_n);
 		fprintf(fp, "; (fio repeats one burst size and one pause: their spread is not "
 			    "reproduced)\n");
+		if (on + pause > run && run > on) { /* the phase's bursts in the job's runtime */
+			fprintf(fp, "; pauses x %.3f: the bursts fit in the job's %.3f s\n",
+				(run - on) / pause, run);
+			pause = run - on;
+		}
 		fprintf(fp, "thinktime=%" PRIu64 "\nthinktime_blocks=%" PRIu64 "\n",
-			(uint64_t)llround(a.off_ns / 1e3 / (double)a.off_n), blocks ? blocks : 1);
+			(uint64_t)llround(pause * 1e6 / (double)a.off_n), blocks ? blocks : 1);
 		fprintf(fp, "thinktime_blocks_type=issue\nrate_ignore_thinktime=1\n");
 	}
 	double rb = (double)s->all.bytes_dir[DIR_READ] / on;
