@@ -117,6 +117,20 @@ static int phases_of(const struct btape_event *ev, size_t n, struct phase_span *
 	return k;
 }
 
+/* Random reads of bs bytes at 1,000/s in [from, to), over blocks [lo_blk, lo_blk + nblk) of bs. */
+static void random_reads(struct btape_event *ev, size_t *n, uint64_t from, uint64_t to,
+			 uint64_t lo_blk, uint64_t nblk, uint32_t bs, uint64_t *x)
+{
+	for (uint64_t t = from; t < to; t += MS) {
+		*x ^= *x << 13;
+		*x ^= *x >> 7;
+		*x ^= *x << 17;
+		ev[(*n)++] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ,
+						  .sector = (lo_blk + *x % (nblk - 1)) * (bs / 512),
+						  .bytes = bs};
+	}
+}
+
 static void test_detect_scan_then_random(void **st)
 {
 	struct btape_event *ev = calloc(6000, sizeof(*ev));
@@ -127,13 +141,7 @@ static void test_detect_scan_then_random(void **st)
 	(void)st;
 	assert_non_null(ev);
 	scan(ev, &n, 0, 3 * S, 4096);
-	for (uint64_t t = 3 * S; t < 6 * S; t += MS) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		ev[n++] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ,
-					       .sector = (x % (262144 - 1)) * 8, .bytes = 4096};
-	}
+	random_reads(ev, &n, 3 * S, 6 * S, 0, 262144, 4096, &x);
 	assert_int_equal(phases_of(ev, n, sp), 2);
 	assert_true(sp[1].from_ns >= 3 * S - 100 * MS && sp[1].from_ns <= 3 * S + 100 * MS);
 	/* the scan alone, 6 s, 64 KiB reads: 1.5 GiB of offsets, one phase */
@@ -151,19 +159,6 @@ static void test_detect_scan_then_random(void **st)
  * interleaved read by read (two readers, one from the start, one from the middle of 375 MiB:
  * every read jumps, and where they land moves with the scans, by half the range in 6 s).
  */
-static void random_reads(struct btape_event *ev, size_t *n, uint64_t from, uint64_t to,
-			 uint64_t lo_blk, uint64_t nblk, uint64_t *x)
-{
-	for (uint64_t t = from; t < to; t += MS) {
-		*x ^= *x << 13;
-		*x ^= *x >> 7;
-		*x ^= *x << 17;
-		ev[(*n)++] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ,
-						  .sector = (lo_blk + *x % (nblk - 1)) * 16,
-						  .bytes = 8192};
-	}
-}
-
 static void test_detect_moving_zone(void **st)
 {
 	const uint64_t gib_blk = (1ull << 30) / 8192, q = gib_blk / 4;
@@ -174,13 +169,13 @@ static void test_detect_moving_zone(void **st)
 
 	(void)st;
 	assert_non_null(ev);
-	random_reads(ev, &n, 0, 4 * S, 0, q, &x);
-	random_reads(ev, &n, 4200 * MS, 8200 * MS, 3 * q, q, &x);
+	random_reads(ev, &n, 0, 4 * S, 0, q, 8192, &x);
+	random_reads(ev, &n, 4200 * MS, 8200 * MS, 3 * q, q, 8192, &x);
 	assert_int_equal(phases_of(ev, n, sp), 2);
 	assert_true(sp[1].from_ns >= 4 * S && sp[1].from_ns <= 4200 * MS);
 	/* uniform over the whole GiB: one phase */
 	n = 0;
-	random_reads(ev, &n, 0, 8 * S, 0, gib_blk, &x);
+	random_reads(ev, &n, 0, 8 * S, 0, gib_blk, 8192, &x);
 	assert_int_equal(phases_of(ev, n, sp), 1);
 	/* two interleaved 64 KiB scans, 6 s: one phase */
 	uint64_t at[2] = {0, 6000 / 2 * 128};
