@@ -9,15 +9,23 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Noise floors per feature: a change smaller than about these is never a phase. */
-static const double FEATURE_FLOOR[PHASES_FEATURES] = {0.15, 0.03, 0.15, 0.15, 0.03, 1.0};
+/* Noise floors per feature: a change smaller than about these is never a phase. The jump
+ * position's 0.15 (of the range touched): at 0.05, two scans interleaved read by read (every
+ * read jumps, to where the other scan is) were 2 phases (tests/analyze/test_phases.c), and
+ * the WAL appends of samples/pgbench-checkpoint.btape, interleaved with its data writes, cut
+ * the trace elsewhere than at the checkpoint; from 0.10 up the phases were those without the
+ * feature. So a hot zone moving by less than about 0.4 of the range (mid-trace, 80-100
+ * windows: 2.4-2.7 floors, by the penalty below) is not a phase on its own. */
+static const double FEATURE_FLOOR[PHASES_FEATURES] = {0.15, 0.03, 0.15, 0.15, 0.03, 1.0, 0.15};
 /* Penalty per split in units of the scaled noise: PENALTY_LOG_N * ln(n) (BIC-like, more
  * conservative: bursts inside a phase must not split it). 32 = 8 per feature when there were
- * four (rate, mix, two sizes); the two locality features did not raise it: at 48 the
- * checkpoint of samples/pgbench-checkpoint.btape (1 s of 6,000 IOPS) was no longer a phase. */
+ * four (rate, mix, two sizes); the three locality features did not raise it: at 48 the
+ * checkpoint of samples/pgbench-checkpoint.btape (1 s of 6,000 IOPS) was no longer a phase
+ * (with five features; with seven, the same phases as with six at 32). */
 #define PENALTY_LOG_N 32.0
 
 struct seg {
@@ -135,9 +143,34 @@ static double noise_of(const double *x, size_t n, size_t d, size_t j, double *tm
 	return 1.4826 * tmp[(n - 1) / 2] / sqrt(2.0);
 }
 
+/*
+ * The 4 KiB blocks the reads and writes touched, from the lowest of any device to the highest
+ * end: several devices are one address space, as in the profile's range.
+ */
+static void touched_blocks(const struct stats *s, uint64_t *lo_blk, uint64_t *span_blk)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (uint32_t i = 0; i < s->ndevs; i++) {
+		const struct devstat *dv = &s->devs[i];
+
+		if (!dv->used || !dv->max_end)
+			continue;
+		lo = dv->min_off < lo ? dv->min_off : lo;
+		hi = dv->max_end > hi ? dv->max_end : hi;
+	}
+	if (lo > hi)
+		lo = hi = 0;
+	*lo_blk = lo / STATS_WS_BLOCK;
+	*span_blk = (hi + STATS_WS_BLOCK - 1) / STATS_WS_BLOCK - *lo_blk;
+	if (!*span_blk)
+		*span_blk = 1;
+}
+
 int phases_detect(const struct stats *s, int nphases, struct phase_span *spans, int max)
 {
 	size_t n = s->tl_rows, d = PHASES_FEATURES, starts[PHASES_MAX];
+	uint64_t lo_blk, span_blk;
 	uint64_t iv = s->tl_interval, end = s->last_issue_ns - s->origin_ns + 1;
 	double *x = NULL, *tmp = NULL;
 	int ns = 1, err;
@@ -155,11 +188,13 @@ int phases_detect(const struct stats *s, int nphases, struct phase_span *spans, 
 	}
 	/*
 	 * the features; a window without reads (writes) keeps the previous mean size, one without
-	 * I/O in a stream its sequential share, one without seeks the previous seek length, and
-	 * windows before the first value take it (NAN until then). Not the offsets themselves: a
-	 * scan moves them in every window, and would be cut into pieces
+	 * I/O in a stream its sequential share and jump position, one without seeks the previous
+	 * seek length, and windows before the first value take it (NAN until then). Not the mean
+	 * offset: a scan moves it in every window, and would be cut into pieces
 	 */
-	double last[PHASES_FEATURES] = {0, NAN, NAN, NAN, NAN, NAN};
+	double last[PHASES_FEATURES] = {0, NAN, NAN, NAN, NAN, NAN, NAN};
+
+	touched_blocks(s, &lo_blk, &span_blk);
 
 	for (size_t i = 0; i < n; i++) {
 		const struct tl_row *r = &s->tl[i];
@@ -177,7 +212,28 @@ int phases_detect(const struct stats *s, int nphases, struct phase_span *spans, 
 			last[4] = (double)r->loc_seq / (double)r->loc_n;
 		if (jumps)
 			last[5] = (double)r->loc_log2 / (double)jumps;
+		if (r->loc_n && jumps <= UINT64_MAX / (lo_blk + span_blk)) /* else the sum wrapped */
+			last[6] = ((double)r->loc_jump_blk - (double)jumps * (double)lo_blk) /
+				  (double)span_blk / (double)r->loc_n;
 		memcpy(&x[i * d], last, sizeof(last));
+	}
+	/*
+	 * a pause shorter than half the shortest phase (fio's 0.2 s between stonewalled jobs) is
+	 * not a phase: its windows take the rate of the window before it. The median of three
+	 * below removes one-window outliers only, and a pause of two windows, 66 noise floors
+	 * below 1,000 IOPS, was a phase of its own
+	 */
+	for (size_t i = 1, a = 0; i < n; i++) {
+		bool idle = !(s->tl[i].n_dir[DIR_READ] + s->tl[i].n_dir[DIR_WRITE]);
+
+		if (idle && !a)
+			a = i; /* window 0 holds the first issue: a pause starts at 1 or later */
+		if (idle || !a)
+			continue;
+		if ((i - a) * iv < PHASES_MIN_NS / 2)
+			for (size_t k = a; k < i; k++)
+				x[k * d] = x[(a - 1) * d];
+		a = 0;
 	}
 	for (size_t j = 1; j < d; j++) {
 		size_t k = 0;

@@ -2,8 +2,8 @@
 /*
  * Phases of a workload: change-point detection (binary segmentation with a penalty) over the
  * per-window series of an analysis' timeline: IOPS, read share, mean read and write size, and
- * locality (sequential share, how far the other I/Os seek), features that a sequential scan
- * moving over the device does not change.
+ * locality (sequential share, how far the other I/Os seek and where they land, weighted by
+ * their share), features that a sequential scan moving over the device hardly changes.
  * Method in docs/ANALYSIS.md ("Phases").
  */
 #ifndef BIOTAPE_ANALYZE_PHASES_H
@@ -16,8 +16,10 @@
 
 #define PHASES_MAX 16	    /* phases in one profile */
 /* log2 IOPS, read share, log2 mean read size, log2 mean write size, sequential share, mean log2
- * seek distance of the I/Os that do not continue their stream */
-#define PHASES_FEATURES 6
+ * seek distance of the I/Os that do not continue their stream, and where those land: their
+ * offset as a share of the range touched, summed over the jumps and divided by all I/Os with
+ * a predecessor (a sequential one counts 0, so a scan's rare jumps hardly move it) */
+#define PHASES_FEATURES 7
 #define PHASES_MIN_NS 1000000000ull /* a phase lasts at least 1 s (fio starts a job per phase) */
 
 /* A phase: [from_ns, to_ns) relative to the analysis origin (the first selected issue). */

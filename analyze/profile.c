@@ -220,6 +220,20 @@ static uint64_t phase_runtime_ms(const struct profile_phase *ph)
 	return ns >= 1000000 ? (ns + 500000) / 1000000 : 1;
 }
 
+/*
+ * Seconds in which a phase's job issues the phase's I/Os: its active time (first to last
+ * issue: the window also holds the pauses between the recorded jobs), but no longer than the
+ * job runs. A job shortened by fio's stonewall lag at the measured rate issued that much less:
+ * pgbench's phases came out at 0.91-0.97x of the recorded IOPS, a 1 s checkpoint at 0.85-0.89x.
+ */
+static double phase_issue_s(const struct stats *s, const struct profile_phase *ph)
+{
+	double active = (double)(s->duration_ns ? s->duration_ns : ph->duration_ns) / 1e9;
+	double run = (double)phase_runtime_ms(ph) / 1e3;
+
+	return active < run ? active : run;
+}
+
 /* Rates and arrival options of a phase's job. */
 static void write_phase_rate(FILE *fp, const struct stats *s, const struct profile_phase *ph,
 			     const uint64_t min_bs[DIR__COUNT], uint64_t nw, bool fsync)
@@ -229,7 +243,8 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 	double wshare = s->all.n_dir[DIR_WRITE] ? (double)nw / (double)s->all.n_dir[DIR_WRITE] : 0;
 	/* rates over the phase's active time (first to last issue): the window also holds the
 	 * pauses between the recorded jobs */
-	double dur = (double)(s->duration_ns ? s->duration_ns : ph->duration_ns) / 1e9, on = dur;
+	double dur = (double)(s->duration_ns ? s->duration_ns : ph->duration_ns) / 1e9;
+	double on = phase_issue_s(s, ph);
 	struct an_arrival a;
 	char b1[32], b2[32];
 
@@ -249,8 +264,9 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 		a.kind == AN_ARRIVAL_ONOFF ? "in-burst " : "", a.ks_exp);
 	if (a.kind == AN_ARRIVAL_ONOFF) {
 		uint64_t bursts = a.off_n + 1, blocks = (nr + nw + bursts / 2) / bursts;
+		double pause = a.off_ns / 1e9, run = (double)phase_runtime_ms(ph) / 1e3;
 
-		on = dur - a.off_ns / 1e9;
+		on = dur - pause;
 		if (on < dur / 10)
 			on = dur / 10;
 		fprintf(fp,
@@ -259,8 +275,13 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 			bursts, blocks ? blocks : 1, a.off_ns / 1e6 / (double)a.off_n);
 		fprintf(fp, "; (fio repeats one burst size and one pause: their spread is not "
 			    "reproduced)\n");
+		if (on + pause > run && run > on) { /* the phase's bursts in the job's runtime */
+			fprintf(fp, "; pauses x %.3f: the bursts fit in the job's %.3f s\n",
+				(run - on) / pause, run);
+			pause = run - on;
+		}
 		fprintf(fp, "thinktime=%" PRIu64 "\nthinktime_blocks=%" PRIu64 "\n",
-			(uint64_t)llround(a.off_ns / 1e3 / (double)a.off_n), blocks ? blocks : 1);
+			(uint64_t)llround(pause * 1e6 / (double)a.off_n), blocks ? blocks : 1);
 		fprintf(fp, "thinktime_blocks_type=issue\nrate_ignore_thinktime=1\n");
 	}
 	double rb = (double)s->all.bytes_dir[DIR_READ] / on;
@@ -287,6 +308,9 @@ static void write_phase_rate(FILE *fp, const struct stats *s, const struct profi
 	}
 	fprintf(fp, "; IOPS in the phase: read %.1f, write %.1f; rate in bytes/s\n",
 		(double)nr / dur, (double)nw / dur);
+	if (a.kind != AN_ARRIVAL_ONOFF && on < dur)
+		fprintf(fp, "; issued in the job's %.3f s (the phase's I/Os in its runtime): rate x %.3f\n",
+			on, dur / on);
 	fprintf(fp, "rate=%" PRIu64 ",%" PRIu64 "\n",
 		nr ? (uint64_t)llround(rb > 1 ? rb : 1) : 0,
 		nw ? (uint64_t)llround(wb > 1 ? wb : 1) : 0);
@@ -322,7 +346,7 @@ static int write_flush_job(FILE *fp, const struct stats *s, const char *name,
 			   uint64_t lo, uint64_t hi)
 {
 	uint64_t nw = s->all.n_dir[DIR_WRITE], min_bs = UINT64_MAX;
-	double dur = (double)(s->duration_ns ? s->duration_ns : ph ? ph->duration_ns : 0) / 1e9;
+	double dur = ph ? phase_issue_s(s, ph) : (double)s->duration_ns / 1e9;
 	double wb = dur > 0 ? (double)f->nsync / (double)nw *
 				      (double)s->all.bytes_dir[DIR_WRITE] / dur
 			    : 0;

@@ -597,6 +597,7 @@ static void tl_merge(struct tl_row *d, const struct tl_row *s, uint64_t n, unsig
 		r->loc_n += s[i].loc_n;
 		r->loc_seq += s[i].loc_seq;
 		r->loc_log2 += s[i].loc_log2;
+		r->loc_jump_blk += s[i].loc_jump_blk;
 	}
 }
 

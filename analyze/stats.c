@@ -516,6 +516,7 @@ static void tl_coarsen(struct stats *s)
 		m.loc_n = a->loc_n + b->loc_n;
 		m.loc_seq = a->loc_seq + b->loc_seq;
 		m.loc_log2 = a->loc_log2 + b->loc_log2;
+		m.loc_jump_blk = a->loc_jump_blk + b->loc_jump_blk;
 		*d = m;
 	}
 	memset(s->tl + STATS_TL_MAX_ROWS / 2, 0, STATS_TL_MAX_ROWS / 2 * sizeof(*s->tl));
@@ -616,14 +617,15 @@ static inline __attribute__((always_inline)) int stream_add(struct stream *st, u
 	return k;
 }
 
-/* A stream_add() result into a timeline row's locality sums. */
-static inline void tl_loc_add(struct tl_row *r, int k)
+/* A stream_add() result for the I/O at byte offset off into a timeline row's locality sums. */
+static inline void tl_loc_add(struct tl_row *r, int k, uint64_t off)
 {
 	if (k < 0)
 		return;
 	r->loc_n++;
 	r->loc_seq += k == 0;
 	r->loc_log2 += (uint64_t)k;
+	r->loc_jump_blk += off / STATS_WS_BLOCK & -(uint64_t)(k != 0); /* no branch: k is random */
 }
 
 int64_t stats_seek_bin_lo(unsigned int bin)
@@ -714,11 +716,13 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 
 	/* locality: streams are (device, direction); offsets in bytes */
 	int seek_k = -1;
+	uint64_t seek_off = 0;
 
 	if (dir >= 0 && ev->bytes) {
 		struct stream *st = &d->streams[dir];
 		uint64_t off = ev->sector * SECTOR;
 
+		seek_off = off;
 		seek_k = stream_add(st, off, off + ev->bytes, s->o.near_seq_bytes, t);
 		autorange_add(&d->lba, ev->sector, 1);
 		heat_add(d, t, ev->sector);
@@ -796,7 +800,7 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	} else {
 		r->n_other++;
 	}
-	tl_loc_add(r, seek_k);
+	tl_loc_add(r, seek_k, seek_off);
 	if (has_c) {
 		r->lat_n++;
 		s->tl_lat_pending += devtime;
@@ -1127,7 +1131,7 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 				continue;
 			struct stream *st = &d->streams[dir];
 
-			tl_loc_add(&loc, stream_add(st, off, end, near, ev->issue_ns - origin));
+			tl_loc_add(&loc, stream_add(st, off, end, near, ev->issue_ns - origin), off);
 			autorange_add(&d->lba, ev->sector, 1);
 			heat_add(d, ev->issue_ns - origin, ev->sector);
 			d->min_off = off < d->min_off ? off : d->min_off;
@@ -1172,6 +1176,7 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 		r->loc_n += loc.loc_n;
 		r->loc_seq += loc.loc_seq;
 		r->loc_log2 += loc.loc_log2;
+		r->loc_jump_blk += loc.loc_jump_blk;
 		r->lat_n += lat_n;
 		s->tl_lat_pending += lat_sum;
 		r->qd_n += qd_n;
@@ -1399,7 +1404,8 @@ void stats_stream_link(struct stats *s, struct stream *st, const struct stream *
 	st->near += ad <= s->o.near_seq_bytes;
 	st->seek[bin]++;
 	tl_loc_add(&s->tl[first->first_t / s->tl_interval],
-		   bin >= SEEK_BIN_ZERO ? (int)(bin - SEEK_BIN_ZERO) : (int)(SEEK_BIN_ZERO - bin));
+		   bin >= SEEK_BIN_ZERO ? (int)(bin - SEEK_BIN_ZERO) : (int)(SEEK_BIN_ZERO - bin),
+		   first->first_off);
 }
 
 void stats_widen(struct devstat *d, unsigned int lba_shift, unsigned int heat_tshift,

@@ -144,6 +144,9 @@ struct tl_row {
 	 * that continue it (seek 0), and the sum of the seek distances' log2 bins (bit lengths
 	 * of |distance| in bytes: 0 for a sequential I/O) */
 	uint64_t loc_n, loc_seq, loc_log2;
+	/* where the others land: the sum of their device offsets in 4 KiB blocks (wraps only past
+	 * 2^64, as 2^26 jumps in one row at 1 PiB; phases.c checks) */
+	uint64_t loc_jump_blk;
 };
 
 struct ws_slot {

@@ -117,6 +117,20 @@ static int phases_of(const struct btape_event *ev, size_t n, struct phase_span *
 	return k;
 }
 
+/* Random reads of bs bytes at 1,000/s in [from, to), over blocks [lo_blk, lo_blk + nblk) of bs. */
+static void random_reads(struct btape_event *ev, size_t *n, uint64_t from, uint64_t to,
+			 uint64_t lo_blk, uint64_t nblk, uint32_t bs, uint64_t *x)
+{
+	for (uint64_t t = from; t < to; t += MS) {
+		*x ^= *x << 13;
+		*x ^= *x >> 7;
+		*x ^= *x << 17;
+		ev[(*n)++] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ,
+						  .sector = (lo_blk + *x % (nblk - 1)) * (bs / 512),
+						  .bytes = bs};
+	}
+}
+
 static void test_detect_scan_then_random(void **st)
 {
 	struct btape_event *ev = calloc(6000, sizeof(*ev));
@@ -127,18 +141,51 @@ static void test_detect_scan_then_random(void **st)
 	(void)st;
 	assert_non_null(ev);
 	scan(ev, &n, 0, 3 * S, 4096);
-	for (uint64_t t = 3 * S; t < 6 * S; t += MS) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		ev[n++] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ,
-					       .sector = (x % (262144 - 1)) * 8, .bytes = 4096};
-	}
+	random_reads(ev, &n, 3 * S, 6 * S, 0, 262144, 4096, &x);
 	assert_int_equal(phases_of(ev, n, sp), 2);
 	assert_true(sp[1].from_ns >= 3 * S - 100 * MS && sp[1].from_ns <= 3 * S + 100 * MS);
 	/* the scan alone, 6 s, 64 KiB reads: 1.5 GiB of offsets, one phase */
 	n = 0;
 	scan(ev, &n, 0, 6 * S, 65536);
+	assert_int_equal(phases_of(ev, n, sp), 1);
+	free(ev);
+}
+
+/*
+ * A hot zone that moves: 4 s of random 8 KiB reads at 1,000/s over the first quarter of 1 GiB,
+ * then, after 0.2 s without I/O (fio's pause between stonewalled jobs, two windows: not a
+ * phase of its own), 4 s of the same over the last quarter. Rate, mix, sizes, sequential share
+ * and seek lengths do not change; where the jumps land does: two phases, split in the pause. The same 8 s uniformly over the whole GiB is one phase, and so are two scans
+ * interleaved read by read (two readers, one from the start, one from the middle of 375 MiB:
+ * every read jumps, and where they land moves with the scans, by half the range in 6 s).
+ */
+static void test_detect_moving_zone(void **st)
+{
+	const uint64_t gib_blk = (1ull << 30) / 8192, q = gib_blk / 4;
+	struct btape_event *ev = calloc(8000, sizeof(*ev));
+	struct phase_span sp[PHASES_MAX];
+	uint64_t x = 88172645463325252ull;
+	size_t n = 0;
+
+	(void)st;
+	assert_non_null(ev);
+	random_reads(ev, &n, 0, 4 * S, 0, q, 8192, &x);
+	random_reads(ev, &n, 4200 * MS, 8200 * MS, 3 * q, q, 8192, &x);
+	assert_int_equal(phases_of(ev, n, sp), 2);
+	assert_true(sp[1].from_ns >= 4 * S && sp[1].from_ns <= 4200 * MS);
+	/* uniform over the whole GiB: one phase */
+	n = 0;
+	random_reads(ev, &n, 0, 8 * S, 0, gib_blk, 8192, &x);
+	assert_int_equal(phases_of(ev, n, sp), 1);
+	/* two interleaved 64 KiB scans, 6 s: one phase */
+	uint64_t at[2] = {0, 6000 / 2 * 128};
+
+	n = 0;
+	for (uint64_t t = 0; t < 6 * S; t += MS, n++) {
+		ev[n] = (struct btape_event){.issue_ns = t, .op = BTAPE_OP_READ,
+					     .sector = at[n & 1], .bytes = 65536};
+		at[n & 1] += 128;
+	}
 	assert_int_equal(phases_of(ev, n, sp), 1);
 	free(ev);
 }
@@ -150,6 +197,7 @@ int main(void)
 		cmocka_unit_test(test_segment_flat),
 		cmocka_unit_test(test_detect_two_phases),
 		cmocka_unit_test(test_detect_scan_then_random),
+		cmocka_unit_test(test_detect_moving_zone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
