@@ -1,4 +1,8 @@
-# Shared helpers for integration test scripts (bash). Source it: . "$BIOTAPE_SRC/tests/lib.sh"
+# Shared helpers for integration test scripts (bash). Source it:
+#   . "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+# and take directories as D=$(t_tmpdir) || exit 1: a test run by hand without BIOTAPE_SRC, or
+# with a full disk, must stop, not go on with D empty (then "$D/x" is /x, and a "cp -r $D/."
+# copied the whole root filesystem once)
 # Exit codes: 0 pass, 1 fail, 77 skip. Under BIOTAPE_REQUIRE_BPF=1 (CI) a skip becomes a fail.
 set -u
 BIOTAPE=${BIOTAPE:-biotape}
@@ -8,7 +12,7 @@ T_FILES=()
 T_PIDS=()
 T_MOUNTS=()
 # Everything a test puts in /dev/shm lives under T_ROOT, removed at exit (t_tmpdir is called
-# as D=$(t_tmpdir), in a subshell, so it cannot register its directory itself).
+# as D=$(t_tmpdir) || exit 1, in a subshell, so it cannot register its directory itself).
 T_ROOT=$(mktemp -d /dev/shm/biotape-test.XXXXXX) || { echo "FAIL: mktemp" >&2; exit 1; }
 T_FILES+=("$T_ROOT")
 

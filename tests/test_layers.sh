@@ -3,7 +3,7 @@
 # of its own directory or of a directory that the map lets it include. Nothing reaches upward
 # (a tool into cli/, the library into the tools) or sideways (one tool into another); and
 # libbiotape and libbiotape_interop (format/) stay under their own license.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 cd "$BIOTAPE_SRC" || fail "cd $BIOTAPE_SRC"
 # directory: the directories below it that it may include, in search order
 declare -A may=(

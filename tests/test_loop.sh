@@ -2,9 +2,9 @@
 # tests/loop.sh: loop_new makes a direct-I/O loop device over a file of its own and knows the
 # file; the device is detached and the file removed at exit, with loop.sh's own trap and from a
 # caller's trap that calls loop_detach_all.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root losetup
-d=$(t_tmpdir)
+d=$(t_tmpdir) || exit 1
 
 # a script of its own, as a benchmark is: prints the devices and files, then exits
 probe() { # probe TRAP_STYLE: "own" (loop.sh's trap) or "caller" (a trap calling loop_detach_all)

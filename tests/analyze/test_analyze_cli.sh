@@ -2,10 +2,10 @@
 # biotape analyze / profile / compare on generated traces: known distribution, edge cases
 # (empty trace, one event, all flushes, a device with no I/O, no latency or process fields,
 # windows selecting nothing) and bad input (one clear line, exit 2, no crash).
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 command -v python3 >/dev/null || skip "needs python3 (JSON checks)"
 t_gen
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 within() { awk -v a="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(a >= lo && a <= hi) }'; }
 # one_line_err CMD...: must fail with exit 2 and exactly one "biotape: " line on stderr

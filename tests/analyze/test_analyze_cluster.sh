@@ -5,11 +5,11 @@
 # with one line; per-host rows add up to the cluster totals; info shows the cluster clock; the
 # HTML report draws IOPS and device time per host on the one timeline; a file cut short is
 # named with its host and rank.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 command -v python3 >/dev/null || skip "needs python3 (JSON checks)"
 GEN=$BIOTAPE_BIN_DIR/gen_trace
 [ -x "$GEN" ] || fail "missing $GEN"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # On the reference clock the hosts start at 2.000 s, 2.001 s and 2.002 s. h1's clock is 3 ms

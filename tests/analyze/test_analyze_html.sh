@@ -2,11 +2,11 @@
 # The HTML reports in headless Chromium: the page loads from file:// without network or
 # console errors, every chart is present in the parsed DOM with drawn marks, and the
 # screenshot shows the series and heat-map colours.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 CHROMIUM=$(command -v chromium || command -v chromium-browser) || skip "needs chromium (Debian: chromium)"
 command -v python3 >/dev/null || skip "needs python3"
 t_gen
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 
 chrome() { # chrome OUT_STDOUT ARGS...: one headless run with a throwaway profile
 	local out=$1 prof

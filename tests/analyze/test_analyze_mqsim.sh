@@ -2,9 +2,9 @@
 # biotape analyze on the MQSim traces (imported with biotape convert) against numbers computed
 # here, independently, from the text files with awk: counts, bytes, per-device counts,
 # sequential I/Os per stream, distinct 4 KiB blocks, skew, top sizes, duration, gaps.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 command -v python3 >/dev/null || skip "needs python3 (JSON checks)"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 DATA=$BIOTAPE_SRC/tests/analyze/data
 
 # jget FILE EXPR: a Python expression over the parsed JSON document d

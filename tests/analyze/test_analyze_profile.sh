@@ -1,9 +1,9 @@
 #!/bin/bash
 # biotape profile on a synthetic trace with a known distribution: the job states it exactly,
 # fio accepts the job, and --per-process writes one job per busy process.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 t_gen
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 "$GEN" -p mixed -n 100000 -o "$D/t.btape" -x 11 -S 1G || fail "gen"
 "$BIOTAPE" profile "$D/t.btape" >"$D/t.fio" || fail "profile"
 want() { grep -qx "$1" "$D/t.fio" || fail "job lacks '$1': $(grep "^${1%%=*}=" "$D/t.fio")"; }

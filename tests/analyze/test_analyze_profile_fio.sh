@@ -3,9 +3,9 @@
 # generate a job with biotape profile, run it while recording, compare the two traces.
 # Targets (issue): read share within 2 points, size TVD <= 0.05, random share within 5 points,
 # IOPS within 10% (rate-limited jobs). Prints the achieved numbers (docs/ANALYSIS.md).
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root fio losetup python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 256
 RUNTIME=${PROFILE_TEST_RUNTIME:-8}
 

@@ -18,12 +18,12 @@
 # (one CI run saw 0.98 for the bursty phase: a linear rate where bursts were, the arrival fit's
 # bug fixed since): on a miss the phase jobs' arrival lines and the gap quantiles of both
 # recordings are printed, to tell a profile error from fio's timing.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root fio losetup python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 # PHASES_TEST_KEEP=DIR: copy the traces, jobs and comparisons there at exit (for docs, reviews)
 if [ -n "${PHASES_TEST_KEEP:-}" ]; then
-	trap 'mkdir -p "$PHASES_TEST_KEEP" && cp -r "$D/." "$PHASES_TEST_KEEP/"; t_cleanup' EXIT
+	trap 'mkdir -p "$PHASES_TEST_KEEP" && cp -r "${D:?}/." "$PHASES_TEST_KEEP/"; t_cleanup' EXIT
 fi
 SECT=${PHASES_TEST_SECTION_S:-4}
 

@@ -8,7 +8,7 @@
 # About 15 s (two runs of 2 x SECT seconds of fio).
 . "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root fio losetup python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 [ -d "$D" ] || fail "no temporary directory"
 # ZONES_TEST_KEEP=DIR: copy the traces and jobs there at exit
 if [ -n "${ZONES_TEST_KEEP:-}" ]; then

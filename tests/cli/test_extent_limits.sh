@@ -2,10 +2,10 @@
 # The extent limits (docs/BTAPE-FORMAT.md, "Extent limits": bytes <= 2^32 - 1, sector * 512 + bytes
 # <= 2^63 - 1): importers refuse a line past them naming the line, and every reader of a .btape
 # (info, dump, analyze, replay) refuses an event past them naming the frame and the event.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 GEN="$BIOTAPE_BIN_DIR/gen_bad_extent"
 [ -x "$GEN" ] || skip "no generator at $GEN"
-d=$(t_tmpdir)
+d=$(t_tmpdir) || exit 1
 
 # refused CMD... : exit 2, one line on stderr that matches $WANT, no output file left
 refused() {

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # gen_trace (bench/gen/gen_trace.c), the one generator of the tests' and benchmarks' traces:
 # the same traces as the four generators it replaced, deterministic, and bad usage refused.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 t_gen
-d=$(t_tmpdir)
+d=$(t_tmpdir) || exit 1
 
 # The analyzer's tests check exact figures of -p mixed traces, and bench/convert's results
 # were measured on its inputs: these digests are those of the old generators' output

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # biotape info / dump on a generated trace with exactly known contents (gen_trace -p known: bench/gen/gen_trace.c).
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 t_gen
-d=$(t_tmpdir)
+d=$(t_tmpdir) || exit 1
 N=1000
 
 "$GEN" -p known -n $N -o "$d/t.btape" || fail "gen_trace"

@@ -2,10 +2,10 @@
 # cmake --install puts the binary, both libraries, libbiotape_interop.a, the headers, the
 # pkg-config files and the man page in place, and programs build against the installed libraries
 # through pkg-config alone.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 build=$1
 sanitize=${2:-OFF}
-d=$(t_tmpdir)
+d=$(t_tmpdir) || exit 1
 cmake --install "$build" --prefix "$d/usr" >/dev/null || fail "cmake --install"
 libdir=$(ls -d "$d"/usr/lib*/ | head -1)
 for f in usr/bin/biotape usr/include/biotape/btape.h usr/share/man/man1/biotape.1; do

@@ -5,10 +5,10 @@
 # file where /dev/loopN had been). A path that becomes a node while a replay writes its result
 # is not renamed over either. The null device is a sink. Nodes are made in /dev/shm (mknod:
 # root) with the numbers of a loop device of our own: a broken check harms nothing else.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root losetup mknod
 t_gen
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 16
 read -r MA MI < <(stat -c '%t %T' "$LOOP")
 MA=$((16#$MA))

@@ -7,12 +7,12 @@
 # line says so and the report is still the one-process one. profile and compare refuse on
 # several ranks (one line, exit 2, nothing on stdout); on one rank (mpirun -n 1) every
 # command's output is that of a plain run.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/cluster/mpi.sh" || exit 1
 mpi_require
 GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 [ -x "$GEN" ] || fail "missing $GEN"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 # 3 s at 200k IOPS in 12 chunks, 2 devices, 8 processes
 "$GEN" -o "$D/a.btape" -n 600000 -p mixed -x 1 || fail "gen a"
 "$GEN" -o "$D/b.btape" -n 5000 -p mixed -x 2 || fail "gen b"

@@ -18,14 +18,14 @@
 #  - kill -9 of mpirun itself: its ranks end, and the shared-memory files Open MPI then leaves
 #    behind (vader_segment.*, 4 MiB a rank) are in the test's own directory, removed at exit
 #    (tests/cluster/mpi.sh), not in /dev/shm.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/cluster/mpi.sh" || exit 1
 require_root losetup mkfs.ext4 python3
 mpi_require
 GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 [ -x "$GEN" ] || skip "no trace generator at $GEN"
 "$BIOTAPE" record --help >/dev/null 2>&1 || skip "biotape record is not available"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 now() { date +%s%N; }
 
 # bg_mpirun OUT ERR ARGS...: mpirun ARGS in the background (MP = its pid, MP_ERR = ERR)

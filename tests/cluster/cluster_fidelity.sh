@@ -12,12 +12,12 @@
 #  - with three different traces (windows of different widths) the cluster has no per-window
 #    series (said so); with one trace on every rank its series are the ranks' sums;
 #  - the text report has one fidelity line per rank.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/cluster/mpi.sh" || exit 1
 command -v python3 >/dev/null || skip "needs python3"
 mpi_require
 t_gen
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 for r in 0 1 2; do
 	# 600 I/Os at 5k IOPS, 70% reads, different seeds: windows of different widths
 	"$GEN" -o "$D/t$r.btape" -n 600 -r 5000 -p mix:70 -S $((16 << 20)) -s $((8 << 20)) \

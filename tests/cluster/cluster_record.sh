@@ -15,13 +15,13 @@
 #  - COMMAND runs outside the MPI job (a biotape it starts is no rank);
 #  - a rank that cannot load its programs stops every rank before any output is opened:
 #    older traces at the ranks' paths keep their content.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/cluster/mpi.sh" || exit 1
 require_root losetup python3 fio
 mpi_require
 "$BIOTAPE" record --help >/dev/null 2>&1 || skip "biotape record is not available"
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 for r in 0 1 2; do
 	t_loop 16
 	ln -s "$LOOP" "$D/dev$r"

@@ -5,13 +5,13 @@
 # answering, says so in one line and finishes its trace marked "stopped early"; the killed
 # rank's trace has no footer and is read up to its last complete frame. `info` says which is
 # which, and `analyze` of the two names the host and rank of each.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/cluster/mpi.sh" || exit 1
 require_root losetup python3
 mpi_require
 "$BIOTAPE" record --help >/dev/null 2>&1 || skip "biotape record is not available"
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 for r in 0 1; do
 	t_loop 16
 	ln -s "$LOOP" "$D/dev$r"

@@ -12,14 +12,14 @@
 #    cluster's p99 per op is the p99 of the union of the result traces' latencies (computed
 #    here with the histogram's documented rule);
 #  - one rank (mpirun -n 1) gives the single-host JSON: same fields, same deterministic values.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/cluster/mpi.sh" || exit 1
 require_root losetup python3
 mpi_require
 GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 [ -x "$GEN" ] || skip "no trace generator at $GEN"
 "$BIOTAPE" record --help >/dev/null 2>&1 || skip "biotape record is not available"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 for r in 0 1 2; do
 	# different traces (seeds, patterns): 1500 I/Os at 10k IOPS, 70% reads, over 24 MiB
 	"$GEN" -o "$D/t$r.btape" -n 1500 -r 10000 -p mix:70 -S $((32 << 20)) -s $((24 << 20)) \

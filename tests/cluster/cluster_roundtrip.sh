@@ -10,13 +10,13 @@
 #    earliest, on the reference clock) is the recording's, and on the replay's recording the
 #    hosts' first I/Os come in the same order, the same distances apart (within 5 ms);
 #  - the issue error is reported per rank.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/cluster/mpi.sh" || exit 1
 require_root losetup python3 fio
 mpi_require
 "$BIOTAPE" record --help >/dev/null 2>&1 || skip "biotape record is not available"
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 for r in 0 1 2; do
 	t_loop 16
 	ln -s "$LOOP" "$D/a$r"

@@ -7,13 +7,13 @@
 #  - each rank's I/Os lie in its own copies' regions only (rank 0: copies 0-1, rank 1: 2-3,
 #    rank 2: 4), so no two ranks touch the same bytes;
 #  - one rank (mpirun -n 1) places its copies as the single host does.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/cluster/mpi.sh" || exit 1
 command -v python3 >/dev/null || skip "needs python3"
 mpi_require
 GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 [ -x "$GEN" ] || skip "no trace generator at $GEN"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 "$GEN" -o "$D/t.btape" -n 2000 -r 20000 -p randread -S $((4 << 20)) -x 3 || fail "gen"
 truncate -s 20M "$D/tgt" || fail "truncate"
 args=(replay "$D/t.btape" --target "$D/tgt" --scale 5 --timing afap --no-progress)

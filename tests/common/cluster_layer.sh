@@ -3,8 +3,8 @@
 # shifts of 0, +3 ms and -7 ms (BIOTAPE_TEST_CLOCK_SHIFT_NS, set per rank with Open MPI's MPMD
 # syntax): all-reduce, agree/refuse, offsets within 50 us, start instant. And the one-rank
 # path: without a launcher no MPI is loaded; under one without the plugin, a clear refusal.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/cluster/mpi.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/cluster/mpi.sh" || exit 1
 PROG=${1:?usage: cluster_layer.sh TEST_PROGRAM}
 [ -x "$PROG" ] || skip "MPI not built (BIOTAPE_MPI=OFF or no libopenmpi-dev)"
 mpi_require

@@ -4,8 +4,8 @@
 # kernel records it, with jbd2's flush requests (blkparse "FN"), an empty preflush write ("FW"),
 # a preflush+FUA commit write, a discard, and partition remaps that blkparse prints under the
 # partition's dev_t, which must not become a device of its own.
-. "$BIOTAPE_SRC/tests/lib.sh"
-D=$(t_tmpdir)
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+D=$(t_tmpdir) || exit 1
 command -v python3 >/dev/null || fail "python3 is needed to write the binary fixture"
 command -v blkparse >/dev/null || skip "needs blkparse (Debian package blktrace)"
 

@@ -2,8 +2,8 @@
 # .btape -> fio iolog v3 -> .btape keeps every I/O (op, offset, size, time to the microsecond),
 # and fio itself accepts the exported iolog and issues exactly those I/Os (checked with the
 # iolog fio writes of what it did, --write_iolog).
-. "$BIOTAPE_SRC/tests/lib.sh"
-D=$(t_tmpdir)
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+D=$(t_tmpdir) || exit 1
 command -v fio >/dev/null || fail "fio is needed (Debian package fio)"
 
 # a workload with reads, writes, several sizes and random offsets within 16 MiB, one device

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The shared MQSim traces: event count, ops, bytes and device ids of the imported .btape must
 # equal what awk computes from the input itself; the device table has one entry per id.
-. "$BIOTAPE_SRC/tests/lib.sh"
-D=$(t_tmpdir)
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+D=$(t_tmpdir) || exit 1
 DATA=$BIOTAPE_SRC/tests/interop/data
 
 for t in mqsim_tpcc-small mqsim_wsrch-small; do

@@ -2,9 +2,9 @@
 # A real recording (biotape record on a loop device) through the exporters and back:
 # blkparse text keeps every field that text carries (times, device, sector, size, op, error,
 # pid, comm, cpu); fio iolog v3 keeps every I/O, and fio replays it with the same counts.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root fio dd
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 
 "$BIOTAPE" record -o "$D/rec.btape" -d "$LOOP" -- bash -c "

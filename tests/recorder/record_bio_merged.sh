@@ -4,10 +4,10 @@
 # Every bio must be recorded: a bio recorder and a request recorder running at the same time
 # see the same bytes. (Before the bpf_loop walk, bios after the 64th of a request were silently
 # missing: ~1 MB of 4.3 MB here.)
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3 mkfs.ext4 mount umount
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 t_ext4 -b 1024
 

@@ -1,10 +1,10 @@
 #!/bin/bash
 # `record -- COMMAND`: neither the command nor what it started outlives the recorder, whether
 # the recorder is killed with SIGKILL or stops by itself (recorder/README.md, "The command").
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 16
 
 # alive PID: running (a zombie is dead: whoever inherited it may not reap it at once)

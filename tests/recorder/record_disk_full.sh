@@ -2,10 +2,10 @@
 # Recording into a full file system: the recorder stops with a clear line and leaves a
 # readable trace with a footer, and every event the probes saw is in the file or counted as
 # lost, in the summary and in the footer (recorder/README.md, "Loss accounting").
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 FULL=$D/full
 mkdir "$FULL" || fail "mkdir"

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Errors are one clear line with the right exit status, and leave nothing behind.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
-D=$(t_tmpdir)
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
+D=$(t_tmpdir) || exit 1
 
 expect() { # expect STATUS PATTERN ARGS...
 	local want=$1 pat=$2 rc=0

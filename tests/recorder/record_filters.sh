@@ -1,9 +1,9 @@
 #!/bin/bash
 # --cgroup, --comm, --max-events, --max-size: only matching I/O, and limits stop the recording.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 32
 CG=
 cleanup_cg() { [ -n "$CG" ] && rmdir "$CG" 2>/dev/null; t_cleanup; }

@@ -1,10 +1,10 @@
 #!/bin/bash
 # fio ground truth: a mixed random job recorded on a loop device. Every I/O fio issued is in the
 # trace, with fio's pid and comm, sizes and offsets inside the job, sane latencies.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 rec_nomerge
 DEV_BYTES=$((64 * 1024 * 1024))

@@ -1,9 +1,9 @@
 #!/bin/bash
 # fsync and trim are captured as flush and discard requests, attributed to the submitter.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 32
 rec_nomerge
 rec_start "$D/t.btape" -d "$LOOP" --comm fio

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SIGKILL mid-run leaves a file that info and dump read up to the last complete chunk;
 # SIGTERM gives a complete one.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 JOB=(fio --name=steady --filename="$LOOP" --rw=randread --bs=4k --ioengine=io_uring --direct=1
 	--iodepth=4 --rate_iops=2000 --time_based --runtime=6 --size=64M --output-format=terse)

@@ -8,10 +8,10 @@
 # fio did, nothing lost, and the recorder's summary must say how many were late, the same
 # count as the footer's order_violations, and (only when it derives queue depths itself, i.e.
 # without a task filter) that the depths around them are approximate.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 rec_nomerge
 for filter in none comm; do

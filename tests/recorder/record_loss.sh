@@ -1,10 +1,10 @@
 #!/bin/bash
 # A ring too small to keep up loses events, and the trace says exactly how many:
 # captured + lost = issued.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 rec_nomerge
 N=16000

@@ -7,10 +7,10 @@
 # its own (device, queue, tag): none in the hash map, no completion of a request never seen.
 # The third device runs mq-deadline (scheduler tags, a deeper tag space): the devices' slot
 # ranges differ in size, as on a real machine.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 NDEV=3
 DEV_BYTES=$((64 * 1024 * 1024))
 NUMBER_IOS=20000

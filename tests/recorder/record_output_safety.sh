@@ -3,10 +3,10 @@
 # over /dev/loopN), a device node, a FIFO are refused with one line and left as they were; the
 # null device is a sink. A recording that fails while loading its programs leaves an existing
 # trace at the path as it was (it once emptied it), and creates nothing.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require mknod
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 16
 sum0=$(md5sum <"$LOOP")
 read -r MA MI < <(stat -c '%t %T' "$LOOP")

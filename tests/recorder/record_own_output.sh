@@ -5,10 +5,10 @@
 # writeback of every chunk itself (sync_file_range), so those writes are the recorder's own.
 # Checked: no event touches the blocks of the trace file (its extents from filefrag), while
 # the fio job on the same file system is there.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3 mkfs.ext4 mount umount filefrag
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 128
 t_ext4
 # fio for ~3 s (several chunks of trace: the writer flushes at least once a second), a pause

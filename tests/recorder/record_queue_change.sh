@@ -5,10 +5,10 @@
 # slots once, at start: requests whose tags no longer fit move to the hash map, stale slot
 # owners are retired. Whatever the queue did, the trace must hold fio's exact I/O, in issue
 # order, with no event lost.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 rec_nomerge
 DEV_BYTES=$((64 * 1024 * 1024))

@@ -2,10 +2,10 @@
 # A partial completion followed by a requeue (loop retries a short read so: here the backing
 # file is cut 6 KiB short of the device) is ONE event for the whole request: its first sector
 # and full size, the final error, not the remainder of the reissue.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3 dd truncate
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 16
 rec_nomerge
 F=$(losetup -n -O BACK-FILE "$LOOP")

@@ -1,10 +1,10 @@
 #!/bin/bash
 # A sequential job is seen as sequential; --layer bio records bios as submitted (and exercises
 # the raw_tp fallback: --prog-type raw_tp skips tp_btf).
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 SEQ=(fio --name=seq --filename="$LOOP" --rw=write --bs=128k --ioengine=io_uring --direct=1
 	--iodepth=4 --number_ios=300 --size=64M --output-format=json)

@@ -5,10 +5,10 @@
 # (rq layer, no merging), random QD32 randrw (rq layer, order_violations 0), sequential write
 # (bio layer, raw_tp), random read (bio layer), random read with the recorder started before
 # and stopped by SIGINT after fio.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 rec_nomerge
 LOOPS=${STRESS_LOOPS:-3}

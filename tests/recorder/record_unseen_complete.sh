@@ -6,10 +6,10 @@
 # skip is injected (BIOTAPE_TEST_SKIP_COMPLETE=N: every Nth completion ignored), and the trace
 # must still hold exactly the I/Os fio did, in issue order, nothing counted lost: at the
 # request layer (slot reuse at block_io_start) and the bio layer (bio reuse at block_bio_queue).
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 64
 rec_nomerge
 COMMON=(--filename="$LOOP" --ioengine=io_uring --direct=1 --size=64M --output-format=json)

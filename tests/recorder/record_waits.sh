@@ -6,12 +6,12 @@
 # none. A thread that sleeps on a timer while its read completes carries none: the timer woke
 # it, not the read. A flush (the flush machinery's request) carries the wake of the fdatasync
 # that asked for it, and its submission time as insert_ns. Without --waits no event carries one.
-. "$BIOTAPE_SRC/tests/lib.sh"
-. "$BIOTAPE_SRC/tests/recorder/rec_lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/recorder/rec_lib.sh" || exit 1
 rec_require python3
 LOAD=$BIOTAPE_BIN_DIR/wake_load
 [ -x "$LOAD" ] || fail "$LOAD not built"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 32
 rec_nomerge
 for mode in waits plain; do

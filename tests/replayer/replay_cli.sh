@@ -1,10 +1,10 @@
 #!/bin/bash
 # biotape replay on file targets (no root needed): usage errors, refusals, fit rules, JSON,
 # result traces, sweep + HTML, SIGINT.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 t_gen
 command -v python3 >/dev/null || skip "needs python3"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 
 # --help: usage with an example on stdout, exit 0
 out=$("$BIOTAPE" replay --help) || fail "--help exit $?"

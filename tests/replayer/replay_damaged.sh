@@ -4,11 +4,11 @@
 # match the frames (rewritten with valid checksums), a damaged trailer, a chunk checksum. A
 # cut-short trace (no footer) is no damage: info and replay both accept it. Then a sample of
 # random mutants: replay rejects exactly those info rejects. File targets only (no root).
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 t_gen
 command -v python3 >/dev/null || skip "needs python3"
 command -v zstd >/dev/null || skip "needs zstd"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 
 # 4 chunks, 30 % writes, one device of 8 MiB
 "$GEN" -o "$D/t.btape" -n 200000 -r 200000 -p mix:70 -S $((8 << 20)) || fail "gen"

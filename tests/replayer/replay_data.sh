@@ -1,10 +1,10 @@
 #!/bin/bash
 # A replay with --write lands exactly the recorded blocks with the chosen payload, and
 # nothing else; flushes and discards go through; counts match the trace.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root losetup python3
 t_gen
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 t_loop 16
 A=$LOOP
 # fill the device with 0xff so that what the replay writes is visible

@@ -6,10 +6,10 @@
 # keeps the same figures in its footer (info and compare show them). The clean
 # replay's verdict is not asserted: on a loaded machine the replayer may be late once (the
 # verdict on exact data is tests/replayer/test_fidelity.c's).
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 t_gen
 command -v python3 >/dev/null || skip "needs python3"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 
 # one thread, 50 us recorded latency, 1000 I/Os at 2000/s, a flush every 8th I/O
 "$GEN" -o "$D/w.btape" -n 1000 -r 2000 -p mix:50 -F 8 -S $((8 << 20)) || fail "gen"

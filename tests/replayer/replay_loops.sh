@@ -5,10 +5,10 @@
 # over the same backing file. Also: a mount the kernel holds in another mount namespace (not
 # in our mountinfo) is seen by its exclusive claim, and a file backing any loop device is
 # refused for writes whatever that device's state.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root losetup mkfs.ext4 mount e2fsck
 t_gen
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 "$GEN" -o "$D/w.btape" -n 300 -r 50000 -p randwrite -S $((16 << 20)) || fail "gen"
 
 t_loop 32

@@ -2,10 +2,10 @@
 # biotape replay --order on a file target with the null engine (no root): usage errors, the
 # dependency summary in text and JSON, and that causal order stretches a closed-loop trace
 # replayed on storage 20x slower than recorded while open loop (none) does not.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 t_gen
 command -v python3 >/dev/null || skip "needs python3"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 
 expect_usage() {
 	local err rc

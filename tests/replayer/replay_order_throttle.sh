@@ -6,10 +6,10 @@
 # device before the writes it covers (those that completed, in the trace, before it was
 # issued) had completed there; in open loop (none) most flushes overtook their writes (the
 # replayer's own result trace shows it; the device merges the flushes that pile up).
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root losetup lsblk python3
 t_gen
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 "$BIOTAPE" record --help >/dev/null 2>&1 || skip "biotape record is not available"
 BLKIO=/sys/fs/cgroup/blkio
 [ -w "$BLKIO/cgroup.procs" ] || skip "no cgroup v1 blkio hierarchy"

@@ -3,9 +3,9 @@
 # while B is recorded. The two traces must hold the same I/Os (op, offset, size, order: see
 # below for the kernel's own reordering), and
 # the replay's issue times must follow the original's within the error the replay reported.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root losetup fio python3
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 "$BIOTAPE" record --help >/dev/null 2>&1 || skip "biotape record is not available"
 t_loop 64
 A=$LOOP

@@ -3,11 +3,11 @@
 # 40 us spin by default, in every timing; --rt-priority N runs it SCHED_FIFO N with a 10 us spin,
 # and a refused --rt-priority is an error (one line, no summary). The summary states the class
 # and the lag either way.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root setpriv python3
 GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
 [ -x "$GEN" ] || skip "no trace generator at $GEN"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 chmod 755 "$T_ROOT" "$D"
 "$GEN" -o "$D/r.btape" -n 2000 -r 20000 -p randread -S $((16 << 20)) || fail "gen_trace"
 truncate -s 16M "$D/t.img" || fail "truncate"

@@ -2,10 +2,10 @@
 # Writes destroy data: a device with a filesystem signature, a mounted device, and a trace
 # with writes (without --write) are all refused, and the device is left as it was. A missing
 # target in /dev is an error, never a file made there (docs/SAFETY.md).
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root losetup mkfs.ext4 mount blkid
 t_gen
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 "$GEN" -o "$D/w.btape" -n 300 -r 50000 -p randwrite -S $((16 << 20)) || fail "gen"
 "$GEN" -o "$D/r.btape" -n 300 -r 50000 -p randread -S $((16 << 20)) || fail "gen"
 t_loop 32
