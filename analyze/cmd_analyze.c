@@ -611,6 +611,9 @@ int cmd_analyze(int argc, char **argv)
 		cli_err("analyze: no trace given (usage: biotape analyze FILE... ; see --help)");
 		return BTAPE_EXIT_USAGE;
 	}
+	if (c.kind == OUT_HTML &&
+	    (rc = cli_out_check_inputs("analyze", c.html_path, c.files, c.nfiles)))
+		return rc;
 	if ((rc = analyze_ranks(&c)) >= 0)
 		return rc;
 	if (c.kind == OUT_HTML && (rc = cli_out_check("analyze", c.html_path)))
@@ -884,6 +887,9 @@ int cmd_compare(int argc, char **argv)
 		cli_err("compare: a side lists more than %d traces", AN_MAX_FILES);
 		return BTAPE_EXIT_USAGE;
 	}
+	if (c.kind == OUT_HTML && ((rc = cli_out_check_inputs("compare", c.html_path, pa, na)) ||
+				   (rc = cli_out_check_inputs("compare", c.html_path, pb, nb))))
+		return rc;
 	rc = run_one(&c, pa, na, &sa, &ia, "compare");
 	if (!rc)
 		rc = run_one(&c, pb, nb, &sb, &ib, "compare");

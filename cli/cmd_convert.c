@@ -229,6 +229,8 @@ int cmd_convert(int argc, char **argv)
 			return BTAPE_EXIT_USAGE;
 		}
 	}
+	if ((ret = cli_out_check_inputs("convert", out, argv + optind, ninputs)))
+		return ret;
 
 	if (align_given && !merge) {
 		cli_err("convert: --align applies to --merge only");

@@ -260,6 +260,26 @@ int cli_out_check(const char *cmd, const char *path)
 	return BTAPE_EXIT_FAIL;
 }
 
+int cli_out_check_inputs(const char *cmd, const char *out, char *const *in, int n)
+{
+	struct stat so, si;
+
+	if (!out || strcmp(out, "-") == 0 || stat(out, &so) != 0 || !S_ISREG(so.st_mode))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (!in[i] || stat(in[i], &si) != 0 || si.st_dev != so.st_dev ||
+		    si.st_ino != so.st_ino)
+			continue;
+		if (strcmp(in[i], out) == 0)
+			cli_err("%s: %s is both input and output", cmd, out);
+		else
+			cli_err("%s: %s is both input and output (the same file as %s)", cmd, out,
+				in[i]);
+		return BTAPE_EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cli_out_commit(struct cli_out *o)
 {
 	int err = 0;

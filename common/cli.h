@@ -62,6 +62,13 @@ struct cli_out {
 int cli_out_open(struct cli_out *o, const char *path);
 /* The same check before any work: 0, or BTAPE_EXIT_FAIL after "biotape: CMD: <why>". */
 int cli_out_check(const char *cmd, const char *path);
+/*
+ * 0, or BTAPE_EXIT_USAGE after "biotape: CMD: OUT is both input and output" when the output
+ * path names the same file as one of the N inputs (device and inode, so "./a.btape", a
+ * symlink or a hard link to it count too): writing the output would replace a trace or
+ * trace import being read. OUT "-" or NULL, and missing paths, pass.
+ */
+int cli_out_check_inputs(const char *cmd, const char *out, char *const *in, int n);
 int cli_out_commit(struct cli_out *o); /* flush, fsync, rename; reports write errors */
 void cli_out_abort(struct cli_out *o); /* removes the temporary file; NULL-safe, idempotent */
 

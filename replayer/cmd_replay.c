@@ -925,9 +925,17 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	s.o = &o;
 	eng = rp_engine_find(o.engine);
 	/* outputs are refused before any work (and checked again when written) */
+	char *trace = (char *)o.trace;
+
 	if ((ret = cli_out_check("replay: -o", o.out)) ||
-	    (ret = cli_out_check("replay: --html", o.html)))
+	    (ret = cli_out_check("replay: --html", o.html)) ||
+	    (ret = cli_out_check_inputs("replay: -o", o.out, &trace, 1)) ||
+	    (ret = cli_out_check_inputs("replay: --html", o.html, &trace, 1)))
 		return ret;
+	if (o.out && o.html && strcmp(o.out, o.html) == 0) {
+		cli_err("replay: -o and --html name the same file %s", o.out);
+		return BTAPE_EXIT_USAGE;
+	}
 	ret = BTAPE_EXIT_FAIL;
 
 	err = rp_prefetch__open(&pf, o.trace, PREFETCH_BLOCK_EVENTS, PREFETCH_BLOCKS, msg,
