@@ -472,7 +472,8 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 		fprintf(fp,
 			"; working set %s distinct 4 KiB blocks%s; hottest 1%%/10%%/20%%/50%% of them "
 			"take %.1f/%.1f/%.1f/%.1f%% of accesses\n",
-			fmt_count(w->blocks, b1, sizeof(b1)), w->estimated ? " (estimated)" : "",
+			fmt_count(w->blocks, b1, sizeof(b1)),
+			w->estimated ? " (estimated)" : w->large_uncounted ? " (at least)" : "",
 			100 * w->hot[0], 100 * w->hot[1], 100 * w->hot[2], 100 * w->hot[3]);
 		/* what uniform random over the range would give: Poisson counts per block */
 		double rb = (double)(hi - lo) / 4096.0;

@@ -599,7 +599,9 @@ static void cards(FILE *fp, const struct stats *s)
 	}
 	if (s->wsr.blocks)
 		html_card(fp, "working_set_blocks",
-		     s->wsr.estimated ? "working set (estimated)" : "working set",
+		     s->wsr.estimated	      ? "working set (estimated)"
+		     : s->wsr.large_uncounted ? "working set (at least)"
+					      : "working set",
 		     cli_fmt_bytes(s->wsr.blocks * STATS_WS_BLOCK, b, sizeof(b)),
 		     (double)s->wsr.blocks);
 	fputs("</div>\n", fp);

@@ -366,7 +366,8 @@ int render_json_body(struct jw *j, const struct report *r)
 
 	jw_obj(j, "working_set");
 	jw_u64(j, "block_bytes", STATS_WS_BLOCK);
-	jw_bool(j, "exact", !w->estimated);
+	jw_bool(j, "exact", !w->estimated && !w->large_uncounted);
+	jw_u64(j, "large_ios_not_counted", w->large_uncounted);
 	jw_dbl(j, "sample_rate", w->sample_rate);
 	jw_dbl(j, "relative_error_3sigma", w->rel_error);
 	jw_u64(j, "blocks", w->blocks);

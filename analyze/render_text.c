@@ -237,8 +237,15 @@ static void section_ws(FILE *fp, const struct stats *s)
 		fprintf(fp,
 			"\n  estimated from a 1/%.0f hash sample of blocks: +-%.2f%% (3 sigma)\n",
 			1 / w->sample_rate, 100 * w->rel_error);
-	else
+	else if (!w->large_uncounted)
 		fprintf(fp, " (exact)\n");
+	else
+		fprintf(fp, "\n");
+	if (w->large_uncounted)
+		fprintf(fp,
+			"  at least: %" PRIu64 " I/Os of more than %u blocks not counted (past the "
+			"extent table and %llu blocks counted one by one)\n",
+			w->large_uncounted, STATS_WS_LARGE_BLOCKS, STATS_WS_SPILL_BLOCKS);
 	fprintf(fp,
 		"  skew: hottest 1%% of blocks take %.1f%% of block accesses, 10%%: %.1f%%, "
 		"20%%: %.1f%%, 50%%: %.1f%%\n",

@@ -31,6 +31,9 @@
 #define STATS_WS_LIMIT_DEFAULT (1u << 20)    /* blocks tracked exactly before sampling starts */
 #define STATS_WS_LARGE_BLOCKS 1024	     /* an I/O of more blocks is kept as an extent */
 #define STATS_WS_EDGES_MAX (1u << 19)	     /* extent edges kept (16 MiB); then block by block */
+/* blocks of large I/Os counted one by one once the edges are full (1 TiB, about 0.7 s); past
+ * it a large I/O is left out of the working set and counted in ws_result.large_uncounted */
+#define STATS_WS_SPILL_BLOCKS (1ull << 28)
 #define STATS_QD_HEAP_MAX BTAPE_INFLIGHT_MAX /* in-flight completions tracked per device */
 #define STATS_NEAR_SEQ_DEFAULT (128u * 1024) /* near-sequential window, bytes */
 #define STATS_IDLE_MIN_DEFAULT_NS 1000000ull /* idle periods shorter than this are not counted */
@@ -172,6 +175,8 @@ struct blockset {
 	uint64_t nedges, edges_cap;
 	bool edges_full; /* STATS_WS_EDGES_MAX reached: later large I/Os go block by block */
 	uint64_t edges_put; /* edges ever added (before compaction): the parallel merge's bound */
+	uint64_t spilled;   /* blocks of large I/Os counted one by one (edges full) */
+	uint64_t large_uncounted; /* large I/Os left out: spilled would pass STATS_WS_SPILL_BLOCKS */
 	/* the last level rise is known to have been needed: the blocks kept one level lower
 	 * were more than the limit (not just as many; see split.c) */
 	bool level_proved;
@@ -184,6 +189,7 @@ struct ws_result {
 	double rel_error;   /* 3-sigma relative error of the distinct counts (0 when exact) */
 	uint64_t blocks, blocks_read, blocks_written, blocks_both;
 	uint64_t accesses;
+	uint64_t large_uncounted; /* large I/Os left out (blockset.large_uncounted): a lower bound */
 	/* share of block accesses on the hottest 1%, 10%, 20%, 50% of touched blocks */
 	double hot[4];
 	bool valid;
