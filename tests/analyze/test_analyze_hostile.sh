@@ -4,9 +4,9 @@
 # 4 GiB each went block by block, a million blocks a read: a 2.5 KB trace took 15 s of CPU per
 # pass (20 000 such reads: a minute; compare makes four passes). Past a budget of blocks
 # counted one by one, a large I/O is left out and the working set says so ("at least").
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 command -v python3 >/dev/null || skip "needs python3"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 python3 - >"$D/big.csv" <<'PY' || fail "python"
 t = 128166372003061629  # MSR: Windows filetime, 100 ns
 n = 300000

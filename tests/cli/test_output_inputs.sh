@@ -4,9 +4,9 @@
 # foreign trace) they read, by any name (./a.btape, a symlink, a hard link), with one line and
 # exit 2, and leave it as it was. analyze a.btape --html a.btape used to replace the only
 # copy of a recording with its HTML report, and replay -o with the replay's result.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 t_gen
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 "$GEN" -o "$D/a.btape" -n 200 -S $((1 << 20)) || fail "gen"
 cp "$D/a.btape" "$D/b.btape"
 ln -s a.btape "$D/l.btape"

@@ -5,9 +5,9 @@
 # 50 000 threads of one I/O each, all at one instant (a 3 KB trace), took 11 s of CPU (300 000:
 # 72 s) and the replay fell seconds behind its deadlines. Now it is one lookup per I/O: the
 # replay must take well under a second of CPU, and keep to its deadlines.
-. "$BIOTAPE_SRC/tests/lib.sh"
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 command -v python3 >/dev/null || skip "needs python3"
-D=$(t_tmpdir)
+D=$(t_tmpdir) || exit 1
 N=50000
 python3 - "$N" >"$D/t.blkparse" <<'PY' || fail "python"
 import sys
