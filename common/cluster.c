@@ -3,6 +3,8 @@
  * The cluster layer (cluster.h): launcher detection, the MPI plugin loaded on demand, and the
  * protocols built on its operations (agreement, clock offsets, the start instant).
  */
+#include "btape.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -657,4 +659,22 @@ int cl_expand_path(char *out, size_t size, const char *pat, const char *host, in
 		return -ENAMETOOLONG;
 	out[at] = 0;
 	return (int)at;
+}
+
+int cl_comm__out_clash(const struct cl_comm *c, const char *pat)
+{
+	char mine[CL_PATH_MAX], other[CL_PATH_MAX];
+	const char *host = cl_comm__host(c);
+
+	if (!pat || strcmp(pat, "-") == 0 ||
+	    cl_expand_path(mine, sizeof(mine), pat, host, c->rank) < 0 ||
+	    btape_output_check(mine, NULL, 0) == 1)
+		return -1;
+	for (int r = 0; r < c->size; r++) {
+		if (r != c->rank && strcmp(cl_comm__host_of(c, r), host) == 0 &&
+		    cl_expand_path(other, sizeof(other), pat, host, r) >= 0 &&
+		    strcmp(mine, other) == 0)
+			return r;
+	}
+	return -1;
 }

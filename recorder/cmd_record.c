@@ -928,9 +928,18 @@ static bool stop_now(struct rec_state *s, bool hard)
 static int expand_paths(struct rec_state *s)
 {
 	struct rec_opts *o = &s->o;
+	int r;
 
 	if (!s->rc)
 		return 0;
+	/* two ranks of one host writing one file in place: a damaged trace, one rank's lost */
+	if ((r = rec_cluster__out_clash(s->rc, o->out)) >= 0) {
+		cli_err("record: -o '%s': ranks %d and %d on one host would write the same file "
+			"(put %%r in it)",
+			o->out, r < rec_cluster__rank(s->rc) ? r : rec_cluster__rank(s->rc),
+			r < rec_cluster__rank(s->rc) ? rec_cluster__rank(s->rc) : r);
+		return BTAPE_EXIT_USAGE;
+	}
 	if (rec_cluster__expand(s->rc, o->out, s->out_buf, sizeof(s->out_buf))) {
 		cli_err("record: -o '%s': bad pattern (%%h host, %%r rank, %%%% a %%)", o->out);
 		return BTAPE_EXIT_USAGE;

@@ -95,6 +95,11 @@ int rec_cluster__expand(const struct rec_cluster *rc, const char *pat, char *buf
 	return n < 0 ? n : 0;
 }
 
+int rec_cluster__out_clash(const struct rec_cluster *rc, const char *pat)
+{
+	return rc && rc->size > 1 ? cl_comm__out_clash(rc->c, pat) : -1;
+}
+
 int rec_cluster__agree(struct rec_cluster *rc, int ret)
 {
 	const char *why = NULL;

@@ -32,6 +32,8 @@ int rec_cluster__size(const struct rec_cluster *rc);
 int rec_cluster__rank(const struct rec_cluster *rc);
 /* PAT with %h (host) and %r (rank) expanded into buf; without a cluster a copy. 0 or -errno. */
 int rec_cluster__expand(const struct rec_cluster *rc, const char *pat, char *buf, size_t len);
+/* cl_comm__out_clash() of the output pattern pat: another rank writing the same file, or -1. */
+int rec_cluster__out_clash(const struct rec_cluster *rc, const char *pat);
 
 /*
  * Everyone can record, or nobody does: RET is this rank's result so far (0, or the exit code

@@ -270,6 +270,14 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 	for (unsigned int i = 0; i < nmaps; i++)
 		if (!(maps[i].dst = keep_str(rc, maps[i].dst, "--map")))
 			return -EINVAL;
+	int clash = *out ? cl_comm__out_clash(rc->c, *out) : -1;
+
+	if (clash >= 0) { /* one rank's result would replace the other's */
+		cli_err("replay: -o '%s': ranks %d and %d on one host would write the same file "
+			"(put %%r in it)",
+			*out, clash < rc->rank ? clash : rc->rank, clash < rc->rank ? rc->rank : clash);
+		return -EINVAL;
+	}
 	if (*out && !(*out = keep_str(rc, *out, "-o")))
 		return -EINVAL;
 	if (scale_given) {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Two ranks on one host never write one output file (docs/SAFETY.md, section 1): under
+# mpirun -n 2, "replay -o res.btape" and "record -o rec.btape" (no %r) used to have both ranks
+# write the same path: replay exited 0 with one rank's result renamed over the other's, record
+# exited 0 with a trace both ranks had written in place ("DAMAGED: footer does not match the
+# frames"). Both are refused before any work now, every rank saying why, nothing written; with
+# %r each rank writes its own. No root needed: the replay is a null-engine one onto a file,
+# and record refuses before it loads anything.
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+. "${BIOTAPE_SRC:?}/tests/cluster/mpi.sh" || exit 1
+mpi_require
+t_gen
+D=$(t_tmpdir) || exit 1
+"$GEN" -o "$D/t.btape" -n 200 -S $((1 << 20)) || fail "gen"
+truncate -s 1M "$D/tgt"
+
+# refused WHAT CMD...: exit non-zero, each rank's line naming the clash, nothing at $D/out*
+refused() {
+	local what=$1 rc=0
+	shift
+	timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" "$@" >"$D/log" 2>&1 || rc=$?
+	[ $rc != 0 ] || fail "$what: exit 0: $(cat "$D/log")"
+	[ "$(grep -c "ranks 0 and 1 on one host would write the same file (put %r in it)" \
+		"$D/log")" = 2 ] || fail "$what: want the refusal from both ranks: $(cat "$D/log")"
+	[ -z "$(ls "$D" | grep '^out')" ] || fail "$what: wrote $(ls "$D" | grep '^out')"
+}
+refused "replay -o" replay "$D/t.btape" --target "$D/tgt" --engine null --timing afap \
+	--no-progress -o "$D/out.btape"
+refused "record -o" record -o "$D/out.btape" --duration 1s
+
+# %r: each its own file (and %h alone is two ranks of one host, refused)
+refused "replay -o %h" replay "$D/t.btape" --target "$D/tgt" --engine null --timing afap \
+	--no-progress -o "$D/out-%h.btape"
+timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
+	--engine null --timing afap --no-progress -o "$D/out-%r.btape" >"$D/log" 2>&1 ||
+	fail "replay -o with %r: $(cat "$D/log")"
+[ -s "$D/out-0.btape" ] && [ -s "$D/out-1.btape" ] || fail "replay -o with %r: $(ls "$D")"
+# the null device is a sink every rank may share
+timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
+	--engine null --timing afap --no-progress -o /dev/null >"$D/log" 2>&1 ||
+	fail "replay -o /dev/null: $(cat "$D/log")"
+pass
