@@ -22,6 +22,7 @@
 #   bash bench/replay/roundtrip.sh [BUILD_DIR]
 # Environment: ROUNDS (3), RATE (30000), REC_S (8, seconds recorded), READ_N (200000 I/Os),
 # KINDS (the runs of each round, default "default half rt null fio again probe"; also "causal",
+# "barrier",
 # "apart" and "depth": --order causal, --flushes-apart, --iodepth at the recorded maximum;
 # "spin:N": --spin-us N; "bare": default settings, not recorded),
 # REC_ARGS (more `biotape record` options for the recordings, e.g. --waits: the replay's
@@ -283,6 +284,7 @@ for r in $(seq "$ROUNDS"); do
 	want half && replay_write half 0.5
 	want rt && replay_write rt 1 --rt-priority 1
 	want causal && replay_write causal 1 --order causal
+	want barrier && replay_write barrier 1 --order barrier
 	want apart && replay_write apart 1 --flushes-apart
 	want depth && replay_write depth 1 --iodepth "$(jget "$W/orig.json" '["queue_depth"]["depth"]["max_ios"]')"
 	want bare && replay_bare
@@ -310,6 +312,7 @@ names = {"default": "default settings",
          "half": "--speed 0.5 (unloaded reference)",
          "rt": "--rt-priority 1 (SCHED_FIFO 1, spin 10 us: the other class)",
          "causal": "--order causal (flushes wait for the writes they cover)",
+         "barrier": "--order barrier (barriers and what follows them keep their order)",
          "apart": "--flushes-apart (a flush waits for the one before)",
          "depth": "--iodepth at the recording's largest queue depth",
          "bare": "default settings, the replay not recorded (no recorder beside it)",
