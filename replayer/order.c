@@ -30,6 +30,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #define CLS_WRITE 1u   /* changes data: write, discard, write zeroes */
 #define CLS_BARRIER 2u /* flush, FUA, preflush */
@@ -129,6 +132,7 @@ struct rp_order {
 	unsigned int ntimer;
 	unsigned int nheld;
 	uint64_t max_lat;  /* longest recorded latency seen */
+	uint64_t seed;	   /* random, per tracker: treap priorities and the thread table's hash */
 	struct xnode *rdone; /* causal: the ring's events by recorded completion [rdone, rdone] */
 	uint64_t max_wake_gap; /* longest completion-to-wake of a wake source seen (think_from) */
 	uint64_t start_ns; /* causal: no I/O before it */
@@ -214,6 +218,9 @@ int rp_order__new(struct rp_order **op, const struct rp_order_cfg *cfg)
 	o->think_ns = cfg->think_ns;
 	o->speed = cfg->speed > 0 ? cfg->speed : 1;
 	o->mask = size - 1;
+	/* no randomness (getrandom fails): still a different seed per tracker and run */
+	if (getrandom(&o->seed, sizeof(o->seed), GRND_NONBLOCK) != sizeof(o->seed))
+		o->seed = (uint64_t)(uintptr_t)o ^ ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL);
 	o->start_ns = cfg->start_ns;
 	o->ring = calloc(size, sizeof(*o->ring));
 	/* no more devices hold unfinished I/Os than there are slots */
@@ -385,13 +392,28 @@ static const struct xnode *xbefore(const struct xnode *n, uint64_t qs, uint64_t 
 	return best;
 }
 
-static void xset(struct xnode *n, uint64_t start, uint64_t end, uint64_t id)
+/*
+ * A keyed hash (splitmix64's finaliser over x ^ seed). The seed is random per tracker, so a
+ * crafted trace cannot line its thread ids up in one probe chain of the thread table, nor its
+ * sectors or completions up with the treaps' priorities (a chain of 16k colliding pids took
+ * 1.5 s of CPU against 0.01 s; more would have been quadratic).
+ */
+static uint64_t mix(uint64_t x, uint64_t seed)
+{
+	x ^= seed;
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static void xset(struct xnode *n, uint64_t start, uint64_t end, uint64_t id, uint64_t seed)
 {
 	n->start = start;
 	n->end = end;
 	n->id = id;
-	/* a hash of the id: a fixed, well spread priority */
-	n->prio = (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> 32);
+	n->prio = (uint32_t)(mix(id, seed) >> 32);
 }
 
 /* ---- min-heaps of u64: candidates (held ids), a thread's recorded completions ahead ---- */
@@ -650,7 +672,7 @@ static struct thr *thr_find(struct rp_order *o, uint64_t key)
 {
 	if (!key || !o->thr)
 		return NULL;
-	for (unsigned int i = (unsigned int)(key * 0x9E3779B97F4A7C15ull >> 40) & o->thr_mask;;
+	for (unsigned int i = (unsigned int)mix(key, o->seed) & o->thr_mask;;
 	     i = (i + 1) & o->thr_mask) {
 		if (o->thr[i].key == key)
 			return &o->thr[i];
@@ -674,7 +696,7 @@ static struct thr *thr_get(struct rp_order *o, uint64_t key)
 		for (unsigned int j = 0; o->thr && j <= o->thr_mask; j++) {
 			if (!o->thr[j].key)
 				continue;
-			for (i = (unsigned int)(o->thr[j].key * 0x9E3779B97F4A7C15ull >> 40) &
+			for (i = (unsigned int)mix(o->thr[j].key, o->seed) &
 				 (size - 1);
 			     n[i].key; i = (i + 1) & (size - 1))
 				;
@@ -684,7 +706,7 @@ static struct thr *thr_get(struct rp_order *o, uint64_t key)
 		o->thr = n;
 		o->thr_mask = size - 1;
 	}
-	for (i = (unsigned int)(key * 0x9E3779B97F4A7C15ull >> 40) & o->thr_mask;;
+	for (i = (unsigned int)mix(key, o->seed) & o->thr_mask;;
 	     i = (i + 1) & o->thr_mask) {
 		t = &o->thr[i];
 		if (t->key == key)
@@ -825,7 +847,7 @@ static void flush_add(struct rp_order *o, struct ent *e)
 		      d->last_fl_rdone <= e->rissue || (unfinished(p) && p->fl_held);
 	d->last_fl = e->id;
 	d->last_fl_rdone = e->rdone;
-	xset(&e->fln, e->id, e->id + 1, e->id);
+	xset(&e->fln, e->id, e->id + 1, e->id, o->seed);
 	d->fl = xinsert(d->fl, &e->fln);
 	e->in_fl = true;
 }
@@ -834,7 +856,7 @@ static void index_add(struct rp_order *o, struct ent *e)
 {
 	struct dindex *d = &o->dix[e->dx];
 
-	xset(&e->ext, e->start, e->end, e->id);
+	xset(&e->ext, e->start, e->end, e->id, o->seed);
 	if (e->cls & CLS_WRITE)
 		d->ext_w = xinsert(d->ext_w, &e->ext);
 	else
@@ -842,12 +864,12 @@ static void index_add(struct rp_order *o, struct ent *e)
 	if (o->mode < RP_ORDER_BARRIER || e->rdone == NO_TIME)
 		return;
 	if (e->cls & CLS_WRITE) {
-		xset(&e->rdw, e->rdone, NO_TIME, e->id);
+		xset(&e->rdw, e->rdone, NO_TIME, e->id, o->seed);
 		d->rd_w = xinsert(d->rd_w, &e->rdw);
 		e->in_rdw = true;
 	}
 	if (e->cls & CLS_BARRIER) {
-		xset(&e->rdb, e->rdone, NO_TIME, e->id);
+		xset(&e->rdb, e->rdone, NO_TIME, e->id, o->seed);
 		d->rd_b = xinsert(d->rd_b, &e->rdb);
 		e->in_rdb = true;
 	}
@@ -939,13 +961,13 @@ int64_t rp_order__add(struct rp_order *o, const struct btape_event *ev, uint64_t
 		thread_link(o, e); /* first: the thread's idle time before e */
 		find_source(o, e);
 		if (e->rdone != NO_TIME) { /* after: e is no source of its own */
-			xset(&e->rdn, e->rdone, e->rdone, e->id);
+			xset(&e->rdn, e->rdone, e->rdone, e->id, o->seed);
 			o->rdone = xinsert(o->rdone, &e->rdn);
 			e->in_rdn = true;
 			struct thr *t = thr_find(o, e->key);
 
 			if (t) {
-				xset(&e->rdt, e->rdone, e->rdone, e->id);
+				xset(&e->rdt, e->rdone, e->rdone, e->id, o->seed);
 				t->rd = xinsert(t->rd, &e->rdt);
 				e->in_rdt = true;
 			}
