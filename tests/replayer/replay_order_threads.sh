@@ -17,15 +17,20 @@ for i in range(n):
 for i in range(n):
     print("  8,0    1 %8d     1.000000000  0  C   R %d + 8 [0]" % (n + i, i * 8))
 PY
-"$BIOTAPE" convert -q "$D/t.blkparse" "$D/t.btape" || fail "convert"
+# causal_cpu NAME WHAT MAX: converts $D/NAME.blkparse, replays it with --order causal on the
+# null engine, and fails when that takes MAX s of user CPU or more
+causal_cpu() {
+	"$BIOTAPE" convert -q "$D/$1.blkparse" "$D/$1.btape" || fail "convert ($2)"
+	/usr/bin/env time -f "%U %S" -o "$D/cpu" timeout -s KILL 120 "$BIOTAPE" replay \
+		"$D/$1.btape" --target "$D/tgt" --engine null --order causal --no-progress --json \
+		>"$D/out.json" || fail "replay exit $? ($(cat "$D/cpu"))"
+	read -r user sys <"$D/cpu"
+	echo "replay of $2: ${user}s user, ${sys}s system"
+	awk -v u="$user" -v m="$3" 'BEGIN { exit !(u < m) }' ||
+		fail "--order causal over $2 took ${user}s of CPU (want < $3 s)"
+}
 truncate -s $((N * 4096)) "$D/tgt"
-/usr/bin/env time -f "%U %S" -o "$D/cpu" timeout -s KILL 120 "$BIOTAPE" replay "$D/t.btape" \
-	--target "$D/tgt" --engine null --order causal --no-progress --json >"$D/out.json" ||
-	fail "replay exit $? ($(cat "$D/cpu"))"
-read -r user sys <"$D/cpu"
-echo "replay of $N threads: ${user}s user, ${sys}s system"
-awk -v u="$user" 'BEGIN { exit !(u < 2.0) }' ||
-	fail "--order causal over $N threads took ${user}s of CPU (want < 2 s)"
+causal_cpu t "$N threads" 2.0
 python3 - "$D/out.json" "$N" <<'PY' || fail "replay result: $(head -c 300 "$D/out.json")"
 import json, sys
 j, n = json.load(open(sys.argv[1])), int(sys.argv[2])
@@ -61,12 +66,5 @@ for i in range(len(p)):
 PY
 M=$(wc -l <"$D/pids")
 [ "$M" -gt 16000 ] || fail "only $M colliding pids"
-"$BIOTAPE" convert -q "$D/c.blkparse" "$D/c.btape" || fail "convert (colliding pids)"
-/usr/bin/env time -f "%U %S" -o "$D/cpu" timeout -s KILL 120 "$BIOTAPE" replay "$D/c.btape" \
-	--target "$D/tgt" --engine null --order causal --no-progress --json >"$D/out.json" ||
-	fail "replay exit $? ($(cat "$D/cpu"))"
-read -r user sys <"$D/cpu"
-echo "replay of $M threads with colliding ids: ${user}s user, ${sys}s system"
-awk -v u="$user" 'BEGIN { exit !(u < 0.5) }' ||
-	fail "--order causal over $M crafted thread ids took ${user}s of CPU (want < 0.5 s)"
+causal_cpu c "$M threads with colliding ids" 0.5
 pass
