@@ -20,13 +20,20 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Polls req until done. Spins for the first w->spin_ns (200 us by default: a round trip on
- * shared memory is a few us), then sleeps between polls, an eighth of the time waited so far
- * (at least 20 us, at most 1 ms), so that oversubscribed ranks leave the CPU to their peers and
- * a long wait costs little. */
+/* A gap between two polls longer than this was a stall of this process or of its host (a
+ * paused VM, a starved thread), not time in which the peer stayed silent: it counts this much. */
+#define STALL_NS 50000000ull
+
+/* Polls req until done, or until it has polled w->timeout_ns without an answer (the gaps of a
+ * stall count STALL_NS: after a paused VM every rank's timer would have run out at once, and a
+ * rank whose peer had answered at once on resuming would give it up). Spins for the first
+ * w->spin_ns (200 us by default: a round trip on shared memory is a few us), then sleeps between
+ * polls, an eighth of the time waited so far (at least 20 us, at most 1 ms), so that
+ * oversubscribed ranks leave the CPU to their peers and a long wait costs little. The hurry
+ * after a signal is in wall time: the launcher's SIGKILL follows its SIGTERM in wall time. */
 static int wait_req(MPI_Request *req, const struct cl_wait *w)
 {
-	uint64_t t0 = mono_ns(), hurried = 0;
+	uint64_t prev = mono_ns(), el = 0, hurried = 0;
 	int done = 0;
 
 	for (;;) {
@@ -34,7 +41,10 @@ static int wait_req(MPI_Request *req, const struct cl_wait *w)
 			return -EIO;
 		if (done)
 			return 0;
-		uint64_t now = mono_ns(), el = now - t0;
+		uint64_t now = mono_ns(), gap = now - prev;
+
+		prev = now;
+		el += gap < STALL_NS ? gap : STALL_NS;
 		if (w->timeout_ns > 0 && el > (uint64_t)w->timeout_ns) /* the caller aborts */
 			return -ETIMEDOUT;
 		if (w->hurry && *w->hurry && !hurried)

@@ -45,6 +45,9 @@
 #define TAG_FID_PACKED 0x104 /* and as its result trace keeps it (msgpack) */
 #define FID_PACKED_MAX (256u << 10) /* 200 windows x 4 series: under 10 KiB */
 #define RESULT_TIMEOUT_NS 60000000000ll	 /* preflight, the merge */
+/* A rank that gave up on rank 0 still offers it its results, after its own report, this long:
+ * rank 0 may only have been slow (a paused VM, a starved watchdog) and be waiting for them */
+#define HANDOFF_WAIT_NS 1000000000ll
 #define CLOCK_ROUNDS 64			 /* round trips per rank for its clock offset */
 #define WAKE_AHEAD_NS 200000ull /* sleep (1 ns timer slack) until this long before the start, then
 				* spin with sched_yield(): a rank that sleeps into the start wakes
@@ -74,7 +77,17 @@ struct rank_rec {
 	uint32_t copies;
 	uint32_t failed;
 	uint32_t fid_packed; /* bytes of its packed fidelity section that follow; 0: none */
+	uint32_t gave_up;    /* it had given rank 0 up (handed over at close): it takes no part
+			      * in anything after this step */
 	char why[WHY_MAX];
+};
+
+/* The results of a rank that gave up on rank 0, for rank 0 all the same (rp_cluster__close) */
+struct handoff {
+	struct rank_rec rec;
+	struct rp_stats st;
+	struct rp_fid fid;
+	char *packed;
 };
 
 struct row {
@@ -130,6 +143,8 @@ struct rp_cluster {
 	unsigned int copies;
 	bool failed;
 	bool merged; /* the last step's stats were merged (false: contact lost) */
+	struct handoff *handoff; /* not rank 0, contact with it lost: its results, sent at close */
+	int withhold; /* test hook: the rank not sent the last verdict; -1: none */
 	/* rank 0, on one cluster recording's timeline (rp_cluster__timeline): [size], each rank's
 	 * lead_ns; NULL when each trace is replayed from its own first I/O */
 	uint64_t *lead;
@@ -218,6 +233,10 @@ int rp_cluster__open(struct rp_cluster **out)
 	if (rc->size > 1)
 		setvbuf(stdout, NULL, _IOFBF, STDOUT_BUF_BYTES);
 	rc->shift = cl_clock_shift_ns();
+	/* test hook: rank 0 withholds its last verdict of a step from this rank, which then gives
+	 * rank 0 up while rank 0 waits for its results (tests/cluster/cluster_faults.sh) */
+	const char *wh = getenv("BIOTAPE_TEST_WITHHOLD_LAST_VERDICT");
+	rc->withhold = wh && *wh ? atoi(wh) : -1;
 	rc->off = calloc((size_t)rc->size, sizeof(*rc->off));
 	rc->rows = calloc((size_t)rc->size, sizeof(*rc->rows));
 	rc->gone = calloc((size_t)rc->size, sizeof(*rc->gone));
@@ -450,7 +469,8 @@ static void beat_root(struct rp_cluster *rc, struct beat *b)
 	b->gone = (uint64_t)rc->ngone;
 	b->stop |= b->gone != 0;
 	for (int p = 1; p < rc->size; p++)
-		if (!rc->gone[p] && cl_comm__send(rc->c, b, sizeof(*b), p, TAG_BEAT)) {
+		if (!rc->gone[p] && !(p == rc->withhold && !b->running) &&
+		    cl_comm__send(rc->c, b, sizeof(*b), p, TAG_BEAT)) {
 			rc->gone[p] = true;
 			rc->ngone++;
 		}
@@ -717,6 +737,21 @@ const struct rp_fid *rp_cluster__fidelity(const struct rp_cluster *rc)
 										    : NULL;
 }
 
+/* Not rank 0: this rank's results to rank 0 (recv_rank()); 0 or -errno. */
+static int send_results(struct rp_cluster *rc, const struct rank_rec *rec, const struct rp_stats *st,
+			const struct rp_fid *fid, const char *packed)
+{
+	int err = cl_comm__send(rc->c, rec, sizeof(*rec), 0, TAG_REC);
+
+	if (!err)
+		err = cl_comm__send(rc->c, st, sizeof(*st), 0, TAG_STATS);
+	if (!err && rec->fid_packed)
+		err = cl_comm__send(rc->c, fid, sizeof(*fid), 0, TAG_FID);
+	if (!err && rec->fid_packed)
+		err = cl_comm__send(rc->c, packed, rec->fid_packed, 0, TAG_FID_PACKED);
+	return err;
+}
+
 int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned int copies,
 			 uint64_t first_issue_ns, const char *why)
 {
@@ -737,16 +772,8 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 	pthread_join(rc->wd, NULL);
 	rc->wd_on = false;
 	cl_comm__set_timeout(rc->c, RESULT_TIMEOUT_NS);
-	if (rc->lost) {
-		/* nobody merges: this rank reports what it has (rp_cluster__reports()) */
-		cli_err("replay: rank 0 (host %s) is gone: no heartbeat from it; rank %d reports its "
-			"own results only",
-			cl_comm__host_of(rc->c, 0), rc->rank);
-		if (st)
-			st->interrupted = true;
-		step_broken(rc);
-		return -ENOTCONN;
-	}
+	if (rc->lost && st)
+		st->interrupted = true;
 	/* times onto rank 0's clock: + the test shift (replay clock -> cl clock) - offset */
 	int64_t to0 = rc->shift - rc->off[rc->rank].offset_ns;
 	uint64_t t0 = rc->start_cl - (uint64_t)rc->off[rc->rank].offset_ns; /* rank 0's clock */
@@ -777,16 +804,32 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 	if (rc->my_fid && !rp_fid_pack(rc->my_fid, &packed, &packed_len) &&
 	    packed_len <= FID_PACKED_MAX)
 		rec.fid_packed = (uint32_t)packed_len;
+	if (rc->lost) {
+		/* nobody merges: this rank reports what it has (rp_cluster__reports()), then offers
+		 * it to rank 0 all the same, which may only have been slow and wait for it */
+		cli_err("replay: rank 0 (host %s) is gone: no heartbeat from it; rank %d reports its "
+			"own results only",
+			cl_comm__host_of(rc->c, 0), rc->rank);
+		free(rc->handoff);
+		if ((rc->handoff = calloc(1, sizeof(*rc->handoff)))) {
+			rc->handoff->rec = rec;
+			rc->handoff->rec.gave_up = 1;
+			snprintf(rc->handoff->rec.why, sizeof(rec.why),
+				 "interrupted (it lost rank 0's heartbeat and reported its own results)");
+			rc->handoff->st = *mine;
+			if (rec.fid_packed) {
+				rc->handoff->fid = *rc->my_fid;
+				rc->handoff->packed = packed;
+				packed = NULL;
+			}
+		}
+		step_broken(rc);
+		err = -ENOTCONN;
+		goto cleanup;
+	}
 	/* point to point, from the ranks still answering (a gather would wait for a dead one) */
 	if (rc->rank != 0) {
-		err = cl_comm__send(rc->c, &rec, sizeof(rec), 0, TAG_REC);
-		if (!err)
-			err = cl_comm__send(rc->c, mine, sizeof(*mine), 0, TAG_STATS);
-		if (!err && rec.fid_packed)
-			err = cl_comm__send(rc->c, rc->my_fid, sizeof(*rc->my_fid), 0, TAG_FID);
-		if (!err && rec.fid_packed)
-			err = cl_comm__send(rc->c, packed, rec.fid_packed, 0, TAG_FID_PACKED);
-		if (err)
+		if ((err = send_results(rc, &rec, mine, rc->my_fid, packed)))
 			goto fatal;
 	} else {
 		if (!rc->fid)
@@ -855,7 +898,11 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 			*st = *merged;
 	}
 	rc->merged = true;
-	if (rc->ngone)
+	bool gave_up = false;
+
+	for (int p = 1; rc->rank == 0 && p < rc->size; p++)
+		gave_up |= recs[p].gave_up != 0;
+	if (rc->ngone || gave_up)
 		step_broken(rc);
 	else
 		rc->state = ST_READY;
@@ -1044,6 +1091,16 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 		ret = BTAPE_EXIT_FAIL;
 	fflush(stdout);
 	fflush(stderr);
+	if (rc->handoff) { /* after this rank's own report: rank 0 may be alive and waiting */
+		cl_comm__set_timeout(rc->c, HANDOFF_WAIT_NS);
+		if (!send_results(rc, &rc->handoff->rec, &rc->handoff->st, &rc->handoff->fid,
+				  rc->handoff->packed))
+			cli_info(1, "replay: rank %d (host %s) handed its results to rank 0", rc->rank,
+				 cl_comm__host(rc->c));
+		free(rc->handoff->packed);
+		free(rc->handoff);
+		rc->handoff = NULL;
+	}
 	if (rc->state == ST_ROOT_ENDS) /* rank 0 ends the job (the launcher, if rank 0 died) */
 		sleep_until_mono(mono_ns() + ROOT_ENDS_WAIT_NS);
 	if (rc->state == ST_BROKEN || rc->state == ST_ROOT_ENDS) {

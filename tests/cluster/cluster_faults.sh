@@ -14,6 +14,8 @@
 #  - rank 1 hangs mid-run (SIGSTOP: the launcher sees nothing wrong): rank 0 names it gone,
 #    reports, and is the rank that ends the job (MPI_Abort): rank 2, which sent its results,
 #    leaves that to rank 0 instead of aborting it mid-report;
+#  - rank 0 only slow (a test hook withholds its last verdict from rank 2): rank 2 gives it up,
+#    reports its own, then hands its results to rank 0, which merges them and ends the job;
 #  - SIGINT on mpirun: every rank stops, the merged report is marked interrupted, non-zero exit;
 #  - kill -9 of mpirun itself: its ranks end, and the shared-memory files Open MPI then leaves
 #    behind (vader_segment.*, 4 MiB a rank) are in the test's own directory, removed at exit
@@ -203,15 +205,39 @@ kill -STOP "$pid"
 wait_mp 30
 kill -9 "$pid" 2>/dev/null # (MPI_Abort's SIGCONT and SIGTERM have ended it)
 [ $RC != 0 ] || fail "a hung rank 1 ended with exit 0"
-[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after rank 1 hung"
+[ $WAITED_MS -lt 5000 ] ||
+	fail "the run went on for $WAITED_MS ms after rank 1 hung: $(cat "$D/hang.out" "$D/hang.err")"
 grep -q "^ *1 .* gone: no heartbeat" "$D/hang.out" || fail "no row marks rank 1 gone: $(cat "$D/hang.out" "$D/hang.err")"
-grep -q "^ *2 .* interrupted$" "$D/hang.out" || fail "rank 2's results are not in the merge: $(cat "$D/hang.out")"
+grep -Eq "^ *2 .* interrupted( |$)" "$D/hang.out" || fail "rank 2's results are not in the merge: $(cat "$D/hang.out")"
 grep '^biotape: replay: rank [0-9]* (host .*) ends the job' "$D/hang.err" >"$D/hang.enders"
 grep -q "rank 0 " "$D/hang.enders" || fail "rank 0 did not end the job: $(cat "$D/hang.err")"
 grep -v -q "rank 0 " "$D/hang.enders" && fail "another rank ended the job: $(cat "$D/hang.enders")"
 "$BIOTAPE" info "$D/res-2.btape" >"$D/res.info" || fail "rank 2's result trace unreadable"
 echo "rank 1 hung: ended $WAITED_MS ms after, exit $RC, rank 0 reported it gone and ended the job"
 rm -f "$D"/res-*
+
+# 3d. rank 0 only slow: rank 2 gives it up (test hook: rank 0 withholds its last verdict from
+# rank 2) while rank 0 waits for its results. Rank 2 reports its own, then hands them to rank 0,
+# which merges them and ends the job: not rank 2 after its 10 s wait for rank 0.
+"$GEN" -o "$D/short.btape" -n 3000 -r 10000 -p randread -S $((16 << 20)) || fail "gen short"
+t0=$(now)
+"${MPIRUN[@]}" -x BIOTAPE_TEST_WITHHOLD_LAST_VERDICT=2 -n 3 "$BIOTAPE" -v replay "$D/short.btape" \
+	--target "$D/f%r" --no-progress >"$D/slow.out" 2>"$D/slow.err" && fail "rank 2 gave rank 0 up, exit 0"
+took=$((($(now) - t0) / 1000000))
+[ $took -lt 8000 ] || fail "took $took ms: rank 0 did not end the job: $(cat "$D/slow.out" "$D/slow.err")"
+grep -q "^biotape: replay: rank 0 (host .*) is gone: no heartbeat from it; rank 2 reports" "$D/slow.err" ||
+	fail "rank 2 did not give rank 0 up: $(cat "$D/slow.err")"
+grep -q "^== rank 2 (host .*) of 3: rank 0 (host .*) is gone" "$D/slow.out" ||
+	fail "rank 2 did not report its own: $(cat "$D/slow.out")"
+grep -q "^biotape: replay: rank 2 (host .*) handed its results to rank 0" "$D/slow.err" ||
+	fail "rank 2 did not hand its results over: $(cat "$D/slow.err")"
+grep -q "^ *2 .* interrupted (it lost rank 0's heartbeat and reported its own results)$" "$D/slow.out" ||
+	fail "rank 0's report has no row of rank 2's handed results: $(cat "$D/slow.out")"
+grep -q "^ *1 .* ok$" "$D/slow.out" || fail "rank 1's row is not ok: $(cat "$D/slow.out")"
+grep '^biotape: replay: rank [0-9]* (host .*) ends the job' "$D/slow.err" >"$D/slow.enders"
+[ "$(grep -c "rank 0 " "$D/slow.enders")" = 1 ] && [ "$(wc -l <"$D/slow.enders")" = 1 ] ||
+	fail "rank 0 alone must end the job: $(cat "$D/slow.err")"
+echo "rank 0 slow: rank 2 reported its own and handed it over; rank 0 merged it and ended the job in $took ms"
 
 # 4. SIGINT on mpirun
 bg_mpirun "$D/int.out" "$D/int.err" "${run[@]}"

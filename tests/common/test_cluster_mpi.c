@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,35 @@ int main(int argc, char **argv)
 	t[0] = 1;
 	CHECK(cl_comm__allreduce_u64_start(c, t, 1, CL_MAX) == 0 && cl_comm__wait(c) == 0 &&
 	      t[0] == 1 && cl_comm__test(c) == 1, "waited");
+
+	/* a stall of the waiting rank itself (a paused VM, SIGSTOP) is not the peer's silence: rank
+	 * 1 waits 200 ms for rank 0, which stops it for 600 ms, resumes it and sends 30 ms later.
+	 * Counted in wall time, the wait would have run out while rank 1 was stopped. */
+	int64_t pid1 = rank == 1 ? (int64_t)getpid() : 0;
+	CHECK(cl_comm__bcast(c, &pid1, sizeof(pid1), 1) == 0 && pid1 > 0, "bcast rank 1's pid");
+	uint64_t v = 0;
+	cl_comm__set_timeout(c, 200000000);
+	if (rank == 1) {
+		int err = cl_comm__recv(c, &v, sizeof(v), 0, 7);
+		CHECK(err == 0 && v == 0x57a11, "a wait through a stall: %d, %#" PRIx64, err, v);
+	} else if (rank == 0) {
+		usleep(50000); /* rank 1 in its wait */
+		CHECK(kill((pid_t)pid1, SIGSTOP) == 0, "SIGSTOP rank 1");
+		usleep(600000);
+		CHECK(kill((pid_t)pid1, SIGCONT) == 0, "SIGCONT rank 1");
+		usleep(30000);
+		v = 0x57a11;
+		CHECK(cl_comm__send(c, &v, sizeof(v), 1, 7) == 0, "send after the stall");
+	}
+	/* and a peer that stays silent still times out, in about the time asked */
+	if (rank == 2) {
+		uint64_t t0 = cl_now_ns();
+		int err = cl_comm__recv(c, &v, sizeof(v), 0, 8);
+		uint64_t took = cl_now_ns() - t0;
+		CHECK(err == -ETIMEDOUT && took >= 200000000 && took < 1000000000,
+		      "a silent peer: %d after %" PRIu64 " ms", err, took / 1000000);
+	}
+	cl_comm__set_timeout(c, 60 * 1000000000ll);
 
 	/* broadcast and allgather */
 	uint64_t b = rank == 0 ? 0xb107a9e : 0;
