@@ -30,7 +30,8 @@
 # binary), DEVICE_CPU=N (the loop devices' workers, which are unbound workqueue threads, kept on
 # CPU N through /sys/devices/virtual/workqueue/cpumask, and everything this script starts kept
 # off it: a device that does not take the host's CPUs, as real storage does not; the mask is
-# restored at exit). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
+# restored at exit), KEEP=DIR (the recordings' CSV dumps kept there: orig.csv, KIND-rN.csv, for
+# bench/replay/devtime.py). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
 # (skipped, and said so, without it). Writes only to its own loop devices over /dev/shm files
 # (512 MiB each, one at a time besides A) and detaches them.
 set -euo pipefail
@@ -109,6 +110,7 @@ low = "" if tot / secs >= 25000 else "  (BELOW the 25k IOPS the benchmark asks f
 print(f"recorded: {tot} I/Os in {secs:.1f} s: {tot / secs:.0f} IOPS, {w / secs:.0f} writes/s{low}")
 PY
 "$BT" dump --csv "$W/orig.btape" >"$W/orig.csv"
+[ -z "${KEEP:-}" ] || cp "$W/orig.csv" "$KEEP/orig.csv"
 
 # 2, 3. replays of the recording, each onto a fresh device, recorded
 replay_write() { # NAME SPEED replay-options...
@@ -123,6 +125,7 @@ replay_write() { # NAME SPEED replay-options...
 		echo "  ($name: the recording of the replay lost events: $(grep lost "$W/$name.log"))"
 	"$BT" analyze --json "$W/rep.btape" >"$W/rep.json"
 	"$BT" dump --csv "$W/rep.btape" >"$W/rep.csv"
+	[ -z "${KEEP:-}" ] || cp "$W/rep.csv" "$KEEP/$name-r$r.csv"
 	# against the recorded deadlines, for an --order replay too: on the same device it should
 	# not move I/Os either (what it moves shows here as drift)
 	python3 "$HERE/fidelity.py" "$W/orig.csv" "$W/rep.csv" "$speed" >"$W/fid.json"
@@ -234,6 +237,7 @@ floor_again() {
 	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
 	record_app "$LOOP" "$W/again.btape"
 	"$BT" analyze --json "$W/again.btape" >"$W/again.json"
+	[ -z "${KEEP:-}" ] || "$BT" dump --csv "$W/again.btape" >"$KEEP/again-r$r.csv"
 	device_row again "$W/again.json" "the application again on a fresh device"
 	loop_detach_all_but_a
 }
