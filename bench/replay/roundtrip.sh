@@ -24,13 +24,15 @@
 # KINDS (the runs of each round, default "default half rt null fio again probe"; also "causal",
 # "barrier",
 # "apart" and "depth": --order causal, --flushes-apart, --iodepth at the recorded maximum;
-# "spin:N": --spin-us N; "bare": default settings, not recorded),
+# "spin:N": --spin-us N; "bare": default settings, not recorded; "busy": the application again
+# with a SCHED_IDLE spinner on each CPU, how this device's times move when the CPUs are kept
+# busy by work that never delays a task),
 # REC_ARGS (more `biotape record` options for the recordings, e.g. --waits: the replay's
 # default order is then causal; kind "none" is --order none), BIOTAPE=PATH (measure that
 # binary), DEVICE_CPU=N (the loop devices' workers, which are unbound workqueue threads, kept on
 # CPU N through /sys/devices/virtual/workqueue/cpumask, and everything this script starts kept
 # off it: a device that does not take the host's CPUs, as real storage does not; the mask is
-# restored at exit), KEEP=DIR (the recordings' CSV dumps kept there: orig.csv, KIND-rN.csv, for
+# restored at exit), KEEP=DIR (orig.btape, and the recordings' CSV dumps: orig.csv, KIND-rN.csv, for
 # bench/replay/devtime.py). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
 # (skipped, and said so, without it). Writes only to its own loop devices over /dev/shm files
 # (512 MiB each, one at a time besides A) and detaches them.
@@ -56,11 +58,13 @@ done
 W=$(mktemp -d /dev/shm/biotape-roundtrip.XXXXXX)
 MNT=$W/mnt
 PROBE_PID=
+HOGS=()
 WQ_MASK=/sys/devices/virtual/workqueue/cpumask
 WQ_SAVED=
 cleanup() {
 	[ -n "$WQ_SAVED" ] && echo "$WQ_SAVED" >"$WQ_MASK"
 	[ -n "$PROBE_PID" ] && kill "$PROBE_PID" 2>/dev/null && wait "$PROBE_PID" 2>/dev/null
+	for p in "${HOGS[@]}"; do kill "$p" 2>/dev/null || true; done
 	mountpoint -q "$MNT" && umount "$MNT"
 	loop_detach_all
 	rm -rf "$W"
@@ -110,7 +114,7 @@ low = "" if tot / secs >= 25000 else "  (BELOW the 25k IOPS the benchmark asks f
 print(f"recorded: {tot} I/Os in {secs:.1f} s: {tot / secs:.0f} IOPS, {w / secs:.0f} writes/s{low}")
 PY
 "$BT" dump --csv "$W/orig.btape" >"$W/orig.csv"
-[ -z "${KEEP:-}" ] || cp "$W/orig.csv" "$KEEP/orig.csv"
+[ -z "${KEEP:-}" ] || cp "$W/orig.csv" "$W/orig.btape" "$KEEP/"
 
 # 2, 3. replays of the recording, each onto a fresh device, recorded
 replay_write() { # NAME SPEED replay-options...
@@ -233,12 +237,22 @@ floor_fio() {
 }
 # The application again: the recording's own procedure on a fresh device, recorded. How far
 # the same workload's device times move from one run to the next on this kind of device.
-floor_again() {
+floor_again() { # [busy]: with a SCHED_IDLE spinner on every CPU (they never delay a task)
+	local kind=${1:-again} title="the application again on a fresh device" p
 	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
-	record_app "$LOOP" "$W/again.btape"
-	"$BT" analyze --json "$W/again.btape" >"$W/again.json"
-	[ -z "${KEEP:-}" ] || "$BT" dump --csv "$W/again.btape" >"$KEEP/again-r$r.csv"
-	device_row again "$W/again.json" "the application again on a fresh device"
+	if [ "$kind" = busy ]; then
+		title="$title, a SCHED_IDLE spinner on each CPU"
+		for _ in $(seq "$(nproc)"); do
+			chrt -i 0 bash -c 'while :; do :; done' &
+			HOGS+=("$!")
+		done
+	fi
+	record_app "$LOOP" "$W/$kind.btape"
+	for p in "${HOGS[@]}"; do kill "$p" && wait "$p" 2>/dev/null || true; done
+	HOGS=()
+	"$BT" analyze --json "$W/$kind.btape" >"$W/$kind.json"
+	[ -z "${KEEP:-}" ] || "$BT" dump --csv "$W/$kind.btape" >"$KEEP/$kind-r$r.csv"
+	device_row "$kind" "$W/$kind.json" "$title"
 	loop_detach_all_but_a
 }
 
@@ -295,6 +309,7 @@ for r in $(seq "$ROUNDS"); do
 	want null && floor_null
 	want fio && floor_fio
 	want again && floor_again
+	want busy && floor_again busy
 	want probe && probe_read
 	for k in $KINDS; do # spin:N: default settings but --spin-us N
 		[[ $k == spin:* ]] && replay_write "spin${k#spin:}" 1 --spin-us "${k#spin:}"
@@ -322,7 +337,8 @@ names = {"default": "default settings",
          "bare": "default settings, the replay not recorded (no recorder beside it)",
          "null": "floor: null engine (the replayer alone, same schedule)",
          "fio": "floor: fio on a fresh raw device at the recorded rate (device time)",
-         "again": "floor: the application again on a fresh device (device time)"}
+         "again": "floor: the application again on a fresh device (device time)",
+         "busy": "floor: the application again, a SCHED_IDLE spinner on each CPU"}
 print("SUMMARY (medians over the rounds; targets: late <= 1%, p99 issue error <= 100 us,"
       " device time within 20%)")
 for r in rows:
