@@ -22,6 +22,8 @@ import collections
 import csv
 import sys
 
+from devtime import q  # the same percentile as devtime.py's tables (beside this script)
+
 
 def writes(path, comm=None):
     out = []
@@ -35,13 +37,6 @@ def writes(path, comm=None):
                         int(r["bytes"])))
     out.sort()
     return out
-
-
-def q(xs, p):
-    if not xs:
-        return float("nan")
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))]
 
 
 def main():
