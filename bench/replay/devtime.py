@@ -21,16 +21,17 @@ import sys
 BUCKETS = [(1, 1), (2, 4), (5, 8), (9, 16), (17, 32), (33, 64), (65, 1 << 30)]
 
 
-def load(path):
-    ios = []
+def completed(path):
+    """The CSV dump's rows that were issued and completed (ontime.py reads them too)."""
     with open(path) as f:
         for r in csv.DictReader(f):
-            if not r["issue_ns"] or not r["complete_ns"]:
-                continue
-            ins = int(r["insert_ns"]) if r["insert_ns"] else None
-            ios.append((int(r["issue_ns"]), int(r["complete_ns"]), r["op"], ins))
-    ios.sort()
-    return ios
+            if r["issue_ns"] and r["complete_ns"]:
+                yield r
+
+
+def load(path):
+    return sorted((int(r["issue_ns"]), int(r["complete_ns"]), r["op"],
+                   int(r["insert_ns"]) if r["insert_ns"] else None) for r in completed(path))
 
 
 def q(xs, p):

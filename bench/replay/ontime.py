@@ -19,24 +19,16 @@ recording issued the same two, and how late the first of them was.
 """
 import bisect
 import collections
-import csv
 import sys
 
-from devtime import q  # the same percentile as devtime.py's tables (beside this script)
+from devtime import completed, q  # the same rows and percentile as devtime.py (beside it)
 
 
 def writes(path, comm=None):
-    out = []
-    with open(path) as f:
-        for r in csv.DictReader(f):
-            if r["op"] != "write" or not r["issue_ns"] or not r["complete_ns"]:
-                continue
-            if comm and not r["comm"].startswith(comm):
-                continue
-            out.append((int(r["issue_ns"]), int(r["complete_ns"]), int(r["sector"]),
-                        int(r["bytes"])))
-    out.sort()
-    return out
+    """(issue, complete, sector, bytes) of the completed writes (of comm's processes), sorted."""
+    return sorted((int(r["issue_ns"]), int(r["complete_ns"]), int(r["sector"]), int(r["bytes"]))
+                  for r in completed(path)
+                  if r["op"] == "write" and (not comm or r["comm"].startswith(comm)))
 
 
 def main():
