@@ -173,9 +173,10 @@ uint64_t rp_devices__need_bytes(const struct rp_devices *s, unsigned int t)
 		if (s->devs[d].target == t && b > want)
 			want = b;
 	}
-	/* a created file holds every copy of a sharded scale */
-	if (s->o->layout == RP_LAYOUT_SHARD)
-		want *= s->o->max_scale;
+	/* a created file holds every copy of a sharded scale; more than 2^64 reads as 2^64 - 1 */
+	if (s->o->layout == RP_LAYOUT_SHARD &&
+	    __builtin_mul_overflow(want, (uint64_t)s->o->max_scale, &want))
+		want = UINT64_MAX;
 	return want;
 }
 
@@ -205,6 +206,23 @@ int rp_devices__open(struct rp_devices *s, char *why, size_t whylen)
 				 s->tpaths[t]);
 			return -EINVAL;
 		}
+		/* the largest file size is INT64_MAX: past it the rounding would wrap */
+		if (o->create_auto && want > (uint64_t)INT64_MAX - (1 << 20) &&
+		    access(s->tpaths[t], F_OK) != 0) {
+			char n[32];
+
+			if (want == UINT64_MAX)
+				snprintf(n, sizeof(n), "over 2^64");
+			else
+				snprintf(n, sizeof(n), "%" PRIu64, want);
+			snprintf(why, whylen,
+				 "target %s: does not exist, and the trace needs %s bytes of it, more "
+				 "than a file can hold (give --create SIZE and --fit wrap|scale)",
+				 s->tpaths[t], n);
+			return -EFBIG;
+		}
+		if (want > (uint64_t)INT64_MAX - (1 << 20))
+			want = 0; /* an existing target; nothing to make */
 		to.create_size = o->create_auto ? (want + (1 << 20) - 1) / (1 << 20) * (1 << 20)
 						: o->create_size;
 		if (o->create_auto && !to.create_size && access(s->tpaths[t], F_OK) != 0) {

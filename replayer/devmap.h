@@ -79,14 +79,15 @@ int rp_devices__map(struct rp_devices *s, const struct btape_meta *meta,
 int rp_devices__scan(struct rp_devices *s, char *why, size_t whylen);
 /*
  * Bytes target t must hold: the largest span (rp_devmap_span) of the devices mapped onto it,
- * times max_scale under the shard layout; 0 when unknown. What --create auto makes.
+ * times max_scale under the shard layout (UINT64_MAX when that overflows); 0 when unknown.
+ * What --create auto makes.
  */
 uint64_t rp_devices__need_bytes(const struct rp_devices *s, unsigned int t);
 /*
  * Opens every target (why: "target PATH: <reason>"). --create auto makes a missing file of its
  * needed bytes rounded up to 1 MiB. 0, or -EINVAL (the trace or the result file, a size of 0,
  * or what rp_target_open refuses as such), -ENOENT (missing, or --create auto without a size),
- * other -errno from rp_target_open.
+ * -EFBIG (--create auto past the largest file size), other -errno from rp_target_open.
  */
 int rp_devices__open(struct rp_devices *s, char *why, size_t whylen);
 /*

@@ -414,6 +414,34 @@ static void test_open_and_create(void **state)
 	rp_devices__free(&s);
 	btape_meta_free(&mu);
 
+	/* more than a file can hold (2 shards of 2^62 + 4 KiB; 4 of 2^63 + 4 KiB wraps 2^64):
+	 * refused, named, nothing made */
+	const uint64_t huge[] = {(1ull << 62) + 4096, (1ull << 63) + 4096};
+	struct btape_meta mh;
+
+	meta_of(&mh, 2, names, huge);
+	assert_int_equal(rp_devices__map(&s, &mh, &o, why, sizeof(why)), 0);
+	assert_int_equal(rp_devices__need_bytes(&s, 0), (1ull << 63) + 8192);
+	assert_int_equal(rp_devices__open(&s, why, sizeof(why)), -EFBIG);
+	snprintf(want, sizeof(want),
+		 "target %s: does not exist, and the trace needs 9223372036854784000 bytes of it, "
+		 "more than a file can hold (give --create SIZE and --fit wrap|scale)",
+		 tz);
+	assert_string_equal(why, want);
+	assert_int_equal(file_size(tz), UINT64_MAX);
+	rp_devices__free(&s);
+	one[0].src = "1";
+	o.max_scale = 4;
+	assert_int_equal(rp_devices__map(&s, &mh, &o, why, sizeof(why)), 0);
+	assert_int_equal(rp_devices__need_bytes(&s, 0), UINT64_MAX);
+	assert_int_equal(rp_devices__open(&s, why, sizeof(why)), -EFBIG);
+	assert_non_null(strstr(why, "needs over 2^64 bytes"));
+	assert_int_equal(file_size(tz), UINT64_MAX);
+	rp_devices__free(&s);
+	btape_meta_free(&mh);
+	one[0].src = "0";
+	o.max_scale = 2;
+
 	/* --create SIZE; and without --create a missing target is an error */
 	o.create_auto = false;
 	o.create_size = 3 * MIB;
