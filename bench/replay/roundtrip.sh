@@ -80,6 +80,7 @@ if [ -n "${DEVICE_CPU:-}" ]; then
 	taskset -pc "$others" $$ >/dev/null
 	echo "# loop workers on CPU $DEVICE_CPU only, this script and its children on CPUs $others"
 fi
+[ -z "${KEEP:-}" ] || mkdir -p "$KEEP" || { echo "KEEP=$KEEP: cannot make it" >&2; exit 1; }
 jget() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval("j"+sys.argv[2]))' "$@"; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
