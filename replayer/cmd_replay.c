@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #define BUF_BYTES (64 * 1024) /* registered buffer per slot; bigger I/Os get their own */
+#define BIG_BUFS_MAX (256ull << 20) /* the most made ahead for them (make_big_bufs) */
 #define SPIN_NS 40000ull      /* default: spin this long before a deadline (docs/REPLAY.md) */
 #define RT_SPIN_NS 10000ull   /* ... real-time: its wake-ups are prompt */
 #define CAUSAL_SPIN_NS 0ull   /* ... --order causal: most I/Os follow completions, and the
@@ -797,6 +798,45 @@ static void trace_err(const char *trace, const char *reader_msg, int err)
 		cli_err("replay: %s: %s", trace, strerror(-err));
 }
 
+/*
+ * The buffers of the I/Os larger than the registered ones (rp_sched_cfg.big_bufs), made and
+ * touched now, before the clock starts: as many as the recording had such I/Os in flight at
+ * once, twice over plus two (a replay that falls behind has more out), times the largest
+ * scale, at most the depth and BIG_BUFS_MAX bytes in all; each the trace's largest such I/O.
+ * None when the trace has no I/O over BUF_BYTES. 0, or -ENOMEM, or -errno reading the trace
+ * (why).
+ */
+static int make_big_bufs(const struct opts *o, unsigned int depth, struct rp_sched_cfg *cfg,
+			 void ***bigs, void **bigmem, char *why, size_t whylen)
+{
+	struct rp_big_ios b;
+	uint64_t n, bytes;
+	int err = rp_trace_big_ios(o->trace, BUF_BYTES, depth, &b, why, whylen);
+
+	if (err < 0)
+		return err;
+	if (!b.count)
+		return 0;
+	bytes = (b.max_bytes + 4095) & ~4095ull;
+	n = (2ull * b.max_inflight + 2) * o->max_scale;
+	if (n > depth)
+		n = depth;
+	if (n * bytes > BIG_BUFS_MAX)
+		n = BIG_BUFS_MAX / bytes;
+	if (!n)
+		return 0;
+	*bigs = calloc(n, sizeof(**bigs));
+	if (!*bigs || posix_memalign(bigmem, 4096, n * bytes))
+		return -ENOMEM;
+	memset(*bigmem, 0, n * bytes);
+	for (uint64_t i = 0; i < n; i++)
+		(*bigs)[i] = (char *)*bigmem + i * bytes;
+	cfg->big_bufs = *bigs;
+	cfg->nbig = (unsigned int)n;
+	cfg->big_bytes = bytes;
+	return 0;
+}
+
 /* Completes the result trace (-o), if any: 0 or -errno (printed). */
 /* Writes the result trace out; cut_short marks it interrupted (its footer, biotape info). */
 static void fid_recorded(void *ctx, const struct btape_event *evs, size_t n)
@@ -896,8 +936,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	const struct rp_fid *own_fid = NULL; /* a cluster rank's own fidelity section */
 	struct rp_run_info info;
 	struct sigaction sa, old_int, old_term;
-	void **bufs = NULL;
-	void *bufmem = NULL;
+	void **bufs = NULL, **bigs = NULL;
+	void *bufmem = NULL, *bigmem = NULL;
 	char msg[BTAPE_ERRMSG_LEN];
 	char why[RP_DEVMAP_WHY_MAX];
 	unsigned int depth;
@@ -1063,6 +1103,16 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		bufs[i] = (char *)bufmem + (size_t)i * BUF_BYTES;
 	cfg.bufs = bufs;
 	cfg.buf_bytes = BUF_BYTES;
+	why[0] = '\0';
+	err = make_big_bufs(&o, depth, &cfg, &bigs, &bigmem, why, sizeof(why));
+	if (err < 0) {
+		if (err == -ENOMEM)
+			cli_err("replay: out of memory for the buffers of I/Os over %d KiB",
+				BUF_BYTES / 1024);
+		else
+			trace_err(o.trace, why[0] ? why : NULL, err);
+		goto cleanup;
+	}
 
 	if (rc) /* the start skew: every rank's first issue */
 		cfg.on_done = out_done;
@@ -1316,6 +1366,8 @@ cleanup:
 	rp_devices__free(&s.dv);
 	free(bufs);
 	free(bufmem);
+	free(bigs);
+	free(bigmem);
 	free(st);
 	return ret;
 }

@@ -51,7 +51,8 @@ struct rp_io {
 	uint64_t order_id; /* --order: the I/O's id in the dependency tracker */
 	uint32_t dev, copy, lane, qd;
 	uint8_t trace_op;
-	bool busy; /* in flight */
+	bool busy;   /* in flight */
+	bool pooled; /* buf is one of cfg->big_bufs, lent until it completes */
 };
 
 struct rp_engine_cfg {

@@ -213,6 +213,9 @@ static void text_stages(FILE *fp, const struct rp_stats *st)
 	if (sg->syscalls && st->issued)
 		fprintf(fp, "; %.2f system calls per I/O",
 			(double)sg->syscalls / (double)st->issued);
+	if (sg->buf_allocs)
+		fprintf(fp, "; %" PRIu64 " buffers made while issuing (page faults at deadlines)",
+			sg->buf_allocs);
 	fputc('\n', fp);
 }
 
@@ -433,14 +436,15 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			",\"stages_s\":{\"run\":%.6f,\"cpu\":%.6f,\"runq\":%.6f,\"submit\":%.6f,"
 			"\"wait\":%.6f,\"spin\":%.6f,\"prepare\":%.6f,\"source\":%.6f,"
 			"\"capped\":%.6f},\"submit_calls\":%" PRIu64 ",\"engine_syscalls\":%" PRIu64
-			",\"waits\":%" PRIu64 ",\"reaped_per_wake\":%.3f,\"preempted\":%" PRIu64,
+			",\"waits\":%" PRIu64 ",\"reaped_per_wake\":%.3f,\"preempted\":%" PRIu64
+			",\"buffers_made\":%" PRIu64,
 			sec(sg->run_ns), sec(sg->cpu_ns), sec(sg->runq_ns), sec(sg->submit_ns),
 			sec(sg->wait_ns), sec(sg->spin_ns), sec(sg->prepare_ns), sec(sg->source_ns),
 			sec(sg->capped_ns), sg->submit_calls, sg->syscalls, sg->waits,
 			sg->wakes_with_completions
 				? (double)sg->reaped / (double)sg->wakes_with_completions
 				: 0.0,
-			sg->nivcsw);
+			sg->nivcsw, sg->buf_allocs);
 	}
 	fprintf(fp, ",\"dep_waits\":{");
 	for (unsigned int k = 0; k < RP_DEP__COUNT; k++)

@@ -211,6 +211,8 @@ struct run {
 	struct rp_io **freel;
 	void **bigbuf;
 	uint64_t *bigbuf_bytes;
+	void **pool; /* free cfg->big_bufs */
+	unsigned int npool;
 	unsigned int nlanes;
 	unsigned int *lane_inflight;
 	unsigned int *target_inflight;
@@ -304,6 +306,10 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 	if (r->cfg->on_done)
 		r->cfg->on_done(r->cfg->ctx, io);
 	io->busy = false;
+	if (io->pooled) {
+		r->pool[r->npool++] = io->buf;
+		io->pooled = false;
+	}
 	if (io->op == RP_IO_FSYNC)
 		r->lane_flushes[io->lane]--;
 	r->lane_inflight[io->lane]--;
@@ -364,6 +370,10 @@ static void unissue(struct run *r, struct rp_io **ios, unsigned int n)
 		struct rp_io *io = ios[i];
 
 		io->busy = false;
+		if (io->pooled) {
+			r->pool[r->npool++] = io->buf;
+			io->pooled = false;
+		}
 		r->inflight--;
 		r->lane_inflight[io->lane]--;
 		r->target_inflight[io->target]--;
@@ -538,6 +548,7 @@ static void run_free(struct run *r)
 	}
 	free(r->bigbuf);
 	free(r->bigbuf_bytes);
+	free(r->pool);
 	free(r->slots);
 	free(r->freel);
 	free(r->lane_inflight);
@@ -581,9 +592,14 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 		if (err)
 			return err;
 	}
+	io->pooled = false;
 	if (io->bytes <= cfg->buf_bytes && cfg->bufs) {
 		io->buf = cfg->bufs[slot];
 		io->buf_index = (int)slot;
+	} else if (io->bytes && io->bytes <= cfg->big_bytes && r->npool) {
+		io->buf = r->pool[--r->npool];
+		io->pooled = true;
+		io->buf_index = -1;
 	} else if (io->bytes) {
 		if (r->bigbuf_bytes[slot] < io->bytes) {
 			void *b = NULL;
@@ -593,6 +609,7 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 			free(r->bigbuf[slot]);
 			r->bigbuf[slot] = b;
 			r->bigbuf_bytes[slot] = io->bytes;
+			r->st->stage.buf_allocs++;
 		}
 		io->buf = r->bigbuf[slot];
 		io->buf_index = -1;
@@ -790,13 +807,17 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 	r->lane_held = calloc(r->nlanes, sizeof(*r->lane_held));
 	r->lane_flushes = calloc(r->nlanes, sizeof(*r->lane_flushes));
 	r->flush_done_rec = calloc(r->nlanes, sizeof(*r->flush_done_rec));
+	r->pool = calloc(cfg->nbig ? cfg->nbig : 1, sizeof(*r->pool));
 	if (!r->slots || !r->freel || !r->bigbuf || !r->bigbuf_bytes || !r->lane_inflight ||
-	    !r->target_inflight || !r->lane_held || !r->lane_flushes || !r->flush_done_rec) {
+	    !r->target_inflight || !r->lane_held || !r->lane_flushes || !r->flush_done_rec ||
+	    !r->pool) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (unsigned int i = 0; i < r->depth; i++)
 		r->freel[i] = &r->slots[r->depth - 1 - i];
+	for (unsigned int i = 0; cfg->big_bufs && i < cfg->nbig; i++)
+		r->pool[r->npool++] = cfg->big_bufs[i];
 	if (cfg->order != RP_ORDER_NONE && (cfg->timing != RP_TIMING_ORIGINAL || cfg->scale != 1)) {
 		err = -EINVAL;
 		goto cleanup;

@@ -71,7 +71,8 @@ struct rp_stage {
 	uint64_t run_ns, submit_ns, wait_ns, source_ns, prepare_ns, spin_ns, capped_ns;
 	uint64_t submit_calls, waits, wakes_with_completions, reaped;
 	uint64_t cpu_ns, runq_ns, nivcsw;
-	uint64_t syscalls; /* the engine's system calls (0: not counted) */
+	uint64_t syscalls;   /* the engine's system calls (0: not counted) */
+	uint64_t buf_allocs; /* buffers made while issuing (cfg->big_bufs too few or small) */
 };
 
 struct rp_stats {
@@ -155,6 +156,15 @@ struct rp_sched_cfg {
 	const struct rp_payload *payload; /* NULL: buffers as they are */
 	void **bufs;			  /* iodepth * scale buffers of buf_bytes (registered) */
 	size_t buf_bytes;
+	/*
+	 * nbig buffers of big_bytes, made (and touched) before the run, lent to the I/Os larger
+	 * than buf_bytes: making one while issuing costs its page faults at the deadline (a
+	 * 512 KiB write: 128 of them, milliseconds on some VMs). An I/O larger than big_bytes,
+	 * or one that finds none free, gets a buffer of its own made then (stage.buf_allocs).
+	 */
+	void **big_bufs;
+	unsigned int nbig;
+	size_t big_bytes;
 	volatile sig_atomic_t *stop; /* set asynchronously: stop issuing, drain, return */
 	/* hooks (may be NULL) */
 	void (*on_done)(void *ctx, const struct rp_io *io); /* every completed I/O */

@@ -398,3 +398,86 @@ void rp_prefetch__close(struct rp_prefetch *p)
 	pthread_cond_destroy(&p->cv);
 	free(p);
 }
+
+/* Min-heap of completion times: the big I/Os still in flight. */
+static void heap_push(uint64_t *h, unsigned int *n, uint64_t v)
+{
+	unsigned int i = (*n)++;
+
+	while (i && h[(i - 1) / 2] > v) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = v;
+}
+
+static void heap_pop(uint64_t *h, unsigned int *n)
+{
+	uint64_t v = h[--*n];
+	unsigned int i = 0;
+
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= v)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = v;
+}
+
+int rp_trace_big_ios(const char *path, uint64_t over, unsigned int cap, struct rp_big_ios *out,
+		     char *errmsg, size_t errlen)
+{
+	struct btape_reader *r = NULL;
+	const struct btape_event *evs;
+	uint64_t *heap = NULL;
+	unsigned int nh = 0;
+	int n, err;
+
+	memset(out, 0, sizeof(*out));
+	if (!cap)
+		return 0;
+	heap = malloc(cap * sizeof(*heap));
+	if (!heap)
+		return -ENOMEM;
+	err = btape_reader__open(&r, path, errmsg, errlen);
+	if (err < 0)
+		goto cleanup;
+	btape_reader__skip_fields(r, BTAPE_HAS__ALL & ~BTAPE_HAS_COMPLETE);
+	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
+		for (int i = 0; i < n; i++) {
+			const struct btape_event *ev = &evs[i];
+			uint64_t done;
+
+			if ((ev->op != BTAPE_OP_READ && ev->op != BTAPE_OP_WRITE) ||
+			    ev->bytes <= over)
+				continue;
+			out->count++;
+			if (ev->bytes > out->max_bytes)
+				out->max_bytes = ev->bytes;
+			while (nh && heap[0] <= ev->issue_ns)
+				heap_pop(heap, &nh);
+			done = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns > ev->issue_ns
+				       ? ev->complete_ns
+				       : ev->issue_ns + 1;
+			if (nh < cap)
+				heap_push(heap, &nh, done);
+			if (nh > out->max_inflight)
+				out->max_inflight = nh;
+		}
+	}
+	err = n < 0 ? n : 0;
+	if (err && errmsg)
+		snprintf(errmsg, errlen, "%s", btape_reader__errmsg(r));
+cleanup:
+	btape_reader__close(r);
+	free(heap);
+	return err;
+}

@@ -32,6 +32,21 @@ struct rp_array_source {
 void rp_array_source_init(struct rp_array_source *a, const struct btape_event *evs, size_t n,
 			  size_t batch);
 
+/*
+ * The reads and writes of a trace larger than `over` bytes (those that need a buffer of their
+ * own: the replayer's registered ones are `over` bytes): how many, the largest, and the most of
+ * them in flight at once in the recording (at most cap; an I/O with no completion time counts
+ * as done when the next one is issued).
+ */
+struct rp_big_ios {
+	uint64_t count;
+	uint64_t max_bytes;
+	unsigned int max_inflight;
+};
+/* Reads PATH once for them: 0, or -errno with ERRMSG saying why. */
+int rp_trace_big_ios(const char *path, uint64_t over, unsigned int cap, struct rp_big_ios *out,
+		     char *errmsg, size_t errlen);
+
 struct rp_prefetch;
 /*
  * Opens PATH and starts the decoding thread (queue_blocks blocks of block_events events).

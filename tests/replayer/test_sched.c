@@ -561,6 +561,59 @@ static void test_stop_flag(void **state)
 	free(f);
 }
 
+/*
+ * I/Os over buf_bytes borrow one of cfg.big_bufs (made before the run) and give it back when
+ * they complete; one that finds none free, or is larger, gets a buffer made then, counted.
+ */
+static void test_big_buffers(void **state)
+{
+	struct fixture *f = fx_new();
+	static char small[64][4096], big[2][16384];
+	void *bufs[64], *bigs[2] = {big[0], big[1]};
+	struct btape_event evs[] = {
+		ev_at(0, BTAPE_OP_READ, 0, 8192),     ev_at(10, BTAPE_OP_WRITE, 64, 16384),
+		ev_at(20, BTAPE_OP_READ, 128, 8192),  /* both lent: made */
+		ev_at(30, BTAPE_OP_READ, 256, 4096),  /* registered */
+		ev_at(200, BTAPE_OP_READ, 512, 32768), /* larger than big_bytes: made */
+		ev_at(400, BTAPE_OP_READ, 1024, 8192), ev_at(410, BTAPE_OP_WRITE, 2048, 12288),
+	};
+	struct rp_payload pay;
+
+	(void)state;
+	for (int i = 0; i < 64; i++)
+		bufs[i] = small[i];
+	rp_payload_init(&pay, RP_PAYLOAD_RANDOM, 1, 1, 7);
+	f->cfg.allow_writes = true;
+	f->cfg.payload = &pay;
+	f->cfg.bufs = bufs;
+	f->cfg.buf_bytes = 4096;
+	f->cfg.big_bufs = bigs;
+	f->cfg.nbig = 2;
+	f->cfg.big_bytes = 16384;
+	f->latency_ns = 100 * US;
+	assert_int_equal(fx_run(f, evs, 7), 0);
+	assert_int_equal(f->cap.n, 7);
+	for (unsigned int i = 0; i < 7; i++) {
+		const struct rp_io *io = &f->cap.done[i];
+		bool lent = io->buf == big[0] || io->buf == big[1];
+
+		assert_int_equal(io->pooled, lent);
+		if (io->bytes <= 4096)
+			assert_true(io->buf_index >= 0 && io->buf == small[io->buf_index]);
+		else
+			assert_int_equal(io->buf_index, -1);
+		switch (rel(f, i) / US) {
+		case 0: case 10: case 400: case 410: /* a free one each time: given back */
+			assert_true(lent);
+			break;
+		default:
+			assert_false(lent);
+		}
+	}
+	assert_int_equal(f->st.stage.buf_allocs, 2);
+	free(f);
+}
+
 static void test_payload(void **state)
 {
 	static uint8_t a[8192], b[8192];
@@ -668,6 +721,72 @@ static void test_prefetch_source(void **state)
 
 	assert_true(rp_prefetch__open(&p, "/nonexistent/x.btape", 100, 2, msg, sizeof(msg)) < 0);
 	unlink(path);
+}
+
+/* The pre-scan for big I/Os: reads and writes over the size only, the most in flight at once. */
+static void test_trace_big_ios(void **state)
+{
+	char path[] = "/tmp/biotape-test-big.XXXXXX";
+	struct btape_meta meta = {.tool = "test"};
+	struct btape_device dev = {.name = "d0", .size_bytes = 1ull << 30, .logical_block = 512};
+	struct btape_writer_opts wo = {.sz = sizeof(wo)};
+	struct btape_writer *w = NULL;
+	struct rp_big_ios b;
+	/* (issue, complete, op, bytes): 3 big ones overlap at 30 us; the flush, the discard and
+	 * the small ones do not count; the last has no completion (done at the next issue) */
+	const struct {
+		uint64_t t, done;
+		uint8_t op;
+		uint64_t bytes;
+	} ios[] = {
+		{0, 50, BTAPE_OP_READ, 65536},	     {10, 40, BTAPE_OP_WRITE, 131072},
+		{20, 60, BTAPE_OP_WRITE, 4096},	     {25, 90, BTAPE_OP_DISCARD, 1 << 20},
+		{30, 35, BTAPE_OP_READ, 524288},     {45, 80, BTAPE_OP_WRITE, 98304},
+		{70, 0, BTAPE_OP_FLUSH, 0},	     {100, 0, BTAPE_OP_WRITE, 262144},
+		{101, 300, BTAPE_OP_READ, 200000},
+	};
+	char msg[BTAPE_ERRMSG_LEN];
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_true(btape_meta_add_device(&meta, &dev) >= 0);
+	assert_int_equal(btape_writer__open(&w, path, &meta, &wo, NULL, 0), 0);
+	for (unsigned int i = 0; i < sizeof(ios) / sizeof(ios[0]); i++) {
+		struct btape_event ev = ev_at(ios[i].t, ios[i].op, i * 2048, ios[i].bytes);
+
+		if (ios[i].done) {
+			ev.complete_ns = ev.issue_ns + (ios[i].done - ios[i].t) * US;
+			ev.present |= BTAPE_HAS_COMPLETE;
+		}
+		assert_int_equal(btape_writer__add(w, &ev), 0);
+	}
+	assert_int_equal(btape_writer__close(w, NULL, 0), 0);
+	btape_meta_free(&meta);
+
+	/* over 64 KiB: 131072 (10-40), 524288 (30-35), 98304 (45-80), 262144 (100, none),
+	 * 200000 (101-300): at 30 us two (the 64 KiB read is not over) */
+	assert_int_equal(rp_trace_big_ios(path, 65536, 128, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.count, 5);
+	assert_int_equal(b.max_bytes, 524288);
+	assert_int_equal(b.max_inflight, 2);
+	/* over 4 KiB the 64 KiB read joins: three at 30 us */
+	assert_int_equal(rp_trace_big_ios(path, 4096, 128, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.count, 6);
+	assert_int_equal(b.max_inflight, 3);
+	/* capped */
+	assert_int_equal(rp_trace_big_ios(path, 4096, 2, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.max_inflight, 2);
+	/* none */
+	assert_int_equal(rp_trace_big_ios(path, 1 << 20, 128, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.count, 0);
+	assert_int_equal(b.max_bytes, 0);
+	unlink(path);
+	/* a missing file: an error and a message */
+	msg[0] = '\0';
+	assert_true(rp_trace_big_ios(path, 4096, 128, &b, msg, sizeof(msg)) < 0);
+	assert_true(msg[0] != '\0');
 }
 
 /* ---- --order: dependency-aware replay against a brute-force model ---- */
@@ -1759,8 +1878,10 @@ int main(void)
 		cmocka_unit_test(test_unmapped_device_counted),
 		cmocka_unit_test(test_loops_warmup_duration),
 		cmocka_unit_test(test_stop_flag),
+		cmocka_unit_test(test_big_buffers),
 		cmocka_unit_test(test_payload),
 		cmocka_unit_test(test_prefetch_source),
+		cmocka_unit_test(test_trace_big_ios),
 		cmocka_unit_test(test_order_model),
 		cmocka_unit_test(test_order_causal_stretch),
 		cmocka_unit_test(test_order_causal_faster),
