@@ -10,8 +10,9 @@
  * Each thread spins 800 ms of every second and sleeps the rest, so that the kernel's real-time
  * throttling (950 ms a second by default) never stops it and other tasks still run.
  *
- *   hiccup SECONDS            (root, for SCHED_FIFO; prints one line per CPU and the gaps
- *                              over 1 ms with their time)
+ *   hiccup SECONDS [CPU]      (root, for SCHED_FIFO; prints one line per CPU and the gaps
+ *                              over 1 ms with their time; with CPU, spins on that one only,
+ *                              to see what load on the others does to it)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -100,13 +101,27 @@ static void *run(void *arg)
 int main(int argc, char **argv)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	double seconds = argc == 2 ? atof(argv[1]) : 0;
+	double seconds = argc >= 2 ? atof(argv[1]) : 0;
+	char *end = NULL;
+	long only = argc == 3 ? strtol(argv[2], &end, 10) : -1;
 	struct cpu_run *c;
 	pthread_t *th;
 
-	if (seconds <= 0 || ncpu < 1) {
-		fprintf(stderr, "usage: hiccup SECONDS (root)\n");
+	if (seconds <= 0 || ncpu < 1 || argc > 3 || only >= ncpu ||
+	    (argc == 3 && (only < 0 || end == argv[2] || *end))) {
+		fprintf(stderr, "usage: hiccup SECONDS [CPU] (root; CPU one of 0-%ld)\n", ncpu - 1);
 		return 2;
+	}
+	if (only >= 0) { /* one thread, on that CPU */
+		c = calloc(1, sizeof(*c));
+		th = calloc(1, sizeof(*th));
+		if (!c || !th) {
+			fprintf(stderr, "hiccup: out of memory\n");
+			return 1;
+		}
+		c[0].cpu = (int)only;
+		ncpu = 1;
+		goto start;
 	}
 	c = calloc((size_t)ncpu, sizeof(*c));
 	th = calloc((size_t)ncpu, sizeof(*th));
@@ -114,8 +129,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hiccup: out of memory\n");
 		return 1;
 	}
-	for (long i = 0; i < ncpu; i++) {
+	for (long i = 0; i < ncpu; i++)
 		c[i].cpu = (int)i;
+start:
+	for (long i = 0; i < ncpu; i++) {
 		c[i].seconds = seconds;
 		if (pthread_create(&th[i], NULL, run, &c[i])) {
 			fprintf(stderr, "hiccup: cannot start a thread\n");
