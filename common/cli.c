@@ -5,7 +5,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +203,71 @@ const char *cli_fmt_bytes(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Temporary outputs a fatal signal removes: a killed command leaves no PATH.tmp.XXXXXX. Slots
+ * hold copies of the paths (the handler may run while the strings are freed); a slot is
+ * published by its used flag only after its path is written. The handler is installed for
+ * SIGINT, SIGTERM and SIGHUP where they have their default action (a command that handles them
+ * itself, record or replay, or a shell that ignores them, keeps its own), once.
+ */
+#define TMP_SLOTS 8
+static struct {
+	volatile sig_atomic_t used;
+	char path[PATH_MAX];
+} tmp_slots[TMP_SLOTS];
+
+static void tmp_on_signal(int sig)
+{
+	int saved = errno;
+
+	for (int i = 0; i < TMP_SLOTS; i++)
+		if (tmp_slots[i].used)
+			unlink(tmp_slots[i].path);
+	signal(sig, SIG_DFL);
+	errno = saved;
+	raise(sig);
+}
+
+static void tmp_handlers(void)
+{
+	static bool done;
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+
+	if (done)
+		return;
+	done = true;
+	for (unsigned int i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old, sa = {.sa_handler = tmp_on_signal};
+
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		    !(old.sa_flags & SA_SIGINFO)) {
+			sigemptyset(&sa.sa_mask);
+			sigaction(sigs[i], &sa, NULL);
+		}
+	}
+}
+
+static void tmp_track(const char *path)
+{
+	if (strlen(path) >= PATH_MAX)
+		return;
+	tmp_handlers();
+	for (int i = 0; i < TMP_SLOTS; i++) {
+		if (!tmp_slots[i].used) {
+			memcpy(tmp_slots[i].path, path, strlen(path) + 1);
+			__atomic_store_n(&tmp_slots[i].used, 1, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+static void tmp_untrack(const char *path)
+{
+	for (int i = 0; i < TMP_SLOTS; i++)
+		if (tmp_slots[i].used && strcmp(tmp_slots[i].path, path) == 0)
+			__atomic_store_n(&tmp_slots[i].used, 0, __ATOMIC_RELEASE);
+}
+
 int cli_out_open(struct cli_out *o, const char *path)
 {
 	int fd, err;
@@ -233,12 +301,14 @@ int cli_out_open(struct cli_out *o, const char *path)
 		err = -errno;
 		goto cleanup;
 	}
+	tmp_track(o->tmp);
 	fchmod(fd, 0644);
 	o->fp = fdopen(fd, "w");
 	if (!o->fp) {
 		err = -errno;
 		close(fd);
 		unlink(o->tmp);
+		tmp_untrack(o->tmp);
 		goto cleanup;
 	}
 	return 0;
@@ -319,6 +389,7 @@ int cli_out_commit(struct cli_out *o)
 	}
 	if (err)
 		unlink(o->tmp);
+	tmp_untrack(o->tmp);
 	free(o->tmp);
 	free(o->path);
 	o->tmp = o->path = NULL;
@@ -331,8 +402,10 @@ void cli_out_abort(struct cli_out *o)
 		return;
 	if (o->fp && (o->path || o->sink))
 		fclose(o->fp);
-	if (o->tmp)
+	if (o->tmp) {
 		unlink(o->tmp);
+		tmp_untrack(o->tmp);
+	}
 	free(o->tmp);
 	free(o->path);
 	memset(o, 0, sizeof(*o));

@@ -51,6 +51,8 @@ const char *cli_fmt_bytes(uint64_t bytes, char *buf, size_t len);
  * exists at PATH that was not there before. PATH must pass btape_output_check() at the open
  * and again just before the rename: a device node, FIFO or directory is refused, never
  * renamed over; the null device is written directly. After a failure why holds one line.
+ * A SIGINT, SIGTERM or SIGHUP that would end the program removes the temporary file first
+ * (where the program has not set its own handler): a killed command leaves nothing behind.
  */
 struct cli_out {
 	FILE *fp;
