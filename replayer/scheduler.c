@@ -593,7 +593,12 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 			return err;
 	}
 	io->pooled = false;
-	if (io->bytes <= cfg->buf_bytes && cfg->bufs) {
+	if (op != RP_IO_READ && op != RP_IO_WRITE) {
+		/* flushes, discards and write zeroes carry no data: a 4 GiB discard once got a
+		 * 4 GiB buffer */
+		io->buf = NULL;
+		io->buf_index = -1;
+	} else if (io->bytes <= cfg->buf_bytes && cfg->bufs) {
 		io->buf = cfg->bufs[slot];
 		io->buf_index = (int)slot;
 	} else if (io->bytes && io->bytes <= cfg->big_bytes && r->npool) {

@@ -576,6 +576,7 @@ static void test_big_buffers(void **state)
 		ev_at(30, BTAPE_OP_READ, 256, 4096),  /* registered */
 		ev_at(200, BTAPE_OP_READ, 512, 32768), /* larger than big_bytes: made */
 		ev_at(400, BTAPE_OP_READ, 1024, 8192), ev_at(410, BTAPE_OP_WRITE, 2048, 12288),
+		ev_at(600, BTAPE_OP_DISCARD, 4096, 16 * MIB), /* no data: no buffer */
 	};
 	struct rp_payload pay;
 
@@ -591,14 +592,16 @@ static void test_big_buffers(void **state)
 	f->cfg.nbig = 2;
 	f->cfg.big_bytes = 16384;
 	f->latency_ns = 100 * US;
-	assert_int_equal(fx_run(f, evs, 7), 0);
-	assert_int_equal(f->cap.n, 7);
-	for (unsigned int i = 0; i < 7; i++) {
+	assert_int_equal(fx_run(f, evs, 8), 0);
+	assert_int_equal(f->cap.n, 8);
+	for (unsigned int i = 0; i < 8; i++) {
 		const struct rp_io *io = &f->cap.done[i];
 		bool lent = io->buf == big[0] || io->buf == big[1];
 
 		assert_int_equal(io->pooled, lent);
-		if (io->bytes <= 4096)
+		if (io->op == RP_IO_DISCARD)
+			assert_null(io->buf);
+		else if (io->bytes <= 4096)
 			assert_true(io->buf_index >= 0 && io->buf == small[io->buf_index]);
 		else
 			assert_int_equal(io->buf_index, -1);
