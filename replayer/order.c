@@ -25,6 +25,7 @@
 #include "order.h"
 
 #include "btape.h"
+#include "u64heap.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -416,51 +417,16 @@ static void xset(struct xnode *n, uint64_t start, uint64_t end, uint64_t id, uin
 	n->prio = (uint32_t)(mix(id, seed) >> 32);
 }
 
-/* ---- min-heaps of u64: candidates (held ids), a thread's recorded completions ahead ---- */
-
-static void heap_push(uint64_t *h, unsigned int *n, uint64_t v)
-{
-	unsigned int i = (*n)++;
-
-	while (i && h[(i - 1) / 2] > v) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = v;
-}
-
-static uint64_t heap_pop(uint64_t *h, unsigned int *n)
-{
-	uint64_t top = h[0], last = h[--*n];
-	unsigned int i = 0;
-
-	for (;;) {
-		unsigned int c = 2 * i + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && h[c + 1] < h[c])
-			c++;
-		if (last <= h[c])
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (*n)
-		h[i] = last;
-	return top;
-}
-
 /* ---- the held I/Os' places: candidates (by id) and timers (by time) ---- */
 
 static void cand_push(struct rp_order *o, uint64_t id)
 {
-	heap_push(o->cand, &o->ncand, id);
+	u64heap_push(o->cand, &o->ncand, id);
 }
 
 static uint64_t cand_pop(struct rp_order *o)
 {
-	return heap_pop(o->cand, &o->ncand);
+	return u64heap_pop(o->cand, &o->ncand);
 }
 
 static bool tless(const struct theap *a, const struct theap *b)
@@ -735,7 +701,7 @@ static uint32_t thread_depth(struct thr *t, const struct ent *b)
 	unsigned int n;
 
 	while (t->nahead && t->ahead[0] <= b->rissue)
-		heap_pop(t->ahead, &t->nahead);
+		u64heap_pop(t->ahead, &t->nahead);
 	n = t->nahead;
 	if (b->rdone == NO_TIME || b->rdone <= b->rissue || t->lost)
 		return t->lost ? TDEPTH_ANY : n;
@@ -750,7 +716,7 @@ static uint32_t thread_depth(struct thr *t, const struct ent *b)
 		t->ahead = a;
 		t->cap = cap;
 	}
-	heap_push(t->ahead, &t->nahead, b->rdone);
+	u64heap_push(t->ahead, &t->nahead, b->rdone);
 	return n;
 }
 

@@ -2,6 +2,7 @@
 #include "source.h"
 
 #include "btape.h"
+#include "u64heap.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -399,39 +400,6 @@ void rp_prefetch__close(struct rp_prefetch *p)
 	free(p);
 }
 
-/* Min-heap of completion times: the big I/Os still in flight. */
-static void heap_push(uint64_t *h, unsigned int *n, uint64_t v)
-{
-	unsigned int i = (*n)++;
-
-	while (i && h[(i - 1) / 2] > v) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = v;
-}
-
-static void heap_pop(uint64_t *h, unsigned int *n)
-{
-	uint64_t v = h[--*n];
-	unsigned int i = 0;
-
-	for (;;) {
-		unsigned int c = 2 * i + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && h[c + 1] < h[c])
-			c++;
-		if (h[c] >= v)
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (*n)
-		h[i] = v;
-}
-
 int rp_trace_big_ios(const char *path, uint64_t over, unsigned int cap, struct rp_big_ios *out,
 		     char *errmsg, size_t errlen)
 {
@@ -463,12 +431,12 @@ int rp_trace_big_ios(const char *path, uint64_t over, unsigned int cap, struct r
 			if (ev->bytes > out->max_bytes)
 				out->max_bytes = ev->bytes;
 			while (nh && heap[0] <= ev->issue_ns)
-				heap_pop(heap, &nh);
+				u64heap_pop(heap, &nh);
 			done = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns > ev->issue_ns
 				       ? ev->complete_ns
 				       : ev->issue_ns + 1;
 			if (nh < cap)
-				heap_push(heap, &nh, done);
+				u64heap_push(heap, &nh, done);
 			if (nh > out->max_inflight)
 				out->max_inflight = nh;
 		}
