@@ -7,6 +7,7 @@
 #include "target.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,8 +208,9 @@ int rp_devices__open(struct rp_devices *s, char *why, size_t whylen)
 			return -EINVAL;
 		}
 		/* the largest file size is INT64_MAX: past it the rounding would wrap */
-		if (o->create_auto && want > (uint64_t)INT64_MAX - (1 << 20) &&
-		    access(s->tpaths[t], F_OK) != 0) {
+		bool too_big = want > (uint64_t)INT64_MAX - (1 << 20);
+
+		if (o->create_auto && too_big && access(s->tpaths[t], F_OK) != 0) {
 			char n[32];
 
 			if (want == UINT64_MAX)
@@ -221,10 +223,10 @@ int rp_devices__open(struct rp_devices *s, char *why, size_t whylen)
 				 s->tpaths[t], n);
 			return -EFBIG;
 		}
-		if (want > (uint64_t)INT64_MAX - (1 << 20))
-			want = 0; /* an existing target; nothing to make */
-		to.create_size = o->create_auto ? (want + (1 << 20) - 1) / (1 << 20) * (1 << 20)
-						: o->create_size;
+		if (!o->create_auto)
+			to.create_size = o->create_size;
+		else /* too big to make means it exists (refused above): nothing to make */
+			to.create_size = too_big ? 0 : (want + (1 << 20) - 1) / (1 << 20) * (1 << 20);
 		if (o->create_auto && !to.create_size && access(s->tpaths[t], F_OK) != 0) {
 			snprintf(why, whylen,
 				 "target %s: does not exist, and the trace does not say how big to "

@@ -265,6 +265,15 @@ static bool measured(const struct run *r, uint64_t issue_ns)
 	return issue_ns >= r->st->measure_start_ns;
 }
 
+/* An I/O done with (completed, or never submitted) returns the buffer it borrowed. */
+static void give_back(struct run *r, struct rp_io *io)
+{
+	if (io->pooled) {
+		r->pool[r->npool++] = io->buf;
+		io->pooled = false;
+	}
+}
+
 static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 {
 	struct rp_stats *st = r->st;
@@ -306,10 +315,7 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 	if (r->cfg->on_done)
 		r->cfg->on_done(r->cfg->ctx, io);
 	io->busy = false;
-	if (io->pooled) {
-		r->pool[r->npool++] = io->buf;
-		io->pooled = false;
-	}
+	give_back(r, io);
 	if (io->op == RP_IO_FSYNC)
 		r->lane_flushes[io->lane]--;
 	r->lane_inflight[io->lane]--;
@@ -370,10 +376,7 @@ static void unissue(struct run *r, struct rp_io **ios, unsigned int n)
 		struct rp_io *io = ios[i];
 
 		io->busy = false;
-		if (io->pooled) {
-			r->pool[r->npool++] = io->buf;
-			io->pooled = false;
-		}
+		give_back(r, io);
 		r->inflight--;
 		r->lane_inflight[io->lane]--;
 		r->target_inflight[io->target]--;

@@ -112,27 +112,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: hiccup SECONDS [CPU] (root; CPU one of 0-%ld)\n", ncpu - 1);
 		return 2;
 	}
-	if (only >= 0) { /* one thread, on that CPU */
-		c = calloc(1, sizeof(*c));
-		th = calloc(1, sizeof(*th));
-		if (!c || !th) {
-			fprintf(stderr, "hiccup: out of memory\n");
-			return 1;
-		}
-		c[0].cpu = (int)only;
-		ncpu = 1;
-		goto start;
-	}
+	if (only >= 0)
+		ncpu = 1; /* one thread, on that CPU */
 	c = calloc((size_t)ncpu, sizeof(*c));
 	th = calloc((size_t)ncpu, sizeof(*th));
 	if (!c || !th) {
 		fprintf(stderr, "hiccup: out of memory\n");
 		return 1;
 	}
-	for (long i = 0; i < ncpu; i++)
-		c[i].cpu = (int)i;
-start:
 	for (long i = 0; i < ncpu; i++) {
+		c[i].cpu = only >= 0 ? (int)only : (int)i;
 		c[i].seconds = seconds;
 		if (pthread_create(&th[i], NULL, run, &c[i])) {
 			fprintf(stderr, "hiccup: cannot start a thread\n");
