@@ -69,6 +69,8 @@ struct rp_engine_cfg {
 
 /* io_uring ring setups, cheapest first: DEFER_TASKRUN, COOP_TASKRUN, plain. */
 #define RP_URING_SETUPS 3
+/* io-wq workers (flushes, fallocate) per online CPU: twice the kernel's default */
+#define RP_URING_FLUSH_WORKERS_PER_CPU 8
 
 struct rp_engine;
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 struct uring_engine {
 	struct io_uring ring;
@@ -74,6 +75,24 @@ static int ring_init(struct uring_engine *e, unsigned int first)
 	return err;
 }
 
+/*
+ * Flushes (fsync) and fallocate never run inline: io_uring hands each to an io-wq worker of
+ * the submitting thread, and the kernel allows min(SQ entries, 4 per CPU) such workers for a
+ * block device. A flush-heavy recording (17k flushes a second beside 31k writes, 2 vCPUs)
+ * queued its flushes behind those 8: 120 of the 128 I/Os in flight were flushes waiting 2 ms
+ * when the depth cap was hit. Twice the kernel's allowance measured best (docs/REPLAY.md,
+ * "Where the time goes"); never more than the I/Os the replay may have in flight. A kernel
+ * without the call (before 5.15) keeps its own limit.
+ */
+static void set_flush_workers(struct uring_engine *e)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long want = (unsigned long)(cpus > 0 ? cpus : 1) * RP_URING_FLUSH_WORKERS_PER_CPU;
+	unsigned int limits[2] = {want < e->depth ? (unsigned int)want : e->depth, 0};
+
+	(void)io_uring_register_iowq_max_workers(&e->ring, limits);
+}
+
 static int uring_open(struct rp_engine **ep, const struct rp_engine_cfg *cfg)
 {
 	struct uring_engine *e = calloc(1, sizeof(*e));
@@ -108,6 +127,7 @@ static int uring_open(struct rp_engine **ep, const struct rp_engine_cfg *cfg)
 		fds[i] = cfg->targets[i].fd;
 	e->fixed_files =
 		cfg->ntargets && io_uring_register_files(&e->ring, fds, cfg->ntargets) == 0;
+	set_flush_workers(e);
 
 	if (cfg->bufs && cfg->buf_bytes) {
 		iov = calloc(cfg->depth, sizeof(*iov));

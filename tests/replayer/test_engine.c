@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <liburing.h>
+
 #include "btape.h"
 #include "clock.h"
 #include "engine.h"
@@ -226,6 +228,39 @@ static void test_uring_too_long(void **state)
  * Whole schedules through the scheduler: afap, original timing (spins), closed loop; the
  * engine's system calls per I/O stay bounded (batched submission: bench/replay/syscalls.sh).
  */
+/*
+ * Flushes run in io-wq workers: the engine allows twice the kernel's default of them (4 per
+ * CPU), never more than its depth. The limit belongs to the thread, so a second ring of this
+ * thread reads it back (values 0 change nothing and return the current ones).
+ */
+static void test_uring_flush_workers(void **state)
+{
+	const unsigned int depth = 64;
+	struct fx *f = fx_new();
+	struct rp_engine_cfg ec = {
+		.targets = &f->t, .ntargets = 1, .depth = depth, .clock = &f->clock};
+	struct rp_engine *e = NULL;
+	struct io_uring probe;
+	unsigned int limits[2] = {0, 0};
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long want = (unsigned long)(cpus > 0 ? cpus : 1) * RP_URING_FLUSH_WORKERS_PER_CPU;
+	int ret;
+
+	(void)state;
+	assert_int_equal(rp_engine_uring.open(&e, &ec), 0);
+	assert_int_equal(io_uring_queue_init(4, &probe, 0), 0);
+	ret = io_uring_register_iowq_max_workers(&probe, limits);
+	io_uring_queue_exit(&probe);
+	rp_engine_uring.close(e);
+	fx_free(f);
+	if (ret == -EINVAL) {
+		skip(); /* before 5.15: the kernel's own limit stays */
+		return;
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(limits[0], want < depth ? want : depth);
+}
+
 static void test_uring_setups_sched(void **state)
 {
 	enum rp_timing timings[] = {RP_TIMING_AFAP, RP_TIMING_ORIGINAL, RP_TIMING_LOAD};
@@ -300,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_uring_wait_idle),
 		cmocka_unit_test(test_uring_too_long),
 		cmocka_unit_test(test_uring_setups_sched),
+		cmocka_unit_test(test_uring_flush_workers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
