@@ -172,6 +172,12 @@ static double sec(uint64_t ns)
  * the depth cap (the target completed slower than the recording needs) or the issuing thread
  * itself (waiting for a CPU).
  */
+/* Of the slots taken when the depth cap held I/Os back, the share flushes held (0: never). */
+static double capped_flush_share(const struct rp_stats *st)
+{
+	return st->capped_slots ? (double)st->capped_flush_slots / (double)st->capped_slots : 0;
+}
+
 static void text_lag(FILE *fp, const struct rp_stats *st)
 {
 	const struct rp_stage *sg = &st->stage;
@@ -195,6 +201,12 @@ static void text_lag(FILE *fp, const struct rp_stats *st)
 		"than the recording fills it), %.3f s waiting for a CPU (%" PRIu64
 		" preemptions)\n",
 		sec(sg->capped_ns), st->depth_capped, sec(sg->runq_ns), sg->nivcsw);
+	if (capped_flush_share(st) >= 0.5)
+		fprintf(fp,
+			"    flushes held %.0f%% of the slots at the depth cap: the kernel runs each "
+			"in an io-wq worker thread, and they fell behind (docs/REPLAY.md, \"Where the "
+			"time goes\")\n",
+			100.0 * capped_flush_share(st));
 }
 
 static void text_stages(FILE *fp, const struct rp_stats *st)
@@ -456,8 +468,10 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		st->flush_overlapped, st->flush_waited, sec(st->flush_wait_ns));
 	if (info->fid)
 		json_fidelity(fp, info->fid);
-	fprintf(fp, ",\"depth_capped\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
-		st->depth_capped, st->max_inflight, st->errors);
+	fprintf(fp,
+		",\"depth_capped\":%" PRIu64 ",\"capped_flush_share\":%.3f,\"max_inflight\":%u,"
+		"\"errors\":%" PRIu64,
+		st->depth_capped, capped_flush_share(st), st->max_inflight, st->errors);
 	fprintf(fp,
 		",\"skipped\":{\"total\":%" PRIu64 ",\"unsupported\":%" PRIu64
 		",\"unmapped\":%" PRIu64 ",\"sub_block\":%" PRIu64 ",\"by_op\":{",

@@ -224,6 +224,7 @@ struct run {
 	unsigned int *lane_held;
 	unsigned int *lane_flushes;
 	uint64_t *flush_done_rec;
+	unsigned int flushes_inflight; /* of inflight, the flushes */
 
 	/* cursor */
 	const struct btape_event *batch;
@@ -316,8 +317,10 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 		r->cfg->on_done(r->cfg->ctx, io);
 	io->busy = false;
 	give_back(r, io);
-	if (io->op == RP_IO_FSYNC)
+	if (io->op == RP_IO_FSYNC) {
 		r->lane_flushes[io->lane]--;
+		r->flushes_inflight--;
+	}
 	r->lane_inflight[io->lane]--;
 	r->target_inflight[io->target]--;
 	r->inflight--;
@@ -378,6 +381,7 @@ static void unissue(struct run *r, struct rp_io **ios, unsigned int n)
 		io->busy = false;
 		give_back(r, io);
 		r->inflight--;
+		r->flushes_inflight -= io->op == RP_IO_FSYNC;
 		r->lane_inflight[io->lane]--;
 		r->target_inflight[io->target]--;
 		r->freel[r->nfree++] = io;
@@ -648,6 +652,7 @@ static int claim(struct run *r, const struct btape_event *ev, unsigned int copy,
 	}
 	io->order_id = order_id;
 	r->inflight++;
+	r->flushes_inflight += io->op == RP_IO_FSYNC;
 	r->lane_inflight[io->lane]++;
 	io->qd = ++r->target_inflight[io->target];
 	if (r->inflight > r->st->max_inflight)
@@ -972,6 +977,8 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			if (!r->nfree) {
 				if (cfg->timing != RP_TIMING_AFAP && !r->cur_capped) {
 					st->depth_capped++;
+					st->capped_slots += r->inflight;
+					st->capped_flush_slots += r->flushes_inflight;
 					r->cur_capped = true;
 					r->capped_since = clock->now(clock);
 				}

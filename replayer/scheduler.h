@@ -86,6 +86,8 @@ struct rp_stats {
 	struct hist issue_err; /* original timing: actual - intended issue time */
 	uint64_t late;	       /* issue error > RP_LATE_NS */
 	uint64_t depth_capped; /* I/Os held back by the depth cap past their deadline */
+	/* summed over those: the I/Os in flight when each was held, and the flushes among them */
+	uint64_t capped_slots, capped_flush_slots;
 	uint64_t skipped[32];  /* by btape op: not doable here (never silently lost) */
 	uint64_t unsupported;  /* of which: the target refused (EOPNOTSUPP) */
 	uint64_t unmapped;     /* of which: on a recorded device with no target */

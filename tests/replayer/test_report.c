@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "scheduler.h"
 
 static struct rp_step step(unsigned int f, double iops, uint64_t p99_us)
 {
@@ -117,12 +118,63 @@ static void test_html_knee_named(void **state)
 	free(buf);
 }
 
+/* A replay held at the depth cap mostly by flushes says so; JSON always has the share. */
+static char *run_report(const struct rp_stats *st, bool json)
+{
+	const char *targets[] = {"t"};
+	struct rp_run_info info = {.trace = "t", .engine = "io_uring", .timing = "original",
+				   .layout = "shard", .speed = 1, .iodepth = 4, .scale = 1,
+				   .targets = targets, .ntargets = 1};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	if (json)
+		rp_report_json(fp, &info, st);
+	else
+		rp_report_text(fp, &info, st);
+	fclose(fp);
+	return buf;
+}
+
+static void test_capped_flushes_named(void **state)
+{
+	struct rp_stats st;
+	char *buf;
+
+	(void)state;
+	rp_stats_reset(&st);
+	st.issued = st.completed = 10;
+	hist_add(&st.issue_err, 2000000);
+	st.late = 1;
+	st.lag_max_ns = 2000000;
+	st.depth_capped = 3;
+	st.capped_slots = 12;
+	st.capped_flush_slots = 9;
+	buf = run_report(&st, false);
+	assert_non_null(strstr(buf, "the replayer fell behind by"));
+	assert_non_null(strstr(buf, "flushes held 75% of the slots at the depth cap"));
+	free(buf);
+	buf = run_report(&st, true);
+	assert_non_null(strstr(buf, "\"capped_flush_share\":0.750"));
+	free(buf);
+	st.capped_flush_slots = 3; /* a quarter: not the flushes' doing */
+	buf = run_report(&st, false);
+	assert_null(strstr(buf, "flushes held"));
+	free(buf);
+	st.capped_slots = st.capped_flush_slots = 0;
+	buf = run_report(&st, true);
+	assert_non_null(strstr(buf, "\"capped_flush_share\":0.000"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_knee),
 		cmocka_unit_test(test_html_selfcontained),
 		cmocka_unit_test(test_html_knee_named),
+		cmocka_unit_test(test_capped_flushes_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

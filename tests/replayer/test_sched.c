@@ -239,6 +239,32 @@ static void test_depth_cap_original(void **state)
 	free(f);
 }
 
+/* At each depth-cap hit the I/Os in flight are summed, and the flushes among them. */
+static void test_capped_flush_share(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[] = {
+		ev_at(0, BTAPE_OP_FLUSH, 0, 0),
+		ev_at(10, BTAPE_OP_WRITE, 0, 4096),
+		ev_at(20, BTAPE_OP_WRITE, 8, 4096), /* held: a flush and a write out */
+		ev_at(400, BTAPE_OP_FLUSH, 0, 0),
+		ev_at(410, BTAPE_OP_FLUSH, 0, 0),
+		ev_at(420, BTAPE_OP_WRITE, 16, 4096), /* held: two flushes out */
+		ev_at(900, BTAPE_OP_WRITE, 24, 4096), /* none held */
+	};
+
+	(void)state;
+	f->cfg.allow_writes = true;
+	f->cfg.iodepth = 2;
+	f->latency_ns = 150 * US;
+	assert_int_equal(fx_run(f, evs, 7), 0);
+	assert_int_equal(f->cap.n, 7);
+	assert_int_equal(f->st.depth_capped, 2);
+	assert_int_equal(f->st.capped_slots, 4);
+	assert_int_equal(f->st.capped_flush_slots, 3);
+	free(f);
+}
+
 static void test_afap_depth(void **state)
 {
 	struct fixture *f = fx_new();
@@ -1870,6 +1896,7 @@ int main(void)
 		cmocka_unit_test(test_fell_behind),
 		cmocka_unit_test(test_kept_up),
 		cmocka_unit_test(test_depth_cap_original),
+		cmocka_unit_test(test_capped_flush_share),
 		cmocka_unit_test(test_afap_depth),
 		cmocka_unit_test(test_load_keeps_recorded_qd),
 		cmocka_unit_test(test_shard_and_overlay),
