@@ -81,13 +81,20 @@ static void test_html_selfcontained(void **state)
 	free(buf);
 }
 
+static const char *const one_target[] = {"t"};
+
+/* A run of trace "t" onto target "t". */
+static struct rp_run_info small_run(const char *engine, const char *timing)
+{
+	return (struct rp_run_info){.trace = "t", .engine = engine, .timing = timing,
+				    .layout = "shard", .speed = 1, .iodepth = 1, .scale = 1,
+				    .targets = one_target, .ntargets = 1};
+}
+
 /* The sweep page names the knee's step, or says plainly that there is none. */
 static char *sweep_page(struct rp_step *s, unsigned int n)
 {
-	const char *targets[] = {"t"};
-	struct rp_run_info info = {.trace = "t", .engine = "null", .timing = "afap",
-				   .layout = "shard", .speed = 1, .iodepth = 1, .scale = 1,
-				   .targets = targets, .ntargets = 1};
+	struct rp_run_info info = small_run("null", "afap");
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
@@ -121,10 +128,7 @@ static void test_html_knee_named(void **state)
 /* A replay held at the depth cap mostly by flushes says so; JSON always has the share. */
 static char *run_report(const struct rp_stats *st, bool json)
 {
-	const char *targets[] = {"t"};
-	struct rp_run_info info = {.trace = "t", .engine = "io_uring", .timing = "original",
-				   .layout = "shard", .speed = 1, .iodepth = 4, .scale = 1,
-				   .targets = targets, .ntargets = 1};
+	struct rp_run_info info = small_run("io_uring", "original");
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
