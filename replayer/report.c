@@ -167,17 +167,17 @@ static double sec(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-/*
- * Whether the replay kept to its schedule, and if not, by how much, when, and what held it:
- * the depth cap (the target completed slower than the recording needs) or the issuing thread
- * itself (waiting for a CPU).
- */
 /* Of the slots taken when the depth cap held I/Os back, the share flushes held (0: never). */
 static double capped_flush_share(const struct rp_stats *st)
 {
 	return st->capped_slots ? (double)st->capped_flush_slots / (double)st->capped_slots : 0;
 }
 
+/*
+ * Whether the replay kept to its schedule, and if not, by how much, when, and what held it:
+ * the depth cap (the target completed slower than the recording needs) or the issuing thread
+ * itself (waiting for a CPU).
+ */
 static void text_lag(FILE *fp, const struct rp_stats *st)
 {
 	const struct rp_stage *sg = &st->stage;
