@@ -154,7 +154,8 @@ if cnt(o, "flush"):
         dt.append(f"sent overlapping {r['flushes']['overlapped'] / cnt(o, 'flush'):.2f}x")
 open(rows, "a").write(json.dumps(row) + "\n")
 print(f"  {name:8s} late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
-      f" (block {'n/a' if row['block_p99_us'] is None else format(row['block_p99_us'], '8.1f')} us)  depth-capped {row['capped']:6d}  fell behind by"
+      f" (block {'n/a' if row['block_p99_us'] is None else format(row['block_p99_us'], '8.1f')} us)  depth-capped {row['capped']:6d}"
+      f" ({100 * r.get('capped_flush_share', 0):.0f}% of the slots flushes)  fell behind by"
       f" {row['lag_ms']:.2f} ms, {row['behind_s']:.2f} s behind; thread waited"
       f" {row['runq_s']:.2f} s for a CPU, ran {row['cpu_s']:.2f} s; flushes:"
       f" {', '.join(dt)}  (load {load})")
