@@ -80,9 +80,9 @@ static int ring_init(struct uring_engine *e, unsigned int first)
  * the submitting thread, and the kernel allows min(SQ entries, 4 per CPU) such workers for a
  * block device. A flush-heavy recording (17k flushes a second beside 31k writes, 2 vCPUs)
  * queued its flushes behind those 8: when the depth cap was hit, 117 of the 128 I/Os in flight
- * (the mean) were flushes, the oldest 2-3 ms old. Twice the kernel's allowance measured best (docs/REPLAY.md,
- * "Where the time goes"); never more than the I/Os the replay may have in flight. A kernel
- * without the call (before 5.15) keeps its own limit.
+ * (the mean) were flushes, the oldest 2-3 ms old. Twice the kernel's allowance measured best
+ * (docs/REPLAY.md, "Where the time goes"); never more than the I/Os the replay may have in
+ * flight. A kernel without the call (before 5.15) keeps its own limit.
  */
 static void set_flush_workers(struct uring_engine *e)
 {

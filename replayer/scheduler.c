@@ -224,7 +224,6 @@ struct run {
 	unsigned int *lane_held;
 	unsigned int *lane_flushes;
 	uint64_t *flush_done_rec;
-	unsigned int flushes_inflight; /* of inflight, the flushes */
 
 	/* cursor */
 	const struct btape_event *batch;
@@ -264,6 +263,18 @@ static uint64_t watermark(const struct run *r, uint64_t now)
 static bool measured(const struct run *r, uint64_t issue_ns)
 {
 	return issue_ns >= r->st->measure_start_ns;
+}
+
+/* The flushes in flight: those submitted (lane_flushes) and those in the batch being built. */
+static unsigned int flushes_out(const struct run *r, struct rp_io *const *batch, unsigned int nb)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < r->nlanes; i++)
+		n += r->lane_flushes[i];
+	for (unsigned int i = 0; i < nb; i++)
+		n += batch[i]->op == RP_IO_FSYNC;
+	return n;
 }
 
 /* An I/O done with (completed, or never submitted) returns the buffer it borrowed. */
@@ -317,10 +328,8 @@ static void complete_io(struct run *r, struct rp_io *io, uint64_t now)
 		r->cfg->on_done(r->cfg->ctx, io);
 	io->busy = false;
 	give_back(r, io);
-	if (io->op == RP_IO_FSYNC) {
+	if (io->op == RP_IO_FSYNC)
 		r->lane_flushes[io->lane]--;
-		r->flushes_inflight--;
-	}
 	r->lane_inflight[io->lane]--;
 	r->target_inflight[io->target]--;
 	r->inflight--;
@@ -381,7 +390,6 @@ static void unissue(struct run *r, struct rp_io **ios, unsigned int n)
 		io->busy = false;
 		give_back(r, io);
 		r->inflight--;
-		r->flushes_inflight -= io->op == RP_IO_FSYNC;
 		r->lane_inflight[io->lane]--;
 		r->target_inflight[io->target]--;
 		r->freel[r->nfree++] = io;
@@ -652,7 +660,6 @@ static int claim(struct run *r, const struct btape_event *ev, unsigned int copy,
 	}
 	io->order_id = order_id;
 	r->inflight++;
-	r->flushes_inflight += io->op == RP_IO_FSYNC;
 	r->lane_inflight[io->lane]++;
 	io->qd = ++r->target_inflight[io->target];
 	if (r->inflight > r->st->max_inflight)
@@ -978,7 +985,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				if (cfg->timing != RP_TIMING_AFAP && !r->cur_capped) {
 					st->depth_capped++;
 					st->capped_slots += r->inflight;
-					st->capped_flush_slots += r->flushes_inflight;
+					st->capped_flush_slots += flushes_out(r, batch, nb);
 					r->cur_capped = true;
 					r->capped_since = clock->now(clock);
 				}
