@@ -65,24 +65,36 @@ for r, i in enumerate(info):
         err = y["offset_ns"] - (shift[r] - shift[0])
         assert abs(err) <= 50000, (r, y, err)
     assert i["events"] >= 100, (r, i["events"])
-def first_write(name, dev):
+def writes(name, dev): # issue time by sector, in issue order (fio's random map: no sector twice)
+    w = {}
     for line in open(f"{D}/{name}.csv").read().splitlines()[1:]:
         x = line.split(",")
         if x[6] == "write" and int(x[3]) == dev:
-            return int(x[0])
+            w.setdefault(int(x[4]), int(x[0]))
+    return w
 a = json.load(open(f"{D}/a.json"))
 assert a["alignment"]["align"] == "cluster", a["alignment"]
 hosts = a["hosts"]
 assert len(hosts) == 3, [h["name"] for h in hosts]
 first = [h["first_issue_ns"] for h in hosts]           # corrected, on rank 0's clock
-true = [first_write("truth", r) for r in range(3)]     # the host-wide recorder's clock
-# the traces carry the shifted clocks (two recorders stamp one request a few us apart)
+truth = [writes("truth", r) for r in range(3)]         # the host-wide recorder's clock
+true = [min(t.values()) for t in truth]
+# The traces carry the shifted clocks. Two recorders stamp one request apart by the time the
+# other's program takes, and by any interrupt or vCPU steal between them (28 us seen under a
+# loaded CI): the median over all of a rank's writes is the clock, one write's gap its noise.
+noise = []
 for r in range(3):
-    assert abs(first_write(f"rec-{r}", 0) - shift[r] - true[r]) <= 20000, (r, first_write(f"rec-{r}", 0), true)
+    rec = writes(f"rec-{r}", 0)
+    gaps = sorted(t - shift[r] - truth[r][s] for s, t in rec.items() if s in truth[r])
+    assert len(gaps) >= 100, (r, len(gaps))
+    assert abs(gaps[len(gaps) // 2]) <= 20000, (r, gaps[len(gaps) // 2])
+    noise.append(min(rec.values()) - shift[r] - true[r])
+    assert abs(noise[r]) <= 1000000, (r, noise[r])   # the shift (3 and 7 ms) is carried
 assert first[0] < first[1] < first[2], first
 for r in (1, 2):
-    got, want = first[r] - first[0], true[r] - true[0]
-    assert abs(got - want) <= 50000, (r, got, want)
+    # the cluster alignment against the truth, less the two first writes' stamping noise
+    got, want = first[r] - first[0], true[r] - true[0] + noise[r] - noise[0]
+    assert abs(got - want) <= 50000, (r, got, want, noise)
     assert abs(want - r * 1e9) < 600e6, (r, want)    # the 1 s stagger, roughly (fio start)
 print("first I/Os (ms):", [round(x / 1e6, 3) for x in first])
 PY
