@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 #include <mpi.h>
 #include <time.h>
 
@@ -31,13 +33,13 @@ static uint64_t mono_ns(void)
  * polls, an eighth of the time waited so far (at least 20 us, at most 1 ms), so that
  * oversubscribed ranks leave the CPU to their peers and a long wait costs little. The hurry
  * after a signal is in wall time: the launcher's SIGKILL follows its SIGTERM in wall time. */
-static int wait_req(MPI_Request *req, const struct cl_wait *w)
+static int wait_req_status(MPI_Request *req, const struct cl_wait *w, MPI_Status *st)
 {
 	uint64_t prev = mono_ns(), el = 0, hurried = 0;
 	int done = 0;
 
 	for (;;) {
-		if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+		if (MPI_Test(req, &done, st) != MPI_SUCCESS)
 			return -EIO;
 		if (done)
 			return 0;
@@ -58,6 +60,11 @@ static int wait_req(MPI_Request *req, const struct cl_wait *w)
 			nanosleep(&ts, NULL);
 		}
 	}
+}
+
+static int wait_req(MPI_Request *req, const struct cl_wait *w)
+{
+	return wait_req_status(req, w, MPI_STATUS_IGNORE);
 }
 
 static int ok(int rc, MPI_Request *req, const struct cl_wait *w)
@@ -170,22 +177,62 @@ static int op_wait(const struct cl_wait *w)
 	return pending == MPI_REQUEST_NULL ? 0 : wait_req(&pending, w);
 }
 
+/*
+ * MPI reads a send's buffer until the send completes, and writes a receive's until it does: a
+ * call given up on (-ETIMEDOUT) must not leave MPI holding the caller's memory, which is freed
+ * or reused by then (a beat's on the watchdog's stack). A send reads a copy, which a send given
+ * up on keeps (the run is ending: a silent peer stops it). A receive is withdrawn
+ * (MPI_Cancel): a message that comes later waits, unmatched, for the next receive from that
+ * peer and tag. One that matched meanwhile is received after all (0).
+ */
 static int op_send(const void *buf, size_t len, int peer, int tag, const struct cl_wait *w)
 {
 	MPI_Request r;
+	void *copy;
+	int err;
 
 	if (len > INT_MAX)
 		return -EOVERFLOW;
-	return ok(MPI_Isend(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r), &r, w);
+	if (!(copy = malloc(len ? len : 1)))
+		return -ENOMEM;
+	memcpy(copy, buf, len);
+	if (MPI_Isend(copy, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r) != MPI_SUCCESS) {
+		free(copy);
+		return -EIO;
+	}
+	err = wait_req(&r, w);
+	if (err == -ETIMEDOUT)
+		MPI_Request_free(&r); /* completes in the background, from the copy kept */
+	else if (!err)
+		free(copy);
+	return err;
 }
+
+/* A withdrawn receive completes at once, cancelled or matched; one matched to a message still
+ * arriving (a large one, from a peer that stopped) is waited for this long, then left. */
+#define CANCEL_WAIT_NS 100000000ull
 
 static int op_recv(void *buf, size_t len, int peer, int tag, const struct cl_wait *w)
 {
+	struct cl_wait cw = {.timeout_ns = CANCEL_WAIT_NS, .spin_ns = w->spin_ns};
 	MPI_Request r;
+	MPI_Status st;
+	int err, cancelled = 0;
 
 	if (len > INT_MAX)
 		return -EOVERFLOW;
-	return ok(MPI_Irecv(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r), &r, w);
+	if (MPI_Irecv(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r) != MPI_SUCCESS)
+		return -EIO;
+	err = wait_req(&r, w);
+	if (err != -ETIMEDOUT)
+		return err;
+	if (MPI_Cancel(&r) != MPI_SUCCESS)
+		return -EIO;
+	if ((err = wait_req_status(&r, &cw, &st)))
+		return err;
+	if (MPI_Test_cancelled(&st, &cancelled) != MPI_SUCCESS)
+		return -EIO;
+	return cancelled ? -ETIMEDOUT : 0;
 }
 
 static const struct cl_mpi_ops OPS = {

@@ -3,7 +3,9 @@
  * The interface between biotape and its MPI plugin (biotape-mpi.so, cluster_mpi.c): one
  * exported function returns a table of operations. Only cluster.c calls it. Every operation
  * polls a nonblocking MPI call until it completes or its struct cl_wait gives up; it returns 0,
- * -ETIMEDOUT or -EIO (an MPI error).
+ * -ETIMEDOUT or -EIO (an MPI error). A send or receive given up on (-ETIMEDOUT) leaves MPI
+ * holding none of the caller's memory: a receive is withdrawn, and the message, if it comes,
+ * is the next receive's from that peer and tag.
  */
 #ifndef BIOTAPE_CLUSTER_MPI_H
 #define BIOTAPE_CLUSTER_MPI_H
@@ -11,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_MPI_ABI 4
+#define CL_MPI_ABI 5
 #define CL_MPI_SYMBOL "biotape_mpi_ops"
 
 /* How long an operation waits: timeout_ns (<= 0: none); and once *hurry is non-zero (when

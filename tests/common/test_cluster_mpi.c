@@ -107,6 +107,27 @@ int main(int argc, char **argv)
 		CHECK(err == -ETIMEDOUT && took >= 200000000 && took < 1000000000,
 		      "a silent peer: %d after %" PRIu64 " ms", err, took / 1000000);
 	}
+	/* a message that comes after its receive gave up is the next receive's, and MPI no longer
+	 * writes the given-up receive's buffer (a heartbeat's on a stack since reused): rank 0
+	 * sends once rank 2 says it gave up */
+	if (rank == 2) {
+		uint64_t old = 0, fresh = 0, gave_up = 1;
+		int err = cl_comm__recv(c, &old, sizeof(old), 0, 8);
+		CHECK(err == -ETIMEDOUT, "the first receive: %d", err);
+		CHECK(cl_comm__send(c, &gave_up, sizeof(gave_up), 0, 9) == 0, "send 'gave up'");
+		usleep(100000); /* the message has come */
+		cl_comm__set_timeout(c, 2000000000);
+		err = cl_comm__recv(c, &fresh, sizeof(fresh), 0, 8);
+		CHECK(err == 0 && fresh == 0x1a7e,
+		      "the late message to the next receive: %d, %#" PRIx64, err, fresh);
+		CHECK(old == 0, "the given-up receive's buffer written: %#" PRIx64, old);
+	} else if (rank == 0) {
+		uint64_t gave_up = 0, late = 0x1a7e;
+		cl_comm__set_timeout(c, 5000000000);
+		CHECK(cl_comm__recv(c, &gave_up, sizeof(gave_up), 2, 9) == 0 && gave_up == 1,
+		      "rank 2 gave up");
+		CHECK(cl_comm__send(c, &late, sizeof(late), 2, 8) == 0, "the late message");
+	}
 	cl_comm__set_timeout(c, 60 * 1000000000ll);
 
 	/* broadcast and allgather */
