@@ -35,6 +35,9 @@
 #define BEAT_GRACE_NS 300000000ll
 #define VERDICT_GRACE_NS (2 * BEAT_GRACE_NS)
 #define BEAT_LATE_NS 50000000ll /* after one rank's beat timed out, each other's may be this late */
+/* Rank 0 listens this long after it judged a rank gone for its beat to come after all (a host
+ * or a process stalled, not dead): a rank that answers again is merged (revive()). */
+#define REVIVE_WAIT_NS BEAT_WAIT_NS
 /* A rank other than 0 whose step ended with the cluster broken (a rank gone) leaves ending the
  * job to rank 0, which may be merging and reporting: it waits this long for it, then ends it. */
 #define ROOT_ENDS_WAIT_NS 10000000000ull
@@ -129,10 +132,13 @@ struct rp_cluster {
 	/* the step */
 	uint64_t start_cl; /* start instant on this rank's cl_now_ns() clock */
 	volatile sig_atomic_t *stop;
+	const volatile sig_atomic_t *signalled; /* a signal came: no waiting for silent ranks */
 	const struct rp_stats *st; /* read by the watchdog: errors */
 	int status; /* enum rank_status, atomic */
 	bool lost;    /* rank 0 stopped answering (on rank 0: never) */
-	bool *gone;   /* rank 0: [size], ranks that stopped answering */
+	uint64_t *gone; /* rank 0: [size], when each rank that stopped answering was judged gone
+			 * (mono_ns()); 0: it answers */
+	bool *revived;	/* rank 0: [size], revive()'s: the late beat came in this round */
 	int ngone;    /* rank 0: how many; elsewhere: rank 0's count, from its verdict */
 	pthread_t wd;
 	bool wd_on;
@@ -240,7 +246,8 @@ int rp_cluster__open(struct rp_cluster **out)
 	rc->off = calloc((size_t)rc->size, sizeof(*rc->off));
 	rc->rows = calloc((size_t)rc->size, sizeof(*rc->rows));
 	rc->gone = calloc((size_t)rc->size, sizeof(*rc->gone));
-	if (!rc->off || !rc->rows || !rc->gone) {
+	rc->revived = calloc((size_t)rc->size, sizeof(*rc->revived));
+	if (!rc->off || !rc->rows || !rc->gone || !rc->revived) {
 		cli_err("replay: out of memory");
 		cl_comm__abort(rc->c, BTAPE_EXIT_FAIL);
 	}
@@ -439,18 +446,64 @@ struct beat {
 	uint64_t gone;	  /* verdict: ranks rank 0 lost */
 };
 
+/*
+ * Rank 0: a rank judged gone whose beat has come after all, answered again from now on. Its
+ * watchdog had been stalled, not its process ended (a paused host, a starved thread): it waits
+ * for its verdict and sends its results as if in time, and they are merged. The late beat waits
+ * unmatched until this receive (cluster_mpi.h); no wait here for one that has not come. That
+ * beat is the rank's in this round (rc->revived): it sends no other before its verdict.
+ */
+static void revive(struct rp_cluster *rc, struct beat *b)
+{
+	for (int p = 1; p < rc->size; p++) {
+		struct beat in;
+
+		rc->revived[p] = false;
+		if (!rc->gone[p])
+			continue;
+		cl_comm__set_timeout(rc->c, 1);
+		if (cl_comm__recv(rc->c, &in, sizeof(in), p, TAG_BEAT))
+			continue;
+		cli_err("replay: rank %d (host %s) answered again %.1f s after it was judged gone, "
+			"which stopped the run: its results are merged",
+			p, cl_comm__host_of(rc->c, p), (double)(mono_ns() - rc->gone[p]) / 1e9);
+		rc->gone[p] = 0;
+		rc->ngone--;
+		rc->revived[p] = true;
+		b->stop |= in.stop;
+		b->running |= in.running;
+	}
+}
+
+/* Rank 0: whether a rank judged gone may still answer (revive()): until REVIVE_WAIT_NS after
+ * the last was judged, none after a signal (the launcher's SIGKILL follows). */
+static bool reviving(const struct rp_cluster *rc)
+{
+	uint64_t last = 0;
+
+	if (!rc->ngone || (rc->signalled && *rc->signalled))
+		return false;
+	for (int p = 1; p < rc->size; p++)
+		if (rc->gone[p] > last)
+			last = rc->gone[p];
+	return mono_ns() - last <= (uint64_t)REVIVE_WAIT_NS;
+}
+
 /* Rank 0: a beat from every rank not lost yet, all within BEAT_WAIT_NS (a rank whose
- * beat does not come is gone: the others stop), then the verdict to each. */
+ * beat does not come is gone: the others stop), then the verdict to each. While a rank judged
+ * gone may still answer, the verdict says someone runs: every rank keeps beating, and the last
+ * verdict carries the last count of ranks gone, which decides whether the job goes on. */
 static void beat_root(struct rp_cluster *rc, struct beat *b)
 {
 	uint64_t t0 = mono_ns();
 	bool late = false;
 
+	revive(rc, b);
 	for (int p = 1; p < rc->size; p++) {
 		int64_t left = BEAT_WAIT_NS - (int64_t)(mono_ns() - t0);
 		struct beat in;
 
-		if (rc->gone[p])
+		if (rc->gone[p] || rc->revived[p])
 			continue;
 		/* every rank beat at the same instant: while rank 0 waited for a silent one, the
 		 * others' beats had that time to come */
@@ -458,7 +511,7 @@ static void beat_root(struct rp_cluster *rc, struct beat *b)
 			left = BEAT_LATE_NS;
 		cl_comm__set_timeout(rc->c, left);
 		if (cl_comm__recv(rc->c, &in, sizeof(in), p, TAG_BEAT)) {
-			rc->gone[p] = true;
+			rc->gone[p] = mono_ns();
 			rc->ngone++;
 			late = true;
 			continue;
@@ -468,10 +521,12 @@ static void beat_root(struct rp_cluster *rc, struct beat *b)
 	}
 	b->gone = (uint64_t)rc->ngone;
 	b->stop |= b->gone != 0;
+	if (!b->running && reviving(rc))
+		b->running = 1;
 	for (int p = 1; p < rc->size; p++)
 		if (!rc->gone[p] && !(p == rc->withhold && !b->running) &&
 		    cl_comm__send(rc->c, b, sizeof(*b), p, TAG_BEAT)) {
-			rc->gone[p] = true;
+			rc->gone[p] = mono_ns();
 			rc->ngone++;
 		}
 }
@@ -538,6 +593,7 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	if (err)
 		return broken(rc, err);
 	rc->stop = stop;
+	rc->signalled = signalled;
 	rc->st = st;
 	rc->merged = false;
 	rc->status = RS_RUNNING;
@@ -852,7 +908,7 @@ int rp_cluster__step_end(struct rp_cluster *rc, struct rp_stats *st, unsigned in
 		}
 		for (int p = 1; p < rc->size; p++) {
 			if (!rc->gone[p] && recv_rank(rc, p, &recs[p], &all[p], fid, &pks[p])) {
-				rc->gone[p] = true;
+				rc->gone[p] = mono_ns();
 				rc->ngone++;
 			}
 			if (rc->gone[p]) {
@@ -1120,6 +1176,7 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 	free(rc->rows);
 	free(rc->lead);
 	free(rc->gone);
+	free(rc->revived);
 	free(rc->fid);
 	free(rc);
 	return ret;

@@ -14,6 +14,8 @@
 #  - rank 1 hangs mid-run (SIGSTOP: the launcher sees nothing wrong): rank 0 names it gone,
 #    reports, and is the rank that ends the job (MPI_Abort): rank 2, which sent its results,
 #    leaves that to rank 0 instead of aborting it mid-report;
+#  - rank 1 stalls 1.4 s (SIGSTOP, SIGCONT): rank 0 judges it gone, which stops the run, then
+#    merges its results when its late beat comes; nobody aborts the job;
 #  - rank 0 only slow (a test hook withholds its last verdict from rank 2): rank 2 gives it up,
 #    reports its own, then hands its results to rank 0, which merges them and ends the job;
 #  - SIGINT on mpirun: every rank stops, the merged report is marked interrupted, non-zero exit;
@@ -214,6 +216,32 @@ grep -q "rank 0 " "$D/hang.enders" || fail "rank 0 did not end the job: $(cat "$
 grep -v -q "rank 0 " "$D/hang.enders" && fail "another rank ended the job: $(cat "$D/hang.enders")"
 "$BIOTAPE" info "$D/res-2.btape" >"$D/res.info" || fail "rank 2's result trace unreadable"
 echo "rank 1 hung: ended $WAITED_MS ms after, exit $RC, rank 0 reported it gone and ended the job"
+rm -f "$D"/res-*
+
+# 3e. rank 1 stalls 1.4 s (SIGSTOP, then SIGCONT: a paused host): rank 0 judges it gone after
+# 1 s of silence, which stops the run, then hears its late beat: its results are merged (its row
+# is not marked gone), a line says so, and nobody aborts the job (before: rank 0 no longer
+# listened to it, and its row said gone though it had replayed and was alive).
+bg_mpirun "$D/stall.out" "$D/stall.err" -n 3 "$BIOTAPE" -v "${run[@]:3}"
+mid_run
+pid=$(rank_pid 1) || fail "no rank 1 under mpirun $MP"
+kill -STOP "$pid"
+sleep 1.4
+kill -CONT "$pid"
+wait_mp 30
+[ $RC != 0 ] || fail "a run stopped by a stalled rank ended with exit 0"
+[ $WAITED_MS -lt 5000 ] || fail "the run went on for $WAITED_MS ms after rank 1 resumed: $(cat "$D/stall.err")"
+grep -q "^biotape: replay: rank 1 (host .*) answered again .* after it was judged gone, which stopped the run: its results are merged" "$D/stall.err" ||
+	fail "no line says rank 1 answered again: $(cat "$D/stall.out" "$D/stall.err")"
+grep -q " gone" "$D/stall.out" && fail "a row is marked gone: $(cat "$D/stall.out")"
+for r in 0 1 2; do
+	grep -Eq "^ *$r .* interrupted( |$)" "$D/stall.out" || fail "rank $r's row is not in the merge: $(cat "$D/stall.out")"
+	n=$("$BIOTAPE" info --json "$D/res-$r.btape" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])') ||
+		fail "rank $r's result trace is not readable"
+	[ "$n" -gt 0 ] && [ "$n" -lt 60000 ] || fail "rank $r's result trace holds $n events"
+done
+grep -q 'ends the job' "$D/stall.err" && fail "a rank aborted the job: $(cat "$D/stall.err")"
+echo "rank 1 stalled 1.4 s: merged, ended $WAITED_MS ms after it resumed, exit $RC"
 rm -f "$D"/res-*
 
 # 3d. rank 0 only slow: rank 2 gives it up (test hook: rank 0 withholds its last verdict from
