@@ -615,23 +615,6 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 			return err;
 		}
 	}
-	if (o->write && !o->force && !created && (t->is_blkdev || sb.st_size > 0)) {
-		err = rp_probe_signature(path, what, sizeof(what));
-		if (err > 0) {
-			snprintf(
-				why, whylen,
-				"refusing to write: it holds %s %s signature (--force to overwrite)",
-				strchr("aeiouAEIOU", what[0]) ? "an" : "a", what);
-			return -EEXIST;
-		}
-		if (err < 0 && t->is_blkdev) {
-			snprintf(why, whylen,
-				 "refusing to write: cannot probe it for signatures: %s",
-				 strerror(-err));
-			return err;
-		}
-	}
-
 	flags = (o->write ? O_RDWR : O_RDONLY) | O_CLOEXEC;
 	if (!o->buffered)
 		flags |= O_DIRECT;
@@ -661,6 +644,43 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 		return err;
 	}
 	t->fd = fd;
+	/*
+	 * The checks above went by the path; the fd is what gets written. A path re-pointed
+	 * between them (a symlink swapped, a file renamed over) would send the writes to something
+	 * never checked: a mounted disk. The same object, or nothing.
+	 */
+	struct stat fsb;
+
+	if (fstat(fd, &fsb) < 0 || (fsb.st_mode & S_IFMT) != (sb.st_mode & S_IFMT) ||
+	    fsb.st_dev != sb.st_dev || fsb.st_ino != sb.st_ino ||
+	    (t->is_blkdev && fsb.st_rdev != sb.st_rdev)) {
+		snprintf(why, whylen,
+			 "refusing it: the path changed between its checks and its open");
+		rp_target_close(t);
+		return -ESTALE;
+	}
+	/* the signature probe reads through this fd's object (/proc/self/fd), not the path */
+	if (o->write && !o->force && !created && (t->is_blkdev || sb.st_size > 0)) {
+		char self[64];
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		err = rp_probe_signature(self, what, sizeof(what));
+		if (err > 0) {
+			snprintf(
+				why, whylen,
+				"refusing to write: it holds %s %s signature (--force to overwrite)",
+				strchr("aeiouAEIOU", what[0]) ? "an" : "a", what);
+			rp_target_close(t);
+			return -EEXIST;
+		}
+		if (err < 0 && t->is_blkdev) {
+			snprintf(why, whylen,
+				 "refusing to write: cannot probe it for signatures: %s",
+				 strerror(-err));
+			rp_target_close(t);
+			return err;
+		}
+	}
 	if (t->is_blkdev) {
 		int lbs = 0;
 
