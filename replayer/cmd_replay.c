@@ -1019,6 +1019,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	}
 	s.dvo = (struct rp_devices_opts){.trace = o.trace,
 					 .out = o.out,
+					 .html = o.html,
 					 .target = o.target,
 					 .maps = o.maps,
 					 .nmaps = o.nmaps,

@@ -181,12 +181,13 @@ uint64_t rp_devices__need_bytes(const struct rp_devices *s, unsigned int t)
 	return want;
 }
 
+/* One file by any name; or, one missing (a target --create makes), one name. */
 static int same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 
 	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
-		return 0;
+		return strcmp(a, b) == 0;
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
@@ -201,9 +202,11 @@ int rp_devices__open(struct rp_devices *s, char *why, size_t whylen)
 		uint64_t want = rp_devices__need_bytes(s, t);
 
 		if (same_file(s->tpaths[t], o->trace) ||
-		    (o->out && same_file(s->tpaths[t], o->out))) {
+		    (o->out && same_file(s->tpaths[t], o->out)) ||
+		    (o->html && same_file(s->tpaths[t], o->html))) {
 			snprintf(why, whylen,
-				 "target %s: refusing: it is the trace or the result file",
+				 "target %s: refusing: it is the trace, the result file or the "
+				 "HTML report",
 				 s->tpaths[t]);
 			return -EINVAL;
 		}

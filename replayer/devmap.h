@@ -39,6 +39,7 @@ int rp_map_arg_add(struct rp_map_arg *maps, unsigned int *nmaps, char *arg, char
 struct rp_devices_opts {
 	const char *trace;  /* read for extents and the --fit check; never a target */
 	const char *out;    /* the result trace (-o), or NULL; never a target */
+	const char *html;   /* the HTML report (--html), or NULL; never a target */
 	const char *target; /* --target: the one device of the trace; or NULL and maps */
 	const struct rp_map_arg *maps;
 	unsigned int nmaps;

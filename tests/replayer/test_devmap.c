@@ -460,16 +460,19 @@ static void test_open_and_create(void **state)
 	assert_string_equal(why, want);
 	rp_devices__free(&s);
 
-	/* never the trace or the result file; never an empty file or a directory */
+	/* never the trace, the result file or the HTML report (a read-only replay's --html
+	 * replaced the target file); never an empty file or a directory */
 	const char *refused[][2] = {
-		{trace, "refusing: it is the trace or the result file"},
-		{ta, "refusing: it is the trace or the result file"}, /* o.out below */
+		{trace, "refusing: it is the trace, the result file or the HTML report"},
+		{ta, "refusing: it is the trace, the result file or the HTML report"}, /* o.out */
+		{tb, "refusing: it is the trace, the result file or the HTML report"}, /* o.html */
 		{in_dir("empty"), "it is empty (size 0)"},
 		{dir, "not a block device or a regular file"},
 	};
-	make_file(refused[2][0], 0);
+	make_file(refused[3][0], 0);
 	o.out = ta;
-	for (int i = 0; i < 4; i++) {
+	o.html = tb;
+	for (int i = 0; i < 5; i++) {
 		one[0].dst = refused[i][0];
 		assert_int_equal(rp_devices__map(&s, &m, &o, why, sizeof(why)), 0);
 		assert_int_equal(rp_devices__open(&s, why, sizeof(why)), -EINVAL);
@@ -481,7 +484,7 @@ static void test_open_and_create(void **state)
 	unlink(ta);
 	unlink(tb);
 	unlink(tz);
-	unlink(refused[2][0]);
+	unlink(refused[3][0]);
 	unlink(trace);
 	btape_meta_free(&m);
 }
