@@ -43,6 +43,15 @@ const char *rp_dev_label(const struct btape_meta *m, uint32_t i, char *buf, size
 	return buf;
 }
 
+/* whether a recorded device is called name */
+static bool named(const struct btape_meta *m, const char *name)
+{
+	for (uint32_t d = 0; m && d < m->ndevices; d++)
+		if (strcmp(m->devices[d].name, name) == 0)
+			return true;
+	return false;
+}
+
 int rp_devices__map(struct rp_devices *s, const struct btape_meta *meta,
 		    const struct rp_devices_opts *o, char *why, size_t whylen)
 {
@@ -74,17 +83,39 @@ int rp_devices__map(struct rp_devices *s, const struct btape_meta *meta,
 		dev_dst[0] = o->target;
 	}
 	for (unsigned int i = 0; i < o->nmaps; i++) {
+		const char *src = o->maps[i].src;
+		bool hash = src[0] == '#'; /* #N: the index, whatever the names */
 		uint64_t idx;
 		long found = -1;
 
-		if (cli_parse_u64(o->maps[i].src, &idx) == 0) {
+		if (cli_parse_u64(src + hash, &idx) == 0 &&
+		    (hash || idx < s->ndev || !named(m, src))) {
 			if (idx >= s->ndev) {
 				snprintf(why, whylen, "--map %s=...: the trace has devices 0 to %u",
-					 o->maps[i].src, s->ndev - 1);
+					 src, s->ndev - 1);
 				err = -EINVAL;
 				goto cleanup;
 			}
+			/* an imported trace may name its devices by number: "1" may be another
+			 * device's name than index 1's, and a guess sends writes to the wrong
+			 * target */
+			for (uint32_t d = 0; !hash && m && d < m->ndevices; d++) {
+				if (d != idx && strcmp(m->devices[d].name, src) == 0) {
+					snprintf(
+						why, whylen,
+						"--map %s=...: ambiguous: the index of one device and "
+						"the name of device #%u: give the index, #%" PRIu64
+						" or #%u",
+						src, d, idx, d);
+					err = -EINVAL;
+					goto cleanup;
+				}
+			}
 			found = (long)idx;
+		} else if (hash) {
+			snprintf(why, whylen, "--map %s=...: #N takes a device index", src);
+			err = -EINVAL;
+			goto cleanup;
 		} else {
 			for (uint32_t d = 0; m && d < m->ndevices; d++) {
 				if (strcmp(m->devices[d].name, o->maps[i].src) == 0) {

@@ -211,6 +211,56 @@ static void test_map_resolution(void **state)
 	btape_meta_free(&m);
 }
 
+/* An imported trace may name its devices by number: a bare number that is one device's index
+ * and another's name is refused (it sent device "1"'s writes to the target meant for device
+ * "0"); #N is the index whatever the names; a number past the table is a name. */
+static void test_map_numeric_names(void **state)
+{
+	static const char *const names[] = {"1", "0", "7"};
+	struct btape_meta m;
+	struct rp_devices s;
+	struct rp_map_arg maps[] = {{"#1", "B"}, {"#0", "A"}, {"7", "C"}};
+	struct rp_devices_opts o = {.maps = maps, .nmaps = 3, .max_scale = 1};
+
+	(void)state;
+	meta_of(&m, 3, names, sizes3);
+	assert_int_equal(rp_devices__map(&s, &m, &o, why, sizeof(why)), 0);
+	assert_string_equal(s.tpaths[s.devs[0].target], "A");
+	assert_string_equal(s.tpaths[s.devs[1].target], "B");
+	assert_string_equal(s.tpaths[s.devs[2].target], "C");
+	rp_devices__free(&s);
+	const struct {
+		const char *src, *why;
+	} bad[] = {
+		{"1", "--map 1=...: ambiguous: the index of one device and the name of device #0: "
+		      "give the index, #1 or #0"},
+		{"0", "--map 0=...: ambiguous: the index of one device and the name of device #1: "
+		      "give the index, #0 or #1"},
+		{"#3", "--map #3=...: the trace has devices 0 to 2"},
+		{"#x", "--map #x=...: #N takes a device index"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct rp_map_arg one = {bad[i].src, "A"};
+
+		o.maps = &one;
+		o.nmaps = 1;
+		assert_int_equal(rp_devices__map(&s, &m, &o, why, sizeof(why)), -EINVAL);
+		assert_string_equal(why, bad[i].why);
+		rp_devices__free(&s);
+	}
+	/* a bare number that is its own device's name too is that device */
+	static const char *const same[] = {"0", "x", "y"};
+	btape_meta_free(&m);
+	meta_of(&m, 3, same, sizes3);
+	struct rp_map_arg zero = {"0", "A"};
+	o.maps = &zero;
+	o.nmaps = 1;
+	assert_int_equal(rp_devices__map(&s, &m, &o, why, sizeof(why)), 0);
+	assert_int_equal(s.devs[0].target, 0);
+	rp_devices__free(&s);
+	btape_meta_free(&m);
+}
+
 /* --target: the one device only; a device mapped twice; several devices on one target. */
 static void test_target_and_twice_mapped(void **state)
 {
@@ -594,6 +644,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_map_arg_forms),
 		cmocka_unit_test(test_map_resolution),
+		cmocka_unit_test(test_map_numeric_names),
 		cmocka_unit_test(test_target_and_twice_mapped),
 		cmocka_unit_test(test_unmapped_devices),
 		cmocka_unit_test(test_scan_and_need_bytes),
