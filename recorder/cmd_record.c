@@ -666,6 +666,48 @@ static int check_output(const char *path)
 	return BTAPE_EXIT_FAIL;
 }
 
+/*
+ * Whether COMMAND can be run: a path that is an executable file, or a name found so in PATH
+ * (as execvp() searches it). Checked before the output is opened: `-o old.btape -- mistyped`
+ * used to empty the older trace into one with no events before the exec failed.
+ */
+static bool runnable(const char *file)
+{
+	struct stat sb;
+
+	return access(file, X_OK) == 0 && stat(file, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static int check_command(const char *name)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		if (runnable(name))
+			return 0;
+		cli_err("record: command '%s': %s (nothing recorded)", name,
+			access(name, F_OK) ? strerror(errno) : "not an executable file");
+		return 127;
+	}
+	if (!path) /* execvp's default */
+		path = "/bin:/usr/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		char file[PATH_MAX];
+		/* an empty entry is the current directory */
+		int n = end == p ? snprintf(file, sizeof(file), "%s", name)
+				 : snprintf(file, sizeof(file), "%.*s/%s", (int)(end - p), p, name);
+
+		if (n > 0 && (size_t)n < sizeof(file) && runnable(file))
+			return 0;
+		if (!*end)
+			break;
+		p = end;
+	}
+	cli_err("record: command '%s': not found in PATH (nothing recorded)", name);
+	return 127;
+}
+
 /* What can be checked before anything is created; returns 0 or an exit code. */
 static int preflight(struct rec_state *s)
 {
@@ -692,6 +734,8 @@ static int preflight(struct rec_state *s)
 		cli_err("record: -p %u: no such process", o->pid);
 		return BTAPE_EXIT_USAGE;
 	}
+	if (o->cmd && o->cmd[0] && (ret = check_command(o->cmd[0])))
+		return ret;
 	ret = check_output(o->out);
 	if (ret)
 		return ret;

@@ -50,6 +50,19 @@ fails_late() { # fails_late PATH
 	[ $rc = 1 ] || fail "late failure on $1: exit $rc ($(cat "$D/err"))"
 	grep -q "ring buffer" "$D/err"
 }
+# A COMMAND that cannot run (mistyped, a directory): refused before the output is opened, in one
+# line; an older trace keeps its content (it was emptied into a trace of no events before).
+echo "an older trace" >"$D/old.btape"
+for c in "$D/no-such-cmd" no-such-cmd-biotape "$D"; do
+	rc=0; "$BIOTAPE" record -o "$D/old.btape" -d "$LOOP" --duration 1s -- "$c" 2>"$D/err" || rc=$?
+	[ $rc = 127 ] && [ "$(wc -l <"$D/err")" = 1 ] && grep -q "command '$c'" "$D/err" ||
+		fail "record -- $c: exit $rc: $(cat "$D/err")"
+	[ "$(cat "$D/old.btape")" = "an older trace" ] || fail "record -- $c emptied the older trace"
+done
+[ ! -e "$D/new.btape" ] || fail "new.btape exists already"
+rc=0; "$BIOTAPE" record -o "$D/new.btape" -d "$LOOP" -- no-such-cmd-biotape 2>/dev/null || rc=$?
+[ $rc = 127 ] && [ ! -e "$D/new.btape" ] || fail "record -- no-such-cmd: exit $rc, or a trace made"
+
 if fails_late "$D/new.btape"; then
 	[ ! -e "$D/new.btape" ] || fail "a failed record left the file it created"
 	echo "an older trace" >"$D/old.btape"
