@@ -986,8 +986,35 @@ static int open_direct(struct btape_writer *w, const char *path, char *errmsg, s
 		return err;
 	}
 	w->sink = err == 1;
-	if (!w->sink && !w->created && ftruncate(w->fd, 0) < 0)
-		goto sys_err;
+	if (!w->sink && !w->created) {
+		/*
+		 * Emptied in place: not while anyone else has it open (a loop device over it, a
+		 * database's file, another recorder), which a write lease detects: it is refused
+		 * (EAGAIN) unless this is the only open of the file. Held across the truncate.
+		 * Where leases are not available (EINVAL: a filesystem without them; EACCES: not
+		 * the owner, no CAP_LEASE) there is nothing to tell by.
+		 */
+		bool leased = fcntl(w->fd, F_SETLEASE, F_WRLCK) == 0;
+
+		if (!leased && (errno == EAGAIN || errno == EBUSY)) {
+			snprintf(
+				errmsg, errlen,
+				"%s is open elsewhere (a loop device over it, or another program): "
+				"refusing to empty it",
+				path);
+			close(w->fd);
+			w->fd = -1;
+			return -EBUSY;
+		}
+		int terr = ftruncate(w->fd, 0) < 0 ? errno : 0;
+
+		if (leased)
+			fcntl(w->fd, F_SETLEASE, F_UNLCK);
+		if (terr) {
+			errno = terr;
+			goto sys_err;
+		}
+	}
 	if (fcntl(w->fd, F_SETFL, 0) < 0) /* back to blocking writes */
 		goto sys_err;
 	return 0;

@@ -50,6 +50,14 @@ fails_late() { # fails_late PATH
 	[ $rc = 1 ] || fail "late failure on $1: exit $rc ($(cat "$D/err"))"
 	grep -q "ring buffer" "$D/err"
 }
+# The file a loop device is over (in use, as a database's file would be): refused before it is
+# emptied, in one line (it was truncated into a trace under the mounted filesystem).
+size=$(stat -c %s "$LOOP_FILE")
+rc=0; "$BIOTAPE" record -o "$LOOP_FILE" -d "$LOOP" --duration 1s 2>"$D/err" || rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$D/err")" = 1 ] && grep -q "is open elsewhere" "$D/err" ||
+	fail "record -o the loop device's file: exit $rc: $(cat "$D/err")"
+[ "$(stat -c %s "$LOOP_FILE")" = "$size" ] || fail "record -o emptied the loop device's file"
+
 # A COMMAND that cannot run (mistyped, a directory): refused before the output is opened, in one
 # line; an older trace keeps its content (it was emptied into a trace of no events before).
 echo "an older trace" >"$D/old.btape"
