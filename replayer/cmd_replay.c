@@ -818,6 +818,15 @@ static int make_big_bufs(const struct opts *o, unsigned int depth, struct rp_sch
 		return err;
 	if (!b.count)
 		return 0;
+	/* block requests are a few MiB; a crafted trace's 4 GiB reads once made a buffer that
+	 * size per slot (64 GiB at afap's depth) */
+	if (b.max_bytes > RP_OWN_BUFS_MAX) {
+		snprintf(why, whylen,
+			 "the trace holds a read or write of %" PRIu64 " bytes: more than the %llu "
+			 "MiB a replay gives one I/O",
+			 b.max_bytes, RP_OWN_BUFS_MAX >> 20);
+		return -EFBIG;
+	}
 	bytes = (b.max_bytes + 4095) & ~4095ull;
 	n = (2ull * b.max_inflight + 2) * o->max_scale;
 	if (n > depth)

@@ -211,6 +211,7 @@ struct run {
 	struct rp_io **freel;
 	void **bigbuf;
 	uint64_t *bigbuf_bytes;
+	uint64_t bigbuf_total; /* the sum of bigbuf_bytes */
 	void **pool; /* free cfg->big_bufs */
 	unsigned int npool;
 	unsigned int nlanes;
@@ -574,7 +575,28 @@ static void run_free(struct run *r)
 	rp_order__free(r->order);
 }
 
-/* Prepares ev of copy into io. */
+/*
+ * Room under cfg->own_bufs_max for slot's own buffer to grow to bytes: the idle slots' buffers
+ * are freed first; -EAGAIN while the I/Os in flight hold too much (wait for one). Never with
+ * nothing in flight: one I/O alone always gets its buffer (the trace's largest was checked).
+ */
+static int own_buf_room(struct run *r, unsigned int slot, uint64_t bytes)
+{
+	uint64_t max = r->cfg->own_bufs_max ? r->cfg->own_bufs_max : RP_OWN_BUFS_MAX;
+
+	for (unsigned int i = 0;
+	     i < r->nfree && r->bigbuf_total - r->bigbuf_bytes[slot] + bytes > max; i++) {
+		unsigned int idle = (unsigned int)(r->freel[i] - r->slots);
+
+		free(r->bigbuf[idle]);
+		r->bigbuf[idle] = NULL;
+		r->bigbuf_total -= r->bigbuf_bytes[idle];
+		r->bigbuf_bytes[idle] = 0;
+	}
+	return r->bigbuf_total - r->bigbuf_bytes[slot] + bytes > max && r->inflight ? -EAGAIN : 0;
+}
+
+/* Prepares ev of copy into io; -EAGAIN when its buffer must wait (own_buf_room()). */
 static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event *ev,
 		      unsigned int copy, int op, uint64_t deadline)
 {
@@ -624,10 +646,13 @@ static int prepare_io(struct run *r, struct rp_io *io, const struct btape_event 
 		if (r->bigbuf_bytes[slot] < io->bytes) {
 			void *b = NULL;
 
+			if ((err = own_buf_room(r, slot, io->bytes)))
+				return err;
 			if (posix_memalign(&b, 4096, io->bytes))
 				return -ENOMEM;
 			free(r->bigbuf[slot]);
 			r->bigbuf[slot] = b;
+			r->bigbuf_total += io->bytes - r->bigbuf_bytes[slot];
 			r->bigbuf_bytes[slot] = io->bytes;
 			r->st->stage.buf_allocs++;
 		}
@@ -703,6 +728,8 @@ static int take(struct run *r, const struct btape_event *ev, unsigned int copy, 
 		flush_goes(r, ev, copy * r->cfg->ndev + ev->dev, intended);
 	err = claim(r, ev, copy, op, intended, order_id, &io);
 
+	if (err == -EAGAIN) /* its buffer waits for a completion: the batch goes as it is */
+		return err;
 	if (err) {
 		unissue(r, batch, *nb);
 		*nb = 0;
@@ -981,7 +1008,13 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				}
 				oid = r->cur_id;
 			}
-			if (!r->nfree) {
+			/* at the depth cap, or its buffer past own_bufs_max: wait for a completion
+			 */
+			uint64_t t_take = r->cur_capped ? clock->now(clock) : 0;
+
+			ret = r->nfree ? take(r, ev, r->copy, op, intended, oid, batch, &nb)
+				       : -EAGAIN;
+			if (ret == -EAGAIN) {
 				if (cfg->timing != RP_TIMING_AFAP && !r->cur_capped) {
 					st->depth_capped++;
 					st->capped_slots += r->inflight;
@@ -992,9 +1025,8 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				break;
 			}
 			if (r->cur_capped)
-				st->stage.capped_ns += clock->now(clock) - r->capped_since;
+				st->stage.capped_ns += t_take - r->capped_since;
 			r->cur_capped = false;
-			ret = take(r, ev, r->copy, op, intended, oid, batch, &nb);
 			if (ret < 0) {
 				err = ret;
 				goto cleanup;

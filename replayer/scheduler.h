@@ -24,6 +24,7 @@ enum rp_layout { RP_LAYOUT_SHARD, RP_LAYOUT_OVERLAY };
 enum rp_fit { RP_FIT_ERROR, RP_FIT_WRAP, RP_FIT_SCALE };
 
 #define RP_LATE_NS 100000ull	     /* an I/O issued more than this after its deadline is late */
+#define RP_OWN_BUFS_MAX (1ull << 30) /* rp_sched_cfg.own_bufs_max's default */
 #define RP_START_DELAY_NS 2000000ull /* first deadline this long after the run starts */
 
 #define RP_NO_TARGET UINT32_MAX
@@ -167,6 +168,12 @@ struct rp_sched_cfg {
 	void **big_bufs;
 	unsigned int nbig;
 	size_t big_bytes;
+	/*
+	 * The most bytes the I/Os' own buffers (those above) hold at once; 0: RP_OWN_BUFS_MAX.
+	 * An I/O whose buffer would pass it waits, as at the depth cap, for one in flight to
+	 * complete: a trace of 4 GiB reads must not make a buffer that size per slot.
+	 */
+	uint64_t own_bufs_max;
 	volatile sig_atomic_t *stop; /* set asynchronously: stop issuing, drain, return */
 	/* hooks (may be NULL) */
 	void (*on_done)(void *ctx, const struct rp_io *io); /* every completed I/O */

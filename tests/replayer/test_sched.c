@@ -643,6 +643,38 @@ static void test_big_buffers(void **state)
 	free(f);
 }
 
+/*
+ * The I/Os' own buffers hold at most own_bufs_max at once: 64 KiB reads (none lent, none
+ * registered) at depth 8 under 128 KiB go two at a time, each waiting as at the depth cap,
+ * and all complete; at the default nothing waits.
+ */
+static void test_own_buffers_bounded(void **state)
+{
+	struct fixture *f = fx_new();
+	struct btape_event evs[16];
+
+	(void)state;
+	for (unsigned int i = 0; i < 16; i++)
+		evs[i] = ev_at(i, BTAPE_OP_READ, i * 128, 65536);
+	f->cfg.iodepth = 8;
+	f->cfg.own_bufs_max = 128 << 10;
+	f->latency_ns = 100 * US;
+	assert_int_equal(fx_run(f, evs, 16), 0);
+	assert_int_equal(f->cap.n, 16);
+	assert_int_equal(f->st.max_inflight, 2);
+	assert_true(f->st.depth_capped > 0);
+	for (unsigned int i = 0; i < 16; i++)
+		assert_int_equal(f->cap.done[i].bytes, 65536);
+	free(f);
+
+	f = fx_new();
+	f->cfg.iodepth = 8;
+	f->latency_ns = 100 * US;
+	assert_int_equal(fx_run(f, evs, 16), 0);
+	assert_int_equal(f->st.max_inflight, 8);
+	free(f);
+}
+
 static void test_payload(void **state)
 {
 	static uint8_t a[8192], b[8192];
@@ -1909,6 +1941,7 @@ int main(void)
 		cmocka_unit_test(test_loops_warmup_duration),
 		cmocka_unit_test(test_stop_flag),
 		cmocka_unit_test(test_big_buffers),
+		cmocka_unit_test(test_own_buffers_bounded),
 		cmocka_unit_test(test_payload),
 		cmocka_unit_test(test_prefetch_source),
 		cmocka_unit_test(test_trace_big_ios),
