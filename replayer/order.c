@@ -112,6 +112,14 @@ struct thr {
 
 /* A thread depth that holds nothing: its thread's recorded depth is unknown (out of memory). */
 #define TDEPTH_ANY (UINT32_MAX - 1)
+/*
+ * Bounds on what a trace can make the tracker keep: threads (a crafted trace giving every
+ * event a new thread id held 3 GB at 4 M events), and each thread's recorded completions
+ * ahead (one thread whose completions all lie far ahead). Past them an I/O of a new thread
+ * has no thread link, and a thread's depth is unknown (TDEPTH_ANY), as when out of memory.
+ */
+#define THREADS_MAX (1u << 18)
+#define AHEAD_MAX (1u << 22) /* over all threads */
 
 struct theap {
 	uint64_t t, id;
@@ -140,6 +148,7 @@ struct rp_order {
 	int64_t min_off;   /* causal: the lowest offset of a released I/O, at most 0 */
 	struct thr *thr;   /* causal: open-addressed by key, nthr used of thr_mask + 1 */
 	unsigned int nthr, thr_mask;
+	uint64_t ahead_cap; /* the threads' ahead heaps' capacities, summed (AHEAD_MAX) */
 };
 
 static const char *const mode_names[] = {"none", "conflict", "barrier", "causal"};
@@ -647,12 +656,17 @@ static struct thr *thr_find(struct rp_order *o, uint64_t key)
 	}
 }
 
-/* key's entry, added when missing (last NO_ID, off 0); NULL when out of memory. */
+/* key's entry, added when missing (last NO_ID, off 0); NULL when out of memory, or when
+ * THREADS_MAX are kept. */
 static struct thr *thr_get(struct rp_order *o, uint64_t key)
 {
-	struct thr *t;
+	struct thr *t = thr_find(o, key);
 	unsigned int i;
 
+	if (t)
+		return t;
+	if (o->nthr >= THREADS_MAX)
+		return NULL;
 	if ((o->nthr + 1) * 2 > o->thr_mask + 1 || !o->thr) {
 		unsigned int size = o->thr ? 2 * (o->thr_mask + 1) : 64;
 		struct thr *n = calloc(size, sizeof(*n));
@@ -696,7 +710,7 @@ static struct thr *thr_get(struct rp_order *o, uint64_t key)
  * heap of recorded completions still ahead: those at or before b's issue leave it (events come
  * in recorded issue order), and b's own goes in. TDEPTH_ANY once the heap could not grow.
  */
-static uint32_t thread_depth(struct thr *t, const struct ent *b)
+static uint32_t thread_depth(struct rp_order *o, struct thr *t, const struct ent *b)
 {
 	unsigned int n;
 
@@ -707,12 +721,14 @@ static uint32_t thread_depth(struct thr *t, const struct ent *b)
 		return t->lost ? TDEPTH_ANY : n;
 	if (t->nahead == t->cap) {
 		unsigned int cap = t->cap ? 2 * t->cap : 16;
-		uint64_t *a = cap > t->cap ? realloc(t->ahead, cap * sizeof(*a)) : NULL;
+		bool room = cap > t->cap && o->ahead_cap + (cap - t->cap) <= AHEAD_MAX;
+		uint64_t *a = room ? realloc(t->ahead, cap * sizeof(*a)) : NULL;
 
 		if (!a) {
 			t->lost = true;
 			return TDEPTH_ANY;
 		}
+		o->ahead_cap += cap - t->cap;
 		t->ahead = a;
 		t->cap = cap;
 	}
@@ -738,7 +754,7 @@ static void thread_link(struct rp_order *o, struct ent *e)
 	e->tdepth = UINT32_MAX;
 	if (!e->key || !(t = thr_get(o, e->key)))
 		return;
-	e->tdepth = thread_depth(t, e);
+	e->tdepth = thread_depth(o, t, e);
 	if (e->tdepth < t->depth)
 		e->tdepth = t->depth;
 	t->depth = e->tdepth;
@@ -1198,4 +1214,9 @@ void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t)
 	}
 	e->dep_head = NO_ID;
 	wake_list(o, &e->wait_head);
+}
+
+unsigned int rp_order__threads(const struct rp_order *o)
+{
+	return o->nthr;
 }

@@ -174,5 +174,7 @@ int rp_order__next_ready(struct rp_order *o, uint64_t now, unsigned int *pos, ui
 uint64_t rp_order__horizon(const struct rp_order *o);
 /* id was completed at t (replayed). */
 void rp_order__done(struct rp_order *o, uint64_t id, uint64_t t);
+/* Causal: the threads it keeps (at most 2^18: the I/Os of threads past that have no link). */
+unsigned int rp_order__threads(const struct rp_order *o);
 
 #endif

@@ -675,6 +675,38 @@ static void test_own_buffers_bounded(void **state)
 	free(f);
 }
 
+/*
+ * A trace cannot make the causal tracker keep unbounded state: a new thread id on every event
+ * (a crafted trace held 3 GB at 4 M events) stops adding threads at 2^18; their I/Os still go.
+ */
+static void test_order_threads_bounded(void **state)
+{
+	struct rp_order_cfg oc = {.mode = RP_ORDER_CAUSAL,
+				  .think_ns = RP_THINK_WINDOW_NS,
+				  .window = RP_ORDER_WINDOW,
+				  .speed = 1};
+	struct rp_order *o;
+	const unsigned int n = (1u << 18) + 1000;
+
+	(void)state;
+	assert_int_equal(rp_order__new(&o, &oc), 0);
+	for (unsigned int i = 0; i < n; i++) {
+		struct btape_event ev = ev_at(1000 + i, BTAPE_OP_READ, (uint64_t)i * 8, 4096);
+		uint64_t t = 1000000 + (uint64_t)i * 1000, eligible, wake = 0;
+		int kind;
+
+		ev.present |= BTAPE_HAS_TID;
+		ev.tid = i + 1;
+		int64_t id = rp_order__add(o, &ev, 0, t);
+
+		assert_true(id >= 0);
+		assert_int_equal(rp_order__check(o, (uint64_t)id, t, &eligible, &wake, &kind), 1);
+		rp_order__done(o, (uint64_t)id, t + 500);
+	}
+	assert_int_equal(rp_order__threads(o), 1u << 18);
+	rp_order__free(o);
+}
+
 static void test_payload(void **state)
 {
 	static uint8_t a[8192], b[8192];
@@ -1942,6 +1974,7 @@ int main(void)
 		cmocka_unit_test(test_stop_flag),
 		cmocka_unit_test(test_big_buffers),
 		cmocka_unit_test(test_own_buffers_bounded),
+		cmocka_unit_test(test_order_threads_bounded),
 		cmocka_unit_test(test_payload),
 		cmocka_unit_test(test_prefetch_source),
 		cmocka_unit_test(test_trace_big_ios),
