@@ -213,8 +213,24 @@ struct btape_intern;
 /* max_bytes: the cap on names' bytes plus 32 bytes of table overhead per name. */
 struct btape_intern *btape_intern_new(size_t max_bytes);
 void btape_intern_free(struct btape_intern *t);
-/* Returns the interned string's id (>= 0) or -ENOMEM / -E2BIG when the cap is reached. */
+/*
+ * Returns the interned string's id (>= 0): 0, 1, 2... in order of first sight, whatever the
+ * hash. Or -ENAMETOOLONG past BTAPE_COMM_MAX_LEN, -ENOMEM, or -E2BIG when the cap is reached
+ * or a lookup passes BTAPE_INTERN_MAX_PROBE occupied slots (names built to collide).
+ */
 int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len);
+/*
+ * The table's hash: SipHash-1-3 under a key drawn once per process (so differs between runs),
+ * truncated to 32 bits. Exposed for the tests.
+ */
+uint32_t btape_intern_hash(const char *s, size_t len);
+/*
+ * Longest probe accepted, in occupied slots. Linear probing at the table's maximum load of 1/2:
+ * with a hash that spreads, a run of L full slots has probability under (e^0.5 / 2)^L =
+ * 0.824^L per start, so one of 512 or more anywhere in a table of 2^31 slots (the most it can
+ * have) under 2^-100. Longest seen at 2^22 and 2^26 slots: 33 to 46.
+ */
+#define BTAPE_INTERN_MAX_PROBE 512
 const char *btape_intern_str(const struct btape_intern *t, uint32_t id);
 uint32_t btape_intern_len(const struct btape_intern *t, uint32_t id);
 

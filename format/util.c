@@ -4,6 +4,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "btape_internal.h"
 
@@ -402,13 +405,101 @@ void btape_intern_free(struct btape_intern *t)
 	free(t);
 }
 
-static uint32_t str_hash(const char *s, size_t len)
-{
-	uint32_t h = 2166136261u;
+/*
+ * The hash is keyed per process: names come from the files read, and a fixed hash (this was
+ * FNV-1a) lets a crafted file send every name to one probe chain, quadratic in the names. The
+ * key is drawn once, from getrandom(2) or, failing that, from clocks, ids and addresses; ids
+ * are handed out in order of first sight, so no output depends on it.
+ */
+static uint64_t intern_key[2];
+static pthread_once_t intern_key_once = PTHREAD_ONCE_INIT;
 
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	return h;
+static uint64_t mix64(uint64_t x) /* splitmix64's finaliser */
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static void intern_key_init(void)
+{
+	uint8_t buf[sizeof(intern_key)];
+	size_t got = 0;
+
+	while (got < sizeof(buf)) {
+		ssize_t r = getrandom(buf + got, sizeof(buf) - got, GRND_NONBLOCK);
+
+		if (r > 0)
+			got += (size_t)r;
+		else if (r < 0 && errno == EINTR)
+			continue;
+		else
+			break;
+	}
+	if (got == sizeof(buf)) {
+		intern_key[0] = get_le64(buf);
+		intern_key[1] = get_le64(buf + 8);
+	} else {
+		struct timespec rt = {0}, mt = {0};
+		uint64_t x;
+
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_MONOTONIC, &mt);
+		x = mix64((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
+		x = mix64(x ^ ((uint64_t)mt.tv_sec * 1000000000u + (uint64_t)mt.tv_nsec));
+		x = mix64(x ^ (uint64_t)getpid());
+		x = mix64(x ^ (uint64_t)(uintptr_t)&rt ^ (uint64_t)(uintptr_t)&intern_key_once);
+		intern_key[0] = x;
+		intern_key[1] = mix64(x ^ (uint64_t)(uintptr_t)&mix64);
+	}
+}
+
+#define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND()                        \
+	do {                              \
+		v0 += v1;                 \
+		v1 = ROTL64(v1, 13) ^ v0; \
+		v0 = ROTL64(v0, 32);      \
+		v2 += v3;                 \
+		v3 = ROTL64(v3, 16) ^ v2; \
+		v0 += v3;                 \
+		v3 = ROTL64(v3, 21) ^ v0; \
+		v2 += v1;                 \
+		v1 = ROTL64(v1, 17) ^ v2; \
+		v2 = ROTL64(v2, 32);      \
+	} while (0)
+
+/* SipHash-1-3 (Aumasson & Bernstein; the variant CPython and Rust hash their strings with). */
+static uint64_t siphash13(const uint64_t k[2], const uint8_t *p, size_t len)
+{
+	uint64_t v0 = 0x736f6d6570736575ull ^ k[0], v1 = 0x646f72616e646f6dull ^ k[1];
+	uint64_t v2 = 0x6c7967656e657261ull ^ k[0], v3 = 0x7465646279746573ull ^ k[1];
+	uint64_t m, b = (uint64_t)len << 56;
+	size_t i, tail = len & 7;
+
+	for (i = 0; i < len - tail; i += 8) {
+		m = get_le64(p + i);
+		v3 ^= m;
+		SIPROUND();
+		v0 ^= m;
+	}
+	for (size_t k8 = 0; k8 < tail; k8++)
+		b |= (uint64_t)p[i + k8] << (8 * k8);
+	v3 ^= b;
+	SIPROUND();
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND();
+	SIPROUND();
+	SIPROUND();
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+uint32_t btape_intern_hash(const char *s, size_t len)
+{
+	pthread_once(&intern_key_once, intern_key_init);
+	return (uint32_t)siphash13(intern_key, (const uint8_t *)s, len);
 }
 
 static int intern_grow(struct btape_intern *t)
@@ -431,20 +522,38 @@ static int intern_grow(struct btape_intern *t)
 	return 0;
 }
 
+/*
+ * The slot of s: its id + 1, or 0 with *j the empty slot that ends its chain. -E2BIG past
+ * BTAPE_INTERN_MAX_PROBE occupied slots (see its comment: never with a hash that spreads).
+ */
+static int64_t intern_find(const struct btape_intern *t, const char *s, size_t len, uint32_t h,
+			   uint32_t *j)
+{
+	uint32_t mask = t->nslots - 1, probes = 0;
+
+	for (*j = h & mask; t->slots[*j]; *j = (*j + 1) & mask) {
+		const struct istr *e = &t->strs[t->slots[*j] - 1];
+
+		if (e->hash == h && e->len == len && !memcmp(e->s, s, len))
+			return t->slots[*j];
+		if (++probes >= BTAPE_INTERN_MAX_PROBE)
+			return -E2BIG;
+	}
+	return 0;
+}
+
 int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len)
 {
-	uint32_t h = str_hash(s, len), j;
+	uint32_t h = btape_intern_hash(s, len), j = 0;
 	struct arena_blk *b;
+	int64_t found;
 	char *copy;
 	int err;
 
 	if (t->nslots) {
-		for (j = h & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
-			struct istr *e = &t->strs[t->slots[j] - 1];
-
-			if (e->hash == h && e->len == len && !memcmp(e->s, s, len))
-				return t->slots[j] - 1;
-		}
+		found = intern_find(t, s, len, h, &j);
+		if (found)
+			return found < 0 ? found : found - 1;
 	}
 	if (len > BTAPE_COMM_MAX_LEN)
 		return -ENAMETOOLONG;
@@ -454,6 +563,9 @@ int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len)
 		err = intern_grow(t);
 		if (err)
 			return err;
+		found = intern_find(t, s, len, h, &j);
+		if (found)
+			return found < 0 ? found : found - 1; /* -E2BIG: nothing added */
 	}
 	if (t->n == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 64;
@@ -482,8 +594,6 @@ int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len)
 	b->used += len + 1;
 	t->bytes += len + 1 + INTERN_ENTRY_BYTES;
 	t->strs[t->n] = (struct istr){copy, (uint32_t)len, h};
-	for (j = h & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
-		;
 	t->slots[j] = t->n + 1;
 	return t->n++;
 }
