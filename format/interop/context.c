@@ -274,8 +274,8 @@ int imp_emit(struct imp *im, const struct btape_event *ev)
 		return 0;
 	}
 	err = btape_writer__add(im->w, ev);
-	if (err)
-		return imp_fail(im, "writing the trace: %s", btape_writer__errmsg(im->w));
+	if (err) /* the writer's errno (ENOSPC: exit 1), not bad input's EINVAL */
+		return imp_fail(im, "writing the trace: %s", btape_writer__errmsg(im->w)), err;
 	im->st.events++;
 	if (im->st.events % ADVANCE_STEP_EVENTS == 0 && im->max_issue_ns >= im->reorder_window_ns) {
 		uint64_t wm = im->max_issue_ns - im->reorder_window_ns;
@@ -285,7 +285,8 @@ int imp_emit(struct imp *im, const struct btape_event *ev)
 			err = btape_writer__advance(im->w, wm);
 			if (err)
 				return imp_fail(im, "writing the trace: %s",
-						btape_writer__errmsg(im->w));
+						btape_writer__errmsg(im->w)),
+				       err;
 		}
 	}
 	return 0;

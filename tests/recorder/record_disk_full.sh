@@ -48,4 +48,15 @@ echo "probes saw $seen; in the file $in_file (dump: $dumped), summary: recorded 
 [ "$(info_get "$FULL/t.btape" integrity.has_footer)" = true ] || fail "the trace has no footer"
 [ "$(info_get "$FULL/t.btape" lost.total)" = "$lost" ] || fail "the footer's lost count differs"
 [ "$(info_get "$FULL/t.btape" lost.writer)" = "$lost_wr" ] || fail "the footer's writer loss differs"
+
+# An import into the full file system fails as a failure (exit 1), not as bad input (exit 2,
+# as it did), and leaves nothing at the path.
+GEN=${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace
+rm -f "$FULL"/*
+"$GEN" -o "$D/g.btape" -n 300000 -r 10000 -p randwrite -S $((1 << 30)) || fail "gen"
+"$BIOTAPE" convert "$D/g.btape" "$D/g.fio3" --to fio3 >/dev/null || fail "export"
+rc=0; "$BIOTAPE" convert "$D/g.fio3" "$FULL/x.btape" 2>"$D/err" || rc=$?
+[ $rc = 1 ] && grep -q "No space left on device" "$D/err" ||
+	fail "import into a full file system: exit $rc: $(cat "$D/err")"
+[ -z "$(ls "$FULL")" ] || fail "the import left $(ls "$FULL")"
 pass "record_disk_full: $in_file in the file + $lost lost = $seen seen, footer agrees"
