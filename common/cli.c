@@ -268,6 +268,22 @@ static void tmp_untrack(const char *path)
 			__atomic_store_n(&tmp_slots[i].used, 0, __ATOMIC_RELEASE);
 }
 
+/* The process's umask, read without changing it (umask(2) sets it: another thread creating a
+ * file meanwhile would get the wrong mode); 022 where /proc does not say. */
+static mode_t process_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned int m = 022;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &m) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (mode_t)(m & 0777);
+}
+
 int cli_out_open(struct cli_out *o, const char *path)
 {
 	int fd, err;
@@ -302,7 +318,7 @@ int cli_out_open(struct cli_out *o, const char *path)
 		goto cleanup;
 	}
 	tmp_track(o->tmp);
-	fchmod(fd, 0644);
+	fchmod(fd, 0666 & ~process_umask()); /* as open(0666) would make it: mkstemp's is 0600 */
 	o->fp = fdopen(fd, "w");
 	if (!o->fp) {
 		err = -errno;

@@ -116,6 +116,7 @@ static int count_entries(const char *dir)
 
 static void test_atomic_output(void **state)
 {
+	umask(022);
 	char dir[] = "/tmp/biotape-cli-test.XXXXXX", path[256], buf[64];
 	struct cli_out o;
 	FILE *fp;
@@ -143,6 +144,17 @@ static void test_atomic_output(void **state)
 	assert_string_equal(buf, "complete\n");
 	fclose(fp);
 	assert_int_equal(count_entries(dir), 1);
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0666 & ~022);
+
+	/* The umask applies, as to any file a program makes (it was 0644 whatever it said). */
+	mode_t old = umask(077);
+	assert_int_equal(cli_out_open(&o, path), 0);
+	assert_int_equal(cli_out_commit(&o), 0);
+	umask(old);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
 
 	/* An unwritable place fails at open. */
 	assert_true(cli_out_open(&o, "/nonexistent-dir/x") < 0);
