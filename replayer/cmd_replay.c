@@ -1016,6 +1016,11 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		ret = BTAPE_EXIT_USAGE;
 		goto cleanup;
 	}
+	if (s.sum.lost_events)
+		cli_info(0,
+			 "replay: the recorder lost %" PRIu64 " events of %s: their I/Os are not "
+			 "in it, and not replayed (the load is lower than recorded)",
+			 s.sum.lost_events, o.trace);
 	s.destructive = s.sum.count_by_op[BTAPE_OP_WRITE] + s.sum.count_by_op[BTAPE_OP_DISCARD] +
 			s.sum.count_by_op[BTAPE_OP_WRITE_ZEROES] +
 			s.sum.count_by_op[BTAPE_OP_SECURE_ERASE] +

@@ -35,6 +35,7 @@
  *   -B     bare: no optional field (completion, insert, process, queue depth...)
  *   -i N   N more devices declared that get no I/O (not with known)
  *   -k     written in place, then killed (SIGKILL) before the footer: a reader must recover
+ *   -X N   N events counted as lost by the recorder (its ring buffer full), in the footer
  *   -H HOST  the recording host's name (randread..., mixed)
  *   -L NS    one outlier: the middle event completes NS after its issue (mixed), as one slow
  *            flush or a throttled I/O does in a real recording
@@ -79,8 +80,8 @@ enum kind { UNIFORM, MIXED, KNOWN, ALIBABA, VSCSI2, BLKTRACE };
 
 /* Which options each kind takes (the others are refused, so that none is silently ignored). */
 static const char *const kind_opts[] = {
-	[UNIFORM] = "onpbsSdNlarqFDBikxHTC",
-	[MIXED] = "onpSFDBikxHTCL",
+	[UNIFORM] = "onpbsSdNlarqFDBikxHTCX",
+	[MIXED] = "onpSFDBikxHTCLX",
 	[KNOWN] = "onpFDBk",
 	[ALIBABA] = "onpx",
 	[VSCSI2] = "onpx",
@@ -92,7 +93,7 @@ struct gen {
 	const char *out, *pattern, *name, *host;
 	uint64_t t0;
 	struct btape_cluster cluster;
-	uint64_t n, bs, span, devsize, lbs, flush_every, discard_every, idle, outlier_ns;
+	uint64_t n, bs, span, devsize, lbs, flush_every, discard_every, idle, outlier_ns, lost;
 	unsigned int qd, ndev;
 	int read_pct;
 	bool seq, poisson, bare, kill;
@@ -375,6 +376,8 @@ static int write_btape(struct gen *g)
 		if (advance_every && i % advance_every == advance_every - 1)
 			btape_writer__advance(w, g->t);
 	}
+	if (g->lost)
+		btape_writer__add_lost(w, g->lost, 0, 0);
 	if (g->kill) {
 		btape_writer__flush(w);
 		raise(SIGKILL); /* no footer: the reader must recover */
@@ -556,7 +559,7 @@ int main(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt(argc, argv, "o:n:p:b:s:S:d:N:l:a:r:q:F:D:Bi:kx:H:T:C:L:")) != -1) {
+	while ((c = getopt(argc, argv, "o:n:p:b:s:S:d:N:l:a:r:q:F:D:Bi:kx:H:T:C:L:X:")) != -1) {
 		if (c == '?')
 			return usage("bad option -%c, or it lacks its argument", optopt);
 		given[c & 127] = 1;
@@ -634,6 +637,9 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			g.outlier_ns = v;
+			break;
+		case 'X':
+			g.lost = v;
 			break;
 		case 'x':
 			seed = v;

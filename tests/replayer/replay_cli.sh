@@ -209,4 +209,15 @@ assert json.load(sys.stdin)["integrity"]["interrupted"] is (sys.argv[1] == "true
 		fail "info --json: ${f%%:*}.btape interrupted is not ${f#*:}"
 done
 
+# A trace whose recorder lost events: the replay says its load is lower than recorded.
+"$GEN" -o "$D/lossy.btape" -n 200 -r 20000 -S $((8 << 20)) -X 7 || fail "gen lossy"
+truncate -s 8M "$D/lossy.img"
+"$BIOTAPE" replay "$D/lossy.btape" --target "$D/lossy.img" --no-progress >/dev/null 2>"$D/err" ||
+	fail "replay of a lossy trace: $(cat "$D/err")"
+grep -q "^biotape: replay: the recorder lost 7 events of .*lossy.btape: their I/Os are not in it" "$D/err" ||
+	fail "no line on the recorder's loss: $(cat "$D/err")"
+"$BIOTAPE" replay "$D/r.btape" --target "$D/lossy.img" --no-progress >/dev/null 2>"$D/err" ||
+	fail "replay: $(cat "$D/err")"
+grep -q "recorder lost" "$D/err" && fail "a loss line for a trace that lost nothing"
+
 pass
