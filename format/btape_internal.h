@@ -215,8 +215,9 @@ struct btape_intern *btape_intern_new(size_t max_bytes);
 void btape_intern_free(struct btape_intern *t);
 /*
  * Returns the interned string's id (>= 0): 0, 1, 2... in order of first sight, whatever the
- * hash. Or -ENAMETOOLONG past BTAPE_COMM_MAX_LEN, -ENOMEM, or -E2BIG when the cap is reached
- * or a lookup passes BTAPE_INTERN_MAX_PROBE occupied slots (names built to collide).
+ * hash. Or -ENAMETOOLONG past BTAPE_COMM_MAX_LEN, -ENOMEM, -E2BIG when the cap is reached,
+ * or -ELOOP when a lookup passes BTAPE_INTERN_MAX_PROBE occupied slots (names built to
+ * collide).
  */
 int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len);
 /*

@@ -577,8 +577,10 @@ static int read_comms(struct chunk_dec *d, const uint8_t *data, size_t len, size
 		}
 		id = btape_intern_get(it, s, sn);
 		if (id < 0) {
-			*what = id == -E2BIG ? "too many distinct process names"
-					     : "process name too long";
+			*what = id == -E2BIG	? "too many distinct process names"
+				: id == -ELOOP	? "process names built to collide in the name table"
+				: id == -ENOMEM ? "out of memory for process names"
+						: "process name too long";
 			return (int)id;
 		}
 		d->comms[i] = btape_intern_str(it, (uint32_t)id);

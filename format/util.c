@@ -523,7 +523,7 @@ static int intern_grow(struct btape_intern *t)
 }
 
 /*
- * The slot of s: its id + 1, or 0 with *j the empty slot that ends its chain. -E2BIG past
+ * The slot of s: its id + 1, or 0 with *j the empty slot that ends its chain. -ELOOP past
  * BTAPE_INTERN_MAX_PROBE occupied slots (see its comment: never with a hash that spreads).
  */
 static int64_t intern_find(const struct btape_intern *t, const char *s, size_t len, uint32_t h,
@@ -537,7 +537,7 @@ static int64_t intern_find(const struct btape_intern *t, const char *s, size_t l
 		if (e->hash == h && e->len == len && !memcmp(e->s, s, len))
 			return t->slots[*j];
 		if (++probes >= BTAPE_INTERN_MAX_PROBE)
-			return -E2BIG;
+			return -ELOOP;
 	}
 	return 0;
 }
@@ -565,7 +565,7 @@ int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len)
 			return err;
 		found = intern_find(t, s, len, h, &j);
 		if (found)
-			return found < 0 ? found : found - 1; /* -E2BIG: nothing added */
+			return found < 0 ? found : found - 1; /* -ELOOP: nothing added */
 	}
 	if (t->n == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 64;
