@@ -212,6 +212,8 @@ int btape_chunk_encode(struct chunk_enc *ce, const struct btape_event *evs,
 struct btape_intern;
 /* max_bytes: the cap on names' bytes plus 32 bytes of table overhead per name. */
 struct btape_intern *btape_intern_new(size_t max_bytes);
+/* The reader's cap on one trace's process names (bytes) */
+#define BTAPE_READER_COMM_MAX_BYTES (64u << 20)
 void btape_intern_free(struct btape_intern *t);
 /*
  * Returns the interned string's id (>= 0): 0, 1, 2... in order of first sight, whatever the

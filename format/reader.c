@@ -19,7 +19,6 @@
 #include "btape_internal.h"
 #include "ftags.h"
 
-#define READER_COMM_MAX_BYTES (64u << 20)
 #define SLICE_EVENTS 256
 #define RESYNC_WINDOW 65536
 
@@ -359,7 +358,7 @@ static int open_reader(struct btape_reader **rp, int fd, bool own, const char *n
 	r->fd = fd;
 	r->own_fd = own;
 	r->name = strdup(name);
-	r->it = btape_intern_new(READER_COMM_MAX_BYTES);
+	r->it = btape_intern_new(BTAPE_READER_COMM_MAX_BYTES);
 	if (!r->name || !r->it) {
 		err = rfail(r, -ENOMEM, "out of memory");
 		goto cleanup;
@@ -766,7 +765,7 @@ static int scan(struct btape_reader *r, struct btape_summary *s, struct btape_in
 {
 	struct fbuf fb = {0};
 	struct chunk_dec dec = {0};
-	struct btape_intern *it = btape_intern_new(READER_COMM_MAX_BYTES);
+	struct btape_intern *it = btape_intern_new(BTAPE_READER_COMM_MAX_BYTES);
 	struct btape_event *evs = malloc(sizeof(*evs) * SLICE_EVENTS);
 	uint64_t off = r->data_off, no = 1;
 	bool footer = false;

@@ -26,7 +26,8 @@ static void decode(unsigned int kind, const uint8_t *p, size_t len, uint64_t fil
 
 	switch (kind) {
 	case 0: {
-		struct btape_intern *it = btape_intern_new(1u << 20);
+		/* the reader's cap: a smaller one hid the names built to collide (many of them) */
+		struct btape_intern *it = btape_intern_new(BTAPE_READER_COMM_MAX_BYTES);
 		struct chunk_dec d = {0};
 		uint64_t sink = 0;
 		int n;
