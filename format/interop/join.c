@@ -11,7 +11,11 @@
  */
 #include "interop_internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #define JOIN_INIT_SLOTS 4096u
 #define JOIN_MAX_INFLIGHT BTAPE_IMPORT_INFLIGHT_MAX /* beyond, the least recently active goes */
@@ -46,6 +50,7 @@ struct join {
 	uint32_t cap, count;
 	uint32_t head, tail; /* age list; NIL when empty */
 	uint64_t now_ns;
+	uint64_t seed; /* random, per table: a trace cannot choose sectors that share a slot */
 };
 
 int join_new(struct join **jp)
@@ -56,6 +61,8 @@ int join_new(struct join **jp)
 		return -ENOMEM;
 	j->cap = JOIN_INIT_SLOTS;
 	j->head = j->tail = NIL;
+	if (getrandom(&j->seed, sizeof(j->seed), GRND_NONBLOCK) != sizeof(j->seed))
+		j->seed = (uint64_t)(uintptr_t)j ^ ((uint64_t)getpid() << 32) ^ (uint64_t)clock();
 	j->slots = calloc(j->cap, sizeof(*j->slots));
 	if (!j->slots) {
 		free(j);
@@ -73,11 +80,18 @@ void join_free(struct join *j)
 	free(j);
 }
 
-static uint32_t hash(uint64_t devkey, uint64_t sector)
+/* A seeded 64-bit finalizer (murmur3's fmix64): sector times a constant, as it was, let
+ * sectors i << (32 + b) share one slot of a 2^b table. */
+static uint32_t hash(const struct join *j, uint64_t devkey, uint64_t sector)
 {
-	uint64_t h = (sector ^ (devkey * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+	uint64_t h = sector ^ (devkey * 0x9e3779b97f4a7c15ull) ^ j->seed;
 
-	return (uint32_t)(h >> 32);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (uint32_t)h;
 }
 
 /* ---- the age list ---- */
@@ -138,7 +152,7 @@ static void touch(struct join *j, uint32_t i, uint64_t t)
 
 static long find(struct join *j, uint64_t devkey, uint64_t sector)
 {
-	uint32_t mask = j->cap - 1, i = hash(devkey, sector) & mask;
+	uint32_t mask = j->cap - 1, i = hash(j, devkey, sector) & mask;
 
 	for (;;) {
 		struct pend *p = &j->slots[i];
@@ -167,7 +181,7 @@ static void del(struct join *j, uint32_t i)
 		k = (k + 1) & mask;
 		if (!j->slots[k].used)
 			return;
-		h = hash(j->slots[k].devkey, j->slots[k].sector) & mask;
+		h = hash(j, j->slots[k].devkey, j->slots[k].sector) & mask;
 		/* can slot k move to the hole at i? yes unless h lies cyclically in (i, k] */
 		if ((i <= k) ? (h > i && h <= k) : (h > i || h <= k))
 			continue;
@@ -193,7 +207,7 @@ static int grow(struct join *j)
 	j->head = j->tail = NIL;
 	while (it != NIL) {
 		const struct pend *o = &old[it];
-		uint32_t k = hash(o->devkey, o->sector) & mask;
+		uint32_t k = hash(j, o->devkey, o->sector) & mask;
 
 		while (j->slots[k].used) {
 			join_steps++;
@@ -308,7 +322,7 @@ static int add(struct imp *im, uint64_t devkey, uint64_t sector, struct pend **p
 			return err;
 	}
 	mask = j->cap - 1;
-	k = hash(devkey, sector) & mask;
+	k = hash(j, devkey, sector) & mask;
 	while (j->slots[k].used) {
 		join_steps++;
 		k = (k + 1) & mask;

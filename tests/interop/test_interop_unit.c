@@ -281,6 +281,31 @@ static void line(struct text *t, const char *fmt, ...)
 	(unsigned int)(i) + 1, (unsigned int)((i) / 1000000), (unsigned int)((i) % 1000000) * 1000
 
 /*
+ * Sectors chosen to share a slot under an unseeded sector-times-constant hash (multiples of
+ * 2^44: every slot index of a 4096-slot table zero) stay spread: a few steps per line (it was
+ * a probe over every earlier one: some 500 per line here).
+ */
+static void test_join_sectors_spread(void **state)
+{
+	const unsigned int n = 1000;
+	struct btape_import_stats st;
+	struct text t = {0};
+	char err[512];
+
+	(void)state;
+	for (unsigned int i = 0; i < n; i++)
+		line(&t, BP "Q W %llu + 8 [a]\n", BP_ARGS(i), (unsigned long long)i << 44);
+	join_steps = 0;
+	assert_int_equal(btape_import_validate_buf(BTAPE_FMT_BLKPARSE, t.p, t.len, "q", false, &st,
+						   err, sizeof(err)),
+			 0);
+	printf("joiner steps per line: %.2f\n", (double)join_steps / (2.0 * n));
+	assert_true(join_steps < 2ull * n * 16);
+	assert_int_equal(st.unmatched, n);
+	free(t.p);
+}
+
+/*
  * More requests in flight than the joiner keeps (bio-based devices: Q lines only): the work
  * per line stays constant (it was a sweep of every slot per line past 512 Ki in flight), the
  * oldest requests are given up and counted.
@@ -437,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_detect),
 		cmocka_unit_test(test_errors_and_skips),
 		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_join_sectors_spread),
 		cmocka_unit_test(test_join_many_in_flight),
 		cmocka_unit_test(test_join_expiry),
 		cmocka_unit_test(test_join_random),
