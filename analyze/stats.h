@@ -31,10 +31,19 @@
 #define STATS_WS_LIMIT_DEFAULT (1u << 20)    /* blocks tracked exactly before sampling starts */
 #define STATS_WS_LARGE_BLOCKS 1024	     /* an I/O of more blocks is kept as an extent */
 #define STATS_WS_EDGES_MAX (1u << 19)	     /* extent edges kept (16 MiB); then block by block */
-/* blocks of large I/Os counted one by one once the edges are full (1 TiB, about 0.7 s); past
- * it a large I/O is left out of the working set and counted in ws_result.large_uncounted */
-#define STATS_WS_SPILL_BLOCKS (1ull << 28)
+/*
+ * Blocks of large I/Os counted one by one once the edges are full (256 GiB): past it a large
+ * I/O is left out of the working set and counted in ws_result.large_uncounted. Each costs a
+ * put at a random slot of a table that outgrows the caches (32 MiB at the default limit):
+ * 10 ns a block with the prefetch of stats.c's ws_spill (50 ns without), so at most about
+ * 0.7 s; 2^28 blocks took 13 s (a 4.7 KB trace of I/Os up to 3.4 GB, each overlapping the
+ * one before).
+ */
+#define STATS_WS_SPILL_BLOCKS (1ull << 26)
 #define STATS_QD_HEAP_MAX BTAPE_INFLIGHT_MAX /* in-flight completions tracked per device */
+/* a slice's warm-up: in-flight slots its deep insertions may move to keep the entry sorted
+ * (stats__warm; about 0.3 s at most) */
+#define STATS_WARM_MOVES_MAX (1ull << 30)
 #define STATS_NEAR_SEQ_DEFAULT (128u * 1024) /* near-sequential window, bytes */
 #define STATS_IDLE_MIN_DEFAULT_NS 1000000ull /* idle periods shorter than this are not counted */
 
@@ -239,6 +248,8 @@ struct stats {
 	bool finished;
 	bool origin_fixed; /* stats__set_origin(): the first event does not set it */
 	uint64_t nwarm;	   /* stats__warm() set nadd to 1 with no event counted */
+	/* in-flight slots the warm-up's deep insertions moved (at most STATS_WARM_MOVES_MAX) */
+	uint64_t warm_moves;
 };
 
 /* New empty analysis; opts may be NULL. Returns 0 or -ENOMEM. */

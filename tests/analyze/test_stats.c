@@ -14,6 +14,7 @@
 #include "../common/hist_assert.h"
 #include "split.h"
 #include "stats.h"
+#include "workset.h"
 
 #define MS 1000000ull
 #define S 1000000000ull
@@ -698,6 +699,157 @@ static void test_sizes_sorted(void **st)
 	assert_int_equal(v[3].size, 65536);
 	free(v);
 	stats__free(s);
+}
+
+/* The longest run of consecutive used slots of an open-addressing table (wrapping). */
+static uint32_t longest_run(const bool *used, uint32_t nslots)
+{
+	uint32_t best = 0, run = 0;
+
+	for (uint32_t i = 0; i < 2 * nslots; i++) { /* twice round: a run across the end */
+		run = used[i % nslots] ? run + 1 : 0;
+		if (run > best)
+			best = run;
+	}
+	return best > nslots ? nslots : best;
+}
+
+/*
+ * The process and request-size tables (linear probing, half full at most) spread keys that
+ * share a factor: 4096 pids and 4096 sizes, multiples of 832040 (the Fibonacci number F30).
+ * A bare Fibonacci multiply put them in 19 home slots: runs of thousands of used slots, each
+ * new key probing past the others (3 s for a 3.7 KB trace). Hashed, the longest run is a few
+ * dozen slots.
+ */
+static void test_tables_spread(void **st)
+{
+	const uint32_t n = STATS_MAX_PROCS, nslots = 2 * STATS_MAX_PROCS;
+	const uint64_t f30 = 832040;
+	struct btape_event *e = calloc(n, sizeof(*e));
+	bool *used = calloc(2 * STATS_SIZE_EXACT_MAX, sizeof(bool));
+	struct stats *s;
+
+	(void)st;
+	assert_true(e && used);
+	_Static_assert(STATS_SIZE_EXACT_MAX == STATS_MAX_PROCS, "one count for both tables");
+	for (uint32_t i = 0; i < n; i++) {
+		e[i] = ev_rw(S + i, BTAPE_OP_READ, (uint64_t)i * 8, (i + 1) * f30);
+		e[i].present = BTAPE_HAS_PID;
+		e[i].pid = (uint32_t)((i + 1) * f30);
+	}
+	s = run(e, n, NULL);
+	assert_int_equal(s->nprocs, n);
+	assert_int_equal(s->proc_other_n_procs, 0);
+	for (uint32_t i = 0; i < nslots; i++)
+		used[i] = s->procs[i].used;
+	uint32_t procs_run = longest_run(used, nslots);
+
+	assert_int_equal(s->ops[BTAPE_OP_READ].nsizes, n);
+	for (uint32_t i = 0; i < 2 * STATS_SIZE_EXACT_MAX; i++)
+		used[i] = s->ops[BTAPE_OP_READ].sizes[i].n != 0;
+	uint32_t sizes_run = longest_run(used, 2 * STATS_SIZE_EXACT_MAX);
+
+	if (procs_run > 100 || sizes_run > 100)
+		fail_msg("longest runs of used slots: processes %u, sizes %u (want <= 100)",
+			 procs_run, sizes_run);
+	stats__free(s);
+	free(used);
+	free(e);
+}
+
+/*
+ * Disjoint large reads (1025 blocks) that fill the working set's extent table, then `more`
+ * (each of nbl blocks at block base + k * step, read or write): the events of the tests below.
+ */
+static size_t spill_events(struct btape_event **ep, size_t more, uint64_t nbl, uint64_t step,
+			   bool cut)
+{
+	const uint64_t fill = STATS_WS_EDGES_MAX / 2 - 1, fnbl = 1025; /* the last that fit */
+	const uint64_t base = fill * (fnbl + 1) + 1000;
+	size_t cap = fill + more * (cut ? (nbl + 1023) / 1024 : 1), n = 0;
+	struct btape_event *e = calloc(cap, sizeof(*e));
+
+	assert_non_null(e);
+	for (uint64_t k = 0; k < fill; k++)
+		e[n++] = ev_rw(k, BTAPE_OP_READ, k * (fnbl + 1) * 8, fnbl * 4096);
+	for (uint64_t k = 0; k < more; k++) {
+		unsigned int op = k % 3 ? BTAPE_OP_READ : BTAPE_OP_WRITE;
+		uint64_t b0 = base + k * step;
+
+		/* cut: the same blocks in the same order, as I/Os of 1024 blocks at most */
+		for (uint64_t b = b0; b < b0 + nbl; b += cut ? 1024 : nbl) {
+			uint64_t m = b0 + nbl - b < 1024 || !cut ? b0 + nbl - b : 1024;
+
+			e[n++] = ev_rw(fill + k, op, b * 8, m * 4096);
+		}
+	}
+	*ep = e;
+	return n;
+}
+
+/*
+ * Past the extent table, a large I/O's blocks go into the table one by one (ws_spill, with
+ * prefetching): the same table, slot for slot, as the same blocks in I/Os small enough to be
+ * counted block by block anyway. Sampled (a small limit) and exact.
+ */
+static void test_working_set_spill_same(void **st)
+{
+	(void)st;
+	for (int sampled = 0; sampled < 2; sampled++) {
+		struct stats_opts o = {.ws_limit = sampled ? 4096 : 0};
+		struct btape_event *e, *c;
+		size_t n = spill_events(&e, 60, 3001, 1700, false);
+		size_t nc = spill_events(&c, 60, 3001, 1700, true);
+		/* b one by one: the batch path puts a block's queued small I/Os after a long one */
+		struct stats *a = run(e, n, &o), *b = run_one_by_one(c, nc, &o);
+		struct stats *a1 = run_one_by_one(e, n, &o);
+
+		assert_true(a->ws.edges_full);
+		assert_int_equal(a->ws.spilled, 60 * 3001);
+		assert_int_equal(a->ws.large_uncounted, 0);
+		assert_int_equal(b->ws.spilled, 0);
+		for (int k = 0; k < 2; k++) {
+			const struct blockset *x = k ? &a1->ws : &a->ws, *y = &b->ws;
+
+			assert_int_equal(x->level, y->level);
+			assert_int_equal(x->cap, y->cap);
+			assert_int_equal(x->n, y->n);
+			assert_int_equal(x->accesses, y->accesses);
+			assert_memory_equal(x->t, y->t, (x->cap + WS_PAD) * sizeof(*x->t));
+		}
+		assert_true(sampled ? a->ws.level > 0 : a->ws.level == 0);
+		assert_int_equal(a->wsr.blocks, b->wsr.blocks);
+		stats__free(a);
+		stats__free(a1);
+		stats__free(b);
+		free(e);
+		free(c);
+	}
+}
+
+/*
+ * The blocks counted one by one past the extent table are bounded (STATS_WS_SPILL_BLOCKS,
+ * 2^26: about 0.7 s of puts at worst, where 2^28 took 13 s for a 4.7 KB trace): 200 reads of
+ * 2 GiB past a full extent table ask for 2^19 blocks each, 128 are counted, 72 are left out
+ * (the working set says "at least").
+ */
+static void test_working_set_spill_budget(void **st)
+{
+	struct stats_opts o = {.ws_limit = 4096}; /* a small table: the test runs fast */
+	struct btape_event *e;
+	size_t n = spill_events(&e, 200, 1ull << 19, 1ull << 19, false);
+	struct stats *s = run(e, n, &o);
+
+	(void)st;
+	assert_true(s->ws.edges_full);
+	if (s->ws.spilled > (1ull << 26))
+		fail_msg("%llu blocks counted one by one (want at most 2^26)",
+			 (unsigned long long)s->ws.spilled);
+	assert_int_equal(s->ws.spilled, 128ull << 19);
+	assert_int_equal(s->wsr.large_uncounted, 72);
+	assert_int_equal(s->wsr.accesses, (STATS_WS_EDGES_MAX / 2 - 1) * 1025 + (128ull << 19));
+	stats__free(s);
+	free(e);
 }
 
 /* bounded tables: more processes, sizes and devices than tracked are folded, never lost */
@@ -1603,6 +1755,46 @@ static void test_split_merge_exact(void **st)
 	free(e);
 }
 
+/*
+ * Parallel analysis with deep queues: about 1500 in flight on a device, random device times,
+ * so that most insertions are deeper than the in-flight array's INFLIGHT_DEEP (its heap takes
+ * them). The warm-up keeps them in the array (the slice's entry is read from it), so the
+ * merge stays exact, and every statistic equals one pass.
+ */
+static void test_split_merge_deep_queue(void **st)
+{
+	const size_t n = 200000;
+	struct btape_event *e = calloc(n, sizeof(*e));
+	uint64_t x = 99, t = 5 * S;
+	char why[160] = "";
+
+	(void)st;
+	assert_non_null(e);
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		t += 20000;
+		e[i] = ev_rw(t, (x & 1) ? BTAPE_OP_READ : BTAPE_OP_WRITE, (x >> 14) % 1000000 * 8,
+			     4096);
+		e[i].present = BTAPE_HAS_COMPLETE;
+		e[i].complete_ns = t + (x >> 20) % (60 * MS);
+	}
+	struct stats *a = run(e, n, NULL), *b;
+
+	assert_true(a->qd->max > 4 * INFLIGHT_DEEP);
+	for (int nr = 2; nr <= 3; nr++) {
+		int rc = split_run(&b, e, n, nr, &(struct stats_opts){0}, why, sizeof(why));
+
+		if (rc)
+			fail_msg("%d slices: not exact: %s", nr, why);
+		assert_same_stats_tables(a, b, false);
+		stats__free(b);
+	}
+	stats__free(a);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1617,6 +1809,8 @@ int main(void)
 		cmocka_unit_test(test_working_set_large_exact),
 		cmocka_unit_test(test_working_set_huge_extents),
 		cmocka_unit_test(test_working_set_large_fallback),
+		cmocka_unit_test(test_working_set_spill_same),
+		cmocka_unit_test(test_working_set_spill_budget),
 		cmocka_unit_test(test_working_set_bounds),
 		cmocka_unit_test(test_qd_and_idle_from_completions),
 		cmocka_unit_test(test_idle_basis_with_missing_completions),
@@ -1625,6 +1819,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_coarsens),
 		cmocka_unit_test(test_sizes_sorted),
 		cmocka_unit_test(test_bounded_tables),
+		cmocka_unit_test(test_tables_spread),
 		cmocka_unit_test(test_batch_equals_single),
 		cmocka_unit_test(test_qd_matches_brute_force),
 		cmocka_unit_test(test_qd_window_edges),
@@ -1635,6 +1830,7 @@ int main(void)
 		cmocka_unit_test(test_host_timeline),
 		cmocka_unit_test(test_split_plan_events),
 		cmocka_unit_test(test_split_merge_exact),
+		cmocka_unit_test(test_split_merge_deep_queue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
