@@ -14,13 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "u64heap.h"
+
 #define BTAPE_INFLIGHT_MAX (1u << 20) /* completions kept per device */
 
 /*
  * The completions in flight, a multiset in two parts: the sorted array v[head..n) (the
  * allocation starts a few slots before v, below), which takes nearly every push, and a
- * binary min-heap hv[0..hn) of those that would have gone deep into it (usually none).
- * inflight_settle() moves the heap into the array: then v[head..n) holds every one, sorted,
+ * binary min-heap hv[0..hn) (u64heap.h) of those that would have gone deep into it (usually
+ * none). inflight_settle() moves the heap into the array: then v[head..n) holds every one, sorted,
  * which is what analyze/split.c reads. room: a push with n < room takes the fast path (cap
  * while the heap is empty, else 0); hmin: so does an expiry at t < hmin. untracked: requests
  * counted at their issue but not kept in flight (BTAPE_INFLIGHT_MAX in flight, or no
@@ -87,29 +89,6 @@ static __attribute__((unused)) bool inflight_grow(struct btape_inflight *h, uint
 	return true;
 }
 
-/* The heap (a binary min-heap in hv[0..hn), as replayer/u64heap.h). */
-static __attribute__((unused)) uint64_t inflight_heap_pop(uint64_t *hv, uint32_t *hn)
-{
-	uint64_t top = hv[0], last = hv[--*hn];
-	uint32_t i = 0;
-
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-
-		if (c >= *hn)
-			break;
-		if (c + 1 < *hn && hv[c + 1] < hv[c])
-			c++;
-		if (last <= hv[c])
-			break;
-		hv[i] = hv[c];
-		i = c;
-	}
-	if (*hn)
-		hv[i] = last;
-	return top;
-}
-
 /*
  * v into the heap. The array is first made large enough for all in flight, so that
  * inflight_settle() needs no memory.
@@ -144,13 +123,7 @@ static __attribute__((unused, noinline)) void inflight_push_heap(struct btape_in
 		h->hv = nh;
 		h->hcap = ncap;
 	}
-	uint32_t i = h->hn++;
-
-	while (i && h->hv[(i - 1) / 2] > v) {
-		h->hv[i] = h->hv[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->hv[i] = v;
+	u64heap_push(h->hv, &h->hn, v);
 	h->hmin = h->hv[0];
 	h->room = 0; /* every push checks the bound now (the heap counts) */
 }
@@ -295,7 +268,7 @@ static __attribute__((unused, noinline)) bool inflight_expire_heap(struct btape_
 	if (t == UINT64_MAX)
 		h->hn = 0;
 	while (h->hn && h->hv[0] <= t)
-		inflight_heap_pop(h->hv, &h->hn);
+		u64heap_pop(h->hv, &h->hn);
 	h->hmin = h->hn ? h->hv[0] : UINT64_MAX;
 	if (!h->hn)
 		h->room = h->cap;
@@ -335,7 +308,7 @@ static __attribute__((unused)) void inflight_settle(struct btape_inflight *h)
 	if (h->head)
 		memmove(h->v, h->v + h->head, live * sizeof(*h->v));
 	while (m) { /* heapsort: hv[0..k) descending */
-		uint64_t x = inflight_heap_pop(h->hv, &m);
+		uint64_t x = u64heap_pop(h->hv, &m);
 
 		h->hv[m] = x;
 	}

@@ -159,6 +159,24 @@ static void test_map_arg_forms(void **state)
 	assert_int_equal(n, RP_MAX_MAPS);
 }
 
+/* --map SRC=A alone is refused (-EINVAL), saying want. */
+static void map_refused(const struct btape_meta *m, struct rp_devices_opts *o, const char *src,
+			const char *want)
+{
+	struct rp_map_arg one = {src, "A"};
+	const struct rp_map_arg *maps = o->maps;
+	unsigned int nmaps = o->nmaps;
+	struct rp_devices s;
+
+	o->maps = &one;
+	o->nmaps = 1;
+	assert_int_equal(rp_devices__map(&s, m, o, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, want);
+	rp_devices__free(&s);
+	o->maps = maps;
+	o->nmaps = nmaps;
+}
+
 /* SRC by index (decimal, 0x hex) or name; targets numbered by first recorded device. */
 static void test_map_resolution(void **state)
 {
@@ -199,15 +217,8 @@ static void test_map_resolution(void **state)
 					    "is called '99999999999999999999999'"},
 		{"Loop0", "--map Loop0=...: no recorded device is called 'Loop0'"},
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct rp_map_arg one = {bad[i].src, "A"};
-
-		o.maps = &one;
-		o.nmaps = 1;
-		assert_int_equal(rp_devices__map(&s, &m, &o, why, sizeof(why)), -EINVAL);
-		assert_string_equal(why, bad[i].why);
-		rp_devices__free(&s);
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		map_refused(&m, &o, bad[i].src, bad[i].why);
 	btape_meta_free(&m);
 }
 
@@ -239,15 +250,8 @@ static void test_map_numeric_names(void **state)
 		{"#3", "--map #3=...: the trace has devices 0 to 2"},
 		{"#x", "--map #x=...: #N takes a device index"},
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct rp_map_arg one = {bad[i].src, "A"};
-
-		o.maps = &one;
-		o.nmaps = 1;
-		assert_int_equal(rp_devices__map(&s, &m, &o, why, sizeof(why)), -EINVAL);
-		assert_string_equal(why, bad[i].why);
-		rp_devices__free(&s);
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		map_refused(&m, &o, bad[i].src, bad[i].why);
 	/* a bare number that is its own device's name too is that device */
 	static const char *const same[] = {"0", "x", "y"};
 	btape_meta_free(&m);

@@ -3,8 +3,8 @@
  * A binary min-heap of u64 in a caller's array: H holds *N values, the smallest at h[0]. The
  * caller keeps the array large enough for a push.
  */
-#ifndef RP_U64HEAP_H
-#define RP_U64HEAP_H
+#ifndef BTAPE_U64HEAP_H
+#define BTAPE_U64HEAP_H
 
 #include <stdint.h>
 
