@@ -43,13 +43,13 @@ const char *rp_dev_label(const struct btape_meta *m, uint32_t i, char *buf, size
 	return buf;
 }
 
-/* whether a recorded device is called name */
-static bool named(const struct btape_meta *m, const char *name)
+/* The first recorded device called name other than device skip, or -1. */
+static long device_called(const struct btape_meta *m, const char *name, uint64_t skip)
 {
 	for (uint32_t d = 0; m && d < m->ndevices; d++)
-		if (strcmp(m->devices[d].name, name) == 0)
-			return true;
-	return false;
+		if (d != skip && strcmp(m->devices[d].name, name) == 0)
+			return d;
+	return -1;
 }
 
 int rp_devices__map(struct rp_devices *s, const struct btape_meta *meta,
@@ -85,51 +85,39 @@ int rp_devices__map(struct rp_devices *s, const struct btape_meta *meta,
 	for (unsigned int i = 0; i < o->nmaps; i++) {
 		const char *src = o->maps[i].src;
 		bool hash = src[0] == '#'; /* #N: the index, whatever the names */
-		uint64_t idx;
-		long found = -1;
+		uint64_t idx = UINT64_MAX;
+		bool number = cli_parse_u64(src + hash, &idx) == 0;
+		/* an imported trace may name its devices by number: "1" may be another device's
+		 * name than index 1's, and a guess sends writes to the wrong target */
+		long called = hash ? -1 : device_called(m, src, number ? idx : UINT64_MAX);
+		long found;
 
-		if (cli_parse_u64(src + hash, &idx) == 0 &&
-		    (hash || idx < s->ndev || !named(m, src))) {
+		if (hash && !number) {
+			snprintf(why, whylen, "--map %s=...: #N takes a device index", src);
+			err = -EINVAL;
+			goto cleanup;
+		}
+		if (number && (hash || idx < s->ndev || called < 0)) {
 			if (idx >= s->ndev) {
 				snprintf(why, whylen, "--map %s=...: the trace has devices 0 to %u",
 					 src, s->ndev - 1);
 				err = -EINVAL;
 				goto cleanup;
 			}
-			/* an imported trace may name its devices by number: "1" may be another
-			 * device's name than index 1's, and a guess sends writes to the wrong
-			 * target */
-			for (uint32_t d = 0; !hash && m && d < m->ndevices; d++) {
-				if (d != idx && strcmp(m->devices[d].name, src) == 0) {
-					snprintf(
-						why, whylen,
-						"--map %s=...: ambiguous: the index of one device and "
-						"the name of device #%u: give the index, #%" PRIu64
-						" or #%u",
-						src, d, idx, d);
-					err = -EINVAL;
-					goto cleanup;
-				}
-			}
-			found = (long)idx;
-		} else if (hash) {
-			snprintf(why, whylen, "--map %s=...: #N takes a device index", src);
-			err = -EINVAL;
-			goto cleanup;
-		} else {
-			for (uint32_t d = 0; m && d < m->ndevices; d++) {
-				if (strcmp(m->devices[d].name, o->maps[i].src) == 0) {
-					found = d;
-					break;
-				}
-			}
-			if (found < 0) {
+			if (called >= 0) {
 				snprintf(why, whylen,
-					 "--map %s=...: no recorded device is called '%s'",
-					 o->maps[i].src, o->maps[i].src);
+					 "--map %s=...: ambiguous: the index of one device and the "
+					 "name of device #%ld: give the index, #%" PRIu64 " or #%ld",
+					 src, called, idx, called);
 				err = -EINVAL;
 				goto cleanup;
 			}
+			found = (long)idx;
+		} else if ((found = called) < 0) {
+			snprintf(why, whylen, "--map %s=...: no recorded device is called '%s'", src,
+				 src);
+			err = -EINVAL;
+			goto cleanup;
 		}
 		if (dev_dst[found]) {
 			snprintf(why, whylen, "--map: device %s is mapped twice", o->maps[i].src);
