@@ -227,6 +227,16 @@ int64_t btape_intern_get(struct btape_intern *t, const char *s, size_t len);
  * truncated to 32 bits. Exposed for the tests.
  */
 uint32_t btape_intern_hash(const char *s, size_t len);
+/* 64 random bits for a hash key: getrandom(2), else clocks, the pid and a counter, mixed. */
+uint64_t btape_random_u64(void);
+/* splitmix64's finaliser: every input bit moves every output bit */
+static inline uint64_t btape_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
 /*
  * Longest probe accepted, in occupied slots. Linear probing at the table's maximum load of 1/2:
  * with a hash that spreads, a run of L full slots has probability under (e^0.5 / 2)^L =

@@ -2,6 +2,7 @@
 /* libbiotape: op names, flags, metadata helpers, CRC32C, buffers, envelopes, interning. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -408,51 +409,37 @@ void btape_intern_free(struct btape_intern *t)
 /*
  * The hash is keyed per process: names come from the files read, and a fixed hash (this was
  * FNV-1a) lets a crafted file send every name to one probe chain, quadratic in the names. The
- * key is drawn once, from getrandom(2) or, failing that, from clocks, ids and addresses; ids
+ * key is drawn once (btape_random_u64()); ids
  * are handed out in order of first sight, so no output depends on it.
  */
 static uint64_t intern_key[2];
 static pthread_once_t intern_key_once = PTHREAD_ONCE_INIT;
 
-static uint64_t mix64(uint64_t x) /* splitmix64's finaliser */
+uint64_t btape_random_u64(void)
 {
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
+	static _Atomic uint64_t calls;
+	uint64_t v;
+	ssize_t r;
+
+	while ((r = getrandom(&v, sizeof(v), GRND_NONBLOCK)) < 0 && errno == EINTR)
+		;
+	if (r == (ssize_t)sizeof(v))
+		return v;
+	struct timespec rt = {0}, mt = {0};
+	uint64_t x;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	x = btape_mix64((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
+	x = btape_mix64(x ^ ((uint64_t)mt.tv_sec * 1000000000u + (uint64_t)mt.tv_nsec));
+	x = btape_mix64(x ^ (uint64_t)getpid() ^ (uint64_t)(uintptr_t)&rt);
+	return btape_mix64(x ^ atomic_fetch_add(&calls, 1)); /* two calls never alike */
 }
 
 static void intern_key_init(void)
 {
-	uint8_t buf[sizeof(intern_key)];
-	size_t got = 0;
-
-	while (got < sizeof(buf)) {
-		ssize_t r = getrandom(buf + got, sizeof(buf) - got, GRND_NONBLOCK);
-
-		if (r > 0)
-			got += (size_t)r;
-		else if (r < 0 && errno == EINTR)
-			continue;
-		else
-			break;
-	}
-	if (got == sizeof(buf)) {
-		intern_key[0] = get_le64(buf);
-		intern_key[1] = get_le64(buf + 8);
-	} else {
-		struct timespec rt = {0}, mt = {0};
-		uint64_t x;
-
-		clock_gettime(CLOCK_REALTIME, &rt);
-		clock_gettime(CLOCK_MONOTONIC, &mt);
-		x = mix64((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
-		x = mix64(x ^ ((uint64_t)mt.tv_sec * 1000000000u + (uint64_t)mt.tv_nsec));
-		x = mix64(x ^ (uint64_t)getpid());
-		x = mix64(x ^ (uint64_t)(uintptr_t)&rt ^ (uint64_t)(uintptr_t)&intern_key_once);
-		intern_key[0] = x;
-		intern_key[1] = mix64(x ^ (uint64_t)(uintptr_t)&mix64);
-	}
+	intern_key[0] = btape_random_u64();
+	intern_key[1] = btape_random_u64();
 }
 
 #define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
