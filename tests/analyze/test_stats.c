@@ -53,6 +53,15 @@ static struct stats *run_one_by_one(const struct btape_event *evs, size_t n,
 	return s;
 }
 
+/* xorshift64: the tests' random streams, the same for every run */
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
 static void test_empty(void **st)
 {
 	struct stats *s = run(NULL, 0, NULL);
@@ -952,9 +961,7 @@ static void test_batch_equals_single(void **st)
 	(void)st;
 	assert_non_null(e);
 	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		xorshift(&x);
 		static const unsigned int ops[8] = {BTAPE_OP_READ,	  BTAPE_OP_READ,
 						    BTAPE_OP_WRITE,	  BTAPE_OP_FLUSH,
 						    BTAPE_OP_DISCARD,	  BTAPE_OP_WRITE_ZEROES,
@@ -1043,9 +1050,7 @@ static void test_qd_matches_brute_force(void **st)
 	assert_non_null(e);
 	assert_non_null(want);
 	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		xorshift(&x);
 		t += (x >> 5) % 5 == 0 ? 0 : 100 + (x >> 9) % 3000;
 		e[i] = ev_rw(t, (x & 1) ? BTAPE_OP_READ : BTAPE_OP_WRITE, (x >> 14) % 100000, 4096);
 		e[i].dev = (uint32_t)((x >> 3) % 3);
@@ -1133,9 +1138,7 @@ static void test_qd_window_edges(void **st)
 
 		assert_non_null(want);
 		for (size_t i = 0; i < n; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			xorshift(&x);
 			uint64_t d = (x >> 24) % 300000;
 
 			if (sc == QW_TIES) {
@@ -1362,9 +1365,7 @@ static void gen_events(struct btape_event *e, size_t n, int sc, uint64_t seed)
 	uint64_t x = seed * 2654435761u + 1, t = 5 * S;
 
 	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		xorshift(&x);
 		if (sc != SC_SAME_TIME || (x >> 61) == 0)
 			t += (x >> 6) % 4 == 0 ? 0 : (x >> 8) % 40000; /* ties, 1 s windows cross */
 		unsigned int op = sc == SC_FLUSH ? BTAPE_OP_FLUSH : ops[x % 8];
@@ -1771,9 +1772,7 @@ static void test_split_merge_deep_queue(void **st)
 	(void)st;
 	assert_non_null(e);
 	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		xorshift(&x);
 		t += 20000;
 		e[i] = ev_rw(t, (x & 1) ? BTAPE_OP_READ : BTAPE_OP_WRITE, (x >> 14) % 1000000 * 8,
 			     4096);
