@@ -114,7 +114,7 @@ struct thr {
 #define TDEPTH_ANY (UINT32_MAX - 1)
 /*
  * Bounds on what a trace can make the tracker keep: threads (a crafted trace giving every
- * event a new thread id held 3 GB at 4 M events), and each thread's recorded completions
+ * event a new thread id held 3 GB at 16 M events), and each thread's recorded completions
  * ahead (one thread whose completions all lie far ahead). Past them an I/O of a new thread
  * has no thread link, and a thread's depth is unknown (TDEPTH_ANY), as when out of memory.
  */
