@@ -11,10 +11,11 @@
  */
 #include "interop_internal.h"
 
-#include "btape_internal.h"
-
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #define JOIN_INIT_SLOTS 4096u
 #define JOIN_MAX_INFLIGHT BTAPE_IMPORT_INFLIGHT_MAX /* beyond, the least recently active goes */
@@ -60,7 +61,8 @@ int join_new(struct join **jp)
 		return -ENOMEM;
 	j->cap = JOIN_INIT_SLOTS;
 	j->head = j->tail = NIL;
-	j->seed = btape_random_u64();
+	if (getrandom(&j->seed, sizeof(j->seed), GRND_NONBLOCK) != sizeof(j->seed))
+		j->seed = (uint64_t)(uintptr_t)j ^ ((uint64_t)getpid() << 32) ^ (uint64_t)clock();
 	j->slots = calloc(j->cap, sizeof(*j->slots));
 	if (!j->slots) {
 		free(j);
@@ -78,11 +80,18 @@ void join_free(struct join *j)
 	free(j);
 }
 
-/* Seeded and mixed: sector times a constant, as it was, let sectors i << (32 + b) share one
- * slot of a 2^b table. */
+/* A seeded 64-bit finalizer (murmur3's fmix64): sector times a constant, as it was, let
+ * sectors i << (32 + b) share one slot of a 2^b table. */
 static uint32_t hash(const struct join *j, uint64_t devkey, uint64_t sector)
 {
-	return (uint32_t)btape_mix64(sector ^ (devkey * 0x9e3779b97f4a7c15ull) ^ j->seed);
+	uint64_t h = sector ^ (devkey * 0x9e3779b97f4a7c15ull) ^ j->seed;
+
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (uint32_t)h;
 }
 
 /* ---- the age list ---- */
