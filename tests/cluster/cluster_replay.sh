@@ -5,8 +5,8 @@
 # rank clocks shifted by 0, +3 ms and -7 ms (BIOTAPE_TEST_CLOCK_SHIFT_NS). Checks:
 #  - every I/O of every trace reaches its device: count, op, offset, size;
 #  - the devices' first issues (the recorder's host-wide clock) agree within the reported
-#    start skew (+ slack for the submit-to-block-layer path): with the shifts, that holds only
-#    if the offsets were measured and applied;
+#    start skew (+ slack for the submit-to-block-layer path), and with each rank's reported
+#    first issue: with the shifts, that holds only if the offsets were measured and applied;
 #  - the estimated offsets are within 50 us of the injected ones;
 #  - the merged counts are the sums over the ranks and over the result traces, and the
 #    cluster's p99 per op is the p99 of the union of the result traces' latencies (computed
@@ -92,8 +92,13 @@ for r in (1, 2):
     rep = cl["rank"][r]["first_issue_ns"] - cl["rank"][0]["first_issue_ns"]
     real = first[r] - first[0]
     assert abs(rep - real) <= 300000, f"rank {r}: reported first issue {rep} ns after rank 0's, recorded {real}"
-# with uncorrected clocks the ranks would start 3 and 7 ms off rank 0
-assert spread < 2500000, f"the ranks did not start together: {spread} ns apart"
+# These two checks are what proves the offsets were applied: each rank's reported first issue
+# is its lateness on its own clock against its own start instant, where the offset cancels, so
+# a rank that started on an uncorrected clock reports itself on time while its device shows it
+# 3 or 7 ms off (a build that ignored the offsets: devices 3.0 and 7.0 ms off, reports within
+# 2 us). How close the ranks start is a figure of bench/cluster (skew), not a limit here: three
+# ranks share two vCPUs, so the third rank's start waits for another's first submit (60-460 us
+# in 20 runs here), and a fresh CI machine once took 3.6 ms.
 for r, want in ((1, 3000000), (2, -7000000)):
     est = cl["rank"][r]["clock_offset_ns"]
     print(f"rank {r}: injected {want / 1e6:+.3f} ms, estimated {est / 1e6:+.6f} ms")
