@@ -42,6 +42,7 @@
 #define PREFETCH_BLOCKS 8	/* 8 x 8192 x ~96 B: ~6 MiB of decoded events at most */
 #define DEFAULT_DEPTH_TIMED 128 /* original and load timing: cap only */
 #define DEFAULT_DEPTH_AFAP 32
+#define IODEPTH_MAX 4096 /* --iodepth's largest */
 #define OUTQ_EVENTS 65536 /* result events queued for the writer thread (~6 MiB) */
 #define MAX_SWEEP 32
 #define MAX_TRACES 1024 /* cluster replay: traces dealt to the ranks */
@@ -109,7 +110,11 @@ static void usage(FILE *fp)
 		"                         completion its thread was woken for, of any thread, as\n"
 		"                         recorded by record --waits (the default for such a trace;\n"
 		"                         else off)\n"
-		"  --iodepth N            most I/Os in flight per copy (afap: %d; else a cap: %d)\n"
+		"  --iodepth N|recorded   most I/Os in flight per copy (afap: %d; else a cap: %d);\n"
+		"                         recorded: the most the recording had in flight at once,\n"
+		"                         from its completion times (where the application waited,\n"
+		"                         the replay waits: device times closer to the recording's\n"
+		"                         when the replay falls behind, more I/Os late; docs/REPLAY.md)\n"
 		"  --engine NAME          io_uring (default), psync or null\n"
 		"  --null-latency D       --engine null: complete each I/O D after submission (default 0)\n"
 		"scaling:\n"
@@ -183,6 +188,7 @@ struct opts {
 	enum rp_timing timing;
 	double speed;
 	unsigned int iodepth;
+	bool iodepth_recorded; /* --iodepth recorded: iodepth is the trace's most in flight */
 	unsigned int scale;
 	enum rp_layout layout;
 	enum rp_fit fit;
@@ -334,6 +340,7 @@ static const struct option long_opts[] = {
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	int c, v;
+	uint64_t u;
 
 	memset(o, 0, sizeof(*o));
 	o->engine = "io_uring";
@@ -381,8 +388,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case OPT_IODEPTH:
-			if (parse_uint("--iodepth", optarg, 1, 4096, &o->iodepth))
+			o->iodepth_recorded = strcmp(optarg, "recorded") == 0;
+			o->iodepth = 0;
+			if (!o->iodepth_recorded &&
+			    (cli_parse_u64(optarg, &u) || u < 1 || u > IODEPTH_MAX)) {
+				cli_err("replay: --iodepth '%s': expected a number from 1 to %u, "
+					"or recorded",
+					optarg, IODEPTH_MAX);
 				return -EINVAL;
+			}
+			if (!o->iodepth_recorded)
+				o->iodepth = (unsigned int)u;
 			break;
 		case OPT_SCALE:
 			if (parse_uint("--scale", optarg, 1, 1024, &o->scale))
@@ -619,7 +635,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		cli_err("replay: --engine '%s': expected io_uring, psync or null", o->engine);
 		return -EINVAL;
 	}
-	if (!o->iodepth)
+	if (!o->iodepth && !o->iodepth_recorded)
 		o->iodepth = o->timing == RP_TIMING_AFAP ? DEFAULT_DEPTH_AFAP : DEFAULT_DEPTH_TIMED;
 	if (!o->nsweep) {
 		o->sweep[0] = o->scale;
@@ -802,33 +818,29 @@ static void trace_err(const char *trace, const char *reader_msg, int err)
 /*
  * The buffers of the I/Os larger than the registered ones (rp_sched_cfg.big_bufs), made and
  * touched now, before the clock starts: as many as the recording had such I/Os in flight at
- * once, twice over plus two (a replay that falls behind has more out), times the largest
- * scale, at most the depth and BIG_BUFS_MAX bytes in all; each the trace's largest such I/O.
- * None when the trace has no I/O over BUF_BYTES. 0, or -ENOMEM, or -errno reading the trace
- * (why).
+ * once (scan), twice over plus two (a replay that falls behind has more out), times the
+ * largest scale, at most the depth and BIG_BUFS_MAX bytes in all; each the trace's largest
+ * such I/O. None when the trace has no I/O over BUF_BYTES. 0, -ENOMEM, or -EFBIG (why).
  */
-static int make_big_bufs(const struct opts *o, unsigned int depth, struct rp_sched_cfg *cfg,
-			 void ***bigs, void **bigmem, char *why, size_t whylen)
+static int make_big_bufs(const struct opts *o, const struct rp_trace_scan *b, unsigned int depth,
+			 struct rp_sched_cfg *cfg, void ***bigs, void **bigmem, char *why,
+			 size_t whylen)
 {
-	struct rp_big_ios b;
 	uint64_t n, bytes;
-	int err = rp_trace_big_ios(o->trace, BUF_BYTES, depth, &b, why, whylen);
 
-	if (err < 0)
-		return err;
-	if (!b.count)
+	if (!b->big)
 		return 0;
 	/* block requests are a few MiB; a crafted trace's 4 GiB reads once made a buffer that
 	 * size per slot (64 GiB at afap's depth) */
-	if (b.max_bytes > RP_OWN_BUFS_MAX) {
+	if (b->big_max_bytes > RP_OWN_BUFS_MAX) {
 		snprintf(why, whylen,
 			 "the trace holds a read or write of %" PRIu64 " bytes: more than the %llu "
 			 "MiB a replay gives one I/O",
-			 b.max_bytes, RP_OWN_BUFS_MAX >> 20);
+			 b->big_max_bytes, RP_OWN_BUFS_MAX >> 20);
 		return -EFBIG;
 	}
-	bytes = (b.max_bytes + 4095) & ~4095ull;
-	n = (2ull * b.max_inflight + 2) * o->max_scale;
+	bytes = (b->big_max_bytes + 4095) & ~4095ull;
+	n = (2ull * b->big_max_inflight + 2) * o->max_scale;
 	if (n > depth)
 		n = depth;
 	if (n * bytes > BIG_BUFS_MAX)
@@ -945,6 +957,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	struct out_ctx oc = {0};
 	const struct rp_fid *own_fid = NULL; /* a cluster rank's own fidelity section */
 	struct rp_run_info info;
+	struct rp_trace_scan scan;
 	struct sigaction sa, old_int, old_term;
 	void **bufs = NULL, **bigs = NULL;
 	void *bufmem = NULL, *bigmem = NULL;
@@ -1031,6 +1044,25 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 			o.trace, s.destructive);
 		ret = BTAPE_EXIT_USAGE;
 		goto cleanup;
+	}
+	/* one pass before any target is touched: big I/Os' buffers, --iodepth recorded */
+	msg[0] = '\0';
+	err = rp_trace_scan(o.trace, BUF_BYTES, IODEPTH_MAX, o.iodepth_recorded, &scan, msg,
+			    sizeof(msg));
+	if (err < 0) {
+		trace_err(o.trace, msg[0] ? msg : NULL, err);
+		ret = err == -ENOMEM ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+		goto cleanup;
+	}
+	if (o.iodepth_recorded) {
+		if (!scan.timed) {
+			cli_err("replay: --iodepth recorded: %s has no completion times to count "
+				"I/Os in flight by (give --iodepth N)",
+				o.trace);
+			ret = BTAPE_EXIT_USAGE;
+			goto cleanup;
+		}
+		o.iodepth = scan.max_inflight;
 	}
 	s.dvo = (struct rp_devices_opts){.trace = o.trace,
 					 .out = o.out,
@@ -1120,13 +1152,13 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	cfg.bufs = bufs;
 	cfg.buf_bytes = BUF_BYTES;
 	why[0] = '\0';
-	err = make_big_bufs(&o, depth, &cfg, &bigs, &bigmem, why, sizeof(why));
+	err = make_big_bufs(&o, &scan, depth, &cfg, &bigs, &bigmem, why, sizeof(why));
 	if (err < 0) {
 		if (err == -ENOMEM)
 			cli_err("replay: out of memory for the buffers of I/Os over %d KiB",
 				BUF_BYTES / 1024);
 		else
-			trace_err(o.trace, why[0] ? why : NULL, err);
+			trace_err(o.trace, why, err);
 		goto cleanup;
 	}
 
@@ -1189,6 +1221,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 						       ? rp_xthread_name((enum rp_xthread)o.xthread)
 						       : NULL,
 				    .iodepth = o.iodepth,
+				    .iodepth_recorded = o.iodepth_recorded,
 				    .rt_priority = o.rt_priority,
 				    .spin_us = o.spin_us,
 				    .scale = o.scale,

@@ -151,7 +151,9 @@ static void header(FILE *fp, const struct rp_run_info *info)
 		if (info->xthread)
 			fprintf(fp, " (cross-thread %s)", info->xthread);
 	}
-	fprintf(fp, ", iodepth %u, scale %u (%s)\n", info->iodepth, info->scale, info->layout);
+	fprintf(fp, ", iodepth %u%s, scale %u (%s)\n", info->iodepth,
+		info->iodepth_recorded ? " (the recording's most in flight)" : "", info->scale,
+		info->layout);
 	if (strcmp(info->timing, "original") == 0) {
 		if (info->rt_priority)
 			fprintf(fp, "  issuing thread SCHED_FIFO %u, spin %u us\n",
@@ -387,8 +389,11 @@ static void json_info(FILE *fp, const struct rp_run_info *info)
 		fprintf(fp, ",\"cross_thread\":");
 		cli_json_str(fp, info->xthread);
 	}
-	fprintf(fp, ",\"speed\":%g,\"iodepth\":%u,\"rt_priority\":%u,\"spin_us\":%u,\"layout\":",
-		info->speed, info->iodepth, info->rt_priority, info->spin_us);
+	fprintf(fp,
+		",\"speed\":%g,\"iodepth\":%u,\"iodepth_recorded\":%s,\"rt_priority\":%u,"
+		"\"spin_us\":%u,\"layout\":",
+		info->speed, info->iodepth, info->iodepth_recorded ? "true" : "false",
+		info->rt_priority, info->spin_us);
 	cli_json_str(fp, info->layout);
 }
 

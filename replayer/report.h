@@ -18,6 +18,7 @@ struct rp_run_info {
 	uint64_t think_ns; /* --order causal: the think-time window */
 	const char *xthread; /* --order causal: the cross-thread rule's name (NULL: none) */
 	unsigned int iodepth;
+	bool iodepth_recorded; /* --iodepth recorded: the recording's most I/Os in flight */
 	unsigned int scale;
 	const char *const *targets;
 	unsigned int ntargets;

@@ -400,21 +400,35 @@ void rp_prefetch__close(struct rp_prefetch *p)
 	free(p);
 }
 
-int rp_trace_big_ios(const char *path, uint64_t over, unsigned int cap, struct rp_big_ios *out,
-		     char *errmsg, size_t errlen)
+/* Pops what completed by t, pushes an I/O done at `done` (while under cap); the count after. */
+static unsigned int inflight_at(uint64_t *heap, unsigned int *nh, unsigned int cap, uint64_t t,
+				uint64_t done)
+{
+	while (*nh && heap[0] <= t)
+		u64heap_pop(heap, nh);
+	if (*nh < cap)
+		u64heap_push(heap, nh, done);
+	return *nh;
+}
+
+int rp_trace_scan(const char *path, uint64_t over, unsigned int cap, bool all,
+		  struct rp_trace_scan *out, char *errmsg, size_t errlen)
 {
 	struct btape_reader *r = NULL;
 	const struct btape_event *evs;
-	uint64_t *heap = NULL;
-	unsigned int nh = 0;
+	uint64_t *big = NULL, *any = NULL;
+	unsigned int nbig = 0, nany = 0;
 	int n, err;
 
 	memset(out, 0, sizeof(*out));
 	if (!cap)
 		return 0;
-	heap = malloc(cap * sizeof(*heap));
-	if (!heap)
-		return -ENOMEM;
+	big = malloc(cap * sizeof(*big));
+	any = all ? malloc(cap * sizeof(*any)) : NULL;
+	if (!big || (all && !any)) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	err = btape_reader__open(&r, path, errmsg, errlen);
 	if (err < 0)
 		goto cleanup;
@@ -422,23 +436,27 @@ int rp_trace_big_ios(const char *path, uint64_t over, unsigned int cap, struct r
 	while ((n = btape_reader__next_batch(r, &evs)) > 0) {
 		for (int i = 0; i < n; i++) {
 			const struct btape_event *ev = &evs[i];
-			uint64_t done;
+			bool timed = (ev->present & BTAPE_HAS_COMPLETE) &&
+				     ev->complete_ns > ev->issue_ns;
+			uint64_t done = timed ? ev->complete_ns : ev->issue_ns + 1;
+			unsigned int k;
 
+			if (all) {
+				out->ios++;
+				out->timed += timed;
+				k = inflight_at(any, &nany, cap, ev->issue_ns, done);
+				if (k > out->max_inflight)
+					out->max_inflight = k;
+			}
 			if ((ev->op != BTAPE_OP_READ && ev->op != BTAPE_OP_WRITE) ||
 			    ev->bytes <= over)
 				continue;
-			out->count++;
-			if (ev->bytes > out->max_bytes)
-				out->max_bytes = ev->bytes;
-			while (nh && heap[0] <= ev->issue_ns)
-				u64heap_pop(heap, &nh);
-			done = (ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns > ev->issue_ns
-				       ? ev->complete_ns
-				       : ev->issue_ns + 1;
-			if (nh < cap)
-				u64heap_push(heap, &nh, done);
-			if (nh > out->max_inflight)
-				out->max_inflight = nh;
+			out->big++;
+			if (ev->bytes > out->big_max_bytes)
+				out->big_max_bytes = ev->bytes;
+			k = inflight_at(big, &nbig, cap, ev->issue_ns, done);
+			if (k > out->big_max_inflight)
+				out->big_max_inflight = k;
 		}
 	}
 	err = n < 0 ? n : 0;
@@ -446,6 +464,7 @@ int rp_trace_big_ios(const char *path, uint64_t over, unsigned int cap, struct r
 		snprintf(errmsg, errlen, "%s", btape_reader__errmsg(r));
 cleanup:
 	btape_reader__close(r);
-	free(heap);
+	free(big);
+	free(any);
 	return err;
 }

@@ -33,19 +33,23 @@ void rp_array_source_init(struct rp_array_source *a, const struct btape_event *e
 			  size_t batch);
 
 /*
- * The reads and writes of a trace larger than `over` bytes (those that need a buffer of their
- * own: the replayer's registered ones are `over` bytes): how many, the largest, and the most of
- * them in flight at once in the recording (at most cap; an I/O with no completion time counts
- * as done when the next one is issued).
+ * What a replay needs to know of a trace before its clock starts, from one pass over it: the
+ * reads and writes larger than `over` bytes (those that need a buffer of their own: the
+ * replayer's registered ones are `over` bytes), how many, the largest, and the most of them in
+ * flight at once in the recording; with `all`, also the most I/Os of any kind in flight at once
+ * (--iodepth recorded). In-flight counts stop at cap; an I/O with no completion time counts as
+ * done when the next one is issued.
  */
-struct rp_big_ios {
-	uint64_t count;
-	uint64_t max_bytes;
-	unsigned int max_inflight;
+struct rp_trace_scan {
+	uint64_t big;
+	uint64_t big_max_bytes;
+	unsigned int big_max_inflight;
+	uint64_t ios, timed;	   /* with all: every I/O, and those with a completion time */
+	unsigned int max_inflight; /* with all */
 };
 /* Reads PATH once for them: 0, or -errno with ERRMSG saying why. */
-int rp_trace_big_ios(const char *path, uint64_t over, unsigned int cap, struct rp_big_ios *out,
-		     char *errmsg, size_t errlen);
+int rp_trace_scan(const char *path, uint64_t over, unsigned int cap, bool all,
+		  struct rp_trace_scan *out, char *errmsg, size_t errlen);
 
 struct rp_prefetch;
 /*

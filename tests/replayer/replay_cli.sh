@@ -220,4 +220,41 @@ grep -q "^biotape: replay: the recorder lost 7 events of .*lossy.btape: their I/
 	fail "replay: $(cat "$D/err")"
 grep -q "recorder lost" "$D/err" && fail "a loss line for a trace that lost nothing"
 
+# --iodepth recorded: the cap is the most I/Os the recording had in flight at once, counted
+# here from the dump's issue and completion times; a slower target (null engine, 2 ms for what
+# took 50 us) fills it, and never more are out
+"$GEN" -o "$D/q.btape" -n 3000 -r 100000 -p mix:70 -S $((8 << 20)) || fail "gen q"
+"$BIOTAPE" dump --csv "$D/q.btape" >"$D/q.csv" || fail "dump q"
+want=$(python3 - "$D/q.csv" <<'PY'
+import heapq, sys
+out, most = [], 0
+for line in open(sys.argv[1]).read().splitlines()[1:]:
+    x = line.split(",")
+    issue = int(x[0])
+    while out and out[0] <= issue:
+        heapq.heappop(out)
+    heapq.heappush(out, int(x[1]))
+    most = max(most, len(out))
+print(most)
+PY
+) || fail "count q"
+[ "$want" -ge 4 ] || fail "the generated trace never had 4 I/Os in flight ($want)"
+"$BIOTAPE" replay "$D/q.btape" --target "$D/q" --create 8M --buffered --write --engine null \
+	--null-latency 2ms --iodepth recorded --json >"$D/q.json" || fail "--iodepth recorded failed"
+python3 - "$D/q.json" "$want" <<'PY' || fail "--iodepth recorded"
+import json, sys
+j, want = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert j["iodepth"] == want and j["iodepth_recorded"] is True, (j["iodepth"], want)
+assert j["max_inflight"] == want, f"{j['max_inflight']} in flight, cap {want}"
+assert j["depth_capped"] > 0, "a 40x slower target never filled the recorded depth"
+PY
+"$BIOTAPE" replay "$D/q.btape" --target "$D/q" --buffered --write --engine null --iodepth 64 \
+	--json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["iodepth"] == 64 and j["iodepth_recorded"] is False' ||
+	fail "--iodepth 64: iodepth or iodepth_recorded wrong in JSON"
+# without completion times there is nothing to count by: refused, the target untouched
+"$GEN" -o "$D/bare.btape" -n 100 -B || fail "gen bare"
+expect_usage "$D/bare.btape" --target "$D/nq" --create 8M --iodepth recorded
+[ -e "$D/nq" ] && fail "a refused --iodepth recorded created its target"
+expect_usage "$D/r.btape" --target "$D/t" --iodepth record
+
 pass

@@ -817,14 +817,14 @@ static void test_prefetch_source(void **state)
 }
 
 /* The pre-scan for big I/Os: reads and writes over the size only, the most in flight at once. */
-static void test_trace_big_ios(void **state)
+static void test_trace_scan(void **state)
 {
 	char path[] = "/tmp/biotape-test-big.XXXXXX";
 	struct btape_meta meta = {.tool = "test"};
 	struct btape_device dev = {.name = "d0", .size_bytes = 1ull << 30, .logical_block = 512};
 	struct btape_writer_opts wo = {.sz = sizeof(wo)};
 	struct btape_writer *w = NULL;
-	struct rp_big_ios b;
+	struct rp_trace_scan b;
 	/* (issue, complete, op, bytes): 3 big ones overlap at 30 us; the flush, the discard and
 	 * the small ones do not count; the last has no completion (done at the next issue) */
 	const struct {
@@ -860,25 +860,36 @@ static void test_trace_big_ios(void **state)
 
 	/* over 64 KiB: 131072 (10-40), 524288 (30-35), 98304 (45-80), 262144 (100, none),
 	 * 200000 (101-300): at 30 us two (the 64 KiB read is not over) */
-	assert_int_equal(rp_trace_big_ios(path, 65536, 128, &b, msg, sizeof(msg)), 0);
-	assert_int_equal(b.count, 5);
-	assert_int_equal(b.max_bytes, 524288);
-	assert_int_equal(b.max_inflight, 2);
+	assert_int_equal(rp_trace_scan(path, 65536, 128, false, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.big, 5);
+	assert_int_equal(b.big_max_bytes, 524288);
+	assert_int_equal(b.big_max_inflight, 2);
+	assert_int_equal(b.ios, 0); /* not asked for */
+	assert_int_equal(b.max_inflight, 0);
 	/* over 4 KiB the 64 KiB read joins: three at 30 us */
-	assert_int_equal(rp_trace_big_ios(path, 4096, 128, &b, msg, sizeof(msg)), 0);
-	assert_int_equal(b.count, 6);
-	assert_int_equal(b.max_inflight, 3);
+	assert_int_equal(rp_trace_scan(path, 4096, 128, false, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.big, 6);
+	assert_int_equal(b.big_max_inflight, 3);
 	/* capped */
-	assert_int_equal(rp_trace_big_ios(path, 4096, 2, &b, msg, sizeof(msg)), 0);
-	assert_int_equal(b.max_inflight, 2);
+	assert_int_equal(rp_trace_scan(path, 4096, 2, false, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.big_max_inflight, 2);
 	/* none */
-	assert_int_equal(rp_trace_big_ios(path, 1 << 20, 128, &b, msg, sizeof(msg)), 0);
-	assert_int_equal(b.count, 0);
-	assert_int_equal(b.max_bytes, 0);
+	assert_int_equal(rp_trace_scan(path, 1 << 20, 128, false, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.big, 0);
+	assert_int_equal(b.big_max_bytes, 0);
+	/* every I/O (--iodepth recorded): at 30 us 0-50, 10-40, 20-60, 25-90 and 30-35, five;
+	 * the flush and the write at 100 have no completion (done at the next issue) */
+	assert_int_equal(rp_trace_scan(path, 1 << 20, 128, true, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.ios, 9);
+	assert_int_equal(b.timed, 7);
+	assert_int_equal(b.max_inflight, 5);
+	assert_int_equal(b.big, 0);
+	assert_int_equal(rp_trace_scan(path, 1 << 20, 4, true, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.max_inflight, 4);
 	unlink(path);
 	/* a missing file: an error and a message */
 	msg[0] = '\0';
-	assert_true(rp_trace_big_ios(path, 4096, 128, &b, msg, sizeof(msg)) < 0);
+	assert_true(rp_trace_scan(path, 4096, 128, true, &b, msg, sizeof(msg)) < 0);
 	assert_true(msg[0] != '\0');
 }
 
@@ -1977,7 +1988,7 @@ int main(void)
 		cmocka_unit_test(test_order_threads_bounded),
 		cmocka_unit_test(test_payload),
 		cmocka_unit_test(test_prefetch_source),
-		cmocka_unit_test(test_trace_big_ios),
+		cmocka_unit_test(test_trace_scan),
 		cmocka_unit_test(test_order_model),
 		cmocka_unit_test(test_order_causal_stretch),
 		cmocka_unit_test(test_order_causal_faster),
