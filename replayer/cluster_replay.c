@@ -711,6 +711,7 @@ void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
 	hist_merge(&dst->issue_err, &src->issue_err);
 	dst->late += src->late;
 	dst->depth_capped += src->depth_capped;
+	dst->held += src->held;
 	dst->capped_slots += src->capped_slots;
 	dst->capped_flush_slots += src->capped_flush_slots;
 	dst->flush_overlapped += src->flush_overlapped;

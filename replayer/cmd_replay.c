@@ -114,7 +114,9 @@ static void usage(FILE *fp)
 		"                         recorded: the most the recording had in flight at once,\n"
 		"                         from its completion times (where the application waited,\n"
 		"                         the replay waits: device times closer to the recording's\n"
-		"                         when the replay falls behind, more I/Os late; docs/REPLAY.md)\n"
+		"                         when the replay falls behind, more I/Os late). Without it\n"
+		"                         (original timing, order none) an I/O past that many waits\n"
+		"                         for a completion, at most %llu us (docs/REPLAY.md, Timing)\n"
 		"  --engine NAME          io_uring (default), psync or null\n"
 		"  --null-latency D       --engine null: complete each I/O D after submission (default 0)\n"
 		"scaling:\n"
@@ -172,8 +174,8 @@ static void usage(FILE *fp)
 		"its own trace (its -o result keeps it), and rank 0 merges them.\n"
 		"\n"
 		"Exit status: 0 done, 1 failed (I/O errors, target refused), 2 bad usage or input.\n",
-		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, SPIN_NS / 1000, RT_SPIN_NS / 1000,
-		CAUSAL_SPIN_NS / 1000);
+		DEFAULT_DEPTH_AFAP, DEFAULT_DEPTH_TIMED, RP_HOLD_NS / 1000, SPIN_NS / 1000,
+		RT_SPIN_NS / 1000, CAUSAL_SPIN_NS / 1000);
 }
 
 struct opts {
@@ -189,6 +191,7 @@ struct opts {
 	double speed;
 	unsigned int iodepth;
 	bool iodepth_recorded; /* --iodepth recorded: iodepth is the trace's most in flight */
+	bool iodepth_given;
 	unsigned int scale;
 	enum rp_layout layout;
 	enum rp_fit fit;
@@ -388,6 +391,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case OPT_IODEPTH:
+			o->iodepth_given = true;
 			o->iodepth_recorded = strcmp(optarg, "recorded") == 0;
 			o->iodepth = 0;
 			if (!o->iodepth_recorded &&
@@ -958,6 +962,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	const struct rp_fid *own_fid = NULL; /* a cluster rank's own fidelity section */
 	struct rp_run_info info;
 	struct rp_trace_scan scan;
+	unsigned int hold_depth = 0; /* rp_sched_cfg.hold_depth */
 	struct sigaction sa, old_int, old_term;
 	void **bufs = NULL, **bigs = NULL;
 	void *bufmem = NULL, *bigmem = NULL;
@@ -1045,9 +1050,11 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		ret = BTAPE_EXIT_USAGE;
 		goto cleanup;
 	}
-	/* one pass before any target is touched: big I/Os' buffers, --iodepth recorded */
+	/* one pass before any target is touched: big I/Os' buffers, the recording's depth */
+	bool hold = o.timing == RP_TIMING_ORIGINAL && o.order == RP_ORDER_NONE && !o.iodepth_given;
+
 	msg[0] = '\0';
-	err = rp_trace_scan(o.trace, BUF_BYTES, IODEPTH_MAX, o.iodepth_recorded, &scan, msg,
+	err = rp_trace_scan(o.trace, BUF_BYTES, IODEPTH_MAX, o.iodepth_recorded || hold, &scan, msg,
 			    sizeof(msg));
 	if (err < 0) {
 		trace_err(o.trace, msg[0] ? msg : NULL, err);
@@ -1063,6 +1070,14 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 			goto cleanup;
 		}
 		o.iodepth = scan.max_inflight;
+	}
+	/* by default an I/O past the recording's most in flight (as many more at --speed 2)
+	 * waits up to RP_HOLD_NS for a completion: docs/REPLAY.md, "Timing" */
+	if (hold && scan.timed) {
+		double d = (double)scan.max_inflight * (o.speed > 1 ? o.speed : 1);
+
+		hold_depth = d < (double)o.iodepth ? (unsigned int)d : 0;
+		hold_depth += hold_depth && (double)hold_depth < d; /* rounded up */
 	}
 	s.dvo = (struct rp_devices_opts){.trace = o.trace,
 					 .out = o.out,
@@ -1113,6 +1128,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	cfg.think_ns = o.think_ns;
 	cfg.xthread = o.xthread;
 	cfg.iodepth = o.iodepth;
+	cfg.hold_depth = hold_depth;
+	cfg.hold_ns = RP_HOLD_NS;
 	cfg.scale = o.max_scale;
 	cfg.copy_base = copy_base;
 	cfg.copies = copies;
@@ -1222,6 +1239,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 						       : NULL,
 				    .iodepth = o.iodepth,
 				    .iodepth_recorded = o.iodepth_recorded,
+				    .hold_depth = hold_depth,
 				    .rt_priority = o.rt_priority,
 				    .spin_us = o.spin_us,
 				    .scale = o.scale,

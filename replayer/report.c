@@ -327,6 +327,12 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			st->flush_waited, cli_fmt_ns(st->flush_wait_ns, a, sizeof(a)));
 	if (info->fid)
 		text_fidelity(fp, info->fid);
+	if (info->hold_depth)
+		fprintf(fp,
+			"  held at the recording's %u in flight: %" PRIu64
+			" I/Os, each at most %llu "
+			"us\n",
+			info->hold_depth, st->held, RP_HOLD_NS / 1000);
 	fprintf(fp, "  depth-capped: %" PRIu64 ", max in flight: %u, errors: %" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	if (st->errors)
@@ -474,9 +480,10 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 	if (info->fid)
 		json_fidelity(fp, info->fid);
 	fprintf(fp,
-		",\"depth_capped\":%" PRIu64 ",\"capped_flush_share\":%.3f,\"max_inflight\":%u,"
-		"\"errors\":%" PRIu64,
-		st->depth_capped, capped_flush_share(st), st->max_inflight, st->errors);
+		",\"depth_capped\":%" PRIu64 ",\"capped_flush_share\":%.3f,\"hold_depth\":%u,"
+		"\"held\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
+		st->depth_capped, capped_flush_share(st), info->hold_depth, st->held,
+		st->max_inflight, st->errors);
 	fprintf(fp,
 		",\"skipped\":{\"total\":%" PRIu64 ",\"unsupported\":%" PRIu64
 		",\"unmapped\":%" PRIu64 ",\"sub_block\":%" PRIu64 ",\"by_op\":{",

@@ -19,6 +19,7 @@ struct rp_run_info {
 	const char *xthread; /* --order causal: the cross-thread rule's name (NULL: none) */
 	unsigned int iodepth;
 	bool iodepth_recorded; /* --iodepth recorded: the recording's most I/Os in flight */
+	unsigned int hold_depth; /* per copy (rp_sched_cfg), 0: none */
 	unsigned int scale;
 	const char *const *targets;
 	unsigned int ntargets;

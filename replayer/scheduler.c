@@ -234,7 +234,7 @@ struct run {
 	bool have_base;
 	uint64_t base_ns, loop_off_ns;
 	uint64_t pass_first, pass_last, pass_events;
-	bool cur_capped;
+	bool cur_capped, cur_held;
 	/* the cursor's discard or write-zeroes mapped once, for the sub-block check and its I/O */
 	bool cur_mapped;
 	int cur_map_err;
@@ -531,6 +531,7 @@ static void advance(struct run *r)
 		r->st->events++;
 	}
 	r->cur_capped = false;
+	r->cur_held = false;
 	r->cur_added = false;
 	r->cur_mapped = false;
 }
@@ -1007,6 +1008,16 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 					continue;
 				}
 				oid = r->cur_id;
+			}
+			/* at the recording's depth, while not hold_ns late: wait for a completion
+			 * (or until then) */
+			if (cfg->hold_depth && cfg->timing == RP_TIMING_ORIGINAL &&
+			    r->inflight >= cfg->hold_depth * cfg->scale &&
+			    now < intended + cfg->hold_ns) {
+				st->held += !r->cur_held;
+				r->cur_held = true;
+				next_deadline = intended + cfg->hold_ns;
+				break;
 			}
 			/* at the depth cap, or its buffer past own_bufs_max: wait for a completion
 			 */

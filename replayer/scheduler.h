@@ -26,6 +26,8 @@ enum rp_fit { RP_FIT_ERROR, RP_FIT_WRAP, RP_FIT_SCALE };
 #define RP_LATE_NS 100000ull	     /* an I/O issued more than this after its deadline is late */
 #define RP_OWN_BUFS_MAX (1ull << 30) /* rp_sched_cfg.own_bufs_max's default */
 #define RP_START_DELAY_NS 2000000ull /* first deadline this long after the run starts */
+/* rp_sched_cfg.hold_depth: the longest an I/O waits for a completion there, half of late */
+#define RP_HOLD_NS 50000ull
 
 #define RP_NO_TARGET UINT32_MAX
 
@@ -87,6 +89,7 @@ struct rp_stats {
 	struct hist issue_err; /* original timing: actual - intended issue time */
 	uint64_t late;	       /* issue error > RP_LATE_NS */
 	uint64_t depth_capped; /* I/Os held back by the depth cap past their deadline */
+	uint64_t held;	       /* I/Os held at hold_depth (rp_sched_cfg), at most hold_ns */
 	/* summed over those: the I/Os in flight when each was held, and the flushes among them */
 	uint64_t capped_slots, capped_flush_slots;
 	uint64_t skipped[32];  /* by btape op: not doable here (never silently lost) */
@@ -136,6 +139,14 @@ struct rp_sched_cfg {
 	uint64_t think_ns;    /* causal order: think-time window */
 	int xthread;	      /* causal order: cross-thread sources (enum rp_xthread) */
 	unsigned int iodepth; /* cap on I/Os in flight per copy */
+	/*
+	 * Original timing: an I/O that finds hold_depth per copy in flight (the recording's most:
+	 * the application never had more out) waits for a completion, but never past hold_ns
+	 * after its deadline, then goes (up to iodepth). After a stall of the host the replay
+	 * then does not send all that came due at once; 0: no hold.
+	 */
+	unsigned int hold_depth;
+	uint64_t hold_ns;
 	unsigned int scale;   /* copies replayed at once (>= 1) */
 	/* cluster --scale: these copies are copy_base .. copy_base + scale - 1 of `copies` (0:
 	 * scale) over all ranks; under the shard layout copy k of them gets region k */

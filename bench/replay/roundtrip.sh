@@ -23,7 +23,9 @@
 # Environment: ROUNDS (3), RATE (30000), REC_S (8, seconds recorded), READ_N (200000 I/Os),
 # KINDS (the runs of each round, default "default half rt null fio again probe"; also "causal",
 # "barrier",
-# "apart" and "depth": --order causal, --flushes-apart, --iodepth at the recorded maximum;
+# "apart" and "depth": --order causal, --flushes-apart, --iodepth recorded; "nohold":
+# --iodepth 128 (no hold at the recording's depth: the default before it); "depthx:F":
+# --iodepth F x the recording's largest queue depth (analyze's);
 # "spin:N": --spin-us N; "bare": default settings, not recorded; "busy": the application again
 # with a SCHED_IDLE spinner on each CPU, how this device's times move when the CPUs are kept
 # busy by work that never delays a task),
@@ -306,15 +308,19 @@ for r in $(seq "$ROUNDS"); do
 	want causal && replay_write causal 1 --order causal
 	want barrier && replay_write barrier 1 --order barrier
 	want apart && replay_write apart 1 --flushes-apart
-	want depth && replay_write depth 1 --iodepth "$(jget "$W/orig.json" '["queue_depth"]["depth"]["max_ios"]')"
+	want depth && replay_write depth 1 --iodepth recorded
+	want nohold && replay_write nohold 1 --iodepth 128
 	want bare && replay_bare
 	want null && floor_null
 	want fio && floor_fio
 	want again && floor_again
 	want busy && floor_again busy
 	want probe && probe_read
-	for k in $KINDS; do # spin:N: default settings but --spin-us N
+	for k in $KINDS; do # spin:N: default settings but --spin-us N; depthx:F: --iodepth F x the recorded maximum
 		[[ $k == spin:* ]] && replay_write "spin${k#spin:}" 1 --spin-us "${k#spin:}"
+		[[ $k == depthx:* ]] && replay_write "depthx${k#depthx:}" 1 --iodepth "$(python3 -c \
+			"import json,sys; print(max(1, round(float(sys.argv[2]) * json.load(open(sys.argv[1]))['queue_depth']['depth']['max_ios'])))" \
+			"$W/orig.json" "${k#depthx:}")"
 	done
 done
 
@@ -335,7 +341,8 @@ names = {"default": "default settings",
          "causal": "--order causal (flushes wait for the writes they cover)",
          "barrier": "--order barrier (barriers and what follows them keep their order)",
          "apart": "--flushes-apart (a flush waits for the one before)",
-         "depth": "--iodepth at the recording's largest queue depth",
+         "depth": "--iodepth recorded (the recording's most I/Os in flight)",
+         "nohold": "--iodepth 128 (no hold at the recording's depth)",
          "bare": "default settings, the replay not recorded (no recorder beside it)",
          "null": "floor: null engine (the replayer alone, same schedule)",
          "fio": "floor: fio on a fresh raw device at the recorded rate (device time)",
@@ -346,6 +353,8 @@ print("SUMMARY (medians over the rounds; targets: late <= 1%, p99 issue error <=
 for r in rows:
     if r["kind"].startswith("spin") and r["kind"] not in names:
         names[r["kind"]] = f"--spin-us {r['kind'][4:]} (otherwise default settings)"
+    if r["kind"].startswith("depthx") and r["kind"] not in names:
+        names[r["kind"]] = f"--iodepth {r['kind'][6:]} x the recording's largest queue depth"
 for kind, title in names.items():
     if not any(r["kind"] == kind for r in rows):
         continue

@@ -251,6 +251,23 @@ PY
 "$BIOTAPE" replay "$D/q.btape" --target "$D/q" --buffered --write --engine null --iodepth 64 \
 	--json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["iodepth"] == 64 and j["iodepth_recorded"] is False' ||
 	fail "--iodepth 64: iodepth or iodepth_recorded wrong in JSON"
+# by default (original timing, --order none, no --iodepth) an I/O past the recording's most in
+# flight (twice as many at --speed 2) waits for a completion, at most 50 us (test_sched times it)
+hold() { # ARGS...: prints hold_depth held max_inflight
+	"$BIOTAPE" replay "$D/q.btape" --target "$D/q" --buffered --write --engine null \
+		--null-latency 200us --json "$@" | python3 -c 'import json,sys; j=json.load(sys.stdin)
+print(j["hold_depth"], j["held"], j["max_inflight"])'
+}
+read -r hd held most <<<"$(hold)" || fail "default replay for the hold"
+[ "$hd" = "$want" ] && [ "$held" -gt 0 ] && [ "$most" -le 128 ] ||
+	fail "default: hold_depth $hd (want $want), held $held, max in flight $most"
+read -r hd held _ <<<"$(hold --speed 2)" || fail "--speed 2 replay"
+[ "$hd" = $((2 * want)) ] || fail "--speed 2: hold_depth $hd, want $((2 * want))"
+for args in "--iodepth 128" "--order barrier" "--timing afap"; do
+	# shellcheck disable=SC2086
+	read -r hd held _ <<<"$(hold $args)" || fail "replay $args"
+	[ "$hd" = 0 ] && [ "$held" = 0 ] || fail "$args: hold_depth $hd, held $held, want none"
+done
 # without completion times there is nothing to count by: refused, the target untouched
 "$GEN" -o "$D/bare.btape" -n 100 -B || fail "gen bare"
 expect_usage "$D/bare.btape" --target "$D/nq" --create 8M --iodepth recorded

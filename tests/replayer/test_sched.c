@@ -239,6 +239,61 @@ static void test_depth_cap_original(void **state)
 	free(f);
 }
 
+/*
+ * The hold at the recording's depth: an I/O that finds hold_depth in flight waits for a
+ * completion, never more than hold_ns past its deadline; the deadlines do not move.
+ */
+static void test_hold_depth(void **state)
+{
+	struct btape_event evs[] = {
+		ev_at(0, BTAPE_OP_READ, 0, 4096), ev_at(0, BTAPE_OP_READ, 8, 4096),
+		ev_at(0, BTAPE_OP_READ, 16, 4096), ev_at(400, BTAPE_OP_READ, 24, 4096)};
+	struct fixture *f = fx_new();
+
+	(void)state;
+	/* completions come sooner than the hold ends: each held I/O goes at one */
+	f->cfg.hold_depth = 1;
+	f->cfg.hold_ns = 50 * US;
+	f->latency_ns = 20 * US;
+	assert_int_equal(fx_run(f, evs, 4), 0);
+	assert_int_equal(f->cap.n, 4);
+	assert_int_equal(rel(f, 0), 0);
+	assert_int_equal(rel(f, 1), 20 * US);
+	assert_int_equal(rel(f, 2), 40 * US);
+	assert_int_equal(rel(f, 3), 400 * US); /* not shifted */
+	assert_int_equal(f->st.held, 2);
+	assert_int_equal(f->st.max_inflight, 1);
+	assert_int_equal(f->st.late, 0);
+	assert_int_equal(f->st.depth_capped, 0);
+	free(f);
+
+	/* a slow completion: the held I/Os go hold_ns after their deadline, past the depth */
+	f = fx_new();
+	f->cfg.hold_depth = 1;
+	f->cfg.hold_ns = 50 * US;
+	f->latency_ns = 150 * US;
+	assert_int_equal(fx_run(f, evs, 4), 0);
+	assert_int_equal(rel(f, 0), 0);
+	assert_int_equal(rel(f, 1), 50 * US);
+	assert_int_equal(rel(f, 2), 50 * US);
+	assert_int_equal(rel(f, 3), 400 * US);
+	assert_int_equal(f->st.held, 1);
+	assert_int_equal(f->st.max_inflight, 3);
+	assert_int_equal(f->st.late, 0);
+	free(f);
+
+	/* afap ignores it */
+	f = fx_new();
+	f->cfg.timing = RP_TIMING_AFAP;
+	f->cfg.hold_depth = 1;
+	f->cfg.hold_ns = 50 * US;
+	f->latency_ns = 150 * US;
+	assert_int_equal(fx_run(f, evs, 4), 0);
+	assert_int_equal(f->st.held, 0);
+	assert_int_equal(f->st.max_inflight, 4);
+	free(f);
+}
+
 /* At each depth-cap hit the I/Os in flight are summed, and the flushes among them. */
 static void test_capped_flush_share(void **state)
 {
@@ -1989,6 +2044,7 @@ int main(void)
 		cmocka_unit_test(test_payload),
 		cmocka_unit_test(test_prefetch_source),
 		cmocka_unit_test(test_trace_scan),
+		cmocka_unit_test(test_hold_depth),
 		cmocka_unit_test(test_order_model),
 		cmocka_unit_test(test_order_causal_stretch),
 		cmocka_unit_test(test_order_causal_faster),
