@@ -393,16 +393,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_IODEPTH:
 			o->iodepth_given = true;
 			o->iodepth_recorded = strcmp(optarg, "recorded") == 0;
-			o->iodepth = 0;
-			if (!o->iodepth_recorded &&
-			    (cli_parse_u64(optarg, &u) || u < 1 || u > IODEPTH_MAX)) {
+			if (o->iodepth_recorded)
+				break; /* set from the trace (rp_trace_scan) */
+			if (cli_parse_u64(optarg, &u) || u < 1 || u > IODEPTH_MAX) {
 				cli_err("replay: --iodepth '%s': expected a number from 1 to %u, "
 					"or recorded",
 					optarg, IODEPTH_MAX);
 				return -EINVAL;
 			}
-			if (!o->iodepth_recorded)
-				o->iodepth = (unsigned int)u;
+			o->iodepth = (unsigned int)u;
 			break;
 		case OPT_SCALE:
 			if (parse_uint("--scale", optarg, 1, 1024, &o->scale))
