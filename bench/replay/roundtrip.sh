@@ -21,14 +21,15 @@
 # recordings.
 #   bash bench/replay/roundtrip.sh [BUILD_DIR]
 # Environment: ROUNDS (3), RATE (30000), REC_S (8, seconds recorded), READ_N (200000 I/Os),
-# KINDS (the runs of each round, default "default half rt null fio again probe"; also "causal",
+# KINDS (the runs of each round, default "default half rt null fio again hog probe"; also "causal",
 # "barrier",
 # "apart" and "depth": --order causal, --flushes-apart, --iodepth recorded; "nohold":
 # --iodepth 128 (no hold at the recording's depth: the default before it); "depthx:F":
 # --iodepth F x the recording's largest queue depth (analyze's);
 # "spin:N": --spin-us N; "bare": default settings, not recorded; "busy": the application again
 # with a SCHED_IDLE spinner on each CPU, how this device's times move when the CPUs are kept
-# busy by work that never delays a task),
+# busy by work that never delays a task; "hog": the same with one spinner at normal priority,
+# the CPU a spinning replayer takes from the device's workers),
 # REC_ARGS (more `biotape record` options for the recordings, e.g. --waits: the replay's
 # default order is then causal; kind "none" is --order none), BIOTAPE=PATH (measure that
 # binary), DEVICE_CPU=N (the loop devices' workers, which are unbound workqueue threads, kept on
@@ -45,7 +46,7 @@ RATE=${RATE:-30000}
 REC_S=${REC_S:-8}
 READ_N=${READ_N:-200000}
 REC_ARGS=${REC_ARGS:-}
-KINDS=${KINDS:-default half rt null fio again probe}
+KINDS=${KINDS:-default half rt null fio again hog probe}
 BIN=$(cd "$BUILD/bin" && pwd)
 BT=${BIOTAPE:-$BIN/biotape}
 GEN=$BIN/gen_trace
@@ -241,7 +242,8 @@ floor_fio() {
 }
 # The application again: the recording's own procedure on a fresh device, recorded. How far
 # the same workload's device times move from one run to the next on this kind of device.
-floor_again() { # [busy]: with a SCHED_IDLE spinner on every CPU (they never delay a task)
+floor_again() { # [busy]: with a SCHED_IDLE spinner on every CPU (they never delay a task);
+	# [hog]: with one spinner at normal priority (as the replayer's spinning thread is)
 	local kind=${1:-again} title="the application again on a fresh device" p
 	loop_new "$SIZE_MB" "$W" || { echo "cannot create a loop device" >&2; exit 1; }
 	if [ "$kind" = busy ]; then
@@ -250,6 +252,10 @@ floor_again() { # [busy]: with a SCHED_IDLE spinner on every CPU (they never del
 			chrt -i 0 bash -c 'while :; do :; done' &
 			HOGS+=("$!")
 		done
+	elif [ "$kind" = hog ]; then
+		title="$title, one spinner at normal priority"
+		bash -c 'while :; do :; done' &
+		HOGS+=("$!")
 	fi
 	record_app "$LOOP" "$W/$kind.btape"
 	for p in "${HOGS[@]}"; do kill "$p" && wait "$p" 2>/dev/null || true; done
@@ -315,6 +321,7 @@ for r in $(seq "$ROUNDS"); do
 	want fio && floor_fio
 	want again && floor_again
 	want busy && floor_again busy
+	want hog && floor_again hog
 	want probe && probe_read
 	for k in $KINDS; do # spin:N: default settings but --spin-us N; depthx:F: --iodepth F x the recorded maximum
 		[[ $k == spin:* ]] && replay_write "spin${k#spin:}" 1 --spin-us "${k#spin:}"
@@ -347,7 +354,8 @@ names = {"default": "default settings",
          "null": "floor: null engine (the replayer alone, same schedule)",
          "fio": "floor: fio on a fresh raw device at the recorded rate (device time)",
          "again": "floor: the application again on a fresh device (device time)",
-         "busy": "floor: the application again, a SCHED_IDLE spinner on each CPU"}
+         "busy": "floor: the application again, a SCHED_IDLE spinner on each CPU",
+         "hog": "floor: the application again, one spinner at normal priority"}
 print("SUMMARY (medians over the rounds; targets: late <= 1%, p99 issue error <= 100 us,"
       " device time within 20%)")
 for r in rows:
