@@ -667,7 +667,10 @@ static void replay_fidelity_cards(FILE *fp, const struct report *r)
 		  faithful);
 	html_card(fp, "replay_fell_behind", "the replayer fell behind", behind ? "yes" : "no",
 		  behind);
-	v = ios > 0 ? 100 * over / ios : NAN;
+	if (!mpjson_number(r->replay_fid, r->replay_fid_len, "late_share", &v))
+		v *= 100; /* exact; before it was stored, from the lateness decades */
+	else
+		v = ios > 0 ? 100 * over / ios : NAN;
 	snprintf(b, sizeof(b), "%.2f%%", v);
 	html_card(fp, "replay_late_share", "issued over 100 µs late", b, v);
 	snprintf(b, sizeof(b), "%.3f", ks);

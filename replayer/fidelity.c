@@ -40,6 +40,12 @@ const char *const rp_fid_late_names[RP_FID_LATE_BUCKETS] = {"<=1us",  "<=10us", 
 static const uint64_t late_edges[RP_FID_LATE_BUCKETS - 1] = {1000, 10000, 100000, 1000000,
 							     10000000};
 
+/* An inter-arrival gap, RP_FID_GAP_FLOOR_NS at least (fidelity.h) */
+static void add_gap(struct hist *h, uint64_t gap_ns)
+{
+	hist_add(h, gap_ns < RP_FID_GAP_FLOOR_NS ? RP_FID_GAP_FLOOR_NS : gap_ns);
+}
+
 static void side_add(struct rp_fid_side *s, uint64_t window_ns, uint64_t rel_ns, uint64_t bytes,
 		     uint64_t qd, uint64_t lat_ns)
 {
@@ -82,10 +88,10 @@ void rp_fidelity__add_recorded(struct rp_fidelity *f, const struct btape_event *
 		if ((ev->present & BTAPE_HAS_COMPLETE) && ev->complete_ns >= ev->issue_ns)
 			lat = ev->complete_ns - ev->issue_ns;
 		if (f->have_prev) /* a file's order violation (its footer counts them): 0 */
-			hist_add(&f->r.rec.gap,
-				 ev->issue_ns > f->prev
-					 ? (uint64_t)((double)(ev->issue_ns - f->prev) / f->speed)
-					 : 0);
+			add_gap(&f->r.rec.gap,
+				ev->issue_ns > f->prev
+					? (uint64_t)((double)(ev->issue_ns - f->prev) / f->speed)
+					: 0);
 		f->prev = ev->issue_ns;
 		f->have_prev = true;
 		side_add(&f->r.rec, f->r.window_ns, rel - cfg->warmup_ns, ev->bytes,
@@ -150,7 +156,7 @@ static void drain(struct rp_fidelity *f, uint64_t upto)
 			f->have_last = false; /* a hole forced out: that gap is lost */
 		} else {
 			if ((t & MEASURED) && f->have_last)
-				hist_add(&f->r.rep.gap, (t & ~MEASURED) - f->last_issue);
+				add_gap(&f->r.rep.gap, (t & ~MEASURED) - f->last_issue);
 			f->last_issue = t & ~MEASURED;
 			f->have_last = (t & MEASURED) != 0;
 			*slot = NO_TIME;
@@ -206,6 +212,11 @@ static void compare(struct rp_fid *r)
 	r->qd_corr = hist_count(&r->rec.qd) ? dist_pearson(qx, qy, r->windows) : NAN;
 }
 
+double rp_fid_late_share(const struct rp_fid *f)
+{
+	return f->timed_ios ? (double)f->late_ios / (double)f->timed_ios : 0;
+}
+
 const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_stats *st)
 {
 	struct rp_fid *r = &f->r;
@@ -227,8 +238,10 @@ const struct rp_fid *rp_fidelity__finish(struct rp_fidelity *f, const struct rp_
 		r->late[k] += h->b[i];
 	}
 	r->fell_behind = st->lag_max_ns > RP_LATE_NS;
-	r->faithful = !r->fell_behind && r->rep.ios && !(r->gap_ks > RP_FID_GAP_KS_OK) &&
-		      !(r->iops_corr < RP_FID_IOPS_CORR_OK);
+	r->late_ios = st->late;
+	r->timed_ios = st->issue_err.count;
+	r->faithful = r->rep.ios && !(rp_fid_late_share(r) > RP_FID_LATE_OK) &&
+		      !(r->gap_ks > RP_FID_GAP_KS_OK) && !(r->iops_corr < RP_FID_IOPS_CORR_OK);
 	return r;
 }
 
@@ -263,6 +276,8 @@ void rp_fid_merge(struct rp_fid *dst, const struct rp_fid *src)
 		dst->windows = 0;
 	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
 		dst->late[k] += src->late[k];
+	dst->late_ios += src->late_ios;
+	dst->timed_ios += src->timed_ios;
 	dst->fell_behind |= src->fell_behind;
 	dst->ranks++;
 	dst->ranks_unfaithful += !src->faithful;
@@ -301,8 +316,9 @@ void rp_fid_verdict(const struct rp_fid *f, char *buf, size_t len)
 		snprintf(buf + at, len - at, __VA_ARGS__);                                         \
 		sep = "; ";                                                                        \
 	} while (0)
-	if (f->fell_behind)
-		ADD("%sthe replayer fell behind", sep);
+	if (rp_fid_late_share(f) > RP_FID_LATE_OK)
+		ADD("%s%.2f%% of I/Os over %llu us late > %g%%", sep, 100 * rp_fid_late_share(f),
+		    RP_LATE_NS / 1000, 100 * RP_FID_LATE_OK);
 	if (f->gap_ks > RP_FID_GAP_KS_OK)
 		ADD("%sinter-arrival KS %.3f > %g", sep, f->gap_ks, RP_FID_GAP_KS_OK);
 	if (f->iops_corr < RP_FID_IOPS_CORR_OK)
@@ -386,9 +402,10 @@ int rp_fid_pack(const struct rp_fid *f, char **buf, size_t *len)
 
 	msgpack_sbuffer_init(&sk.sb);
 	msgpack_packer_init(&pk, &sk, sink_write);
-	msgpack_pack_map(&pk, f->ranks ? 17 : 15);
+	msgpack_pack_map(&pk, f->ranks ? 18 : 16);
 	pk_bool(&pk, "faithful", f->faithful);
 	pk_bool(&pk, "fell_behind", f->fell_behind);
+	pk_num(&pk, "late_share", rp_fid_late_share(f));
 	pk_num(&pk, "gap_ks", f->gap_ks);
 	pk_num(&pk, "size_ks", f->size_ks);
 	pk_num(&pk, "qd_ks", f->qd_ks);

@@ -27,6 +27,14 @@ struct rp_stats;
 #define RP_FID_LATE_BUCKETS 6	/* issue lateness: <=1 us, 10 us, 100 us, 1 ms, 10 ms, more */
 #define RP_FID_GAP_KS_OK 0.1	/* the verdict's bounds: inter-arrival KS at most this, */
 #define RP_FID_IOPS_CORR_OK 0.9 /* and per-window IOPS correlated at least this */
+#define RP_FID_LATE_OK 0.01	/* and at most this share of I/Os more than RP_LATE_NS late */
+/*
+ * Inter-arrival gaps shorter than this count as this long, on both sides: the replayer stamps
+ * a batch of I/Os once, as it hands them to the kernel, where the recording saw each leave
+ * the block layer, a few µs after the one before as the kernel submitted them in turn. Below
+ * it the two sides do not measure the same thing.
+ */
+#define RP_FID_GAP_FLOOR_NS 10000ull
 
 /* One side: what the recording did, or what the replay did. */
 struct rp_fid_side {
@@ -45,12 +53,21 @@ struct rp_fid {
 	double lat_demerit_ns;	       /* RMS distance of the latency CDFs (NAN: no latencies) */
 	double iops_corr, qd_corr;     /* Pearson correlation of the per-window series */
 	uint64_t late[RP_FID_LATE_BUCKETS]; /* issue lateness histogram (original timing) */
-	bool fell_behind;		    /* the #20 verdict: lag past RP_LATE_NS */
-	bool faithful; /* kept up, gap KS <= RP_FID_GAP_KS_OK, IOPS corr >= RP_FID_IOPS_CORR_OK */
+	uint64_t late_ios, timed_ios; /* more than RP_LATE_NS late, of the I/Os with a deadline */
+	bool fell_behind; /* more than RP_LATE_NS behind at some moment (not the verdict) */
+	bool faithful;	  /* within RP_FID_LATE_OK, RP_FID_GAP_KS_OK and RP_FID_IOPS_CORR_OK */
 	/* A cluster's section (rp_fid_merge()); 0 and 0 for one host's */
 	unsigned int ranks;	      /* merged over this many ranks' sections */
 	unsigned int ranks_unfaithful; /* of which did not keep to their recording */
 };
+
+/*
+ * The share of f's I/Os issued more than RP_LATE_NS after their deadlines (0: none had one):
+ * the verdict's test of timing. Not the worst moment (fell_behind): on a VM the host stops a
+ * vCPU for a millisecond or two about ten times a minute, so a verdict on the worst moment
+ * would fail every replay of a few seconds.
+ */
+double rp_fid_late_share(const struct rp_fid *f);
 
 /*
  * Adds the section of one rank of a cluster replay, src (its own, against its own trace), to

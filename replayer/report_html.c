@@ -298,6 +298,7 @@ void rp_report_html(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		      "windows of different widths)</p>\n", fp);
 	}
 	fputs("<table><tr><th>recorded vs replayed</th><th></th></tr>\n", fp);
+	html_num(fp, "issued over 100 &micro;s late", 100 * rp_fid_late_share(f), "%");
 	fprintf(fp, "<tr><td>fell behind</td><td>%s</td></tr>\n", f->fell_behind ? "yes" : "no");
 	html_num(fp, "inter-arrival KS", f->gap_ks, "");
 	html_num(fp, "size KS", f->size_ks, "");

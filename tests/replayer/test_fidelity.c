@@ -144,11 +144,28 @@ static void test_exact_replay(void **state)
 	assert_true(fabs(r->iops_corr - 1) < 1e-9 && fabs(r->qd_corr - 1) < 1e-9);
 	assert_false(r->fell_behind);
 	assert_true(r->faithful);
-	/* the same stream from a replayer that was once more than RP_LATE_NS behind: not kept */
-	s.st.lag_max_ns = RP_LATE_NS + 1;
+	/*
+	 * The same stream from a replayer that was once more than RP_LATE_NS behind: fell
+	 * behind, still kept; the verdict's timing test is the late share, at most 1%.
+	 */
+	for (unsigned int i = 0; i < N; i++)
+		hist_add(&s.st.issue_err, i < N / 100 ? 2 * RP_LATE_NS : 1000);
+	s.st.late = N / 100;
+	s.st.lag_max_ns = 2 * RP_LATE_NS;
 	r = rp_fidelity__finish(f, &s.st);
 	assert_true(r->fell_behind);
+	assert_int_equal(r->late_ios, N / 100);
+	assert_int_equal(r->timed_ios, N);
+	assert_true(rp_fid_late_share(r) == 0.01);
+	assert_true(r->faithful);
+	s.st.late = N / 100 + 1; /* one more I/O late: over 1% */
+	r = rp_fidelity__finish(f, &s.st);
 	assert_false(r->faithful);
+	char v[RP_FID_VERDICT_MAX];
+
+	rp_fid_verdict(r, v, sizeof(v));
+	assert_string_equal(v,
+			    "did NOT keep to the recording (1.05% of I/Os over 100 us late > 1%)");
 	rp_fidelity__free(f);
 	unlink(path);
 }
@@ -165,6 +182,7 @@ static void test_stretched_replay(void **state)
 		hist_add(&s.st.issue_err, io.issue_ns - io.intended_ns);
 	}
 	s.st.lag_max_ns = s.st.issue_err.max;
+	s.st.late = N / 2;
 	r = rp_fidelity__finish(f, &s.st);
 	assert_true(r->gap_ks > 0.5);
 	assert_true(r->iops_corr < 0.5);
@@ -183,6 +201,40 @@ static void test_stretched_replay(void **state)
 	assert_int_equal(r->rec.ios, N);
 	rp_fidelity__free(f);
 	unlink(path);
+}
+
+/*
+ * Gaps under RP_FID_GAP_FLOOR_NS count as the floor on both sides: a replayer that stamps the
+ * recording's short gaps (5-10 us, in its bursts) as one batch (gap 0) keeps to it; one that
+ * turns them into 20 us gaps does not.
+ */
+static double ks_when_short_gaps_become(uint64_t short_to)
+{
+	struct setup s;
+	struct rp_fidelity *f = start(&s);
+	uint64_t t = START;
+	double ks;
+
+	for (unsigned int i = 0; i < N; i++) {
+		struct rp_io io = io_of(i, 1);
+		uint64_t gap = i ? evs[i].issue_ns - evs[i - 1].issue_ns : 0;
+
+		t += gap && gap <= 10000 ? short_to : gap; /* the floor, as a figure */
+		io.complete_ns += t - io.issue_ns;
+		io.issue_ns = t;
+		rp_fidelity__add(f, &io, &s.st);
+	}
+	ks = rp_fidelity__finish(f, &s.st)->gap_ks;
+	rp_fidelity__free(f);
+	unlink(path);
+	return ks;
+}
+
+static void test_gap_floor(void **state)
+{
+	(void)state;
+	assert_true(ks_when_short_gaps_become(0) < 0.01);
+	assert_true(ks_when_short_gaps_become(20000) > 0.3);
 }
 
 static void count_events(void *ctx, const struct btape_event *ev, size_t n)
@@ -261,6 +313,7 @@ static struct rp_fid *rank_section(unsigned int stretch)
 
 		rp_fidelity__add(f, &io, &s.st);
 		hist_add(&s.st.issue_err, io.issue_ns - io.intended_ns);
+		s.st.late += io.issue_ns - io.intended_ns > RP_LATE_NS;
 	}
 	s.st.lag_max_ns = s.st.issue_err.max;
 	*copy = *rp_fidelity__finish(f, &s.st);
@@ -286,6 +339,9 @@ static void test_cluster_merge(void **state)
 	assert_int_equal(m->ranks_unfaithful, 1);
 	assert_false(m->faithful);
 	assert_true(m->fell_behind);
+	assert_true(b->late_ios > N / 2);
+	assert_int_equal(m->late_ios, a->late_ios + b->late_ios);
+	assert_int_equal(m->timed_ios, 2 * N);
 	assert_int_equal(m->rec.ios, 2 * N);
 	assert_int_equal(m->rep.ios, 2 * N);
 	for (unsigned int k = 0; k < RP_FID_LATE_BUCKETS; k++)
@@ -324,9 +380,8 @@ static void test_cluster_merge(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exact_replay),
-		cmocka_unit_test(test_stretched_replay),
-		cmocka_unit_test(test_from_source),
+		cmocka_unit_test(test_exact_replay),  cmocka_unit_test(test_stretched_replay),
+		cmocka_unit_test(test_gap_floor),     cmocka_unit_test(test_from_source),
 		cmocka_unit_test(test_cluster_merge),
 	};
 
