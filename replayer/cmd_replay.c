@@ -819,12 +819,13 @@ static void trace_err(const char *trace, const char *reader_msg, int err)
 
 /*
  * The buffers of the I/Os larger than the registered ones (rp_sched_cfg.big_bufs), made and
- * touched now, before the clock starts: as many as the recording had such I/Os in flight at
- * once (scan), twice over plus two (a replay that falls behind has more out), times the
- * largest scale, at most the depth and BIG_BUFS_MAX bytes in all; each the trace's largest
- * such I/O. None when the trace has no I/O over BUF_BYTES. 0, -ENOMEM, or -EFBIG (why).
+ * touched now, before the clock starts: one per slot (depth), as fio makes one per I/O it
+ * can have out, at most BIG_BUFS_MAX bytes in all; each the trace's largest such I/O (scan).
+ * Fewer left the lazy ones to be made at deadlines, where their page faults stalled the
+ * replay (docs/REPLAY.md, "Engine"). None when the trace has no I/O over BUF_BYTES. 0,
+ * -ENOMEM, or -EFBIG (why).
  */
-static int make_big_bufs(const struct opts *o, const struct rp_trace_scan *b, unsigned int depth,
+static int make_big_bufs(const struct rp_trace_scan *b, unsigned int depth,
 			 struct rp_sched_cfg *cfg, void ***bigs, void **bigmem, char *why,
 			 size_t whylen)
 {
@@ -842,9 +843,7 @@ static int make_big_bufs(const struct opts *o, const struct rp_trace_scan *b, un
 		return -EFBIG;
 	}
 	bytes = (b->big_max_bytes + 4095) & ~4095ull;
-	n = (2ull * b->big_max_inflight + 2) * o->max_scale;
-	if (n > depth)
-		n = depth;
+	n = depth;
 	if (n * bytes > BIG_BUFS_MAX)
 		n = BIG_BUFS_MAX / bytes;
 	if (!n)
@@ -1167,7 +1166,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	cfg.bufs = bufs;
 	cfg.buf_bytes = BUF_BYTES;
 	why[0] = '\0';
-	err = make_big_bufs(&o, &scan, depth, &cfg, &bigs, &bigmem, why, sizeof(why));
+	err = make_big_bufs(&scan, depth, &cfg, &bigs, &bigmem, why, sizeof(why));
 	if (err < 0) {
 		if (err == -ENOMEM)
 			cli_err("replay: out of memory for the buffers of I/Os over %d KiB",

@@ -416,16 +416,14 @@ int rp_trace_scan(const char *path, uint64_t over, unsigned int cap, bool all,
 {
 	struct btape_reader *r = NULL;
 	const struct btape_event *evs;
-	uint64_t *big = NULL, *any = NULL;
-	unsigned int nbig = 0, nany = 0;
+	uint64_t *any = NULL;
+	unsigned int nany = 0;
 	int n, err;
 
 	memset(out, 0, sizeof(*out));
 	if (!cap)
 		return 0;
-	big = malloc(cap * sizeof(*big));
-	any = all ? malloc(cap * sizeof(*any)) : NULL;
-	if (!big || (all && !any)) {
+	if (all && !(any = malloc(cap * sizeof(*any)))) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -454,9 +452,6 @@ int rp_trace_scan(const char *path, uint64_t over, unsigned int cap, bool all,
 			out->big++;
 			if (ev->bytes > out->big_max_bytes)
 				out->big_max_bytes = ev->bytes;
-			k = inflight_at(big, &nbig, cap, ev->issue_ns, done);
-			if (k > out->big_max_inflight)
-				out->big_max_inflight = k;
 		}
 	}
 	err = n < 0 ? n : 0;
@@ -464,7 +459,6 @@ int rp_trace_scan(const char *path, uint64_t over, unsigned int cap, bool all,
 		snprintf(errmsg, errlen, "%s", btape_reader__errmsg(r));
 cleanup:
 	btape_reader__close(r);
-	free(big);
 	free(any);
 	return err;
 }

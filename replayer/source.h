@@ -35,15 +35,13 @@ void rp_array_source_init(struct rp_array_source *a, const struct btape_event *e
 /*
  * What a replay needs to know of a trace before its clock starts, from one pass over it: the
  * reads and writes larger than `over` bytes (those that need a buffer of their own: the
- * replayer's registered ones are `over` bytes), how many, the largest, and the most of them in
- * flight at once in the recording; with `all`, also the most I/Os of any kind in flight at once
- * (--iodepth recorded). In-flight counts stop at cap; an I/O with no completion time counts as
- * done when the next one is issued.
+ * replayer's registered ones are `over` bytes), how many and the largest; with `all`, also the
+ * most I/Os in flight at once in the recording (--iodepth recorded, the hold). That count stops
+ * at cap; an I/O with no completion time counts as done when the next one is issued.
  */
 struct rp_trace_scan {
 	uint64_t big;
 	uint64_t big_max_bytes;
-	unsigned int big_max_inflight;
 	uint64_t ios, timed;	   /* with all: every I/O, and those with a completion time */
 	unsigned int max_inflight; /* with all */
 };
