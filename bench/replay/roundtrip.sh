@@ -30,8 +30,8 @@
 # with a SCHED_IDLE spinner on each CPU, how this device's times move when the CPUs are kept
 # busy by work that never delays a task; "hog": the same with one spinner at normal priority,
 # the CPU a spinning replayer takes from the device's workers),
-# REC_ARGS (more `biotape record` options for the recordings, e.g. --waits: the replay's
-# default order is then causal; kind "none" is --order none), BIOTAPE=PATH (measure that
+# REC_ARGS (more `biotape record` options for the recordings, e.g. --waits, for kind
+# "causal"; kind "none" is --order none), BIOTAPE=PATH (measure that
 # binary), DEVICE_CPU=N (the loop devices' workers, which are unbound workqueue threads, kept on
 # CPU N through /sys/devices/virtual/workqueue/cpumask, and everything this script starts kept
 # off it: a device that does not take the host's CPUs, as real storage does not; the mask is
