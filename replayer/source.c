@@ -421,9 +421,7 @@ int rp_trace_scan(const char *path, uint64_t over, unsigned int cap, bool all,
 	int n, err;
 
 	memset(out, 0, sizeof(*out));
-	if (!cap)
-		return 0;
-	if (all && !(any = malloc(cap * sizeof(*any)))) {
+	if (all && cap && !(any = malloc(cap * sizeof(*any)))) {
 		err = -ENOMEM;
 		goto cleanup;
 	}

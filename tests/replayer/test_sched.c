@@ -935,6 +935,12 @@ static void test_trace_scan(void **state)
 	assert_int_equal(b.big, 0);
 	assert_int_equal(rp_trace_scan(path, 1 << 20, 4, true, &b, msg, sizeof(msg)), 0);
 	assert_int_equal(b.max_inflight, 4);
+	/* cap 0 stops only the count: the big I/Os and the totals are still there */
+	assert_int_equal(rp_trace_scan(path, 65536, 0, true, &b, msg, sizeof(msg)), 0);
+	assert_int_equal(b.max_inflight, 0);
+	assert_int_equal(b.big, 5);
+	assert_int_equal(b.ios, 9);
+	assert_int_equal(b.timed, 7);
 	unlink(path);
 	/* a missing file: an error and a message */
 	msg[0] = '\0';
