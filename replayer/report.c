@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The spin the lag summary suggests when the thread's wake-ups made it late (docs/REPLAY.md) */
+#define HINT_SPIN_US 1000u
+
 static const char *const io_op_names[RP_IO__COUNT] = {"read", "write", "flush", "discard",
 						      "write_zeroes"};
 
@@ -180,7 +183,7 @@ static double capped_flush_share(const struct rp_stats *st)
  * the depth cap (the target completed slower than the recording needs) or the issuing thread
  * itself (waiting for a CPU).
  */
-static void text_lag(FILE *fp, const struct rp_stats *st)
+static void text_lag(FILE *fp, const struct rp_run_info *info, const struct rp_stats *st)
 {
 	const struct rp_stage *sg = &st->stage;
 	char a[32];
@@ -209,6 +212,15 @@ static void text_lag(FILE *fp, const struct rp_stats *st)
 			"in an io-wq worker thread, and they fell behind (docs/REPLAY.md, \"Where the "
 			"time goes\")\n",
 			100.0 * capped_flush_share(st));
+	/* late, not for the device, by a thread that mostly slept: its wake-ups (docs/REPLAY.md) */
+	if ((double)st->late > RP_FID_LATE_OK * (double)st->issue_err.count &&
+	    sg->runq_ns > sg->capped_ns && 2 * sg->wait_ns >= sg->run_ns && !info->rt_priority &&
+	    info->spin_us < HINT_SPIN_US && strcmp(info->timing, "original") == 0)
+		fprintf(fp,
+			"    the thread sleeps until %u us before a deadline and wakes late: where "
+			"this host's CPUs do not also serve the target, --spin-us %u keeps it on a "
+			"CPU (docs/REPLAY.md, \"Where the time goes\")\n",
+			info->spin_us, HINT_SPIN_US);
 }
 
 static void text_stages(FILE *fp, const struct rp_stats *st)
@@ -314,7 +326,7 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			cli_fmt_ns(st->issue_err.max, c, sizeof(c)), RP_LATE_NS / 1000, st->late,
 			100.0 * (double)st->late / (double)st->issue_err.count);
 	}
-	text_lag(fp, st);
+	text_lag(fp, info, st);
 	if (ordered(info))
 		text_deps(fp, st);
 	if (st->flush_overlapped)

@@ -126,19 +126,25 @@ static void test_html_knee_named(void **state)
 }
 
 /* A replay held at the depth cap mostly by flushes says so; JSON always has the share. */
-static char *run_report(const struct rp_stats *st, bool json)
+static char *report_of(const struct rp_run_info *info, const struct rp_stats *st, bool json)
 {
-	struct rp_run_info info = small_run("io_uring", "original");
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
 
 	if (json)
-		rp_report_json(fp, &info, st);
+		rp_report_json(fp, info, st);
 	else
-		rp_report_text(fp, &info, st);
+		rp_report_text(fp, info, st);
 	fclose(fp);
 	return buf;
+}
+
+static char *run_report(const struct rp_stats *st, bool json)
+{
+	struct rp_run_info info = small_run("io_uring", "original");
+
+	return report_of(&info, st, json);
 }
 
 static void test_capped_flushes_named(void **state)
@@ -172,6 +178,64 @@ static void test_capped_flushes_named(void **state)
 	free(buf);
 }
 
+/*
+ * More than 1% late, held back more by waiting for a CPU than by the depth cap, with a short
+ * spin in the normal class: the summary proposes the longer spin; otherwise it does not.
+ */
+static void test_wakeup_hint(void **state)
+{
+	struct rp_run_info info = small_run("io_uring", "original");
+	static const char hint[] = "wakes late: where this host's CPUs do not also serve the "
+				   "target, --spin-us 1000 keeps it on a CPU";
+	struct rp_stats st;
+	char *buf;
+
+	(void)state;
+	info.spin_us = 40;
+	rp_stats_reset(&st);
+	st.issued = st.completed = 1000;
+	for (int i = 0; i < 1000; i++)
+		hist_add(&st.issue_err, i < 20 ? 2000000 : 1000);
+	st.late = 20; /* 2% */
+	st.lag_max_ns = 2000000;
+	st.stage.runq_ns = 500000000;
+	st.stage.capped_ns = 100000000;
+	st.stage.run_ns = 10000000000;
+	st.stage.wait_ns = 6000000000; /* mostly asleep */
+	buf = report_of(&info, &st, false);
+	assert_non_null(
+		strstr(buf, "the thread sleeps until 40 us before a deadline and wakes late"));
+	assert_non_null(strstr(buf, hint));
+	free(buf);
+	st.late = 10; /* 1%: kept */
+	buf = report_of(&info, &st, false);
+	assert_null(strstr(buf, hint));
+	free(buf);
+	st.late = 20;
+	st.stage.capped_ns = 600000000; /* the device held it back more */
+	buf = report_of(&info, &st, false);
+	assert_null(strstr(buf, hint));
+	free(buf);
+	st.stage.capped_ns = 0;
+	info.spin_us = 1000; /* already spinning that long */
+	buf = report_of(&info, &st, false);
+	assert_null(strstr(buf, hint));
+	free(buf);
+	info.spin_us = 10;
+	info.rt_priority = 1; /* real-time: its wake-ups are not what waits */
+	buf = report_of(&info, &st, false);
+	assert_null(strstr(buf, hint));
+	free(buf);
+	info.rt_priority = 0;
+	buf = report_of(&info, &st, false);
+	assert_non_null(strstr(buf, hint));
+	free(buf);
+	st.stage.wait_ns = 4000000000; /* mostly awake: preempted, not woken late */
+	buf = report_of(&info, &st, false);
+	assert_null(strstr(buf, hint));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_html_selfcontained),
 		cmocka_unit_test(test_html_knee_named),
 		cmocka_unit_test(test_capped_flushes_named),
+		cmocka_unit_test(test_wakeup_hint),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
