@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/replay/roundtrip.sh: the round trip of docs/REPLAY.md ("Where the time goes") and its
 # targets (issue #20), in one self-contained run:
-#   1. record a write-heavy workload on loop device A: fio, 4 KiB O_DIRECT random writes with an
-#      fdatasync every 16 (a journalled database's small commits), on ext4, at RATE IOPS;
+#   1. record a write-heavy workload on loop device A: fio, 4 KiB O_DIRECT random writes with
+#      --fdatasync=16 (a journalled database's small commits; at depth 32 fio's io_uring engine
+#      sends about 0.8 fdatasyncs per write), on ext4, at RATE IOPS;
 #   2. replay it with default settings onto a fresh loop device of the same size, recorded;
 #   3. the same at --speed 0.5 (the unloaded reference), and with --rt-priority 1 (a
 #      real-time issuing thread: the other class, measured in the same rotation);
