@@ -161,7 +161,12 @@ static bool obj_match(const struct chain_obj *a, const struct chain_obj *b)
 	return a->blk ? blk_overlap(a->dev, b->dev) : a->dev == b->dev && a->ino == b->ino;
 }
 
-/* The backing of loop device NAME (bound: 0; unbound or unknown: -errno). */
+/*
+ * The backing of loop device NAME (bound: 0; unbound or unknown: -errno). The device's own
+ * answer (LOOP_GET_STATUS64: its file's device and inode) decides: the name in sysfs is only
+ * for messages, since it may now lead to another file (a mount over its directory, a loop set
+ * up in another mount namespace). Without a /dev node to ask, the name is all there is.
+ */
 static int loop_backing(const char *name, dev_t self, struct chain_obj *b)
 {
 	char path[PATH_MAX + 64];
@@ -181,26 +186,26 @@ static int loop_backing(const char *name, dev_t self, struct chain_obj *b)
 	fclose(fp);
 	if (!ok)
 		return -ENOENT;
-	/* the name follows renames; a deleted or unreachable name: ask the device itself */
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		ok = fstat(fd, &sb) == 0 && S_ISBLK(sb.st_mode) && sb.st_rdev == self &&
+		     ioctl(fd, LOOP_GET_STATUS64, &li) == 0;
+		close(fd);
+		if (ok) {
+			b->blk = li.lo_rdevice != 0;
+			b->dev = (dev_t)(b->blk ? li.lo_rdevice : li.lo_device);
+			b->ino = (ino_t)li.lo_inode;
+			return 0;
+		}
+	}
 	if (stat(b->name, &sb) == 0 && (S_ISREG(sb.st_mode) || S_ISBLK(sb.st_mode))) {
 		b->blk = S_ISBLK(sb.st_mode);
 		b->dev = b->blk ? sb.st_rdev : sb.st_dev;
 		b->ino = sb.st_ino;
 		return 0;
 	}
-	snprintf(path, sizeof(path), "/dev/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	ok = fstat(fd, &sb) == 0 && S_ISBLK(sb.st_mode) && sb.st_rdev == self &&
-	     ioctl(fd, LOOP_GET_STATUS64, &li) == 0;
-	close(fd);
-	if (!ok)
-		return -ENODEV;
-	b->blk = li.lo_rdevice != 0;
-	b->dev = (dev_t)(b->blk ? li.lo_rdevice : li.lo_device);
-	b->ino = (ino_t)li.lo_inode;
-	return 0;
+	return -ENODEV;
 }
 
 /* Every bound loop device in the system, with its backing. */

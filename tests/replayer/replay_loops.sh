@@ -70,6 +70,24 @@ if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
 	e2fsck -fn "$A" >/dev/null 2>&1 || fail "damaged after refused replays (namespace)"
 fi
 
+# the name the kernel shows for a backing file may now lead to another file (a mount over its
+# directory, a loop device set up in another mount namespace): the device's own answer, its
+# file's device and inode, decides, so another name of the real backing file is refused.
+# This was once accepted with --force and corrupted the mounted filesystem.
+mkdir "$D/sub" "$D/m2"
+truncate -s 32M "$D/sub/f.img" && mkfs.ext4 -q -F "$D/sub/f.img" || fail "mkfs.ext4 sub/f.img"
+ln "$D/sub/f.img" "$D/h.img" || fail "ln"
+E=$(losetup -f --show --direct-io=on "$D/sub/f.img") || fail "losetup sub/f.img"
+loop_adopt "$E"
+mount "$E" "$D/m2" || fail "mount $E"
+T_MOUNTS+=("$D/m2")
+mount -t tmpfs tmpfs "$D/sub" || fail "tmpfs over sub"
+T_MOUNTS=("$D/sub" "${T_MOUNTS[@]}")
+truncate -s 4096 "$D/sub/f.img" || fail "another sub/f.img"
+refused "$D/h.img" "the backing file of $E"
+umount "$D/sub" && umount "$D/m2" || fail "umount"
+e2fsck -fn "$D/h.img" >/dev/null 2>&1 || fail "damaged after a refused replay (hidden name)"
+
 # nothing mounted: a file backing a loop device is still refused (who uses the loop device
 # cannot all be seen); the loop devices themselves may be written now
 refused "$F" "the backing file of"
