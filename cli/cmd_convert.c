@@ -231,6 +231,9 @@ int cmd_convert(int argc, char **argv)
 	}
 	if ((ret = cli_out_check_inputs("convert", out, argv + optind, ninputs)))
 		return ret;
+	if (io.device_size_path &&
+	    (ret = cli_out_check_inputs("convert", out, (char *const *)&io.device_size_path, 1)))
+		return ret; /* --device-size FILE is read too */
 
 	if (align_given && !merge) {
 		cli_err("convert: --align applies to --merge only");

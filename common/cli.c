@@ -366,6 +366,36 @@ int cli_out_check_inputs(const char *cmd, const char *out, char *const *in, int 
 	return 0;
 }
 
+/* Stats the directory of PATH (its text up to the last '/'; "." without one); *base: the rest. */
+static int stat_dir_of(const char *path, struct stat *st, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+
+	if (!slash) {
+		*base = path;
+		return stat(".", st);
+	}
+	*base = slash + 1;
+	if ((size_t)(slash - path) >= sizeof(dir))
+		return -1;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	return stat(slash == path ? "/" : dir, st);
+}
+
+int cli_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	const char *ba, *bb;
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (stat_dir_of(a, &sa, &ba) != 0 || stat_dir_of(b, &sb, &bb) != 0)
+		return strcmp(a, b) == 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && strcmp(ba, bb) == 0;
+}
+
 int cli_out_commit(struct cli_out *o)
 {
 	int err = 0;

@@ -71,6 +71,12 @@ int cli_out_check(const char *cmd, const char *path);
  * trace import being read. OUT "-" or NULL, and missing paths, pass.
  */
 int cli_out_check_inputs(const char *cmd, const char *out, char *const *in, int n);
+/*
+ * 1 when paths A and B name the same file, made yet or not: the same device and inode, or
+ * (one missing) the same last component in the same directory (by device and inode), so
+ * "r.btape" and "./r.btape" do; 0 otherwise.
+ */
+int cli_same_file(const char *a, const char *b);
 int cli_out_commit(struct cli_out *o); /* flush, fsync, rename; reports write errors */
 void cli_out_abort(struct cli_out *o); /* removes the temporary file; NULL-safe, idempotent */
 

@@ -1002,8 +1002,11 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	    (ret = cli_out_check_inputs("replay: -o", o.out, &trace, 1)) ||
 	    (ret = cli_out_check_inputs("replay: --html", o.html, &trace, 1)))
 		return ret;
-	if (o.out && o.html && strcmp(o.out, o.html) == 0) {
-		cli_err("replay: -o and --html name the same file %s", o.out);
+	if (o.out && o.html && cli_same_file(o.out, o.html)) {
+		if (strcmp(o.out, o.html) == 0)
+			cli_err("replay: -o and --html name the same file %s", o.out);
+		else
+			cli_err("replay: -o %s and --html %s name the same file", o.out, o.html);
 		return BTAPE_EXIT_USAGE;
 	}
 	ret = BTAPE_EXIT_FAIL;

@@ -42,9 +42,27 @@ for out in a.btape ./a.btape l.btape h.btape "$D/a.btape"; do
 	refused "$BIOTAPE" convert --merge b.btape a.btape "$out"
 done
 refused "$BIOTAPE" convert s.csv ./s.csv
+# --device-size FILE is an input too (it was once replaced by the converted trace)
+printf '0,1073741824\n' >"$D/ds.csv"
+printf '0,R,4096,4096,1000\n' >"$D/ali.csv"
+dsum=$(md5sum <"$D/ds.csv")
+for out in ds.csv ./ds.csv; do
+	refused "$BIOTAPE" convert --from alibaba --device-size ds.csv ali.csv "$out"
+	[ "$(md5sum <"$D/ds.csv")" = "$dsum" ] || fail "convert over --device-size: it was changed"
+done
+"$BIOTAPE" convert -q --from alibaba --device-size "$D/ds.csv" "$D/ali.csv" "$D/ali.btape" ||
+	fail "convert --from alibaba --device-size"
 refused "$BIOTAPE" replay a.btape --target tgt --engine null --timing afap -o r.btape \
 	--html r.btape
 [ ! -e "$D/r.btape" ] || fail "replay -o X --html X wrote X"
+for pair in "r.btape ./r.btape" "./r.btape $D/r.btape" "b.btape h2.btape"; do
+	set -- $pair
+	[ "$1" != b.btape ] || ln -f "$D/b.btape" "$D/h2.btape"
+	refused "$BIOTAPE" replay a.btape --target tgt --engine null --timing afap -o "$1" \
+		--html "$2"
+done
+rm -f "$D/h2.btape"
+[ ! -e "$D/r.btape" ] || fail "replay -o X --html ./X wrote X"
 
 # other outputs are still written, and replaced
 "$BIOTAPE" analyze "$D/a.btape" --html "$D/b.html" >/dev/null || fail "analyze --html"
