@@ -129,6 +129,8 @@ struct rp_cluster {
 	int64_t shift;		  /* cl_now_ns() - the replay clock (test hook) */
 	char *strs[4 + RP_MAX_MAPS];
 	unsigned int nstrs;
+	char **host_traces; /* rp_cluster__host_traces() */
+	unsigned int nhost_traces;
 	/* the step */
 	uint64_t start_cl; /* start instant on this rank's cl_now_ns() clock */
 	volatile sig_atomic_t *stop;
@@ -277,6 +279,43 @@ static const char *keep_str(struct rp_cluster *rc, const char *pat, const char *
 	return rc->strs[rc->nstrs++];
 }
 
+/* rc->host_traces: the traces of the ranks on this host, each once. 0 or -errno (cli_err). */
+static int host_traces(struct rp_cluster *rc, char **traces, unsigned int ntraces)
+{
+	const char *host = cl_comm__host(rc->c);
+	char path[CL_PATH_MAX];
+
+	rc->host_traces = calloc((size_t)rc->size, sizeof(*rc->host_traces));
+	if (!rc->host_traces)
+		goto nomem;
+	for (int r = 0; r < rc->size; r++) {
+		unsigned int i;
+
+		if (strcmp(cl_comm__host_of(rc->c, r), host) != 0 ||
+		    cl_expand_path(path, sizeof(path), traces[(unsigned int)r % ntraces], host, r) <
+			    0)
+			continue; /* another host's; or too long, refused on its own rank */
+		for (i = 0; i < rc->nhost_traces; i++)
+			if (strcmp(rc->host_traces[i], path) == 0)
+				break;
+		if (i < rc->nhost_traces)
+			continue;
+		if (!(rc->host_traces[rc->nhost_traces] = strdup(path)))
+			goto nomem;
+		rc->nhost_traces++;
+	}
+	return 0;
+nomem:
+	cli_err("replay: out of memory");
+	return -ENOMEM;
+}
+
+char *const *rp_cluster__host_traces(const struct rp_cluster *rc, unsigned int *n)
+{
+	*n = rc ? rc->nhost_traces : 0;
+	return rc ? rc->host_traces : NULL;
+}
+
 int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
 		       const char **trace, const char **target, struct rp_map_arg *maps,
 		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given,
@@ -289,7 +328,8 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 			rc->size);
 		return -EINVAL;
 	}
-	if (!(*trace = keep_str(rc, traces[(unsigned int)rc->rank % ntraces], "trace")))
+	if (!(*trace = keep_str(rc, traces[(unsigned int)rc->rank % ntraces], "trace")) ||
+	    host_traces(rc, traces, ntraces) < 0)
 		return -EINVAL;
 	if (*target && !(*target = keep_str(rc, *target, "--target")))
 		return -EINVAL;
@@ -1171,6 +1211,9 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 	cl_comm__close(rc->c);
 	for (unsigned int i = 0; i < rc->nstrs; i++)
 		free(rc->strs[i]);
+	for (unsigned int i = 0; i < rc->nhost_traces; i++)
+		free(rc->host_traces[i]);
+	free(rc->host_traces);
 	free(rc->off);
 	for (int r = 0; r < rc->size; r++)
 		free(rc->rows[r].fid_packed);

@@ -51,6 +51,13 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given,
 		       unsigned int *copy_base);
 
+/*
+ * The traces of every rank on this host (this rank's among them), as rp_cluster__assign
+ * expanded them, each once: the files no output or target of this rank may be, since another
+ * rank is reading them. *n is their number; NULL (and *n 0) without a cluster.
+ */
+char *const *rp_cluster__host_traces(const struct rp_cluster *rc, unsigned int *n);
+
 /* Preflight passed on this rank: agree with every rank, then measure the clock offsets.
  * 0, or non-zero when some rank refused (rank 0 printed why) or the cluster failed. */
 int rp_cluster__agree(struct rp_cluster *rc);

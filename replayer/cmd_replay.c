@@ -996,11 +996,13 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	eng = rp_engine_find(o.engine);
 	/* outputs are refused before any work (and checked again when written) */
 	char *trace = (char *)o.trace;
+	unsigned int nins = 1; /* the traces read on this host: a cluster's other ranks' too */
+	char *const *ins = rc ? rp_cluster__host_traces(rc, &nins) : &trace;
 
 	if ((ret = cli_out_check("replay: -o", o.out)) ||
 	    (ret = cli_out_check("replay: --html", o.html)) ||
-	    (ret = cli_out_check_inputs("replay: -o", o.out, &trace, 1)) ||
-	    (ret = cli_out_check_inputs("replay: --html", o.html, &trace, 1)))
+	    (ret = cli_out_check_inputs("replay: -o", o.out, ins, (int)nins)) ||
+	    (ret = cli_out_check_inputs("replay: --html", o.html, ins, (int)nins)))
 		return ret;
 	if (o.out && o.html && cli_same_file(o.out, o.html)) {
 		if (strcmp(o.out, o.html) == 0)
@@ -1082,6 +1084,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		hold_depth += hold_depth && (double)hold_depth < d; /* rounded up */
 	}
 	s.dvo = (struct rp_devices_opts){.trace = o.trace,
+					 .others = rc ? ins : NULL,
+					 .nothers = rc ? nins : 0,
 					 .out = o.out,
 					 .html = o.html,
 					 .target = o.target,

@@ -3,7 +3,7 @@
 #include "devmap.h"
 
 #include "btape.h"
-#include "cli.h" /* cli_parse_u64 only, the numbers every command takes: nothing here prints */
+#include "cli.h" /* cli_parse_u64, cli_same_file: nothing here prints */
 #include "target.h"
 
 #include <errno.h>
@@ -200,14 +200,19 @@ uint64_t rp_devices__need_bytes(const struct rp_devices *s, unsigned int t)
 	return want;
 }
 
-/* One file by any name; or, one missing (a target --create makes), one name. */
-static int same_file(const char *a, const char *b)
+/* Target t is the trace, an output, or a trace another rank on this host reads. */
+static bool names_an_input_or_output(const struct rp_devices *s, unsigned int t)
 {
-	struct stat sa, sb;
+	const struct rp_devices_opts *o = s->o;
+	const char *p = s->tpaths[t];
 
-	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
-		return strcmp(a, b) == 0;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (cli_same_file(p, o->trace) || (o->out && cli_same_file(p, o->out)) ||
+	    (o->html && cli_same_file(p, o->html)))
+		return true;
+	for (unsigned int i = 0; i < o->nothers; i++)
+		if (cli_same_file(p, o->others[i]))
+			return true;
+	return false;
 }
 
 int rp_devices__open(struct rp_devices *s, char *why, size_t whylen)
@@ -220,13 +225,11 @@ int rp_devices__open(struct rp_devices *s, char *why, size_t whylen)
 	for (unsigned int t = 0; t < s->ntargets; t++) {
 		uint64_t want = rp_devices__need_bytes(s, t);
 
-		if (same_file(s->tpaths[t], o->trace) ||
-		    (o->out && same_file(s->tpaths[t], o->out)) ||
-		    (o->html && same_file(s->tpaths[t], o->html))) {
+		if (names_an_input_or_output(s, t)) {
 			snprintf(why, whylen,
 				 "target %s: refusing: it is the trace, the result file or the "
-				 "HTML report",
-				 s->tpaths[t]);
+				 "HTML report%s",
+				 s->tpaths[t], o->nothers ? ", or another rank's trace" : "");
 			return -EINVAL;
 		}
 		/* the largest file size is INT64_MAX: past it the rounding would wrap */

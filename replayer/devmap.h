@@ -38,6 +38,8 @@ int rp_map_arg_add(struct rp_map_arg *maps, unsigned int *nmaps, char *arg, char
 
 struct rp_devices_opts {
 	const char *trace;  /* read for extents and the --fit check; never a target */
+	char *const *others; /* traces other ranks on this host read (cluster); never a target */
+	unsigned int nothers;
 	const char *out;    /* the result trace (-o), or NULL; never a target */
 	const char *html;   /* the HTML report (--html), or NULL; never a target */
 	const char *target; /* --target: the one device of the trace; or NULL and maps */

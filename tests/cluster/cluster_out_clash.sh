@@ -35,6 +35,33 @@ timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" replay "$D/t.btape" --target "
 	--engine null --timing afap --no-progress -o "$D/out-%r.btape" >"$D/log" 2>&1 ||
 	fail "replay -o with %r: $(cat "$D/log")"
 [ -s "$D/out-0.btape" ] && [ -s "$D/out-1.btape" ] || fail "replay -o with %r: $(ls "$D")"
+# another rank's trace is an input too: under mpirun -n 2, "replay t1.btape t0.btape -o t%r.btape"
+# had each rank replace the other's trace with its result, and "--target w%r.btape --write"
+# had each rank write over the other's trace; each rank is refused now, the traces unchanged
+cp "$D/t.btape" "$D/t0.btape"
+cp "$D/t.btape" "$D/t1.btape"
+sum=$(md5sum <"$D/t.btape")
+"$GEN" -o "$D/w0.btape" -n 200 -p randwrite -S $((1 << 20)) || fail "gen w"
+cp "$D/w0.btape" "$D/w1.btape"
+wsum=$(md5sum <"$D/w0.btape")
+# crossed WANT CMD...: exit non-zero, WANT said, the four traces as they were
+crossed() {
+	local want=$1 rc=0
+	shift
+	timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" "$@" >"$D/log" 2>&1 || rc=$?
+	[ $rc != 0 ] || fail "$*: exit 0: $(cat "$D/log")"
+	grep -q "$want" "$D/log" || fail "$*: want '$want': $(cat "$D/log")"
+	for f in t0 t1; do
+		[ "$(md5sum <"$D/$f.btape")" = "$sum" ] || fail "$*: $f.btape was changed"
+	done
+	for f in w0 w1; do
+		[ "$(md5sum <"$D/$f.btape")" = "$wsum" ] || fail "$*: $f.btape was changed"
+	done
+}
+crossed "is both input and output" replay "$D/t1.btape" "$D/t0.btape" --target "$D/tgt" \
+	--engine null --timing afap --no-progress -o "$D/t%r.btape"
+crossed "or another rank's trace" replay "$D/w1.btape" "$D/w0.btape" --target "$D/w%r.btape" \
+	--write --fit wrap --no-progress
 # the null device is a sink every rank may share
 timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
 	--engine null --timing afap --no-progress -o /dev/null >"$D/log" 2>&1 ||
