@@ -37,6 +37,11 @@ void imp_context_release(struct imp *im)
 
 /* ---- device table: source id -> index ---- */
 
+static int devsize_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct devsize *)a)->name, ((const struct devsize *)b)->name);
+}
+
 static uint64_t hash_name(const char *s, size_t n)
 {
 	uint64_t h = 1469598103934665603ull;
@@ -166,9 +171,15 @@ devtab_add(struct imp *im, const char *name, size_t len, uint64_t h, uint32_t ma
 	d.dev_t_major = major;
 	d.dev_t_minor = minor;
 	d.rotational = -1;
-	for (size_t i = 0; i < im->ndsz; i++) {
-		if (!strcmp(im->dsz[i].name, d.name))
-			d.size_bytes = im->dsz[i].bytes;
+	if (im->ndsz && len < sizeof(((struct devsize *)0)->name)) {
+		/* sorted by name, each once (load_device_sizes); no id is 64 bytes or longer */
+		struct devsize key, *hit;
+
+		memcpy(key.name, name, len);
+		key.name[len] = '\0';
+		hit = bsearch(&key, im->dsz, im->ndsz, sizeof(*im->dsz), devsize_name_cmp);
+		if (hit)
+			d.size_bytes = hit->bytes;
 	}
 	idx = btape_meta_add_device(&im->meta, &d);
 	if (idx < 0)

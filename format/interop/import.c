@@ -277,6 +277,19 @@ cleanup:
 	return err;
 }
 
+static int devsize_cmp(const void *a, const void *b)
+{
+	const struct devsize *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+/*
+ * The Alibaba device_size file (device_id,capacity_bytes), sorted by id for the lookup of each
+ * new device (bsearch). At most BTAPE_DEVICES_MAX ids, each once: a small compressed file
+ * cannot take memory or time beyond what a trace's device table may.
+ */
 static int load_device_sizes(struct imp *im, const char *path)
 {
 	struct isrc *s;
@@ -305,6 +318,10 @@ static int load_device_sizes(struct imp *im, const char *path)
 			err = imp_fail(im, "expected device_id,capacity_bytes");
 			goto cleanup;
 		}
+		if (im->ndsz >= BTAPE_DEVICES_MAX) {
+			err = imp_fail(im, "more than %u device sizes", BTAPE_DEVICES_MAX);
+			goto cleanup;
+		}
 		if (im->ndsz == cap) {
 			struct devsize *nd;
 
@@ -319,10 +336,23 @@ static int load_device_sizes(struct imp *im, const char *path)
 		snprintf(im->dsz[im->ndsz].name, sizeof(im->dsz[0].name), "%.*s", (int)f[0].n,
 			 f[0].p);
 		im->dsz[im->ndsz].bytes = bytes;
+		im->dsz[im->ndsz].line = im->line;
 		im->ndsz++;
 	}
-	if (r < 0)
+	if (r < 0) {
 		err = imp_fail(im, "%s", isrc_errmsg(s));
+		goto cleanup;
+	}
+	if (im->ndsz)
+		qsort(im->dsz, im->ndsz, sizeof(*im->dsz), devsize_cmp);
+	for (size_t i = 1; i < im->ndsz; i++) {
+		if (!strcmp(im->dsz[i].name, im->dsz[i - 1].name)) {
+			im->line = im->dsz[i].line;
+			err = imp_fail(im, "device_id %s listed twice (also line %llu)",
+				       im->dsz[i].name, (unsigned long long)im->dsz[i - 1].line);
+			goto cleanup;
+		}
+	}
 cleanup:
 	isrc_close(s);
 	return err;

@@ -118,6 +118,7 @@ struct imp {
 struct devsize {
 	char name[64];
 	uint64_t bytes;
+	uint64_t line; /* in the --device-size file, for a duplicate's message */
 };
 
 /* A zeroed context over dt, messages to errmsg (may be NULL). */

@@ -7,6 +7,7 @@
 #include "interop_internal.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -231,6 +232,17 @@ int isrc_open(struct isrc **sp, const char *path, char *errmsg, size_t errlen)
 	if (!s) {
 		snprintf(errmsg, errlen, "%s: out of memory", path);
 		return -ENOMEM;
+	}
+	/* an import reads its input twice, and a FIFO's open() would block: files only */
+	struct stat sb;
+
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		snprintf(errmsg, errlen,
+			 "%s: not a regular file (imports read their input twice: save a pipe's "
+			 "output to a file first)",
+			 path);
+		isrc_close(s);
+		return -EINVAL;
 	}
 	s->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->fd < 0) {

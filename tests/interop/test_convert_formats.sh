@@ -99,6 +99,36 @@ EOF
 grep -q "1.00 TiB\|1099511627776\|1024.0 GiB" "$D/info" || fail "alibaba: device size not in the table: $(cat "$D/info")"
 printf '7,R,126703616,4096,1577808000000047\n7,X,0,4096,1577808000000048\n' >"$D/ali_bad.csv"
 bad alibaba "$D/ali_bad.csv" "ali_bad.csv:2: opcode 'X'" --from alibaba
+# --device-size: an id listed twice is refused; at most 65,536 ids, so a small compressed file
+# cannot take memory (20 M lines of one id in 12 KB of zstd once took 1.4 GB) or time (each new
+# device was looked up through every line)
+printf 'device_id,capacity\n7,4096\n12,8192\n7,4096\n' >"$D/ds_dup.csv"
+bad alibaba "$D/ali.csv" "ds_dup.csv:4: device_id 7 listed twice (also line 2)" --from alibaba \
+	--device-size "$D/ds_dup.csv"
+if command -v zstd >/dev/null; then
+	awk 'BEGIN { for (i = 0; i < 65537; i++) print i "," 4096 * (i + 1) }' | zstd -qc \
+		>"$D/ds_many.zst"
+	bad alibaba "$D/ali.csv" "ds_many.zst:65537: more than 65536 device sizes" \
+		--from alibaba --device-size "$D/ds_many.zst"
+	# 65,536 ids and 20,000 devices: sorted once, each device one search (was 20 s and more)
+	awk 'BEGIN { for (i = 0; i < 65536; i++) print i "," 4096 * (i + 1) }' >"$D/ds_all.csv"
+	awk 'BEGIN { for (i = 0; i < 20000; i++) printf "%d,R,0,4096,%d\n", i + 100, 1577808000000047 + i }' \
+		>"$D/ali_many.csv"
+	timeout -s KILL 20 "$BIOTAPE" convert -q --from alibaba --device-size "$D/ds_all.csv" \
+		"$D/ali_many.csv" "$D/many.btape" || fail "alibaba: 20,000 devices with 65,536 sizes"
+	"$BIOTAPE" info "$D/many.btape" | grep -q " 20099 .*78.5 MiB" ||
+		fail "alibaba: device 20099 size: $("$BIOTAPE" info "$D/many.btape" | grep " 20099 ")"
+fi
+# inputs are regular files: an import reads its input twice (a pipe once gave an empty trace,
+# exit 0; a FIFO blocked at the second open)
+mkfifo "$D/fifo"
+bad alibaba "$D/fifo" "fifo: not a regular file" --from alibaba
+rm -f "$D/fifo"
+rm -f "$D/bad.btape"
+printf '7,R,126703616,4096,1577808000000047\n' | "$BIOTAPE" convert --from alibaba /dev/stdin \
+	"$D/bad.btape" 2>"$D/err" && fail "a pipe was imported: $(cat "$D/err")"
+grep -q "/dev/stdin: not a regular file" "$D/err" || fail "pipe: $(cat "$D/err")"
+[ ! -e "$D/bad.btape" ] || fail "a refused pipe import left its output"
 
 # ---- Tencent CBS: Timestamp_s,Offset_sectors,Size_sectors,IOType(0 r, 1 w),VolumeID ----
 cat >"$D/tencent.csv" <<'EOF'
