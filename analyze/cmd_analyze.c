@@ -185,9 +185,17 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 			}
 			c->so.near_seq_bytes = u;
 		} else if (outputs && strcmp(a, "--json") == 0) {
+			if (c->kind == OUT_HTML) {
+				cli_err("%s: --json and --html: one or the other", cmd);
+				return -EINVAL;
+			}
 			c->kind = OUT_JSON;
 		} else if (outputs && strcmp(a, "--html") == 0) {
 			NEED_ARG();
+			if (c->kind == OUT_JSON) {
+				cli_err("%s: --json and --html: one or the other", cmd);
+				return -EINVAL;
+			}
 			c->kind = OUT_HTML;
 			c->html_path = v;
 		} else if (per_process && strcmp(a, "--per-process") == 0) {

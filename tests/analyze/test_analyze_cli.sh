@@ -129,4 +129,14 @@ grep -q 'data-chart="latency-cdf-read"' "$D/cmp.html" || fail "compare html: no 
 "$BIOTAPE" profile "$D/trim.btape" >"$D/trim.fio" 2>/dev/null || fail "profile trims"
 grep -qx "size=40960" "$D/trim.fio" || fail "profile range is not the writes' 40 KiB: $(grep size= "$D/trim.fio")"
 
+# --json and --html are one or the other: the last one given used to win silently (with
+# --html first, no report was written)
+for c in analyze compare; do
+	files=("$D/mix.btape")
+	[ $c = analyze ] || files+=("$D/mix.btape")
+	one_line_err "$BIOTAPE" $c "${files[@]}" --json --html "$D/both.html"
+	one_line_err "$BIOTAPE" $c "${files[@]}" --html "$D/both.html" --json
+	grep -q "one or the other" "$D/err" || fail "$c --html --json: $(cat "$D/err")"
+	[ ! -e "$D/both.html" ] || fail "$c --json --html wrote the report"
+done
 pass "analyze CLI: known distribution, edge cases, bad input"
