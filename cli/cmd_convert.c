@@ -231,6 +231,15 @@ int cmd_convert(int argc, char **argv)
 	}
 	if ((ret = cli_out_check_inputs("convert", out, argv + optind, ninputs)))
 		return ret;
+	for (int i = optind; i < argc - 1; i++) { /* one input twice: its events twice */
+		for (int j = optind; j < i; j++) {
+			if (cli_same_file(argv[i], argv[j])) {
+				cli_err("convert: %s and %s are the same file: an input given twice",
+					argv[j], argv[i]);
+				return BTAPE_EXIT_USAGE;
+			}
+		}
+	}
 	if (io.device_size_path &&
 	    (ret = cli_out_check_inputs("convert", out, (char *const *)&io.device_size_path, 1)))
 		return ret; /* --device-size FILE is read too */

@@ -64,6 +64,18 @@ done
 rm -f "$D/h2.btape"
 [ ! -e "$D/r.btape" ] || fail "replay -o X --html ./X wrote X"
 
+# an input given twice (by any name) would be read twice: its events twice in the result
+for pair in "a.btape a.btape" "a.btape ./h.btape" "s.csv ./s.csv"; do
+	set -- $pair
+	args=("$1" "$2")
+	[ "$1" = s.csv ] || args=(--merge "${args[@]}")
+	rc=0
+	(cd "$D" && "$BIOTAPE" convert "${args[@]}" twice.btape) >/dev/null 2>"$D/err" || rc=$?
+	[ $rc = 2 ] || fail "convert ${args[*]}: exit $rc, want 2 ($(cat "$D/err"))"
+	grep -q "are the same file: an input given twice" "$D/err" ||
+		fail "convert ${args[*]}: message: $(cat "$D/err")"
+	[ ! -e "$D/twice.btape" ] || fail "convert ${args[*]}: wrote twice.btape"
+done
 # other outputs are still written, and replaced
 "$BIOTAPE" analyze "$D/a.btape" --html "$D/b.html" >/dev/null || fail "analyze --html"
 "$BIOTAPE" analyze "$D/a.btape" --html "$D/b.html" >/dev/null || fail "analyze --html over a report"
