@@ -285,6 +285,16 @@ int cmd_convert(int argc, char **argv)
 				argv[optind]);
 			return BTAPE_EXIT_USAGE;
 		}
+		/* options an export would ignore are refused, not dropped */
+		if (target && to != BTAPE_FMT_FIO3) {
+			cli_err("convert: --target applies to a fio export only");
+			return BTAPE_EXIT_USAGE;
+		}
+		if (io.device_size_path || io.skip_bad) {
+			cli_err("convert: %s applies to an import only",
+				io.skip_bad ? "--skip-bad" : "--device-size");
+			return BTAPE_EXIT_USAGE;
+		}
 		return do_export(argv[optind], out, to, target, quiet);
 	}
 	if (to != BTAPE_FMT_UNKNOWN && to != BTAPE_FMT_BTAPE) {

@@ -120,6 +120,13 @@ if command -v zstd >/dev/null; then
 	"$BIOTAPE" info "$D/many.btape" | grep -q " 1099 .*4.30 MiB" ||
 		fail "alibaba: device 1099 size: $("$BIOTAPE" info "$D/many.btape" | grep " 1099 ")"
 fi
+# options an export would ignore are refused, not dropped
+for opt in "--target /dev/null" "--device-size $D/device_size.csv" --skip-bad; do
+	rc=0
+	"$BIOTAPE" convert "$D/x.btape" "$D/ignored.csv" $opt >/dev/null 2>"$D/err" || rc=$?
+	[ $rc = 2 ] && grep -q "applies to" "$D/err" || fail "export with $opt: exit $rc: $(cat "$D/err")"
+	[ ! -e "$D/ignored.csv" ] || fail "export with $opt wrote its output"
+done
 # inputs are regular files: an import reads its input twice (a pipe once gave an empty trace,
 # exit 0; a FIFO blocked at the second open)
 mkfifo "$D/fifo"
