@@ -163,7 +163,7 @@ static int blk_read(struct imp *im, struct bfile *f)
 	im->line = f->recno + 1;
 	n = isrc_peek(f->s, BLK_TRACE_BYTES, &p);
 	if (n < 0)
-		return imp_fail(im, "%s", isrc_errmsg(f->s));
+		return imp_fail(im, "%s", isrc_why(f->s));
 	if (n == 0)
 		return 0;
 	if (n < (long)BLK_TRACE_BYTES)
@@ -192,7 +192,7 @@ static int blk_read(struct imp *im, struct bfile *f)
 	}
 	n = isrc_peek(f->s, BLK_TRACE_BYTES + r->pdu_len, &p);
 	if (n < 0)
-		return imp_fail(im, "%s", isrc_errmsg(f->s));
+		return imp_fail(im, "%s", isrc_why(f->s));
 	if (n < (long)(BLK_TRACE_BYTES + r->pdu_len))
 		goto truncated;
 	memcpy(r->pdu, p + BLK_TRACE_BYTES, r->pdu_len);
@@ -466,7 +466,7 @@ int parse_vscsi(struct imp *im, struct isrc *s)
 	im->line = 0;
 	n = isrc_peek(s, 2 * VSCSI_V2_BYTES, &p);
 	if (n < 0)
-		return imp_fail(im, "%s", isrc_errmsg(s));
+		return imp_fail(im, "%s", isrc_why(s));
 	if (n == 0)
 		return 0;
 	ver = vscsi_version(p, (size_t)n);
@@ -492,7 +492,7 @@ int parse_vscsi(struct imp *im, struct isrc *s)
 
 		n = isrc_peek(s, rec, &p);
 		if (n < 0)
-			return imp_fail(im, "%s", isrc_errmsg(s));
+			return imp_fail(im, "%s", isrc_why(s));
 		if (n == 0)
 			return 0;
 		im->line++;

@@ -220,7 +220,7 @@ static int run_text(struct imp *im, struct isrc *s)
 	}
 	if (r < 0) {
 		im->line++;
-		return imp_fail(im, "%s", isrc_errmsg(s));
+		return imp_fail(im, "%s", isrc_why(s)); /* "FILE:LINE: " is imp_fail's */
 	}
 	if (im->fmt == BTAPE_FMT_FIO2 || im->fmt == BTAPE_FMT_FIO3) {
 		if (im->line == 0)
@@ -340,7 +340,7 @@ static int load_device_sizes(struct imp *im, const char *path)
 		im->ndsz++;
 	}
 	if (r < 0) {
-		err = imp_fail(im, "%s", isrc_errmsg(s));
+		err = imp_fail(im, "%s", isrc_why(s));
 		goto cleanup;
 	}
 	if (im->ndsz)

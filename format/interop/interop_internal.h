@@ -38,6 +38,8 @@ void isrc_skip(struct isrc *s, size_t n);
 uint64_t isrc_offset(const struct isrc *s);
 /* The error message of the last failure. */
 const char *isrc_errmsg(const struct isrc *s);
+/* The same without the file's name: for a message that names the file and line itself. */
+const char *isrc_why(const struct isrc *s);
 
 /* ---- fields ---- */
 

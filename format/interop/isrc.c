@@ -38,11 +38,15 @@ struct isrc {
 	bool eof;	   /* no more decompressed bytes */
 	uint64_t consumed; /* decompressed bytes before buf[0] */
 	char err[256];
+	size_t why_at; /* err + why_at: the reason without the name */
 };
 
 static int src_fail(struct isrc *s, int err, const char *why)
 {
-	snprintf(s->err, sizeof(s->err), "%s: %s", s->name, why);
+	int n = snprintf(s->err, sizeof(s->err), "%s: ", s->name);
+
+	s->why_at = n > 0 && (size_t)n < sizeof(s->err) ? (size_t)n : 0;
+	snprintf(s->err + s->why_at, sizeof(s->err) - s->why_at, "%s", why);
 	return err;
 }
 
@@ -308,6 +312,11 @@ const char *isrc_name(const struct isrc *s)
 const char *isrc_errmsg(const struct isrc *s)
 {
 	return s->err;
+}
+
+const char *isrc_why(const struct isrc *s)
+{
+	return s->err + s->why_at;
 }
 
 uint64_t isrc_offset(const struct isrc *s)

@@ -120,6 +120,9 @@ if command -v zstd >/dev/null; then
 	"$BIOTAPE" info "$D/many.btape" | grep -q " 1099 .*4.30 MiB" ||
 		fail "alibaba: device 1099 size: $("$BIOTAPE" info "$D/many.btape" | grep " 1099 ")"
 fi
+# a line too long is named once, by file and line (was "long.csv:1: long.csv: line too long")
+{ head -c 2000000 /dev/zero | tr '\0' x; echo; } >"$D/long.csv"
+bad msr "$D/long.csv" "long.csv:1: line too long" --from msr
 # options an export would ignore are refused, not dropped
 for opt in "--target /dev/null" "--device-size $D/device_size.csv" --skip-bad; do
 	rc=0
