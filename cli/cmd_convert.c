@@ -104,7 +104,10 @@ static int do_export(const char *in, const char *out, int to, const char *target
 	btape_reader__close(r);
 	if (ret) {
 		cli_out_abort(&o);
-		cli_err("convert %s: %s", in, err);
+		if (strstr(err, in)) /* the reader's message names the file already */
+			cli_err("convert: %s", err);
+		else
+			cli_err("convert: %s: %s", in, err);
 		return ret == -EIO || ret == -ENOMEM ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
 	}
 	ret = cli_out_commit(&o);

@@ -123,6 +123,15 @@ fi
 # a line too long is named once, by file and line (was "long.csv:1: long.csv: line too long")
 { head -c 2000000 /dev/zero | tr '\0' x; echo; } >"$D/long.csv"
 bad msr "$D/long.csv" "long.csv:1: line too long" --from msr
+# a damaged trace's export fails in one "biotape: convert: " line and leaves no output
+cp "$BIOTAPE_SRC/samples/fio-mixed.btape" "$D/dmg.btape" # a frame past the first events
+printf '\xff\xff\xff\xff' | dd of="$D/dmg.btape" bs=1 seek=40000 conv=notrunc status=none
+rc=0
+"$BIOTAPE" convert "$D/dmg.btape" "$D/dmg.csv" >/dev/null 2>"$D/err" || rc=$?
+[ $rc != 0 ] || fail "a damaged trace was exported"
+[ "$(wc -l <"$D/err")" = 1 ] && grep -q '^biotape: convert: reading the trace: .*dmg.btape' "$D/err" ||
+	fail "damaged export: message: $(cat "$D/err")"
+[ ! -e "$D/dmg.csv" ] || fail "a failed export left its output"
 # options an export would ignore are refused, not dropped
 for opt in "--target /dev/null" "--device-size $D/device_size.csv" --skip-bad; do
 	rc=0
