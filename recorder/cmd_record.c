@@ -865,8 +865,6 @@ static int setup_bpf(struct rec_state *s)
 			cli_verbose ? "" : " (run with -v for libbpf's reason)");
 		return err;
 	}
-	cli_info(1, "record: %s programs attached, %u ring(s), %u device(s)",
-		 rec_bpf__mode(s->bpf), rec_bpf__nr_rings(s->bpf), meta->ndevices);
 	return 0;
 }
 
@@ -894,24 +892,43 @@ static int setup_programs(struct rec_state *s)
 }
 
 /*
- * The output (preflight checked its path) and the signal handlers. Returns 0 or an exit
- * code; on failure the output stays open in s->w for cmd_record() to discard (a failed start
- * leaves no trace that looks valid).
+ * SIGINT, SIGTERM and SIGHUP stop the recording, from the start of the command: a signal
+ * before the output is open ends the run without one (setup()), one after it stops the
+ * recording. Installed before anything else, not when the recording starts: a background job
+ * of a script inherits SIGINT ignored, so a SIGINT sent as soon as the programs were
+ * attached, before the handler, was lost and the recorder ran on (record_filters.sh hung in
+ * 1 of 10-25 runs on a loaded machine). A closed terminal stops it like Ctrl-C: buffered
+ * events and the footer are written, not lost with the process.
  */
-static int setup(struct rec_state *s)
+static void catch_stop_signals(void)
 {
 	struct sigaction sa = { 0 };
 
-	if (setup_output(s))
-		return BTAPE_EXIT_FAIL;
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	/* a closed terminal stops the recording like Ctrl-C: buffered events and the footer are
-	 * written, not lost with the process */
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/*
+ * The output (preflight checked its path), unless a stop signal came first. Returns 0 or an
+ * exit code; on failure the output stays open in s->w for cmd_record() to discard (a failed
+ * start leaves no trace that looks valid). "programs attached" (-v) says the recorder is
+ * ready: a signal after it stops a recording.
+ */
+static int setup(struct rec_state *s)
+{
+	if (stop_signal) {
+		cli_err("record: stopped by signal %d before the recording started",
+			(int)stop_signal);
+		return BTAPE_EXIT_FAIL;
+	}
+	if (setup_output(s))
+		return BTAPE_EXIT_FAIL;
+	cli_info(1, "record: %s programs attached, %u ring(s), %u device(s)", rec_bpf__mode(s->bpf),
+		 rec_bpf__nr_rings(s->bpf), s->meta.ndevices);
 	return 0;
 }
 
@@ -1216,8 +1233,10 @@ int cmd_record(int argc, char **argv)
 	err = parse_args(argc, argv, &s.o);
 	if (err)
 		return err > 0 ? BTAPE_EXIT_OK : BTAPE_EXIT_USAGE;
+	catch_stop_signals();
 	if (rec_cluster__open(&s.rc) < 0)
 		return BTAPE_EXIT_FAIL;
+	catch_stop_signals(); /* again, in case the MPI library set its own */
 	s.cluster = s.rc && rec_cluster__size(s.rc) > 1;
 	/* in a cluster every step is agreed: all ranks go on, or none records anything */
 	ret = expand_paths(&s);

@@ -36,4 +36,14 @@ rec_stop HUP
 [ "$(info_get "$D/h.btape" integrity.has_footer)" = true ] || fail "SIGHUP trace has no footer"
 h=$("$BIOTAPE" dump --csv "$D/h.btape" | tail -n +2 | wc -l)
 grep -q "recorded $h events" "$REC_ERR" || fail "SIGHUP summary does not match the $h events in the file"
+# a SIGINT before the recording started, to a background job of a script (which inherits
+# SIGINT ignored): the recorder stops with one line and no output. The handler used to be set
+# only once the output was open, so such a SIGINT was lost and the recorder never stopped.
+rc=0
+timeout -s KILL 30 bash -c '"$1" record -o "$2" -d "$3" 2>"$4" & p=$!; sleep 0.05; kill -INT $p
+	wait $p' _ "$BIOTAPE" "$D/early.btape" "$LOOP" "$D/early.err" || rc=$?
+[ $rc = 1 ] || fail "SIGINT before the start: exit $rc, want 1 ($(cat "$D/early.err"))"
+grep -q "stopped by signal 2 before the recording started" "$D/early.err" ||
+	fail "SIGINT before the start: $(cat "$D/early.err")"
+[ ! -e "$D/early.btape" ] || fail "SIGINT before the start left $D/early.btape"
 pass "record_kill: killed trace readable ($n events), SIGTERM trace complete ($m events), SIGHUP trace complete ($h events)"
