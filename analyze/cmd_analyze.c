@@ -184,20 +184,18 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 				return -EINVAL;
 			}
 			c->so.near_seq_bytes = u;
-		} else if (outputs && strcmp(a, "--json") == 0) {
-			if (c->kind == OUT_HTML) {
+		} else if (outputs && (strcmp(a, "--json") == 0 || strcmp(a, "--html") == 0)) {
+			enum out_kind k = a[2] == 'j' ? OUT_JSON : OUT_HTML;
+
+			if (k == OUT_HTML)
+				NEED_ARG();
+			if (c->kind != OUT_TEXT && c->kind != k) {
 				cli_err("%s: --json and --html: one or the other", cmd);
 				return -EINVAL;
 			}
-			c->kind = OUT_JSON;
-		} else if (outputs && strcmp(a, "--html") == 0) {
-			NEED_ARG();
-			if (c->kind == OUT_JSON) {
-				cli_err("%s: --json and --html: one or the other", cmd);
-				return -EINVAL;
-			}
-			c->kind = OUT_HTML;
-			c->html_path = v;
+			c->kind = k;
+			if (k == OUT_HTML)
+				c->html_path = v;
 		} else if (per_process && strcmp(a, "--per-process") == 0) {
 			c->per_process = true;
 		} else if (per_process && strcmp(a, "--phases") == 0) {

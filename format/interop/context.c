@@ -37,7 +37,7 @@ void imp_context_release(struct imp *im)
 
 /* ---- device table: source id -> index ---- */
 
-static int devsize_name_cmp(const void *a, const void *b)
+int imp_devsize_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct devsize *)a)->name, ((const struct devsize *)b)->name);
 }
@@ -177,7 +177,7 @@ devtab_add(struct imp *im, const char *name, size_t len, uint64_t h, uint32_t ma
 
 		memcpy(key.name, name, len);
 		key.name[len] = '\0';
-		hit = bsearch(&key, im->dsz, im->ndsz, sizeof(*im->dsz), devsize_name_cmp);
+		hit = bsearch(&key, im->dsz, im->ndsz, sizeof(*im->dsz), imp_devsize_cmp);
 		if (hit)
 			d.size_bytes = hit->bytes;
 	}

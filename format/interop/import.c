@@ -277,14 +277,6 @@ cleanup:
 	return err;
 }
 
-static int devsize_cmp(const void *a, const void *b)
-{
-	const struct devsize *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-
-	return c ? c : (x->line > y->line) - (x->line < y->line);
-}
-
 /*
  * The Alibaba device_size file (device_id,capacity_bytes), sorted by id for the lookup of each
  * new device (bsearch). At most BTAPE_DEVICES_MAX ids, each once: a small compressed file
@@ -344,12 +336,14 @@ static int load_device_sizes(struct imp *im, const char *path)
 		goto cleanup;
 	}
 	if (im->ndsz)
-		qsort(im->dsz, im->ndsz, sizeof(*im->dsz), devsize_cmp);
+		qsort(im->dsz, im->ndsz, sizeof(*im->dsz), imp_devsize_cmp);
 	for (size_t i = 1; i < im->ndsz; i++) {
-		if (!strcmp(im->dsz[i].name, im->dsz[i - 1].name)) {
-			im->line = im->dsz[i].line;
-			err = imp_fail(im, "device_id %s listed twice (also line %llu)",
-				       im->dsz[i].name, (unsigned long long)im->dsz[i - 1].line);
+		const struct devsize *x = &im->dsz[i - 1], *y = &im->dsz[i];
+
+		if (!imp_devsize_cmp(x, y)) { /* the later line is the duplicate */
+			im->line = x->line > y->line ? x->line : y->line;
+			err = imp_fail(im, "device_id %s listed twice (also line %llu)", y->name,
+				       (unsigned long long)(x->line < y->line ? x->line : y->line));
 			goto cleanup;
 		}
 	}

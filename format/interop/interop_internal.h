@@ -122,6 +122,8 @@ struct devsize {
 	uint64_t bytes;
 	uint64_t line; /* in the --device-size file, for a duplicate's message */
 };
+/* By name: the order load_device_sizes() sorts them in, and devtab_add() searches. */
+int imp_devsize_cmp(const void *a, const void *b);
 
 /* A zeroed context over dt, messages to errmsg (may be NULL). */
 void imp_init(struct imp *im, struct devtab *dt, char *errmsg, size_t errlen);
