@@ -40,7 +40,14 @@ grep -q "recorded $h events" "$REC_ERR" || fail "SIGHUP summary does not match t
 # SIGINT ignored): the recorder stops with one line and no output. The handler used to be set
 # only once the output was open, so such a SIGINT was lost and the recorder never stopped.
 rc=0
-timeout -s KILL 30 bash -c '"$1" record -o "$2" -d "$3" 2>"$4" & p=$!; sleep 0.05; kill -INT $p
+timeout -s KILL 30 bash -c '"$1" record -v -o "$2" -d "$3" 2>"$4" & p=$!
+	# once its SIGINT handler is in (SigCgt bit 1), before it says it is ready
+	for i in $(seq 1000); do
+		[ $(( 0x$(awk "/^SigCgt/ { print \$2 }" /proc/$p/status) & 2 )) != 0 ] && break
+		sleep 0.01
+	done
+	grep -q "programs attached" "$4" && echo "handler only after the start" >>"$4"
+	kill -INT $p
 	wait $p' _ "$BIOTAPE" "$D/early.btape" "$LOOP" "$D/early.err" || rc=$?
 [ $rc = 1 ] || fail "SIGINT before the start: exit $rc, want 1 ($(cat "$D/early.err"))"
 grep -q "stopped by signal 2 before the recording started" "$D/early.err" ||
