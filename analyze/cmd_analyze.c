@@ -233,11 +233,6 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 }
 
 /* An exit status for an_run()'s (or fidelity_compute()'s) error. */
-static int run_status(int err)
-{
-	return err == -ENOMEM || err == -EIO ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
-}
-
 static int run_one(struct common *c, char **files, int nfiles, struct stats **s,
 		   struct an_info *info, const char *cmd)
 {
@@ -246,7 +241,7 @@ static int run_one(struct common *c, char **files, int nfiles, struct stats **s,
 
 	if (err) {
 		cli_err("%s: %s", cmd, msg);
-		return run_status(err);
+		return cli_exit_status(err);
 	}
 	return 0;
 }
@@ -381,7 +376,7 @@ static int analyze_slice_send(struct cl_comm *cc, struct an_slice *sl, struct sl
 
 	memcpy(h.msg, j->msg, sizeof(h.msg) - 1); /* cut to the header's message */
 	if (j->err)
-		h.status = run_status(j->err);
+		h.status = cli_exit_status(j->err);
 	else if ((err = split_pack(j->s, sl, j->info.events_read, j->info.events_selected, &buf,
 				   &h.len))) {
 		h.status = BTAPE_EXIT_FAIL;
@@ -428,7 +423,7 @@ static int analyze_parts_recv(struct common *c, struct cl_comm *cc, struct an_sl
 	j->s = NULL;
 	if (!rc && j->err) {
 		cli_err("analyze: %s", j->msg);
-		rc = run_status(j->err);
+		rc = cli_exit_status(j->err);
 	}
 	m->parts = calloc((size_t)n, sizeof(*m->parts));
 	m->lens = calloc((size_t)n, sizeof(*m->lens));
@@ -909,7 +904,7 @@ int cmd_compare(int argc, char **argv)
 
 		if (err) {
 			cli_err("compare: %s", msg);
-			rc = run_status(err);
+			rc = cli_exit_status(err);
 		}
 		has_fid = !err;
 	}

@@ -366,7 +366,7 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 		if (want_dev == UINT32_MAX) {
 			snprintf(msg, msglen, "no device '%s' in the trace (devices: %s)",
 				 f->device, ng ? info->devices : "none listed");
-			err = -ENOENT;
+			err = -EINVAL;
 			goto cleanup;
 		}
 	}

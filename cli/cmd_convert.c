@@ -92,7 +92,7 @@ static int do_export(const char *in, const char *out, int to, const char *target
 	ret = btape_reader__open(&r, in, err, sizeof(err));
 	if (ret) {
 		cli_err("convert: %s", err);
-		return ret == -ENOENT || ret == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+		return cli_exit_status(ret);
 	}
 	ret = cli_out_open(&o, out);
 	if (ret) {
@@ -108,7 +108,7 @@ static int do_export(const char *in, const char *out, int to, const char *target
 			cli_err("convert: %s", err);
 		else
 			cli_err("convert: %s: %s", in, err);
-		return ret == -EIO || ret == -ENOMEM ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+		return cli_exit_status(ret);
 	}
 	ret = cli_out_commit(&o);
 	if (ret) {
@@ -321,8 +321,7 @@ int cmd_convert(int argc, char **argv)
 			   sizeof(err));
 	if (ret) {
 		cli_err("convert: %s", err);
-		return ret == -EINVAL || ret == -ENOENT || ret == -E2BIG ? BTAPE_EXIT_USAGE
-									 : BTAPE_EXIT_FAIL;
+		return cli_exit_status(ret);
 	}
 	if (st.skipped)
 		cli_err("convert: skipped %" PRIu64 " malformed %s (first: %s)", st.skipped,

@@ -171,7 +171,7 @@ int cmd_dump(int argc, char **argv)
 	err = btape_reader__open(&r, argv[optind], errmsg, sizeof(errmsg));
 	if (err) {
 		cli_err("dump: %s", errmsg);
-		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+		return cli_exit_status(err);
 	}
 	meta = btape_reader__meta(r);
 	err = btape_reader__summary(r, &sum);

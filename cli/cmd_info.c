@@ -369,7 +369,7 @@ int cmd_info(int argc, char **argv)
 	err = btape_reader__open(&r, path, errmsg, sizeof(errmsg));
 	if (err) {
 		cli_err("info: %s", errmsg);
-		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+		return cli_exit_status(err);
 	}
 	err = btape_reader__summary(r, &sum);
 	if (err) {

@@ -28,6 +28,34 @@ void cli_err_keep(char *buf, size_t len)
 		buf[0] = 0;
 }
 
+int cli_exit_status(int err)
+{
+	switch (-err) {
+	case ENOENT:
+	case EACCES:
+	case EPERM:
+	case EISDIR:
+	case ENOTDIR:
+	case ELOOP:
+	case ENAMETOOLONG:
+	case EMFILE:
+	case ENFILE:
+	case ENXIO:
+	case ENODEV:
+	case EIO:
+	case ENOMEM:
+	case ENOSPC:
+	case EDQUOT:
+	case EFBIG:
+	case EROFS:
+	case EINTR:
+	case EBUSY:
+		return BTAPE_EXIT_FAIL;
+	default:
+		return BTAPE_EXIT_USAGE;
+	}
+}
+
 void cli_err(const char *fmt, ...)
 {
 	va_list ap;

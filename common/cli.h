@@ -18,6 +18,14 @@ enum {
 
 extern int cli_verbose; /* -v count, set by main() */
 
+/*
+ * The exit status of a command that failed with -errno err: BTAPE_EXIT_FAIL where the system
+ * refused or failed (a file that cannot be opened or read: missing, no permission, a
+ * directory; out of memory; an I/O error), BTAPE_EXIT_USAGE for what the input or the
+ * arguments said (a malformed or damaged trace, a value out of range).
+ */
+int cli_exit_status(int err);
+
 /* "biotape: <message>\n" on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Same, only when cli_verbose >= level. */

@@ -1017,7 +1017,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 				sizeof(msg));
 	if (err < 0) {
 		cli_err("replay: %s", msg);
-		return err == -ENOENT || err == -EACCES ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+		return cli_exit_status(err);
 	}
 	s.meta = rp_prefetch__meta(pf);
 	if (o.order == RP_ORDER_CAUSAL) {

@@ -123,10 +123,10 @@ grep -q "^biotape: analyze: not split across 2 ranks (--from, --to, --device and
 	fail "--from: $(cat "$D/err")"
 cmp -s "$D/plain" "$D/par" || fail "--from on 2 ranks differs"
 
-# bad input on several ranks: one line, exit 2, nothing on stdout
+# an input that cannot be opened on several ranks: one line, exit 1, nothing on stdout
 timeout 120 "${MPIRUN[@]}" -n 2 "$BIOTAPE" analyze "$D/missing.btape" >"$D/out" 2>"$D/err"
 rc=$?
-[ $rc = 2 ] || fail "missing file on 2 ranks: exit $rc, want 2: $(cat "$D/err")"
+[ $rc = 1 ] || fail "missing file on 2 ranks: exit $rc, want 1: $(cat "$D/err")"
 [ ! -s "$D/out" ] || fail "missing file on 2 ranks wrote a report"
 [ "$(grep -c '^biotape: ' "$D/err")" = 1 ] || fail "missing file: not one line: $(cat "$D/err")"
 
