@@ -131,6 +131,8 @@ struct rp_cluster {
 	unsigned int nstrs;
 	char **host_traces; /* rp_cluster__host_traces() */
 	unsigned int nhost_traces;
+	char **host_outs; /* rp_cluster__host_outputs() */
+	unsigned int nhost_outs;
 	/* the step */
 	uint64_t start_cl; /* start instant on this rank's cl_now_ns() clock */
 	volatile sig_atomic_t *stop;
@@ -279,30 +281,37 @@ static const char *keep_str(struct rp_cluster *rc, const char *pat, const char *
 	return rc->strs[rc->nstrs++];
 }
 
-/* rc->host_traces: the traces of the ranks on this host, each once. 0 or -errno (cli_err). */
-static int host_traces(struct rp_cluster *rc, char **traces, unsigned int ntraces)
+/*
+ * *list: the paths PATS[r % NPATS] expand to for each rank r on this host (but this rank's
+ * own with OTHERS_ONLY), each once. 0 or -errno (cli_err).
+ */
+static int host_paths(struct rp_cluster *rc, const char *const *pats, unsigned int npats,
+		      bool others_only, char ***list, unsigned int *n)
 {
 	const char *host = cl_comm__host(rc->c);
 	char path[CL_PATH_MAX];
 
-	rc->host_traces = calloc((size_t)rc->size, sizeof(*rc->host_traces));
-	if (!rc->host_traces)
+	*list = calloc((size_t)rc->size, sizeof(**list));
+	if (!*list)
 		goto nomem;
 	for (int r = 0; r < rc->size; r++) {
 		unsigned int i;
 
-		if (strcmp(cl_comm__host_of(rc->c, r), host) != 0 ||
-		    cl_expand_path(path, sizeof(path), traces[(unsigned int)r % ntraces], host, r) <
-			    0)
-			continue; /* another host's; or too long, refused on its own rank */
-		for (i = 0; i < rc->nhost_traces; i++)
-			if (strcmp(rc->host_traces[i], path) == 0)
+		const char *pat = pats[(unsigned int)r % npats];
+
+		if ((others_only && r == rc->rank) ||
+		    strcmp(cl_comm__host_of(rc->c, r), host) != 0 ||
+		    cl_expand_path(path, sizeof(path), pat, host, r) < 0 ||
+		    (others_only && btape_output_check(path, NULL, 0) == 1))
+			continue; /* another host's; too long, refused on its own rank; a sink */
+		for (i = 0; i < *n; i++)
+			if (strcmp((*list)[i], path) == 0)
 				break;
-		if (i < rc->nhost_traces)
+		if (i < *n)
 			continue;
-		if (!(rc->host_traces[rc->nhost_traces] = strdup(path)))
+		if (!((*list)[*n] = strdup(path)))
 			goto nomem;
-		rc->nhost_traces++;
+		(*n)++;
 	}
 	return 0;
 nomem:
@@ -314,6 +323,12 @@ char *const *rp_cluster__host_traces(const struct rp_cluster *rc, unsigned int *
 {
 	*n = rc ? rc->nhost_traces : 0;
 	return rc ? rc->host_traces : NULL;
+}
+
+char *const *rp_cluster__host_outputs(const struct rp_cluster *rc, unsigned int *n)
+{
+	*n = rc ? rc->nhost_outs : 0;
+	return rc ? rc->host_outs : NULL;
 }
 
 int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
@@ -329,7 +344,8 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 		return -EINVAL;
 	}
 	if (!(*trace = keep_str(rc, traces[(unsigned int)rc->rank % ntraces], "trace")) ||
-	    host_traces(rc, traces, ntraces) < 0)
+	    host_paths(rc, (const char *const *)traces, ntraces, false, &rc->host_traces,
+		       &rc->nhost_traces) < 0)
 		return -EINVAL;
 	if (*target && !(*target = keep_str(rc, *target, "--target")))
 		return -EINVAL;
@@ -344,6 +360,11 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 			*out, clash < rc->rank ? clash : rc->rank, clash < rc->rank ? rc->rank : clash);
 		return -EINVAL;
 	}
+	/* the other ranks' results are never this rank's target (a target is read and written
+	 * while the other rank replaces the file with its result) */
+	if (*out && strcmp(*out, "-") != 0 &&
+	    host_paths(rc, out, 1, true, &rc->host_outs, &rc->nhost_outs) < 0)
+		return -EINVAL;
 	if (*out && !(*out = keep_str(rc, *out, "-o")))
 		return -EINVAL;
 	if (scale_given) {
@@ -1214,6 +1235,9 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 	for (unsigned int i = 0; i < rc->nhost_traces; i++)
 		free(rc->host_traces[i]);
 	free(rc->host_traces);
+	for (unsigned int i = 0; i < rc->nhost_outs; i++)
+		free(rc->host_outs[i]);
+	free(rc->host_outs);
 	free(rc->off);
 	for (int r = 0; r < rc->size; r++)
 		free(rc->rows[r].fid_packed);

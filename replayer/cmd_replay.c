@@ -998,6 +998,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	char *trace = (char *)o.trace;
 	unsigned int nins = 1; /* the traces read on this host: a cluster's other ranks' too */
 	char *const *ins = rc ? rp_cluster__host_traces(rc, &nins) : &trace;
+	unsigned int nouts = 0; /* the other ranks' results on this host */
+	char *const *outs = rp_cluster__host_outputs(rc, &nouts);
 
 	if ((ret = cli_out_check("replay: -o", o.out)) ||
 	    (ret = cli_out_check("replay: --html", o.html)) ||
@@ -1086,6 +1088,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	s.dvo = (struct rp_devices_opts){.trace = o.trace,
 					 .others = rc ? ins : NULL,
 					 .nothers = rc ? nins : 0,
+					 .other_outs = outs,
+					 .nother_outs = nouts,
 					 .out = o.out,
 					 .html = o.html,
 					 .target = o.target,

@@ -200,7 +200,7 @@ uint64_t rp_devices__need_bytes(const struct rp_devices *s, unsigned int t)
 	return want;
 }
 
-/* Target t is the trace, an output, or a trace another rank on this host reads. */
+/* Target t is the trace, an output, or a trace another rank on this host reads or writes. */
 static bool names_an_input_or_output(const struct rp_devices *s, unsigned int t)
 {
 	const struct rp_devices_opts *o = s->o;
@@ -211,6 +211,9 @@ static bool names_an_input_or_output(const struct rp_devices *s, unsigned int t)
 		return true;
 	for (unsigned int i = 0; i < o->nothers; i++)
 		if (cli_same_file(p, o->others[i]))
+			return true;
+	for (unsigned int i = 0; i < o->nother_outs; i++)
+		if (cli_same_file(p, o->other_outs[i]))
 			return true;
 	return false;
 }
@@ -229,7 +232,8 @@ int rp_devices__open(struct rp_devices *s, char *why, size_t whylen)
 			snprintf(why, whylen,
 				 "target %s: refusing: it is the trace, the result file or the "
 				 "HTML report%s",
-				 s->tpaths[t], o->nothers ? ", or another rank's trace" : "");
+				 s->tpaths[t],
+				 o->nothers ? ", or another rank's trace or result file" : "");
 			return -EINVAL;
 		}
 		/* the largest file size is INT64_MAX: past it the rounding would wrap */

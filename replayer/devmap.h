@@ -40,6 +40,8 @@ struct rp_devices_opts {
 	const char *trace;  /* read for extents and the --fit check; never a target */
 	char *const *others; /* traces other ranks on this host read (cluster); never a target */
 	unsigned int nothers;
+	char *const *other_outs; /* other ranks' result traces on this host; never a target */
+	unsigned int nother_outs;
 	const char *out;    /* the result trace (-o), or NULL; never a target */
 	const char *html;   /* the HTML report (--html), or NULL; never a target */
 	const char *target; /* --target: the one device of the trace; or NULL and maps */

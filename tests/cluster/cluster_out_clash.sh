@@ -62,6 +62,14 @@ crossed "is both input and output" replay "$D/t1.btape" "$D/t0.btape" --target "
 	--engine null --timing afap --no-progress -o "$D/t%r.btape"
 crossed "or another rank's trace" replay "$D/w1.btape" "$D/w0.btape" --target "$D/w%r.btape" \
 	--write --fit wrap --no-progress
+# another rank's result file is never a target: rank 0's target x01 is rank 1's -o (x0%r);
+# the replay would write into the file the other rank then replaces with its result
+head -c $((1 << 20)) /dev/zero >"$D/x01"
+cp "$D/x01" "$D/x11"
+crossed "or another rank's trace or result file" replay "$D/w0.btape" --target "$D/x%r1" \
+	--write --fit wrap --no-progress -o "$D/x0%r"
+cmp -s "$D/x01" "$D/x11" || fail "x01, rank 1's result and rank 0's target, was changed"
+[ ! -e "$D/x00" ] || fail "a result was written by a refused run"
 # the null device is a sink every rank may share
 timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
 	--engine null --timing afap --no-progress -o /dev/null >"$D/log" 2>&1 ||
