@@ -21,28 +21,23 @@ check() {
 	[ ! -s "$D/out" ] || fail "$* ($what): wrote to stdout"
 	[ ! -e "$D/o.csv" ] && [ ! -e "$D/o.btape" ] || fail "$* ($what): left an output"
 }
-for bad in missing dir; do
-	f=$D/$bad.btape
-	check 1 "$bad" info "$f"
-	check 1 "$bad" dump "$f"
-	check 1 "$bad" analyze "$f"
-	check 1 "$bad" profile "$f"
-	check 1 "$bad" compare "$f" "$D/ok.btape"
-	check 1 "$bad" compare "$D/ok.btape" "$f"
-	check 1 "$bad" convert "$f" "$D/o.csv"
-	check 1 "$bad" replay "$f" --target "$D/t.img"
-done
+# every command that reads FILE: exit WANT
+each_command() {
+	local want=$1 what=$2 f=$D/$2.btape
+	check "$want" "$what" info "$f"
+	check "$want" "$what" dump "$f"
+	check "$want" "$what" analyze "$f"
+	check "$want" "$what" profile "$f"
+	check "$want" "$what" compare "$f" "$D/ok.btape"
+	check "$want" "$what" compare "$D/ok.btape" "$f"
+	check "$want" "$what" convert "$f" "$D/o.csv"
+	check "$want" "$what" replay "$f" --target "$D/t.img"
+}
+each_command 1 missing
+each_command 1 dir
 check 1 missing convert --from blkparse "$D/missing.txt" "$D/o.btape"
-for bad in cut junk; do
-	f=$D/$bad.btape
-	check 2 "$bad" info "$f"
-	check 2 "$bad" dump "$f"
-	check 2 "$bad" analyze "$f"
-	check 2 "$bad" profile "$f"
-	check 2 "$bad" compare "$f" "$D/ok.btape"
-	check 2 "$bad" convert "$f" "$D/o.csv"
-	check 2 "$bad" replay "$f" --target "$D/t.img"
-done
+each_command 2 cut
+each_command 2 junk
 check 2 "no such device" analyze --device nosuchdev "$D/ok.btape"
 [ ! -e "$D/t.img" ] || fail "a replay target was made"
 pass
