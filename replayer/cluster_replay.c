@@ -773,6 +773,7 @@ void rp_stats_merge(struct rp_stats *dst, const struct rp_stats *src)
 	dst->late += src->late;
 	dst->depth_capped += src->depth_capped;
 	dst->held += src->held;
+	dst->past_depth += src->past_depth;
 	dst->capped_slots += src->capped_slots;
 	dst->capped_flush_slots += src->capped_flush_slots;
 	dst->flush_overlapped += src->flush_overlapped;

@@ -14,6 +14,8 @@
 
 /* The spin the lag summary suggests when the thread's wake-ups made it late (docs/REPLAY.md) */
 #define HINT_SPIN_US 1000u
+/* past the recording's depth: over this share of the I/Os, the summary names --iodepth recorded */
+#define HINT_PAST_DEPTH 0.01
 
 static const char *const io_op_names[RP_IO__COUNT] = {"read", "write", "flush", "discard",
 						      "write_zeroes"};
@@ -339,12 +341,22 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			st->flush_waited, cli_fmt_ns(st->flush_wait_ns, a, sizeof(a)));
 	if (info->fid)
 		text_fidelity(fp, info->fid);
-	if (info->hold_depth)
+	if (info->hold_depth) {
+		double past = st->issued ? (double)st->past_depth / (double)st->issued : 0;
+
 		fprintf(fp,
 			"  held at the recording's %u in flight: %" PRIu64
-			" I/Os, each at most %llu "
-			"us\n",
-			info->hold_depth, st->held, RP_HOLD_NS / 1000);
+			" I/Os, each at most %llu us; %" PRIu64 " (%.2f%%) went with %u or more in "
+			"flight\n",
+			info->hold_depth, st->held, RP_HOLD_NS / 1000, st->past_depth, 100 * past,
+			info->hold_depth);
+		/* the write tail after a late stretch (docs/REPLAY.md, "Timing") */
+		if (past > HINT_PAST_DEPTH)
+			fprintf(fp,
+				"    their latencies include a pile-up that an application waiting "
+				"on its I/Os would not have made; --iodepth recorded holds them as "
+				"it would (docs/REPLAY.md, \"Timing\")\n");
+	}
 	fprintf(fp, "  depth-capped: %" PRIu64 ", max in flight: %u, errors: %" PRIu64,
 		st->depth_capped, st->max_inflight, st->errors);
 	if (st->errors)
@@ -493,9 +505,10 @@ void rp_report_json(FILE *fp, const struct rp_run_info *info, const struct rp_st
 		json_fidelity(fp, info->fid);
 	fprintf(fp,
 		",\"depth_capped\":%" PRIu64 ",\"capped_flush_share\":%.3f,\"hold_depth\":%u,"
-		"\"held\":%" PRIu64 ",\"max_inflight\":%u,\"errors\":%" PRIu64,
+		"\"held\":%" PRIu64 ",\"past_depth\":%" PRIu64 ",\"max_inflight\":%u,"
+		"\"errors\":%" PRIu64,
 		st->depth_capped, capped_flush_share(st), info->hold_depth, st->held,
-		st->max_inflight, st->errors);
+		st->past_depth, st->max_inflight, st->errors);
 	fprintf(fp,
 		",\"skipped\":{\"total\":%" PRIu64 ",\"unsupported\":%" PRIu64
 		",\"unmapped\":%" PRIu64 ",\"sub_block\":%" PRIu64 ",\"by_op\":{",

@@ -1011,9 +1011,10 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 			}
 			/* at the recording's depth, while not hold_ns late: wait for a completion
 			 * (or until then) */
-			if (cfg->hold_depth && cfg->timing == RP_TIMING_ORIGINAL &&
-			    r->inflight >= cfg->hold_depth * cfg->scale &&
-			    now < intended + cfg->hold_ns) {
+			bool at_depth = cfg->hold_depth && cfg->timing == RP_TIMING_ORIGINAL &&
+					r->inflight >= cfg->hold_depth * cfg->scale;
+
+			if (at_depth && now < intended + cfg->hold_ns) {
 				st->held += !r->cur_held;
 				r->cur_held = true;
 				next_deadline = intended + cfg->hold_ns;
@@ -1042,6 +1043,7 @@ int rp_sched_run(const struct rp_sched_cfg *cfg, const struct rp_engine_ops *ops
 				err = ret;
 				goto cleanup;
 			}
+			st->past_depth += at_depth;
 			advance(r);
 			if (ret > 0) {
 				issued = true;

@@ -90,6 +90,7 @@ struct rp_stats {
 	uint64_t late;	       /* issue error > RP_LATE_NS */
 	uint64_t depth_capped; /* I/Os held back by the depth cap past their deadline */
 	uint64_t held;	       /* I/Os held at hold_depth (rp_sched_cfg), at most hold_ns */
+	uint64_t past_depth;   /* I/Os that went with hold_depth or more already in flight */
 	/* summed over those: the I/Os in flight when each was held, and the flushes among them */
 	uint64_t capped_slots, capped_flush_slots;
 	uint64_t skipped[32];  /* by btape op: not doable here (never silently lost) */

@@ -147,7 +147,8 @@ row = {"kind": name, "late": r["late_rate"], "p99_err_us": r["issue_error_us"]["
        "block_p99_us": f["p99_us"], "block_late": f["late_rate"],
        "capped": r["depth_capped"], "lag_ms": r["lag"]["max_us"] / 1e3,
        "behind_s": r["lag"]["behind_s"], "runq_s": r["stages_s"]["runq"],
-       "cpu_s": r["stages_s"]["cpu"], "load": load}
+       "cpu_s": r["stages_s"]["cpu"], "load": load,
+       "past": r.get("past_depth", 0) / max(1, r["ios"])}
 dt = []  # the device times: device_row, below
 cnt = lambda j, op: j["ops"].get(op, {}).get("latency", {}).get("device", {}).get("count", 0)
 if cnt(o, "flush"):
@@ -159,7 +160,8 @@ if cnt(o, "flush"):
 open(rows, "a").write(json.dumps(row) + "\n")
 print(f"  {name:8s} late {100 * row['late']:6.2f}%  p99 issue error {row['p99_err_us']:8.1f} us"
       f" (block {'n/a' if row['block_p99_us'] is None else format(row['block_p99_us'], '8.1f')} us)  depth-capped {row['capped']:6d}"
-      f" ({100 * r.get('capped_flush_share', 0):.0f}% of the slots flushes)  fell behind by"
+      f" ({100 * r.get('capped_flush_share', 0):.0f}% of the slots flushes)"
+      f"  past the recorded depth {100 * row['past']:.2f}%  fell behind by"
       f" {row['lag_ms']:.2f} ms, {row['behind_s']:.2f} s behind; thread waited"
       f" {row['runq_s']:.2f} s for a CPU, ran {row['cpu_s']:.2f} s; flushes:"
       f" {', '.join(dt)}  (load {load})")

@@ -263,6 +263,18 @@ read -r hd held most <<<"$(hold)" || fail "default replay for the hold"
 	fail "default: hold_depth $hd (want $want), held $held, max in flight $most"
 read -r hd held _ <<<"$(hold --speed 2)" || fail "--speed 2 replay"
 [ "$hd" = $((2 * want)) ] || fail "--speed 2: hold_depth $hd, want $((2 * want))"
+# on a slower target the I/Os that went past that depth anyway are counted, and the summary
+# names --iodepth recorded once they are over 1%; on a fast one, neither
+"$BIOTAPE" replay "$D/q.btape" --target "$D/q" --buffered --write --engine null \
+	--null-latency 200us >"$D/slow.txt" 2>&1 || fail "slow replay"
+grep -q "^  held at the recording's $want in flight: [0-9]* I/Os, each at most 50 us; [1-9][0-9]* ([0-9.]*%) went with $want or more in flight$" "$D/slow.txt" &&
+	grep -q "pile-up .* --iodepth recorded holds them" "$D/slow.txt" ||
+	fail "slow target: no count past the depth, or no hint: $(grep -A1 "held at" "$D/slow.txt")"
+# (at 1k I/Os/s: a stall of the test machine does not pile 1% of them up)
+"$BIOTAPE" replay "$D/q.btape" --target "$D/q" --buffered --write --engine null \
+	--null-latency 1us --speed 0.01 >"$D/fast.txt" 2>&1 || fail "fast replay"
+grep -q "went with $want or more in flight$" "$D/fast.txt" && ! grep -q "pile-up" "$D/fast.txt" ||
+	fail "fast target: $(grep -A1 "held at" "$D/fast.txt")"
 for args in "--iodepth 128" "--order barrier" "--timing afap"; do
 	# shellcheck disable=SC2086
 	read -r hd held _ <<<"$(hold $args)" || fail "replay $args"

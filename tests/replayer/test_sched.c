@@ -241,7 +241,8 @@ static void test_depth_cap_original(void **state)
 
 /*
  * The hold at the recording's depth: an I/O that finds hold_depth in flight waits for a
- * completion, never more than hold_ns past its deadline; the deadlines do not move.
+ * completion, never more than hold_ns past its deadline; the deadlines do not move. An I/O that
+ * then goes with hold_depth or more in flight is counted past the depth.
  */
 static void test_hold_depth(void **state)
 {
@@ -262,6 +263,7 @@ static void test_hold_depth(void **state)
 	assert_int_equal(rel(f, 2), 40 * US);
 	assert_int_equal(rel(f, 3), 400 * US); /* not shifted */
 	assert_int_equal(f->st.held, 2);
+	assert_int_equal(f->st.past_depth, 0);
 	assert_int_equal(f->st.max_inflight, 1);
 	assert_int_equal(f->st.late, 0);
 	assert_int_equal(f->st.depth_capped, 0);
@@ -278,6 +280,7 @@ static void test_hold_depth(void **state)
 	assert_int_equal(rel(f, 2), 50 * US);
 	assert_int_equal(rel(f, 3), 400 * US);
 	assert_int_equal(f->st.held, 1);
+	assert_int_equal(f->st.past_depth, 2); /* I/Os 1 and 2 went with 1 and 2 in flight */
 	assert_int_equal(f->st.max_inflight, 3);
 	assert_int_equal(f->st.late, 0);
 	free(f);
@@ -290,6 +293,7 @@ static void test_hold_depth(void **state)
 	f->latency_ns = 150 * US;
 	assert_int_equal(fx_run(f, evs, 4), 0);
 	assert_int_equal(f->st.held, 0);
+	assert_int_equal(f->st.past_depth, 0);
 	assert_int_equal(f->st.max_inflight, 4);
 	free(f);
 }
