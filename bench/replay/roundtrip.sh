@@ -277,6 +277,11 @@ probe_read() {
 		echo "  probe    skipped: no bpftrace (Debian package bpftrace)"
 		return
 	fi
+	# bpftrace's tracepoints need tracefs, which a fresh machine may not have mounted
+	if [ ! -e /sys/kernel/tracing/events ] && ! mount -t tracefs nodev /sys/kernel/tracing; then
+		echo "  probe    skipped: tracefs is not mounted and could not be"
+		return
+	fi
 	loop_new 256 "$W" || { echo "cannot create a loop device" >&2; exit 1; }
 	C=$LOOP
 	bpftrace -e 'tracepoint:block:block_rq_issue { printf("%d %s %llu %u\n", args->dev,
@@ -286,8 +291,14 @@ probe_read() {
 		grep -q Attaching "$W/probe.txt" 2>/dev/null && break
 		sleep 0.1
 	done
+	if ! kill -0 "$PROBE_PID" 2>/dev/null; then
+		echo "  probe    skipped: bpftrace failed: $(tail -1 "$W/probe.err")"
+		PROBE_PID=
+		loop_detach_all_but_a
+		return
+	fi
 	"$BT" replay "$W/p.btape" --target "$C" --json --no-progress >"$W/probe.json"
-	kill "$PROBE_PID"
+	kill "$PROBE_PID" 2>/dev/null || true
 	wait "$PROBE_PID" 2>/dev/null || true
 	PROBE_PID=
 	python3 - "$W/probe.json" "$(wc -l <"$W/probe.txt")" "$(load)" "$W/rows.jsonl" <<'PY'
