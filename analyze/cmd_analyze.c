@@ -232,7 +232,7 @@ static int parse_common(int argc, char **argv, struct common *c, const char *cmd
 	return 0;
 }
 
-/* An exit status for an_run()'s (or fidelity_compute()'s) error. */
+/* an_run() over FILES into *s and *info: 0, or the exit status after one line on stderr. */
 static int run_one(struct common *c, char **files, int nfiles, struct stats **s,
 		   struct an_info *info, const char *cmd)
 {

@@ -64,9 +64,8 @@ struct an_info {
  * Reads PATHS (issue order, merged) through the filter into a new analysis. When
  * so->interval_ns is 0 a timeline interval of about 1/100 of the selected range is chosen.
  * Several files are placed on one timeline as f->align says (align.h); files that cannot be
- * are refused with -EINVAL. Returns 0, -ENOENT with msg "no device ..." when the device
- * filter matches nothing,
- * or another -errno with a one-line message in msg.
+ * are refused with -EINVAL. Returns 0, -EINVAL with msg "no device ..." when the device
+ * filter matches nothing, or another -errno with a one-line message in msg.
  */
 int an_run(char *const *paths, int npaths, const struct an_filter *f, const struct stats_opts *so,
 	   struct stats **out, struct an_info *info, char *msg, size_t msglen);

@@ -177,14 +177,14 @@ int cmd_dump(int argc, char **argv)
 	err = btape_reader__summary(r, &sum);
 	if (err) {
 		cli_err("dump: %s", btape_reader__errmsg(r));
-		ret = BTAPE_EXIT_USAGE;
+		ret = cli_exit_status(err);
 		goto cleanup;
 	}
 	if (from && sum.events) {
 		err = btape_reader__seek(r, sum.first_issue_ns + from);
 		if (err < 0) {
 			cli_err("dump: %s", btape_reader__errmsg(r));
-			ret = BTAPE_EXIT_USAGE;
+			ret = cli_exit_status(err);
 			goto cleanup;
 		}
 	}
@@ -197,7 +197,7 @@ int cmd_dump(int argc, char **argv)
 		if (n < 0) {
 			fflush(stdout);
 			cli_err("dump: %s", btape_reader__errmsg(r));
-			ret = BTAPE_EXIT_USAGE;
+			ret = cli_exit_status(n);
 			goto cleanup;
 		}
 		if (n == 0)

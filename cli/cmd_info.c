@@ -374,7 +374,7 @@ int cmd_info(int argc, char **argv)
 	err = btape_reader__summary(r, &sum);
 	if (err) {
 		cli_err("info: %s", btape_reader__errmsg(r));
-		ret = BTAPE_EXIT_USAGE;
+		ret = cli_exit_status(err);
 		goto cleanup;
 	}
 	if (verify) {

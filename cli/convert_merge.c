@@ -111,7 +111,7 @@ int cli_convert_merge(char *const *paths, int n, const char *out, enum an_align 
 		err = btape_reader__open(&src[k].r, paths[k], msg, sizeof(msg));
 		if (err) {
 			cli_err("convert: %s", msg);
-			rc = BTAPE_EXIT_USAGE;
+			rc = cli_exit_status(err);
 			goto cleanup;
 		}
 		in[k] = (struct an_align_in){.path = paths[k], .meta = btape_reader__meta(src[k].r)};

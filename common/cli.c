@@ -36,8 +36,6 @@ int cli_exit_status(int err)
 	case EPERM:
 	case EISDIR:
 	case ENOTDIR:
-	case ELOOP:
-	case ENAMETOOLONG:
 	case EMFILE:
 	case ENFILE:
 	case ENXIO:

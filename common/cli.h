@@ -21,8 +21,9 @@ extern int cli_verbose; /* -v count, set by main() */
 /*
  * The exit status of a command that failed with -errno err: BTAPE_EXIT_FAIL where the system
  * refused or failed (a file that cannot be opened or read: missing, no permission, a
- * directory; out of memory; an I/O error), BTAPE_EXIT_USAGE for what the input or the
- * arguments said (a malformed or damaged trace, a value out of range).
+ * directory; out of memory; an I/O error; a full disk), BTAPE_EXIT_USAGE for what the input
+ * or the arguments said (a malformed or damaged trace, a value out of range; ELOOP and
+ * ENAMETOOLONG too, which the decoder returns for a trace's process names).
  */
 int cli_exit_status(int err);
 

@@ -7,6 +7,7 @@
 #include "interop_internal.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,12 +242,14 @@ int isrc_open(struct isrc **sp, const char *path, char *errmsg, size_t errlen)
 	/* an import reads its input twice, and a FIFO's open() would block: files only */
 	struct stat sb;
 
-	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+	bool known = stat(path, &sb) == 0;
+
+	if (known && S_ISDIR(sb.st_mode)) {
 		snprintf(errmsg, errlen, "%s: %s", path, strerror(EISDIR));
 		isrc_close(s);
 		return -EISDIR;
 	}
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+	if (known && !S_ISREG(sb.st_mode)) {
 		snprintf(errmsg, errlen,
 			 "%s: not a regular file (imports read their input twice: save a pipe's "
 			 "output to a file first)",

@@ -31,6 +31,7 @@ each_command() {
 	check "$want" "$what" compare "$f" "$D/ok.btape"
 	check "$want" "$what" compare "$D/ok.btape" "$f"
 	check "$want" "$what" convert "$f" "$D/o.csv"
+	check "$want" "$what" convert --merge "$f" "$D/ok.btape" "$D/o.btape"
 	check "$want" "$what" replay "$f" --target "$D/t.img"
 }
 each_command 1 missing
