@@ -349,7 +349,7 @@ void rp_report_text(FILE *fp, const struct rp_run_info *info, const struct rp_st
 			" I/Os, each at most %llu us; %" PRIu64 " (%.2f%%) went with %u or more in "
 			"flight\n",
 			info->hold_depth, st->held, RP_HOLD_NS / 1000, st->past_depth, 100 * past,
-			info->hold_depth);
+			info->hold_depth * (info->scale ? info->scale : 1)); /* all copies' */
 		/* the write tail after a late stretch (docs/REPLAY.md, "Timing") */
 		if (past > HINT_PAST_DEPTH)
 			fprintf(fp,
