@@ -129,10 +129,10 @@ struct rp_cluster {
 	int64_t shift;		  /* cl_now_ns() - the replay clock (test hook) */
 	char *strs[4 + RP_MAX_MAPS];
 	unsigned int nstrs;
-	char **host_traces; /* rp_cluster__host_traces() */
-	unsigned int nhost_traces;
-	char **host_outs; /* rp_cluster__host_outputs() */
-	unsigned int nhost_outs;
+	/* rp_cluster__host_files(): the host's traces (the first nhost_traces), then the other
+	 * ranks' results */
+	char **host_files;
+	unsigned int nhost_traces, nhost_files;
 	/* the step */
 	uint64_t start_cl; /* start instant on this rank's cl_now_ns() clock */
 	volatile sig_atomic_t *stop;
@@ -282,36 +282,35 @@ static const char *keep_str(struct rp_cluster *rc, const char *pat, const char *
 }
 
 /*
- * *list: the paths PATS[r % NPATS] expand to for each rank r on this host (but this rank's
- * own with OTHERS_ONLY), each once. 0 or -errno (cli_err).
+ * Appends to rc->host_files the paths PATS[r % NPATS] expand to for each rank r on this host
+ * (but this rank's own with OTHERS_ONLY), each path once. 0 or -errno (cli_err).
  */
 static int host_paths(struct rp_cluster *rc, const char *const *pats, unsigned int npats,
-		      bool others_only, char ***list, unsigned int *n)
+		      bool others_only)
 {
 	const char *host = cl_comm__host(rc->c);
 	char path[CL_PATH_MAX];
 
-	*list = calloc((size_t)rc->size, sizeof(**list));
-	if (!*list)
+	if (!rc->host_files &&
+	    !(rc->host_files = calloc(2 * (size_t)rc->size, sizeof(*rc->host_files))))
 		goto nomem;
 	for (int r = 0; r < rc->size; r++) {
-		unsigned int i;
-
 		const char *pat = pats[(unsigned int)r % npats];
+		unsigned int i;
 
 		if ((others_only && r == rc->rank) ||
 		    strcmp(cl_comm__host_of(rc->c, r), host) != 0 ||
 		    cl_expand_path(path, sizeof(path), pat, host, r) < 0 ||
 		    (others_only && btape_output_check(path, NULL, 0) == 1))
 			continue; /* another host's; too long, refused on its own rank; a sink */
-		for (i = 0; i < *n; i++)
-			if (strcmp((*list)[i], path) == 0)
+		for (i = 0; i < rc->nhost_files; i++)
+			if (strcmp(rc->host_files[i], path) == 0)
 				break;
-		if (i < *n)
+		if (i < rc->nhost_files)
 			continue;
-		if (!((*list)[*n] = strdup(path)))
+		if (!(rc->host_files[rc->nhost_files] = strdup(path)))
 			goto nomem;
-		(*n)++;
+		rc->nhost_files++;
 	}
 	return 0;
 nomem:
@@ -322,13 +321,13 @@ nomem:
 char *const *rp_cluster__host_traces(const struct rp_cluster *rc, unsigned int *n)
 {
 	*n = rc ? rc->nhost_traces : 0;
-	return rc ? rc->host_traces : NULL;
+	return rc ? rc->host_files : NULL;
 }
 
-char *const *rp_cluster__host_outputs(const struct rp_cluster *rc, unsigned int *n)
+char *const *rp_cluster__host_files(const struct rp_cluster *rc, unsigned int *n)
 {
-	*n = rc ? rc->nhost_outs : 0;
-	return rc ? rc->host_outs : NULL;
+	*n = rc ? rc->nhost_files : 0;
+	return rc ? rc->host_files : NULL;
 }
 
 int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
@@ -344,9 +343,9 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 		return -EINVAL;
 	}
 	if (!(*trace = keep_str(rc, traces[(unsigned int)rc->rank % ntraces], "trace")) ||
-	    host_paths(rc, (const char *const *)traces, ntraces, false, &rc->host_traces,
-		       &rc->nhost_traces) < 0)
+	    host_paths(rc, (const char *const *)traces, ntraces, false) < 0)
 		return -EINVAL;
+	rc->nhost_traces = rc->nhost_files;
 	if (*target && !(*target = keep_str(rc, *target, "--target")))
 		return -EINVAL;
 	for (unsigned int i = 0; i < nmaps; i++)
@@ -363,7 +362,7 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 	/* the other ranks' results are never this rank's target (a target is read and written
 	 * while the other rank replaces the file with its result) */
 	if (*out && strcmp(*out, "-") != 0 &&
-	    host_paths(rc, out, 1, true, &rc->host_outs, &rc->nhost_outs) < 0)
+	    host_paths(rc, out, 1, true) < 0)
 		return -EINVAL;
 	if (*out && !(*out = keep_str(rc, *out, "-o")))
 		return -EINVAL;
@@ -1233,12 +1232,9 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 	cl_comm__close(rc->c);
 	for (unsigned int i = 0; i < rc->nstrs; i++)
 		free(rc->strs[i]);
-	for (unsigned int i = 0; i < rc->nhost_traces; i++)
-		free(rc->host_traces[i]);
-	free(rc->host_traces);
-	for (unsigned int i = 0; i < rc->nhost_outs; i++)
-		free(rc->host_outs[i]);
-	free(rc->host_outs);
+	for (unsigned int i = 0; i < rc->nhost_files; i++)
+		free(rc->host_files[i]);
+	free(rc->host_files);
 	free(rc->off);
 	for (int r = 0; r < rc->size; r++)
 		free(rc->rows[r].fid_packed);

@@ -57,9 +57,9 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
  * rank is reading them. *n is their number; NULL (and *n 0) without a cluster.
  */
 char *const *rp_cluster__host_traces(const struct rp_cluster *rc, unsigned int *n);
-/* The result files (-o) of the other ranks on this host, as each expands the pattern, each
- * once: never a target of this rank. NULL (and *n 0) without a cluster or -o. */
-char *const *rp_cluster__host_outputs(const struct rp_cluster *rc, unsigned int *n);
+/* The same, then the result files (-o) of the other ranks on this host as each expands the
+ * pattern: the files no target of this rank may be. NULL (and *n 0) without a cluster. */
+char *const *rp_cluster__host_files(const struct rp_cluster *rc, unsigned int *n);
 
 /* Preflight passed on this rank: agree with every rank, then measure the clock offsets.
  * 0, or non-zero when some rank refused (rank 0 printed why) or the cluster failed. */

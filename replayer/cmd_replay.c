@@ -998,8 +998,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 	char *trace = (char *)o.trace;
 	unsigned int nins = 1; /* the traces read on this host: a cluster's other ranks' too */
 	char *const *ins = rc ? rp_cluster__host_traces(rc, &nins) : &trace;
-	unsigned int nouts = 0; /* the other ranks' results on this host */
-	char *const *outs = rp_cluster__host_outputs(rc, &nouts);
+	unsigned int nothers = 0; /* those and the other ranks' results: never a target */
+	char *const *others = rp_cluster__host_files(rc, &nothers);
 
 	if ((ret = cli_out_check("replay: -o", o.out)) ||
 	    (ret = cli_out_check("replay: --html", o.html)) ||
@@ -1064,7 +1064,7 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 			    sizeof(msg));
 	if (err < 0) {
 		trace_err(o.trace, msg[0] ? msg : NULL, err);
-		ret = err == -ENOMEM ? BTAPE_EXIT_FAIL : BTAPE_EXIT_USAGE;
+		ret = cli_exit_status(err);
 		goto cleanup;
 	}
 	if (o.iodepth_recorded) {
@@ -1086,10 +1086,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		hold_depth += hold_depth && (double)hold_depth < d; /* rounded up */
 	}
 	s.dvo = (struct rp_devices_opts){.trace = o.trace,
-					 .others = rc ? ins : NULL,
-					 .nothers = rc ? nins : 0,
-					 .other_outs = outs,
-					 .nother_outs = nouts,
+					 .others = others,
+					 .nothers = nothers,
 					 .out = o.out,
 					 .html = o.html,
 					 .target = o.target,

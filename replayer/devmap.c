@@ -212,9 +212,6 @@ static bool names_an_input_or_output(const struct rp_devices *s, unsigned int t)
 	for (unsigned int i = 0; i < o->nothers; i++)
 		if (cli_same_file(p, o->others[i]))
 			return true;
-	for (unsigned int i = 0; i < o->nother_outs; i++)
-		if (cli_same_file(p, o->other_outs[i]))
-			return true;
 	return false;
 }
 

@@ -38,10 +38,10 @@ int rp_map_arg_add(struct rp_map_arg *maps, unsigned int *nmaps, char *arg, char
 
 struct rp_devices_opts {
 	const char *trace;  /* read for extents and the --fit check; never a target */
-	char *const *others; /* traces other ranks on this host read (cluster); never a target */
+	/* the traces the ranks on this host read, and the other ranks' results (cluster): never
+	 * a target */
+	char *const *others;
 	unsigned int nothers;
-	char *const *other_outs; /* other ranks' result traces on this host; never a target */
-	unsigned int nother_outs;
 	const char *out;    /* the result trace (-o), or NULL; never a target */
 	const char *html;   /* the HTML report (--html), or NULL; never a target */
 	const char *target; /* --target: the one device of the trace; or NULL and maps */
