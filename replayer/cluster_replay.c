@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +85,13 @@ struct rank_rec {
 	uint32_t gave_up;    /* it had given rank 0 up (handed over at close): it takes no part
 			      * in anything after this step */
 	char why[WHY_MAX];
+};
+
+/* A heartbeat: each rank's to rank 0, and rank 0's verdict back. */
+struct beat {
+	uint64_t stop;	  /* failed, interrupted or erring; verdict: all stop */
+	uint64_t running; /* still replaying; verdict: someone is */
+	uint64_t gone;	  /* verdict: ranks rank 0 lost */
 };
 
 /* The results of a rank that gave up on rank 0, for rank 0 all the same (rp_cluster__close) */
@@ -214,6 +223,70 @@ static void wait_until_mono(uint64_t t)
 		sched_yield();
 }
 
+/*
+ * Ranks send each other struct rank_rec, rp_stats, rp_fid and beat as they lie in memory (and
+ * merge them field by field): every rank must run the same build. Its stamp: the version, and
+ * the sizes of those structs and where their last fields lie (a field added shifts them).
+ */
+struct build_id {
+	uint64_t layout;
+	char version[40];
+};
+
+static struct build_id build_id(void)
+{
+	const uint64_t v[] = {
+		sizeof(struct rank_rec),
+		sizeof(struct rp_stats),
+		sizeof(struct rp_fid),
+		sizeof(struct beat),
+		sizeof(struct hist),
+		offsetof(struct rp_stats, past_depth),
+		offsetof(struct rp_stats, stage),
+		offsetof(struct rp_stats, lag_max_ns),
+	};
+	struct build_id b = {.layout = 0xcbf29ce484222325ull}; /* FNV-1a */
+	/* test hook: another build's stamp (tests/cluster/cluster_build.sh) */
+	const char *t = getenv("BIOTAPE_TEST_BUILD_ID");
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		for (int k = 0; k < 64; k += 8)
+			b.layout = (b.layout ^ ((v[i] >> k) & 0xff)) * 0x100000001b3ull;
+	if (t && *t)
+		b.layout ^= strtoull(t, NULL, 0);
+	snprintf(b.version, sizeof(b.version), "%s", BIOTAPE_VERSION);
+	return b;
+}
+
+/* Every rank runs this build, or 0; or -EPROTO, rank 0 having named the first that does not. */
+static int same_build(struct rp_cluster *rc)
+{
+	struct build_id mine = build_id(), *all = calloc((size_t)rc->size, sizeof(*all));
+	int err;
+
+	if (!all)
+		return -ENOMEM;
+	err = cl_comm__allgather(rc->c, &mine, sizeof(mine), all);
+	for (int r = 1; !err && r < rc->size; r++) {
+		if (all[r].layout == all[0].layout &&
+		    strncmp(all[r].version, all[0].version, sizeof(all[0].version)) == 0)
+			continue;
+		all[r].version[sizeof(all[r].version) - 1] = 0;
+		all[0].version[sizeof(all[0].version) - 1] = 0;
+		if (rc->rank == 0 && strcmp(all[r].version, all[0].version) != 0)
+			cli_err("replay: rank %d (host %s) runs biotape %s, rank 0 biotape %s: every "
+				"rank must run the same build",
+				r, cl_comm__host_of(rc->c, r), all[r].version, all[0].version);
+		else if (rc->rank == 0)
+			cli_err("replay: rank %d (host %s) runs another build of biotape %s than rank "
+				"0: every rank must run the same build",
+				r, cl_comm__host_of(rc->c, r), all[r].version);
+		err = -EPROTO;
+	}
+	free(all);
+	return err;
+}
+
 int rp_cluster__open(struct rp_cluster **out)
 {
 	struct rp_cluster *rc;
@@ -238,6 +311,17 @@ int rp_cluster__open(struct rp_cluster **out)
 	}
 	rc->rank = cl_comm__rank(rc->c);
 	rc->size = cl_comm__size(rc->c);
+	err = same_build(rc);
+	if (err) { /* every rank saw the same: each leaves, none starts */
+		if (err != -EPROTO) {
+			cli_err("replay: rank %d: %s", rc->rank,
+				err == -ENOMEM ? "out of memory" : cl_comm__errmsg(rc->c));
+			cl_comm__abort(rc->c, BTAPE_EXIT_FAIL);
+		}
+		cl_comm__close(rc->c);
+		free(rc);
+		return err;
+	}
 	/* several ranks may report at once (rank 0 gone) through the launcher's stdout, which
 	 * forwards what each write gave it: a report written at once is not cut into another's */
 	if (rc->size > 1)
@@ -498,13 +582,6 @@ static int go_on(struct rp_cluster *rc, bool stop)
 	}
 	return 0;
 }
-
-/* A heartbeat: each rank's to rank 0, and rank 0's verdict back. */
-struct beat {
-	uint64_t stop;	  /* failed, interrupted or erring; verdict: all stop */
-	uint64_t running; /* still replaying; verdict: someone is */
-	uint64_t gone;	  /* verdict: ranks rank 0 lost */
-};
 
 /*
  * Rank 0: a rank judged gone whose beat has come after all, answered again from now on. Its
