@@ -624,6 +624,42 @@ int cl_comm__start_instant(struct cl_comm *c, const struct cl_offset *offsets, u
 	return 0;
 }
 
+int cl_comm__allgather_str(struct cl_comm *c, const char *mine, char ***all)
+{
+	uint64_t len = strlen(mine) + 1;
+	char **v = NULL, *pad = NULL;
+	int err;
+
+	*all = NULL;
+	err = cl_comm__allreduce_u64(c, &len, 1, CL_MAX); /* the longest: every slot that long */
+	if (err)
+		return err;
+	if (len > CL_STR_MAX)
+		return -E2BIG;
+	v = malloc((size_t)c->size * (sizeof(*v) + len));
+	pad = calloc(1, len);
+	if (!v || !pad) { /* the others are in the allgather: the caller aborts */
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memcpy(pad, mine, strlen(mine) + 1);
+	char *buf = (char *)(v + c->size);
+
+	err = cl_comm__allgather(c, pad, len, buf);
+	if (err)
+		goto cleanup;
+	for (int r = 0; r < c->size; r++) {
+		v[r] = buf + (size_t)r * len;
+		v[r][len - 1] = 0;
+	}
+	*all = v;
+	v = NULL;
+cleanup:
+	free(pad);
+	free(v);
+	return err;
+}
+
 int cl_expand_path(char *out, size_t size, const char *pat, const char *host, int rank)
 {
 	size_t at = 0;

@@ -96,6 +96,12 @@ int cl_comm__bcast(struct cl_comm *c, void *buf, size_t len, int root);
 /* len bytes of each rank into out[rank * len] at root (gather) or at every rank (allgather). */
 int cl_comm__gather(struct cl_comm *c, const void *in, size_t len, void *out, int root);
 int cl_comm__allgather(struct cl_comm *c, const void *in, size_t len, void *out);
+/*
+ * Each rank's string (at most CL_STR_MAX bytes with its NUL) to every rank: *all (malloc'd, one
+ * free) holds size pointers, all[r] rank r's. -E2BIG at every rank when some rank's is longer.
+ */
+#define CL_STR_MAX (1u << 20)
+int cl_comm__allgather_str(struct cl_comm *c, const char *mine, char ***all);
 /* Point to point: len bytes to, or from, one rank. tag: the caller's, below 0x6000 (the layer
  * uses 0x62xx). With one rank (no MPI): -EINVAL. */
 int cl_comm__send(struct cl_comm *c, const void *buf, size_t len, int peer, int tag);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #define START_MARGIN_NS 100000000ull	 /* rank 0 schedules the start this far ahead */
 #define HEARTBEAT_NS 100000000ull	 /* the watchdog's exchange period */
@@ -138,8 +139,11 @@ struct rp_cluster {
 	int64_t shift;		  /* cl_now_ns() - the replay clock (test hook) */
 	char *strs[4 + RP_MAX_MAPS];
 	unsigned int nstrs;
+	/* every rank's trace and result file, as it names them ("": none); exchange_files() */
+	char **traces, **outs;
+	bool exchanged;
 	/* rp_cluster__host_files(): the host's traces (the first nhost_traces), then the other
-	 * ranks' results */
+	 * ranks' results (pointing into traces and outs) */
 	char **host_files;
 	unsigned int nhost_traces, nhost_files;
 	/* the step */
@@ -365,41 +369,73 @@ static const char *keep_str(struct rp_cluster *rc, const char *pat, const char *
 	return rc->strs[rc->nstrs++];
 }
 
+static int broken(struct rp_cluster *rc, int err);
+
+/* path from /, as this process names it (malloc'd), or NULL (no memory, or no working
+ * directory: then as given) */
+static char *absolute(const char *path)
+{
+	char *cwd, *p;
+
+	if (path[0] == '/' || !(cwd = getcwd(NULL, 0)))
+		return strdup(path);
+	p = malloc(strlen(cwd) + strlen(path) + 2);
+	if (p)
+		sprintf(p, "%s/%s", cwd, path);
+	free(cwd);
+	return p;
+}
+
 /*
- * Appends to rc->host_files the paths PATS[r % NPATS] expand to for each rank r on this host
- * (but this rank's own with OTHERS_ONLY), each path once. 0 or -errno (cli_err).
+ * Every rank's trace and result file (-o) as that rank expanded them itself (an MPMD launch
+ * gives ranks different arguments), "" for none; a rank that failed before it knew them
+ * passes NULL. Every rank takes part, or the others wait in the allgather: rp_cluster__close()
+ * exchanges for a rank that left before rp_cluster__assign() did. 0, or -errno (broken).
  */
-static int host_paths(struct rp_cluster *rc, const char *const *pats, unsigned int npats,
-		      bool others_only)
+static int exchange_files(struct rp_cluster *rc, const char *trace, const char *out)
+{
+	char *at = NULL, *ao = NULL; /* absolute: ranks may run in different directories */
+	bool nomem = (trace && !(at = absolute(trace))) || (out && !(ao = absolute(out)));
+	int err;
+
+	rc->exchanged = true;
+	err = cl_comm__allgather_str(rc->c, at ? at : "", &rc->traces);
+	if (!err)
+		err = cl_comm__allgather_str(rc->c, ao ? ao : "", &rc->outs);
+	free(at);
+	free(ao);
+	if (!err && nomem) { /* this rank refuses at the agreement */
+		cli_err("replay: out of memory");
+		return -ENOMEM;
+	}
+	if (err == -ENOMEM || err == -E2BIG) { /* this rank's alone: the others wait on it */
+		cli_err("replay: rank %d: %s", rc->rank,
+			err == -ENOMEM ? "out of memory" : "a rank's file name is too long");
+		rc->state = ST_BROKEN;
+		return err;
+	}
+	return err ? broken(rc, err) : 0;
+}
+
+/* Appends to rc->host_files what files[r] names for each rank r on this host (but this rank's
+ * own with OTHERS_ONLY), each file once; none, or a sink (/dev/null), is left out. */
+static void host_files(struct rp_cluster *rc, char *const *files, bool others_only)
 {
 	const char *host = cl_comm__host(rc->c);
-	char path[CL_PATH_MAX];
 
-	if (!rc->host_files &&
-	    !(rc->host_files = calloc(2 * (size_t)rc->size, sizeof(*rc->host_files))))
-		goto nomem;
 	for (int r = 0; r < rc->size; r++) {
-		const char *pat = pats[(unsigned int)r % npats];
+		const char *f = files[r];
 		unsigned int i;
 
-		if ((others_only && r == rc->rank) ||
+		if ((others_only && r == rc->rank) || !f[0] ||
 		    strcmp(cl_comm__host_of(rc->c, r), host) != 0 ||
-		    cl_expand_path(path, sizeof(path), pat, host, r) < 0 ||
-		    (others_only && btape_output_check(path, NULL, 0) == 1))
-			continue; /* another host's; too long, refused on its own rank; a sink */
-		for (i = 0; i < rc->nhost_files; i++)
-			if (strcmp(rc->host_files[i], path) == 0)
-				break;
-		if (i < rc->nhost_files)
+		    btape_output_check(f, NULL, 0) == 1)
 			continue;
-		if (!(rc->host_files[rc->nhost_files] = strdup(path)))
-			goto nomem;
-		rc->nhost_files++;
+		for (i = 0; i < rc->nhost_files && !cli_same_file(rc->host_files[i], f); i++)
+			;
+		if (i == rc->nhost_files)
+			rc->host_files[rc->nhost_files++] = (char *)f;
 	}
-	return 0;
-nomem:
-	cli_err("replay: out of memory");
-	return -ENOMEM;
 }
 
 char *const *rp_cluster__host_traces(const struct rp_cluster *rc, unsigned int *n)
@@ -419,37 +455,46 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 		       unsigned int nmaps, const char **out, unsigned int *scale, bool scale_given,
 		       unsigned int *copy_base)
 {
+	const char *t = NULL, *o = NULL;
+	bool ok = true;
+
 	if (!rc)
 		return 0;
 	if (ntraces > (unsigned int)rc->size) {
 		cli_err("replay: %u traces for %d ranks: at most one trace per rank", ntraces,
 			rc->size);
+		ok = false;
+	}
+	ok = ok && (t = keep_str(rc, traces[(unsigned int)rc->rank % ntraces], "trace"));
+	ok = ok && (!*out || (o = keep_str(rc, *out, "-o")));
+	if (exchange_files(rc, ok ? t : NULL, ok && o && strcmp(o, "-") != 0 ? o : NULL) || !ok)
+		return -EINVAL; /* broken, or this rank refuses at the agreement (kept) */
+	if (!(rc->host_files = calloc(2 * (size_t)rc->size, sizeof(*rc->host_files)))) {
+		cli_err("replay: out of memory");
+		return -ENOMEM;
+	}
+	host_files(rc, rc->traces, false);
+	rc->nhost_traces = rc->nhost_files;
+	for (int r = 0; o && r < rc->size; r++) { /* one rank's result would replace the other's */
+		if (r == rc->rank || !rc->outs[r][0] || btape_output_check(o, NULL, 0) == 1 ||
+		    strcmp(cl_comm__host_of(rc->c, r), cl_comm__host(rc->c)) != 0 ||
+		    !cli_same_file(o, rc->outs[r]))
+			continue;
+		cli_err("replay: -o '%s': ranks %d and %d on one host would write the same file "
+			"(put %%r in it)",
+			*out, r < rc->rank ? r : rc->rank, r < rc->rank ? rc->rank : r);
 		return -EINVAL;
 	}
-	if (!(*trace = keep_str(rc, traces[(unsigned int)rc->rank % ntraces], "trace")) ||
-	    host_paths(rc, (const char *const *)traces, ntraces, false) < 0)
-		return -EINVAL;
-	rc->nhost_traces = rc->nhost_files;
+	/* the other ranks' results are never this rank's target (a target is read and written
+	 * while the other rank replaces the file with its result) */
+	host_files(rc, rc->outs, true);
+	*trace = t;
+	*out = o;
 	if (*target && !(*target = keep_str(rc, *target, "--target")))
 		return -EINVAL;
 	for (unsigned int i = 0; i < nmaps; i++)
 		if (!(maps[i].dst = keep_str(rc, maps[i].dst, "--map")))
 			return -EINVAL;
-	int clash = *out ? cl_comm__out_clash(rc->c, *out) : -1;
-
-	if (clash >= 0) { /* one rank's result would replace the other's */
-		cli_err("replay: -o '%s': ranks %d and %d on one host would write the same file "
-			"(put %%r in it)",
-			*out, clash < rc->rank ? clash : rc->rank, clash < rc->rank ? rc->rank : clash);
-		return -EINVAL;
-	}
-	/* the other ranks' results are never this rank's target (a target is read and written
-	 * while the other rank replaces the file with its result) */
-	if (*out && strcmp(*out, "-") != 0 &&
-	    host_paths(rc, out, 1, true) < 0)
-		return -EINVAL;
-	if (*out && !(*out = keep_str(rc, *out, "-o")))
-		return -EINVAL;
 	if (scale_given) {
 		unsigned int n = *scale, size = (unsigned int)rc->size;
 
@@ -1277,6 +1322,8 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 {
 	if (!rc)
 		return ret;
+	if (rc->state == ST_PREFLIGHT && !rc->exchanged) /* left before the exchange: take part */
+		exchange_files(rc, NULL, NULL);
 	if (rc->state == ST_PREFLIGHT) /* left before the agreement: refuse, so nobody starts */
 		agree(rc, ret ? reason(rc->kept) : NULL);
 	if (rc->state == ST_STEP) /* left inside a step: the others stop; take part in the merge */
@@ -1309,9 +1356,9 @@ int rp_cluster__close(struct rp_cluster *rc, int ret)
 	cl_comm__close(rc->c);
 	for (unsigned int i = 0; i < rc->nstrs; i++)
 		free(rc->strs[i]);
-	for (unsigned int i = 0; i < rc->nhost_files; i++)
-		free(rc->host_files[i]);
 	free(rc->host_files);
+	free(rc->traces);
+	free(rc->outs);
 	free(rc->off);
 	for (int r = 0; r < rc->size; r++)
 		free(rc->rows[r].fid_packed);

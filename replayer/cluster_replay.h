@@ -44,7 +44,9 @@ int rp_cluster__close(struct rp_cluster *rc, int ret);
  * total copies, at least one per rank) becomes this rank's share, total / size, the first
  * total % size ranks one more, and *copy_base the number of its first copy among all ranks'
  * (rank r runs the copies a single host would number copy_base .. copy_base + *scale - 1).
- * Strings point into rc. 0 or -EINVAL (cli_err()).
+ * Collective: every rank gives the others its trace and -o (rp_cluster__host_files()); a
+ * rank that returns before calling it takes part at rp_cluster__close(). Strings point into
+ * rc. 0 or -EINVAL (cli_err()).
  */
 int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
 		       const char **trace, const char **target, struct rp_map_arg *maps,
@@ -52,13 +54,14 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 		       unsigned int *copy_base);
 
 /*
- * The traces of every rank on this host (this rank's among them), as rp_cluster__assign
- * expanded them, each once: the files no output or target of this rank may be, since another
- * rank is reading them. *n is their number; NULL (and *n 0) without a cluster.
+ * The traces of every rank on this host (this rank's among them), as each rank named them
+ * (exchanged at rp_cluster__assign, absolute), each once: the files no output or target of
+ * this rank may be, since another rank is reading them. *n is their number; NULL (and *n 0)
+ * without a cluster.
  */
 char *const *rp_cluster__host_traces(const struct rp_cluster *rc, unsigned int *n);
-/* The same, then the result files (-o) of the other ranks on this host as each expands the
- * pattern: the files no target of this rank may be. NULL (and *n 0) without a cluster. */
+/* The same, then the result files (-o) of the other ranks on this host, as each named its
+ * own: the files no target of this rank may be. NULL (and *n 0) without a cluster. */
 char *const *rp_cluster__host_files(const struct rp_cluster *rc, unsigned int *n);
 
 /* Preflight passed on this rank: agree with every rank, then measure the clock offsets.

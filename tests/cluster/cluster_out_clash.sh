@@ -70,6 +70,39 @@ crossed "or another rank's trace or result file" replay "$D/w0.btape" --target "
 	--write --fit wrap --no-progress -o "$D/x0%r"
 cmp -s "$D/x01" "$D/x11" || fail "x01, rank 1's result and rank 0's target, was changed"
 [ ! -e "$D/x00" ] || fail "a result was written by a refused run"
+# MPMD (one app context per rank, each with its own arguments): each rank checks the files the
+# others really use, not its own patterns expanded for them. Rank 1's target is rank 0's trace,
+# then rank 0's result file (the old code let both through: it expanded rank 1's own trace and
+# -o patterns for rank 0, and wrote over the trace rank 0 read)
+mpmd() { # WANT (0: must pass) -- RANK0 ARGS -- RANK1 ARGS
+	local want=$1 rc=0 a=() b=()
+	shift 2
+	while [ "$1" != -- ]; do a+=("$1"); shift; done
+	shift
+	b=("$@")
+	timeout -s KILL 60 "${MPIRUN[@]}" -n 1 "$BIOTAPE" replay "${a[@]}" --no-progress \
+		: -n 1 "$BIOTAPE" replay "${b[@]}" --no-progress >"$D/log" 2>&1 || rc=$?
+	if [ "$want" = 0 ]; then
+		[ $rc = 0 ] || fail "MPMD ${a[*]} : ${b[*]}: exit $rc: $(cat "$D/log")"
+		return
+	fi
+	[ $rc != 0 ] || fail "MPMD ${a[*]} : ${b[*]}: exit 0: $(cat "$D/log")"
+	grep -q "$want" "$D/log" || fail "MPMD: want '$want': $(cat "$D/log")"
+}
+"$GEN" -o "$D/v0.btape" -n 20000 -p randwrite -S $((1 << 20)) || fail "gen v0" # past 4 KiB
+vsum=$(md5sum <"$D/v0.btape")
+mpmd "or another rank's trace" -- "$D/v0.btape" --target "$D/tgt" --engine null --write \
+	-- "$D/w1.btape" --target "$D/v0.btape" --write --fit wrap
+[ "$(md5sum <"$D/v0.btape")" = "$vsum" ] || fail "MPMD: v0.btape, rank 0's trace, was changed"
+cp "$D/x01" "$D/r0"
+mpmd "or another rank's trace or result file" -- "$D/t.btape" --target "$D/tgt" --engine null \
+	--timing afap -o "$D/r%r" -- "$D/w1.btape" --target "$D/r0" --write --fit wrap -o "$D/s%r"
+cmp -s "$D/x01" "$D/r0" || fail "MPMD: r0, rank 0's result and rank 1's target, was changed"
+# distinct result files without %r are no clash (the old code expanded each rank's own name
+# for the other, and refused both)
+mpmd 0 -- "$D/t.btape" --target "$D/tgt" --engine null --timing afap -o "$D/a.btape" \
+	-- "$D/t.btape" --target "$D/tgt" --engine null --timing afap -o "$D/b.btape"
+[ -s "$D/a.btape" ] && [ -s "$D/b.btape" ] || fail "MPMD -o a / -o b: $(ls "$D")"
 # the null device is a sink every rank may share
 timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
 	--engine null --timing afap --no-progress -o /dev/null >"$D/log" 2>&1 ||

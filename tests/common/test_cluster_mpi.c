@@ -138,6 +138,21 @@ int main(int argc, char **argv)
 	for (int r = 0; r < size; r++)
 		CHECK(ranks[r] == r, "allgather[%d] = %d", r, ranks[r]);
 
+	/* strings of different lengths to every rank: rank r's is r x's and its number ("" for
+	 * rank 0: an empty one is a rank's too) */
+	char mine[64] = "", **all = NULL;
+	if (rank)
+		snprintf(mine, sizeof(mine), "%.*s%d", rank, "xxxxxxxxxxxxxxxx", rank);
+	CHECK(cl_comm__allgather_str(c, mine, &all) == 0 && all, "allgather_str");
+	for (int r = 0; all && r < size; r++) {
+		char exp[64] = "";
+		if (r)
+			snprintf(exp, sizeof(exp), "%.*s%d", r, "xxxxxxxxxxxxxxxx", r);
+		CHECK(strcmp(all[r], exp) == 0, "allgather_str: rank %d's is '%s', want '%s'", r,
+		      all[r], exp);
+	}
+	free(all);
+
 	/* agree: nobody refuses, then the last rank does */
 	char *lines = NULL;
 	CHECK(cl_comm__agree(c, NULL, &lines) == 0 && !lines, "agree with no refusal");
