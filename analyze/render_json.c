@@ -395,6 +395,35 @@ int render_json_body(struct jw *j, const struct report *r)
 	j_hist(j, "depth", s->qd, "ios");
 	jw_u64(j, "untracked_ios", s->qd_untracked);
 	j_hist_buckets(j, "histogram", s->qd);
+	/* device time by the depth at issue: per op, one entry per band with I/Os */
+	jw_obj(j, "device_time_by_depth");
+	for (int i = 0; i < nops; i++) {
+		const struct opstat *o = &s->ops[ops[i]];
+		bool any = false;
+
+		for (int k = 0; k < STATS_QD_BANDS; k++)
+			any |= hist_count(o->lat_qd[k]) > 0;
+		if (!any)
+			continue;
+		jw_arr(j, btape_op_name(ops[i]));
+		for (int k = 0; k < STATS_QD_BANDS; k++) {
+			uint64_t lo, hi;
+
+			if (!hist_count(o->lat_qd[k]))
+				continue;
+			stats_qd_band_range((unsigned int)k, &lo, &hi);
+			jw_obj(j, NULL);
+			jw_u64(j, "depth_min", lo);
+			if (hi == UINT64_MAX)
+				jw_null(j, "depth_max");
+			else
+				jw_u64(j, "depth_max", hi);
+			j_hist(j, "device", o->lat_qd[k], "ns");
+			jw_end_obj(j);
+		}
+		jw_end_arr(j);
+	}
+	jw_end_obj(j);
 	jw_end_obj(j);
 	jw_obj(j, "interarrival");
 	j_hist(j, "gap", s->interarrival, "ns");

@@ -252,7 +252,60 @@ static void section_ws(FILE *fp, const struct stats *s)
 		100 * w->hot[0], 100 * w->hot[1], 100 * w->hot[2], 100 * w->hot[3]);
 }
 
-static void section_depth(FILE *fp, const struct stats *s)
+/* "1", "3-4", "65+": the depths of band k */
+static const char *band_name(unsigned int k, char *buf, size_t len)
+{
+	uint64_t lo, hi;
+
+	stats_qd_band_range(k, &lo, &hi);
+	if (lo == hi)
+		snprintf(buf, len, "%" PRIu64, lo);
+	else if (hi == UINT64_MAX)
+		snprintf(buf, len, "%" PRIu64 "+", lo);
+	else
+		snprintf(buf, len, "%" PRIu64 "-%" PRIu64, lo, hi);
+	return buf;
+}
+
+/* Device time by the queue depth each I/O found at its issue: one row per op and band. */
+static void section_depth_latency(FILE *fp, const struct stats *s, const unsigned int *ops,
+				  int nops)
+{
+	char b[32];
+	bool any = false;
+
+	for (int i = 0; i < nops; i++)
+		for (int k = 0; k < STATS_QD_BANDS; k++)
+			any |= s->ops[ops[i]].lat_qd[k] != NULL;
+	if (!any)
+		return;
+	fprintf(fp,
+		"  device time by the depth at issue (how the device answered at each load)\n"
+		"  %-8s %-6s %10s %6s",
+		"op", "depth", "count", "share");
+	for (int i = 0; i < 5; i++)
+		fprintf(fp, " %10s", REPORT_QUANTILE_NAMES[i]);
+	fprintf(fp, " %10s\n", "mean");
+	for (int i = 0; i < nops; i++) {
+		const struct opstat *o = &s->ops[ops[i]];
+		uint64_t n = 0;
+
+		for (int k = 0; k < STATS_QD_BANDS; k++)
+			n += hist_count(o->lat_qd[k]);
+		for (int k = 0; k < STATS_QD_BANDS; k++) {
+			const struct hist *h = o->lat_qd[k];
+
+			if (!h || !h->count)
+				continue;
+			fprintf(fp, "  %-8s %-6s %10" PRIu64 " %5.1f%%", btape_op_name(ops[i]),
+				band_name((unsigned int)k, b, sizeof(b)), h->count,
+				100.0 * (double)h->count / (double)n);
+			print_quants(fp, h, true);
+		}
+	}
+}
+
+static void section_depth(FILE *fp, const struct stats *s, const unsigned int *ops, int nops)
 {
 	char b1[32], b2[32];
 
@@ -273,6 +326,7 @@ static void section_depth(FILE *fp, const struct stats *s)
 				"a device, or no memory): the depths after them are too low\n",
 				s->qd_untracked, s->qd_untracked == 1 ? " was" : "s were",
 				STATS_QD_HEAP_MAX);
+		section_depth_latency(fp, s, ops, nops);
 	}
 	fprintf(fp, "\nInter-arrival times (consecutive issues, all devices)\n");
 	if (!s->interarrival->count) {
@@ -566,7 +620,7 @@ int render_text(FILE *fp, const struct report *r)
 	section_locality(fp, s);
 	section_ws(fp, s);
 	section_latency(fp, s, ops, nops);
-	section_depth(fp, s);
+	section_depth(fp, s, ops, nops);
 	section_hosts(fp, r);
 	section_devices(fp, s);
 	section_procs(fp, s);

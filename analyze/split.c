@@ -353,6 +353,8 @@ int split_pack(struct stats *s, const struct an_slice *sl, uint64_t events_read,
 		put_hist(&b, o->lat_dev);
 		put_hist(&b, o->lat_queue);
 		put_hist(&b, o->lat_total);
+		for (int k = 0; k < STATS_QD_BANDS; k++)
+			put_hist(&b, o->lat_qd[k]);
 		for (uint32_t i = 0; i < 2 * STATS_SIZE_EXACT_MAX; i++)
 			if (o->sizes[i].n)
 				put(&b, &o->sizes[i], sizeof(o->sizes[i]));
@@ -713,6 +715,9 @@ int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events
 		if ((err = hist_unpack(&u, &o->lat_dev)) || (err = hist_unpack(&u, &o->lat_queue)) ||
 		    (err = hist_unpack(&u, &o->lat_total)))
 			goto cleanup;
+		for (int q = 0; q < STATS_QD_BANDS; q++)
+			if ((err = hist_unpack(&u, &o->lat_qd[q])))
+				goto cleanup;
 		if (so->n_size_other || o->n_size_other)
 			NOT_EXACT("more than %d request sizes", STATS_SIZE_EXACT_MAX);
 		for (uint32_t i = 0; i < so->nsizes; i++) {

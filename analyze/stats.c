@@ -330,6 +330,8 @@ void stats__free(struct stats *s)
 		free(s->ops[i].lat_dev);
 		free(s->ops[i].lat_queue);
 		free(s->ops[i].lat_total);
+		for (int k = 0; k < STATS_QD_BANDS; k++)
+			free(s->ops[i].lat_qd[k]);
 	}
 	ws_destroy(&s->ws);
 	free(s);
@@ -760,6 +762,13 @@ static inline int add_core(struct stats *s, const struct btape_event *ev)
 	}
 	if (qd)
 		hist_add(s->qd, qd);
+	if (qd && has_c) {
+		struct hist **h = &o->lat_qd[stats_qd_band(qd)];
+
+		if (!*h && !(*h = hist_new()))
+			return -ENOMEM;
+		hist_add(*h, devtime);
+	}
 
 	/* idle periods: nothing in flight (or, without completions, no issue) */
 	s->idle_no_complete += !has_c;
@@ -1162,6 +1171,13 @@ static inline __attribute__((always_inline)) int add_block_body(struct stats *s,
 
 			hist_add_at(o->lat_dev, dt, idx);
 			hist_add_at(s->devs[ev->dev].acc.lat, dt, idx);
+			if (qd) {
+				struct hist **h = &o->lat_qd[stats_qd_band(qd)];
+
+				if (!*h && !(*h = hist_new()))
+					return -ENOMEM;
+				hist_add_at(*h, dt, idx);
+			}
 			hist_add(o->lat_total,
 				 ev->complete_ns - (has_i ? ev->insert_ns : ev->issue_ns));
 			last_c = ev->complete_ns > last_c ? ev->complete_ns : last_c;

@@ -46,6 +46,8 @@
 #define STATS_WARM_MOVES_MAX (1ull << 30)
 #define STATS_NEAR_SEQ_DEFAULT (128u * 1024) /* near-sequential window, bytes */
 #define STATS_IDLE_MIN_DEFAULT_NS 1000000ull /* idle periods shorter than this are not counted */
+/* device time by queue depth at issue, bands 1, 2, 3-4, 5-8, 9-16, 17-32, 33-64, 65 and more */
+#define STATS_QD_BANDS 8
 
 enum { DIR_READ = 0, DIR_WRITE = 1, DIR__COUNT };
 
@@ -88,7 +90,25 @@ struct opstat {
 	struct hist *lat_dev;	/* complete - issue (its count: events with a completion) */
 	struct hist *lat_queue; /* issue - insert */
 	struct hist *lat_total; /* complete - insert (or - issue without insert) */
+	/* device time of the I/Os with a known queue depth at issue, by its band
+	 * (stats_qd_band()): how the device answered at each load; each allocated on first use */
+	struct hist *lat_qd[STATS_QD_BANDS];
 };
+
+/* The band of queue depth qd (>= 1): 0 for 1, k for 2^(k-1)+1 .. 2^k, the last from 65 up. */
+static inline unsigned int stats_qd_band(uint64_t qd)
+{
+	unsigned int k = qd <= 1 ? 0 : 64 - (unsigned int)__builtin_clzll(qd - 1);
+
+	return k < STATS_QD_BANDS - 1 ? k : STATS_QD_BANDS - 1;
+}
+
+/* The depths of band k: *lo .. *hi (*hi UINT64_MAX for the last). */
+static inline void stats_qd_band_range(unsigned int k, uint64_t *lo, uint64_t *hi)
+{
+	*lo = k ? (1ull << (k - 1)) + 1 : 1;
+	*hi = k < STATS_QD_BANDS - 1 ? 1ull << k : UINT64_MAX;
+}
 
 struct stream {
 	uint64_t last_end; /* byte offset where the previous I/O ended */

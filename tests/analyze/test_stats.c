@@ -593,6 +593,63 @@ static void test_qd_and_idle_from_completions(void **st)
 	assert_int_equal(s->ops[BTAPE_OP_READ].lat_dev->max, 10000);
 	assert_int_equal(s->ops[BTAPE_OP_READ].lat_dev->min, 500);
 	assert_null(s->ops[BTAPE_OP_READ].lat_queue); /* no insert times: absent */
+	/* device time by the depth at issue: depth 1 (10000, 500), 2 (10000), 3 (10000) */
+	const struct opstat *o = &s->ops[BTAPE_OP_READ];
+
+	assert_int_equal(hist_count(o->lat_qd[0]), 2);
+	assert_int_equal(o->lat_qd[0]->min, 500);
+	assert_int_equal(o->lat_qd[0]->max, 10000);
+	assert_int_equal(hist_count(o->lat_qd[1]), 1);
+	assert_int_equal(hist_count(o->lat_qd[2]), 1);
+	for (int k = 3; k < STATS_QD_BANDS; k++)
+		assert_null(o->lat_qd[k]);
+	stats__free(s);
+}
+
+/*
+ * The bands of depth (stats_qd_band): 1, 2, 3-4, 5-8, ..., 33-64, then 65 and more; a recorded
+ * depth puts each I/O's device time in its band, an I/O without a completion in none.
+ */
+static void test_latency_by_depth(void **st)
+{
+	static const uint64_t qd[] = {1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 1000};
+	static const unsigned int band[] = {0, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7};
+	const size_t n = sizeof(qd) / sizeof(qd[0]);
+	struct btape_event e[sizeof(qd) / sizeof(qd[0]) + 1];
+
+	(void)st;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t lo, hi;
+
+		assert_int_equal(stats_qd_band(qd[i]), band[i]);
+		stats_qd_band_range(band[i], &lo, &hi);
+		assert_true(lo <= qd[i] && qd[i] <= hi);
+		e[i] = ev_rw(i * 1000, BTAPE_OP_WRITE, i * 8, 4096);
+		e[i].present = BTAPE_HAS_COMPLETE | BTAPE_HAS_QD;
+		e[i].qd = (uint32_t)qd[i];
+		e[i].complete_ns = e[i].issue_ns + 100 * (i + 1);
+	}
+	e[n] = ev_rw(n * 1000, BTAPE_OP_WRITE, 0, 4096); /* no completion: no device time */
+	e[n].present = BTAPE_HAS_QD;
+	e[n].qd = 1;
+	struct stats *s = run(e, n + 1, NULL);
+	const struct opstat *o = &s->ops[BTAPE_OP_WRITE];
+
+	for (unsigned int k = 0; k < STATS_QD_BANDS; k++) {
+		uint64_t want = 0, min = UINT64_MAX, max = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (band[i] == k) {
+				want++;
+				min = 100 * (i + 1) < min ? 100 * (i + 1) : min;
+				max = 100 * (i + 1) > max ? 100 * (i + 1) : max;
+			}
+		assert_int_equal(hist_count(o->lat_qd[k]), want);
+		assert_int_equal(o->lat_qd[k]->min, min);
+		assert_int_equal(o->lat_qd[k]->max, max);
+	}
+	assert_int_equal(stats_qd_band(0), 0);
+	assert_int_equal(stats_qd_band(UINT64_MAX), STATS_QD_BANDS - 1);
 	stats__free(s);
 }
 
@@ -1317,6 +1374,8 @@ static void assert_same_stats_tables(const struct stats *a, const struct stats *
 		assert_same_hist(x->lat_dev, y->lat_dev);
 		assert_same_hist(x->lat_queue, y->lat_queue);
 		assert_same_hist(x->lat_total, y->lat_total);
+		for (int k = 0; k < STATS_QD_BANDS; k++)
+			assert_same_hist(x->lat_qd[k], y->lat_qd[k]);
 	}
 	assert_memory_equal(a->streams_all, b->streams_all, sizeof(a->streams_all));
 	assert_memory_equal(&a->wsr, &b->wsr, sizeof(a->wsr));
@@ -1812,6 +1871,7 @@ int main(void)
 		cmocka_unit_test(test_working_set_spill_budget),
 		cmocka_unit_test(test_working_set_bounds),
 		cmocka_unit_test(test_qd_and_idle_from_completions),
+		cmocka_unit_test(test_latency_by_depth),
 		cmocka_unit_test(test_idle_basis_with_missing_completions),
 		cmocka_unit_test(test_devices_and_procs),
 		cmocka_unit_test(test_extent_includes_discards),
