@@ -119,6 +119,110 @@ static double share(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0;
 }
 
+/*
+ * Device time under A's load: the op's depth bands (stats_qd_band()) of A and of B, each
+ * weighted by A's share of I/Os at that depth, quantile q of each mixture in *va, *vb. A band
+ * where B has no I/O is left out of both; *uncov is A's share there. false when either side
+ * has no depths with device times, or B none where A has.
+ */
+static bool at_a_depths(const struct opstat *oa, const struct opstat *ob, double q, uint64_t *va,
+			uint64_t *vb, double *uncov)
+{
+	const struct hist *ha[STATS_QD_BANDS], *hb[STATS_QD_BANDS];
+	double w[STATS_QD_BANDS], na = 0, nb = 0;
+
+	*uncov = 0;
+	for (int k = 0; k < STATS_QD_BANDS; k++) {
+		ha[k] = oa->lat_qd[k];
+		hb[k] = ob->lat_qd[k];
+		na += (double)hist_count(ha[k]);
+		nb += (double)hist_count(hb[k]);
+	}
+	if (!na || !nb)
+		return false;
+	for (int k = 0; k < STATS_QD_BANDS; k++) {
+		w[k] = (double)hist_count(ha[k]) / na;
+		if (w[k] > 0 && !hist_count(hb[k])) {
+			*uncov += w[k];
+			w[k] = 0;
+		}
+	}
+	if (*uncov > 1 - 1e-9)
+		return false;
+	*va = hist_mix_quantile(ha, w, STATS_QD_BANDS, q);
+	*vb = hist_mix_quantile(hb, w, STATS_QD_BANDS, q);
+	return true;
+}
+
+/* Device time by the depth at issue, band by band, then B's under A's load (at_a_depths()). */
+static void compare_depth_text(FILE *fp, const struct stats *a, const struct stats *b)
+{
+	char s1[32], s2[32], s3[32], s4[32], what[64];
+	bool head = false;
+
+	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
+		const struct opstat *oa = &a->ops[op], *ob = &b->ops[op];
+		uint64_t na = 0, nb = 0, va, vb;
+		double uncov;
+
+		for (int k = 0; k < STATS_QD_BANDS; k++) {
+			na += hist_count(oa->lat_qd[k]);
+			nb += hist_count(ob->lat_qd[k]);
+		}
+		if (!na || !nb)
+			continue;
+		if (!head)
+			fprintf(fp,
+				"\nLatency at the same queue depth (device time by the depth each "
+				"I/O found at its issue)\n");
+		head = true;
+		for (int k = 0; k < STATS_QD_BANDS; k++) {
+			const struct hist *ha = oa->lat_qd[k], *hb = ob->lat_qd[k];
+			uint64_t lo, hi;
+
+			if (!hist_count(ha) && !hist_count(hb))
+				continue;
+			stats_qd_band_range((unsigned int)k, &lo, &hi);
+			if (lo == hi)
+				snprintf(what, sizeof(what), "%" PRIu64, lo);
+			else if (hi == UINT64_MAX)
+				snprintf(what, sizeof(what), "%" PRIu64 "+", lo);
+			else
+				snprintf(what, sizeof(what), "%" PRIu64 "-%" PRIu64, lo, hi);
+			fprintf(fp, "  %-8s depth %-6s I/Os %5.1f%% vs %5.1f%%", btape_op_name(op),
+				what, 100 * share(hist_count(ha), na),
+				100 * share(hist_count(hb), nb));
+			if (hist_count(ha) && hist_count(hb))
+				fprintf(fp, "   p50 %s vs %s   p99 %s vs %s\n",
+					fmt_lat((double)hist_quantile(ha, 0.5), s1, sizeof(s1)),
+					fmt_lat((double)hist_quantile(hb, 0.5), s2, sizeof(s2)),
+					fmt_lat((double)hist_quantile(ha, 0.99), s3, sizeof(s3)),
+					fmt_lat((double)hist_quantile(hb, 0.99), s4, sizeof(s4)));
+			else
+				fprintf(fp, "   only in %s\n", hist_count(ha) ? "A" : "B");
+		}
+		for (int q = 0; q < 2; q++) {
+			double qv = q ? 0.99 : 0.5;
+
+			if (!at_a_depths(oa, ob, qv, &va, &vb, &uncov)) {
+				if (!q)
+					fprintf(fp, "  %-8s B has no I/O at the depths A has\n",
+						btape_op_name(op));
+				break;
+			}
+			snprintf(what, sizeof(what), "%s %s at A's depths", q ? "p99" : "p50",
+				 btape_op_name(op));
+			fmt_lat((double)va, s1, sizeof(s1));
+			fmt_lat((double)vb, s2, sizeof(s2));
+			phrase(fp, what, (double)va, (double)vb, s1, s2, true);
+		}
+		if (uncov > 0)
+			fprintf(fp,
+				"  (%.2f%% of A's %s I/Os were at depths B never had: left out)\n",
+				100 * uncov, btape_op_name(op));
+	}
+}
+
 static const struct hoststat *host_named(const struct stats *s, const char *name)
 {
 	for (uint32_t h = 0; h < s->nhosts; h++)
@@ -232,6 +336,7 @@ int render_compare_text(FILE *fp, const struct report *ra, const struct report *
 	}
 	if (!any)
 		fprintf(fp, "  not in either trace (no completion times)\n");
+	compare_depth_text(fp, a, b);
 
 	fprintf(fp, "\nWorkload shape\n");
 	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
@@ -452,6 +557,20 @@ int render_compare_json(FILE *fp, const struct report *ra, const struct report *
 		for (int q = 0; q < 5; q++)
 			j_pair(&j, qn[q], (double)sa.q[q], (double)sb.q[q],
 			       sa.has_lat && sb.has_lat);
+		jw_end_obj(&j);
+		/* under A's load: at_a_depths() */
+		uint64_t va[2], vb[2];
+		double uncov = 0;
+		bool ok = at_a_depths(oa, ob, 0.5, &va[0], &vb[0], &uncov) &&
+			  at_a_depths(oa, ob, 0.99, &va[1], &vb[1], &uncov);
+
+		jw_obj(&j, "latency_device_at_a_depths");
+		j_pair(&j, "p50_ns", ok ? (double)va[0] : 0, ok ? (double)vb[0] : 0, ok);
+		j_pair(&j, "p99_ns", ok ? (double)va[1] : 0, ok ? (double)vb[1] : 0, ok);
+		if (ok)
+			jw_dbl(&j, "a_share_left_out", uncov);
+		else
+			jw_null(&j, "a_share_left_out");
 		jw_end_obj(&j);
 		jw_end_obj(&j);
 	}

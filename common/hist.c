@@ -93,6 +93,42 @@ double hist_cdf_at(const struct hist *h, uint64_t v)
 	return (double)seen / (double)h->count;
 }
 
+uint64_t hist_mix_quantile(const struct hist *const *h, const double *w, unsigned int n, double q)
+{
+	double wsum = 0;
+	uint64_t lo_min = UINT64_MAX, hi_max = 0, cum[16] = {0};
+
+	for (unsigned int k = 0; k < n; k++)
+		if (hist_count(h[k]) && w[k] > 0) {
+			wsum += w[k];
+			lo_min = h[k]->min < lo_min ? h[k]->min : lo_min;
+			hi_max = h[k]->max > hi_max ? h[k]->max : hi_max;
+		}
+	if (!(wsum > 0))
+		return 0;
+	if (!(q > 0))
+		return lo_min;
+	if (q >= 1)
+		return hi_max;
+	if (n > sizeof(cum) / sizeof(cum[0]))
+		n = sizeof(cum) / sizeof(cum[0]);
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
+		double seen = 0; /* from the exact counts at each bucket: no rounding builds up */
+
+		for (unsigned int k = 0; k < n; k++)
+			if (hist_count(h[k]) && w[k] > 0) {
+				cum[k] += h[k]->b[i];
+				seen += w[k] / wsum * ((double)cum[k] / (double)h[k]->count);
+			}
+		if (seen >= q) {
+			uint64_t v = hist_bucket_lo(i) + (hist_bucket_width(i) - 1) / 2;
+
+			return v < lo_min ? lo_min : v > hi_max ? hi_max : v;
+		}
+	}
+	return hi_max;
+}
+
 double hist_mean(const struct hist *h)
 {
 	return h->count ? (ldexp((double)h->sum_hi, 64) + (double)h->sum_lo) / (double)h->count : 0;

@@ -36,8 +36,8 @@
 # binary), DEVICE_CPU=N (the loop devices' workers, which are unbound workqueue threads, kept on
 # CPU N through /sys/devices/virtual/workqueue/cpumask, and everything this script starts kept
 # off it: a device that does not take the host's CPUs, as real storage does not; the mask is
-# restored at exit), KEEP=DIR (orig.btape, and the recordings' CSV dumps: orig.csv, KIND-rN.csv, for
-# bench/replay/devtime.py). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
+# restored at exit), KEEP=DIR (orig.btape, the recordings KIND-rN.btape and the CSV dumps
+# orig.csv, KIND-rN.csv, for bench/replay/devtime.py). Needs root, fio, mkfs.ext4, python3; bpftrace for part 4
 # (skipped, and said so, without it). Writes only to its own loop devices over /dev/shm files
 # (512 MiB each, one at a time besides A) and detaches them.
 set -euo pipefail
@@ -214,11 +214,16 @@ PY
 }
 # Device time (complete - issue at the block layer) of a recording against the original's, as a
 # row of KIND: what the same measure gives without the replayer.
+# Also the write device time at the recording's depths (biotape compare: each band of depth at
+# issue weighted by the recording's share there): the device's answer at the same load.
 device_row() { # KIND RECORDING.json TITLE
-	python3 - "$1" "$W/orig.json" "$2" "$3" "$(load)" "$W/rows.jsonl" <<'PY'
+	local rec=${2%.json}.btape
+	"$BT" compare --json "$W/orig.btape" "$rec" >"$W/cmp.json" 2>/dev/null || echo '{}' >"$W/cmp.json"
+	[ -z "${KEEP:-}" ] || cp "$rec" "$KEEP/$1-r$r.btape"
+	python3 - "$1" "$W/orig.json" "$2" "$3" "$(load)" "$W/rows.jsonl" "$W/cmp.json" <<'PY'
 import json, sys
-kind, oj, pj, title, load, rows = sys.argv[1:7]
-o, p = json.load(open(oj)), json.load(open(pj))
+kind, oj, pj, title, load, rows, cj = sys.argv[1:8]
+o, p, c = json.load(open(oj)), json.load(open(pj)), json.load(open(cj))
 row = {"kind": kind, "load": load, "time": p["window"]["duration_s"] / o["window"]["duration_s"]}
 dt = [f"run time {row['time']:.2f}x"]
 for op in ("write", "flush"):
@@ -227,6 +232,12 @@ for op in ("write", "flush"):
         for q in ("p50", "p99"):
             row[f"{op}_{q}"] = b[q + "_ns"] / a[q + "_ns"]
             dt.append(f"{op} {q} {row[op + '_' + q]:.2f}x")
+same = c.get("diff", {}).get("ops", {}).get("write", {}).get("latency_device_at_a_depths", {})
+for q in ("p50", "p99"):
+    v = same.get(f"{q}_ns", {}).get("ratio_b_over_a")
+    if v is not None:
+        row[f"write_{q}_same_depth"] = v
+        dt.append(f"write {q} at the recording's depths {v:.2f}x")
 open(rows, "a").write(json.dumps(row) + "\n")
 print(f"  {kind:8s} device time vs recording: {', '.join(dt)}  ({title})  (load {load})")
 PY
@@ -393,6 +404,9 @@ for kind, title in names.items():
         for q in ("p50", "p99"):
             check(f"{op} device time {q}, this run / recording", med(kind, f"{op}_{q}"),
                   lambda v: 0.8 <= v <= 1.2, "{:.2f}x")
+    for q in ("p50", "p99"):  # weighted by the recording's depths: the device at the same load
+        check(f"write {q} at the recording's depths", med(kind, f"write_{q}_same_depth"),
+              lambda v: 0.8 <= v <= 1.2, "{:.2f}x")
 if med("probe", "late") is not None:
     print(" 20k IOPS Poisson reads, bpftrace probe printing every block_rq_issue")
     check("late", 100 * med("probe", "late"), lambda v: v <= 1, "{:.2f}%")

@@ -116,6 +116,21 @@ one_line_err "$BIOTAPE" analyze "$D/mix.btape" --from 2s --to 1s
 grep -Eq "p99 read latency .* vs .*" "$D/cmp.txt" || fail "compare: no p99 read line"
 "$BIOTAPE" compare "$D/mix.btape" "$D/b.btape" --json >"$D/cmp.json" || fail "compare json"
 within "$(jget "$D/cmp.json" 'd["diff"]["ops"]["read"]["size_tvd"]')" 0 0.02 || fail "same distribution: TVD"
+# device time at A's depths (each band of depth at issue weighted by A's share there): a trace
+# against itself is 1 exactly, and against another draw of the same distribution near it
+grep -Eq "p99 write at A's depths .* vs " "$D/cmp.txt" || fail "compare: no p99 at A's depths"
+grep -Eq "^  write    depth 9-16 +I/Os" "$D/cmp.txt" || fail "compare: no depth band rows"
+within "$(jget "$D/cmp.json" 'd["diff"]["ops"]["write"]["latency_device_at_a_depths"]["p99_ns"]["ratio_b_over_a"]')" 0.9 1.1 ||
+	fail "same distribution: p99 at A's depths"
+"$BIOTAPE" compare "$D/mix.btape" "$D/mix.btape" --json >"$D/self.json" || fail "compare self"
+for q in p50_ns p99_ns; do
+	within "$(jget "$D/self.json" "d['diff']['ops']['write']['latency_device_at_a_depths']['$q']['ratio_b_over_a']")" 1 1 ||
+		fail "self: $q at A's depths is not 1"
+done
+within "$(jget "$D/self.json" 'd["diff"]["ops"]["write"]["latency_device_at_a_depths"]["a_share_left_out"]')" 0 0 ||
+	fail "self: a share left out"
+"$BIOTAPE" analyze "$D/mix.btape" | grep -q "device time by the depth at issue" ||
+	fail "analyze: no device time by depth"
 "$BIOTAPE" compare "$D/mix.btape" "$D/b.btape" --html "$D/cmp.html" || fail "compare html"
 grep -q 'data-chart="latency-cdf-read"' "$D/cmp.html" || fail "compare html: no overlaid CDF"
 # --- the device extent counts discards (fio's t0038 iolog trims 2 GiB at a time): what a

@@ -210,13 +210,64 @@ static void test_reduce_words(void **state)
 	free(r);
 }
 
+/*
+ * A mixture's quantile (hist_mix_quantile): one histogram alone gives hist_quantile()'s value,
+ * and two of as many values weighted alike the value of the two merged (at q off the ranks'
+ * edges, where the rank rule's ceil() and the mixture's sum of fractions round alike); two
+ * point masses at 10 and 100 weighted 0.9 / 0.1 give 10 up to q = 0.9 and 100 past it,
+ * whatever their own counts; empty, NULL and zero-weight ones take no part.
+ */
+static void test_mix_quantile(void **state)
+{
+	(void)state;
+	struct hist *a = hist_new(), *b = hist_new(), *m = hist_new(), *e = hist_new();
+	uint64_t x = 88172645463325252ull;
+
+	for (int i = 0; i < 10000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		hist_add(i % 2 ? a : b, (i % 2 ? 1000 : 50000) + x % 10000000);
+	}
+	hist_merge(m, a);
+	hist_merge(m, b);
+	const struct hist *one[1] = {a}, *ab[2] = {a, b};
+	double w1[1] = {3.0}, w2[2] = {2.0, 2.0};
+
+	for (int i = 0; i < 1000; i++) {
+		double q = (i + 0.25) / 1000.0;
+
+		assert_int_equal(hist_mix_quantile(one, w1, 1, q), hist_quantile(a, q));
+		assert_int_equal(hist_mix_quantile(ab, w2, 2, q), hist_quantile(m, q));
+	}
+	hist_init(a);
+	hist_init(b);
+	for (int i = 0; i < 7; i++)
+		hist_add(a, 10);
+	for (int i = 0; i < 3000; i++)
+		hist_add(b, 100);
+	const struct hist *two[4] = {a, NULL, b, e};
+	double w[4] = {0.9, 5, 0.1, 7};
+
+	assert_int_equal(hist_mix_quantile(two, w, 4, 0.5), 10);
+	assert_int_equal(hist_mix_quantile(two, w, 4, 0.9), 10);
+	assert_int_equal(hist_mix_quantile(two, w, 4, 0.901), 100);
+	assert_int_equal(hist_mix_quantile(two, w, 4, 0), 10);
+	assert_int_equal(hist_mix_quantile(two, w, 4, 1), 100);
+	w[0] = 0; /* only b left */
+	assert_int_equal(hist_mix_quantile(two, w, 4, 0.5), 100);
+	w[2] = 0; /* nothing left */
+	assert_int_equal(hist_mix_quantile(two, w, 4, 0.5), 0);
+	free(a);
+	free(b);
+	free(m);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rank_rule),
-		cmocka_unit_test(test_bounds),
-		cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_reduce_words),
+		cmocka_unit_test(test_rank_rule),    cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_merge),	     cmocka_unit_test(test_reduce_words),
+		cmocka_unit_test(test_mix_quantile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
