@@ -201,13 +201,14 @@ static void compare_depth_text(FILE *fp, const struct stats *a, const struct sta
 			else
 				fprintf(fp, "   only in %s\n", hist_count(ha) ? "A" : "B");
 		}
-		for (int q = 0; q < 2; q++) {
+		bool ok = true;
+
+		for (int q = 0; q < 2 && ok; q++) {
 			double qv = q ? 0.99 : 0.5;
 
-			if (!at_a_depths(oa, ob, qv, &va, &vb, &uncov)) {
-				if (!q)
-					fprintf(fp, "  %-8s B has no I/O at the depths A has\n",
-						btape_op_name(op));
+			if (!(ok = at_a_depths(oa, ob, qv, &va, &vb, &uncov))) {
+				fprintf(fp, "  %-8s B has no I/O at the depths A has\n",
+					btape_op_name(op));
 				break;
 			}
 			snprintf(what, sizeof(what), "%s %s at A's depths", q ? "p99" : "p50",
@@ -216,7 +217,7 @@ static void compare_depth_text(FILE *fp, const struct stats *a, const struct sta
 			fmt_lat((double)vb, s2, sizeof(s2));
 			phrase(fp, what, (double)va, (double)vb, s1, s2, true);
 		}
-		if (uncov > 0)
+		if (ok && uncov > 0)
 			fprintf(fp,
 				"  (%.2f%% of A's %s I/Os were at depths B never had: left out)\n",
 				100 * uncov, btape_op_name(op));
@@ -567,7 +568,7 @@ int render_compare_json(FILE *fp, const struct report *ra, const struct report *
 		jw_obj(&j, "latency_device_at_a_depths");
 		j_pair(&j, "p50_ns", ok ? (double)va[0] : 0, ok ? (double)vb[0] : 0, ok);
 		j_pair(&j, "p99_ns", ok ? (double)va[1] : 0, ok ? (double)vb[1] : 0, ok);
-		if (ok)
+		if (ok || uncov > 0) /* 1: B had none of A's depths */
 			jw_dbl(&j, "a_share_left_out", uncov);
 		else
 			jw_null(&j, "a_share_left_out");

@@ -98,6 +98,8 @@ uint64_t hist_mix_quantile(const struct hist *const *h, const double *w, unsigne
 	double wsum = 0;
 	uint64_t lo_min = UINT64_MAX, hi_max = 0, cum[16] = {0};
 
+	if (n > sizeof(cum) / sizeof(cum[0]))
+		n = sizeof(cum) / sizeof(cum[0]); /* the header's limit: the rest take no part */
 	for (unsigned int k = 0; k < n; k++)
 		if (hist_count(h[k]) && w[k] > 0) {
 			wsum += w[k];
@@ -110,8 +112,6 @@ uint64_t hist_mix_quantile(const struct hist *const *h, const double *w, unsigne
 		return lo_min;
 	if (q >= 1)
 		return hi_max;
-	if (n > sizeof(cum) / sizeof(cum[0]))
-		n = sizeof(cum) / sizeof(cum[0]);
 	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
 		double seen = 0; /* from the exact counts at each bucket: no rounding builds up */
 

@@ -92,9 +92,9 @@ uint64_t hist_quantile(const struct hist *h, double q);
 /* Fraction of values <= v (bucket resolution); 0 when empty. */
 double hist_cdf_at(const struct hist *h, uint64_t v);
 /*
- * Value at quantile q of a mixture: each of the n <= 16 histograms h[k] (NULL or empty ones get no
- * weight) taken as a distribution, weighted by w[k] >= 0 (normalised to sum 1 over those
- * used). The bucket's middle, as hist_quantile() gives; 0 when no weight is left.
+ * Value at quantile q of a mixture: each of the first 16 of the n histograms h[k] (NULL or
+ * empty ones get no weight) taken as a distribution, weighted by w[k] >= 0 (normalised to sum
+ * 1 over those used). The bucket's middle, as hist_quantile() gives; 0 when no weight is left.
  */
 uint64_t hist_mix_quantile(const struct hist *const *h, const double *w, unsigned int n, double q);
 /* Values added; 0 for NULL (a histogram not allocated: no values). */

@@ -10,6 +10,7 @@
 #include "hist.h"
 #include "mpjson.h"
 #include "report.h"
+#include "wire_id.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -229,12 +230,17 @@ static void wait_until_mono(uint64_t t)
 
 /*
  * Ranks send each other struct rank_rec, rp_stats, rp_fid and beat as they lie in memory (and
- * merge them field by field): every rank must run the same build. Its stamp: the version, and
- * the sizes of those structs and where their last fields lie (a field added shifts them).
+ * merge them field by field): every rank must run the same build. Its stamp: the version; the
+ * hash of the sources that define those structs (RP_WIRE_ID, replayer/wire_id.cmake: the same
+ * sources built anywhere agree); and their sizes and where their last fields lie, as this
+ * compiler laid them out (the same sources for another ABI differ there).
  */
+#define BUILD_ID_MAGIC 0x3130657269777462ull /* "btwire01" */
 struct build_id {
+	uint64_t magic;
 	uint64_t layout;
-	char version[40];
+	char wire[32]; /* RP_WIRE_ID */
+	char version[16];
 };
 
 static struct build_id build_id(void)
@@ -249,7 +255,7 @@ static struct build_id build_id(void)
 		offsetof(struct rp_stats, stage),
 		offsetof(struct rp_stats, lag_max_ns),
 	};
-	struct build_id b = {.layout = 0xcbf29ce484222325ull}; /* FNV-1a */
+	struct build_id b = {.magic = BUILD_ID_MAGIC, .layout = 0xcbf29ce484222325ull}; /* FNV-1a */
 	/* test hook: another build's stamp (tests/cluster/cluster_build.sh) */
 	const char *t = getenv("BIOTAPE_TEST_BUILD_ID");
 
@@ -258,6 +264,8 @@ static struct build_id build_id(void)
 			b.layout = (b.layout ^ ((v[i] >> k) & 0xff)) * 0x100000001b3ull;
 	if (t && *t)
 		b.layout ^= strtoull(t, NULL, 0);
+	_Static_assert(sizeof(RP_WIRE_ID) == sizeof(b.wire) + 1, "RP_WIRE_ID: 32 hex digits");
+	memcpy(b.wire, RP_WIRE_ID, sizeof(b.wire));
 	snprintf(b.version, sizeof(b.version), "%s", BIOTAPE_VERSION);
 	return b;
 }
@@ -272,7 +280,8 @@ static int same_build(struct rp_cluster *rc)
 		return -ENOMEM;
 	err = cl_comm__allgather(rc->c, &mine, sizeof(mine), all);
 	for (int r = 1; !err && r < rc->size; r++) {
-		if (all[r].layout == all[0].layout &&
+		if (all[r].magic == all[0].magic && all[r].layout == all[0].layout &&
+		    memcmp(all[r].wire, all[0].wire, sizeof(all[0].wire)) == 0 &&
 		    strncmp(all[r].version, all[0].version, sizeof(all[0].version)) == 0)
 			continue;
 		all[r].version[sizeof(all[r].version) - 1] = 0;
@@ -371,17 +380,23 @@ static const char *keep_str(struct rp_cluster *rc, const char *pat, const char *
 
 static int broken(struct rp_cluster *rc, int err);
 
-/* path from /, as this process names it (malloc'd), or NULL (no memory, or no working
- * directory: then as given) */
-static char *absolute(const char *path)
+/* path from /, as this process names it: malloc'd, or NULL and *why (no memory, or no
+ * working directory) */
+static char *absolute(const char *path, const char **why)
 {
 	char *cwd, *p;
 
-	if (path[0] == '/' || !(cwd = getcwd(NULL, 0)))
-		return strdup(path);
+	if (path[0] == '/')
+		return (p = strdup(path)) ? p : (*why = "out of memory", NULL);
+	if (!(cwd = getcwd(NULL, 0))) {
+		*why = errno == ENOMEM ? "out of memory" : "cannot tell its working directory";
+		return NULL;
+	}
 	p = malloc(strlen(cwd) + strlen(path) + 2);
 	if (p)
 		sprintf(p, "%s/%s", cwd, path);
+	else
+		*why = "out of memory";
 	free(cwd);
 	return p;
 }
@@ -390,31 +405,39 @@ static char *absolute(const char *path)
  * Every rank's trace and result file (-o) as that rank expanded them itself (an MPMD launch
  * gives ranks different arguments), "" for none; a rank that failed before it knew them
  * passes NULL. Every rank takes part, or the others wait in the allgather: rp_cluster__close()
- * exchanges for a rank that left before rp_cluster__assign() did. 0, or -errno (broken).
+ * exchanges for a rank that left before rp_cluster__assign() did. 0; -EINVAL when this rank
+ * cannot take part (said: it refuses at the agreement); another -errno when the cluster broke.
  */
 static int exchange_files(struct rp_cluster *rc, const char *trace, const char *out)
 {
 	char *at = NULL, *ao = NULL; /* absolute: ranks may run in different directories */
-	bool nomem = (trace && !(at = absolute(trace))) || (out && !(ao = absolute(out)));
+	const char *why = NULL;
 	int err;
 
+	if ((trace && !(at = absolute(trace, &why))) || (out && !(ao = absolute(out, &why)))) {
+		free(at);
+		at = ao = NULL; /* the others are not told of a file this rank cannot name */
+	}
 	rc->exchanged = true;
 	err = cl_comm__allgather_str(rc->c, at ? at : "", &rc->traces);
 	if (!err)
 		err = cl_comm__allgather_str(rc->c, ao ? ao : "", &rc->outs);
 	free(at);
 	free(ao);
-	if (!err && nomem) { /* this rank refuses at the agreement */
-		cli_err("replay: out of memory");
-		return -ENOMEM;
-	}
-	if (err == -ENOMEM || err == -E2BIG) { /* this rank's alone: the others wait on it */
-		cli_err("replay: rank %d: %s", rc->rank,
-			err == -ENOMEM ? "out of memory" : "a rank's file name is too long");
+	if (err == -E2BIG) /* every rank has it (the longest name is agreed on first) */
+		why = "a rank's file name is over 1 MiB";
+	else if (err == -ENOMEM) { /* this rank's alone: the others wait on it in the allgather */
+		cli_err("replay: rank %d: out of memory", rc->rank);
 		rc->state = ST_BROKEN;
 		return err;
+	} else if (err) {
+		return broken(rc, err);
 	}
-	return err ? broken(rc, err) : 0;
+	if (why) {
+		cli_err("replay: %s", why);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Appends to rc->host_files what files[r] names for each rank r on this host (but this rank's

@@ -46,7 +46,7 @@ int rp_cluster__close(struct rp_cluster *rc, int ret);
  * (rank r runs the copies a single host would number copy_base .. copy_base + *scale - 1).
  * Collective: every rank gives the others its trace and -o (rp_cluster__host_files()); a
  * rank that returns before calling it takes part at rp_cluster__close(). Strings point into
- * rc. 0 or -EINVAL (cli_err()).
+ * rc. 0, or -EINVAL or -ENOMEM (cli_err()).
  */
 int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntraces,
 		       const char **trace, const char **target, struct rp_map_arg *maps,

@@ -103,6 +103,22 @@ cmp -s "$D/x01" "$D/r0" || fail "MPMD: r0, rank 0's result and rank 1's target, 
 mpmd 0 -- "$D/t.btape" --target "$D/tgt" --engine null --timing afap -o "$D/a.btape" \
 	-- "$D/t.btape" --target "$D/tgt" --engine null --timing afap -o "$D/b.btape"
 [ -s "$D/a.btape" ] && [ -s "$D/b.btape" ] || fail "MPMD -o a / -o b: $(ls "$D")"
+# ranks in different working directories: one relative name is two files, and a relative and
+# an absolute name of one file are one (each rank's is made absolute before the exchange)
+mkdir -p "$D/d0" "$D/d1"
+timeout -s KILL 60 "${MPIRUN[@]}" -n 1 -wdir "$D/d0" "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
+	--engine null --timing afap --no-progress -o out.btape : -n 1 -wdir "$D/d1" "$BIOTAPE" replay \
+	"$D/t.btape" --target "$D/tgt" --engine null --timing afap --no-progress -o out.btape \
+	>"$D/log" 2>&1 || fail "-o out.btape from two directories: $(cat "$D/log")"
+[ -s "$D/d0/out.btape" ] && [ -s "$D/d1/out.btape" ] || fail "two directories: $(ls -R "$D")"
+cp "$D/x01" "$D/d0/r.img"
+rc=0
+timeout -s KILL 60 "${MPIRUN[@]}" -n 1 -wdir "$D/d0" "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
+	--engine null --timing afap --no-progress -o r.img : -n 1 -wdir "$D" "$BIOTAPE" replay \
+	"$D/w1.btape" --target d0/r.img --write --fit wrap --no-progress >"$D/log" 2>&1 || rc=$?
+[ $rc != 0 ] || fail "rank 1's target d0/r.img, rank 0's -o r.img in d0: exit 0: $(cat "$D/log")"
+grep -q "or another rank's trace or result file" "$D/log" || fail "d0/r.img: $(cat "$D/log")"
+cmp -s "$D/x01" "$D/d0/r.img" || fail "d0/r.img, rank 0's result and rank 1's target, was changed"
 # the null device is a sink every rank may share
 timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
 	--engine null --timing afap --no-progress -o /dev/null >"$D/log" 2>&1 ||
