@@ -178,20 +178,11 @@ static void compare_depth_text(FILE *fp, const struct stats *a, const struct sta
 		head = true;
 		for (int k = 0; k < STATS_QD_BANDS; k++) {
 			const struct hist *ha = oa->lat_qd[k], *hb = ob->lat_qd[k];
-			uint64_t lo, hi;
-
 			if (!hist_count(ha) && !hist_count(hb))
 				continue;
-			stats_qd_band_range((unsigned int)k, &lo, &hi);
-			if (lo == hi)
-				snprintf(what, sizeof(what), "%" PRIu64, lo);
-			else if (hi == UINT64_MAX)
-				snprintf(what, sizeof(what), "%" PRIu64 "+", lo);
-			else
-				snprintf(what, sizeof(what), "%" PRIu64 "-%" PRIu64, lo, hi);
 			fprintf(fp, "  %-8s depth %-6s I/Os %5.1f%% vs %5.1f%%", btape_op_name(op),
-				what, 100 * share(hist_count(ha), na),
-				100 * share(hist_count(hb), nb));
+				report_qd_band_name((unsigned int)k, what, sizeof(what)),
+				100 * share(hist_count(ha), na), 100 * share(hist_count(hb), nb));
 			if (hist_count(ha) && hist_count(hb))
 				fprintf(fp, "   p50 %s vs %s   p99 %s vs %s\n",
 					fmt_lat((double)hist_quantile(ha, 0.5), s1, sizeof(s1)),

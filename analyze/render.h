@@ -93,5 +93,7 @@ struct op_summary {
 void report_op_summary(const struct stats *s, unsigned int op, struct op_summary *o);
 /* Total variation distance between two ops' size distributions (NaN when one is empty). */
 double report_size_tvd(const struct opstat *a, const struct opstat *b);
+/* The depths of band k (stats_qd_band()) as "1", "3-4" or "65+" into buf. */
+const char *report_qd_band_name(unsigned int k, char *buf, size_t len);
 
 #endif

@@ -210,3 +210,17 @@ void jw_msgpack(struct jw *j, const char *key, const void *mp, size_t len)
 	if (mpjson_write(j->fp, mp, len))
 		fputs("null", j->fp);
 }
+
+const char *report_qd_band_name(unsigned int k, char *buf, size_t len)
+{
+	uint64_t lo, hi;
+
+	stats_qd_band_range(k, &lo, &hi);
+	if (lo == hi)
+		snprintf(buf, len, "%" PRIu64, lo);
+	else if (hi == UINT64_MAX)
+		snprintf(buf, len, "%" PRIu64 "+", lo);
+	else
+		snprintf(buf, len, "%" PRIu64 "-%" PRIu64, lo, hi);
+	return buf;
+}

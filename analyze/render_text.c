@@ -252,21 +252,6 @@ static void section_ws(FILE *fp, const struct stats *s)
 		100 * w->hot[0], 100 * w->hot[1], 100 * w->hot[2], 100 * w->hot[3]);
 }
 
-/* "1", "3-4", "65+": the depths of band k */
-static const char *band_name(unsigned int k, char *buf, size_t len)
-{
-	uint64_t lo, hi;
-
-	stats_qd_band_range(k, &lo, &hi);
-	if (lo == hi)
-		snprintf(buf, len, "%" PRIu64, lo);
-	else if (hi == UINT64_MAX)
-		snprintf(buf, len, "%" PRIu64 "+", lo);
-	else
-		snprintf(buf, len, "%" PRIu64 "-%" PRIu64, lo, hi);
-	return buf;
-}
-
 /* Device time by the queue depth each I/O found at its issue: one row per op and band. */
 static void section_depth_latency(FILE *fp, const struct stats *s, const unsigned int *ops,
 				  int nops)
@@ -298,7 +283,7 @@ static void section_depth_latency(FILE *fp, const struct stats *s, const unsigne
 			if (!h || !h->count)
 				continue;
 			fprintf(fp, "  %-8s %-6s %10" PRIu64 " %5.1f%%", btape_op_name(ops[i]),
-				band_name((unsigned int)k, b, sizeof(b)), h->count,
+				report_qd_band_name((unsigned int)k, b, sizeof(b)), h->count,
 				100.0 * (double)h->count / (double)n);
 			print_quants(fp, h, true);
 		}
