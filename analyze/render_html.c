@@ -148,6 +148,64 @@ static void line_chart(FILE *fp, const char *name, const char *title, const char
 	fputs("</svg>\n", fp);
 }
 
+/*
+ * Device time p50 and p99 by the queue depth at issue (stats_qd_band()), per op: one line for
+ * each op and quantile, for each side of a comparison (sides NULL: one report). At most 8 lines
+ * (the first ops with depths); a band with no I/O leaves a gap.
+ */
+static void depth_chart(FILE *fp, const char *name, const char *title,
+			const struct stats *const *ss, const char *const *sides, int nside,
+			unsigned int op_only)
+{
+	double v[8][STATS_QD_BANDS];
+	const double *ys[8];
+	char names[8][48], x0[16], x1[16];
+	const char *np[8];
+	int n = 0, lo = STATS_QD_BANDS, hi = -1;
+
+	for (unsigned int op = 0; op < BTAPE_OP__COUNT && n < 8; op++) {
+		if (op_only < BTAPE_OP__COUNT && op != op_only)
+			continue;
+		bool any = false;
+
+		for (int d = 0; d < nside; d++)
+			for (int k = 0; k < STATS_QD_BANDS; k++)
+				any |= hist_count(ss[d]->ops[op].lat_qd[k]) > 0;
+		for (int q = 0; any && q < 2 && n < 8; q++)
+			for (int d = 0; d < nside && n < 8; d++, n++) {
+				for (int k = 0; k < STATS_QD_BANDS; k++) {
+					const struct hist *h = ss[d]->ops[op].lat_qd[k];
+
+					v[n][k] = hist_count(h)
+							  ? (double)hist_quantile(h, q ? 0.99 : 0.5)
+							  : NAN;
+					if (hist_count(h)) {
+						lo = k < lo ? k : lo;
+						hi = k > hi ? k : hi;
+					}
+				}
+				snprintf(names[n], sizeof(names[n]), "%s%s%s %s",
+					 sides ? sides[d] : "", sides ? " " : "", btape_op_name(op),
+					 q ? "p99" : "p50");
+			}
+	}
+	if (hi < 0) {
+		no_data(fp, name, title, "no depth at issue with a device time");
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		ys[i] = v[i] + lo;
+		np[i] = names[i];
+	}
+	char xl[80];
+
+	snprintf(xl, sizeof(xl), "queue depth at issue, bands from %s to %s",
+		 report_qd_band_name((unsigned int)lo, x0, sizeof(x0)),
+		 report_qd_band_name((unsigned int)hi, x1, sizeof(x1)));
+	line_chart(fp, name, title, "device time", CHART_NS, x0, x1, xl, ys, np, n,
+		   (uint64_t)(hi - lo + 1));
+}
+
 /* Bar chart; labels every few bars. */
 static void bar_chart(FILE *fp, const char *name, const char *title, const char *ylab,
 		      const char *xlab, const double *v, char (*labels)[24], int n)
@@ -764,6 +822,8 @@ int render_html(FILE *fp, const struct report *r)
 	fputs("</div>\n<h2>Queue depth and inter-arrival times</h2>\n<div class=\"charts\">\n", fp);
 	hist_bars(fp, "queue-depth", "Queue depth at issue", s->qd, false,
 		  "not in trace (no depth field and no completion times)");
+	depth_chart(fp, "latency-by-depth", "Device time by depth at issue", &s, NULL, 1,
+		    BTAPE_OP__COUNT);
 	hist_bars(fp, "interarrival", "Inter-arrival times", s->interarrival, true,
 		  "fewer than two events");
 	fputs("</div>\n<h2>All numbers</h2>\n", fp);
@@ -810,6 +870,22 @@ int render_compare_html(FILE *fp, const struct report *a, const struct report *b
 		snprintf(name, sizeof(name), "latency-cdf-%s", btape_op_name(op));
 		snprintf(t, sizeof(t), "%s latency CDF (device time)", btape_op_name(op));
 		cdf_chart(fp, name, t, hs, names, 2);
+	}
+	fputs("</div>\n<h2>Latency by queue depth at issue, A and B</h2>\n<div class=\"charts\">\n",
+	      fp);
+	{
+		const struct stats *ss[2] = {a->s, b->s};
+		const char *sides[2] = {"A", "B"};
+
+		for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
+			char name[48], t[80];
+
+			if (!a->s->ops[op].lat_dev && !b->s->ops[op].lat_dev)
+				continue;
+			snprintf(name, sizeof(name), "latency-by-depth-%s", btape_op_name(op));
+			snprintf(t, sizeof(t), "%s: device time by depth", btape_op_name(op));
+			depth_chart(fp, name, t, ss, sides, 2, op);
+		}
 	}
 	fputs("</div>\n<h2>Rate over time</h2>\n", fp);
 	const struct report *rs[2] = {a, b};

@@ -66,6 +66,13 @@ for c in latency-cdf-read latency-cdf-write iops; do
 	[ "$(awk -v c="$c" '$1 == c { print $2 }' "$D/c.marks")" = 2 ] ||
 		fail "compare chart $c: want A and B overlaid: $(cat "$D/c.marks")"
 done
+# device time by the depth at issue: p50 and p99 of reads and writes; in compare, of A and B
+[ "$(awk '$1 == "latency-by-depth" { print $2 " " $3 }' "$D/a.marks")" = "4 drawn" ] ||
+	fail "latency-by-depth: want 4 lines (read, write x p50, p99): $(cat "$D/a.marks")"
+for c in latency-by-depth-read latency-by-depth-write; do
+	[ "$(awk -v c="$c" '$1 == c { print $2 }' "$D/c.marks")" = 4 ] ||
+		fail "compare chart $c: want A and B, p50 and p99: $(cat "$D/c.marks")"
+done
 
 # pixels: series blue and heat-map red visible in a screenshot
 chrome /dev/null --hide-scrollbars --window-size=1000,1500 --screenshot="$D/a.png" "file://$D/a.html" ||
