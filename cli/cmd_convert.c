@@ -28,7 +28,7 @@ static void usage(FILE *fp)
 		"column shapes); name it with --from where detection cannot tell. gzip and zstd\n"
 		"inputs are read directly.\n\n"
 		"import formats (--from): blktrace blkparse fio2 fio3 msr alibaba tencent umass fiu\n"
-		"                         mqsim (disksim) vscsi\n"
+		"                         mqsim (disksim) vscsi csv (biotape's own)\n"
 		"export formats (--to):   fio3 (fio iolog v3) blkparse csv; or btape (default when\n"
 		"                         the input is a foreign trace)\n\n"
 		"  --from FMT            input format (default: detected)\n"

@@ -142,6 +142,9 @@ const char *btape_op_name(unsigned int op);
 int btape_op_parse(const char *name);
 /* Flags as letters, blkparse-like: S sync, F fua, P preflush, M meta, A readahead, U atomic... */
 const char *btape_flags_str(uint32_t flags, char *buf, size_t len);
+/* The flags of btape_flags_str()'s letters s[0..n) into *flags: 0, or -EINVAL for a letter
+ * that names no flag. */
+int btape_flags_parse(const char *s, size_t n, uint32_t *flags);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Metadata                                                                                 */

@@ -64,6 +64,21 @@ BTAPE_API const char *btape_flags_str(uint32_t flags, char *buf, size_t len)
 	return buf;
 }
 
+BTAPE_API int btape_flags_parse(const char *s, size_t n, uint32_t *flags)
+{
+	uint32_t f = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *at = s[i] ? strchr(flag_letters, s[i]) : NULL;
+
+		if (!at)
+			return -EINVAL;
+		f |= 1u << (at - flag_letters);
+	}
+	*flags = f;
+	return 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Metadata helpers                                                                         */
 

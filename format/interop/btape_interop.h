@@ -37,7 +37,7 @@ enum btape_fmt {
 	BTAPE_FMT_FIU,	    /* FIU (SRCMap, IODedup) text */
 	BTAPE_FMT_MQSIM,    /* DiskSim / MQSim ASCII */
 	BTAPE_FMT_VSCSI,    /* VMware vscsiStats binary, v1 or v2 (detected per file) */
-	BTAPE_FMT_CSV,	    /* biotape CSV (export only), columns as `biotape dump --csv` */
+	BTAPE_FMT_CSV,	    /* biotape CSV, columns as `biotape dump --csv` (and imported back) */
 	BTAPE_FMT__COUNT
 };
 

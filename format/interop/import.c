@@ -39,7 +39,7 @@ static const struct fmtinfo {
 	[BTAPE_FMT_FIU] = {"fiu", NULL, parse_fiu_line, true},
 	[BTAPE_FMT_MQSIM] = {"mqsim", "disksim", parse_mqsim_line, true},
 	[BTAPE_FMT_VSCSI] = {"vscsi", NULL, NULL, false},
-	[BTAPE_FMT_CSV] = {"csv", NULL, NULL, false},
+	[BTAPE_FMT_CSV] = {"csv", NULL, parse_csv_line, true},
 };
 
 INTEROP_API const char *btape_fmt_name(unsigned int fmt)
@@ -59,8 +59,7 @@ INTEROP_API int btape_fmt_parse(const char *name)
 
 INTEROP_API bool btape_fmt_can_import(unsigned int fmt)
 {
-	return fmt < BTAPE_FMT__COUNT && fmt != BTAPE_FMT_UNKNOWN && fmt != BTAPE_FMT_BTAPE &&
-	       fmt != BTAPE_FMT_CSV;
+	return fmt < BTAPE_FMT__COUNT && fmt != BTAPE_FMT_UNKNOWN && fmt != BTAPE_FMT_BTAPE;
 }
 
 INTEROP_API bool btape_fmt_can_export(unsigned int fmt)
@@ -124,6 +123,13 @@ INTEROP_API int btape_fmt_detect(const void *head, size_t len)
 		return BTAPE_FMT_FIO3;
 	if (line_is(p, len, "fio version 2 iolog"))
 		return BTAPE_FMT_FIO2;
+	/* biotape's own CSV: its header line, as the exporter writes it (with its newline) */
+	size_t hl = strlen(btape_csv_header);
+
+	if ((len >= hl && !memcmp(p, btape_csv_header, hl)) ||
+	    (len > hl && !memcmp(p, btape_csv_header, hl - 1) && p[hl - 1] == '\r' &&
+	     p[hl] == '\n'))
+		return BTAPE_FMT_CSV;
 	if (memchr(p, 0, len))
 		return BTAPE_FMT_UNKNOWN; /* binary and not one we know */
 	/* up to 8 complete data lines must agree; a leading header line is skipped */

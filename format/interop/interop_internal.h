@@ -153,6 +153,7 @@ int parse_alibaba_line(struct imp *im, char *line, size_t len);
 int parse_tencent_line(struct imp *im, char *line, size_t len);
 int parse_fio_line(struct imp *im, char *line, size_t len);
 int parse_blkparse_line(struct imp *im, char *line, size_t len);
+int parse_csv_line(struct imp *im, char *line, size_t len);
 /* Binary readers: consume a whole source. */
 int parse_vscsi(struct imp *im, struct isrc *s);
 /* blktrace: k sources merged by time. */

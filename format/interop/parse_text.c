@@ -663,3 +663,161 @@ ignore:
 	im->st.ignored++;
 	return 0;
 }
+
+#define CSV_DEV_INDEX_MAX 4096 /* a numeric dev below this keeps its index */
+
+/*
+ * The fields of one CSV line (RFC 4180: a field in double quotes may hold commas, and "" for
+ * a quote). Quoted fields are unquoted in place. Returns the number of fields (more than max:
+ * max + 1), or -EINVAL for a quote left open or text after a closing one.
+ */
+static int split_csv(char *line, size_t len, struct field *f, int max)
+{
+	size_t i = 0;
+	int n = 0;
+
+	for (;;) {
+		char *out = line + i;
+		size_t k = 0;
+
+		if (n == max)
+			return max + 1;
+		if (i < len && line[i] == '"') {
+			for (i++;; i++) {
+				if (i >= len)
+					return -EINVAL;
+				if (line[i] == '"') {
+					if (i + 1 < len && line[i + 1] == '"')
+						i++;
+					else
+						break;
+				}
+				out[k++] = line[i];
+			}
+			i++; /* the closing quote */
+			if (i < len && line[i] != ',')
+				return -EINVAL;
+		} else {
+			while (i < len && line[i] != ',')
+				out[k++] = line[i++];
+		}
+		f[n].p = out;
+		f[n++].n = (uint32_t)k;
+		if (i >= len)
+			return n;
+		i++; /* the comma */
+	}
+}
+
+/* An optional unsigned field into *v, at most max; 0 when empty (absent), 1 when set. */
+static int opt_num(struct imp *im, const struct field *f, const char *what, uint64_t max,
+		   uint64_t *v)
+{
+	if (!f->n)
+		return 0;
+	int r = num(im, f, what, v);
+
+	if (r <= 0)
+		return r;
+	if (*v > max)
+		return imp_bad(im, "%s %llu out of range", what, (unsigned long long)*v);
+	return 1;
+}
+
+#define OPT(f, what, max, v, bit)                              \
+	do {                                                   \
+		uint64_t x_;                                   \
+		int r_ = opt_num(im, (f), (what), (max), &x_); \
+		if (r_ < 0 || (r_ == 0 && (f)->n))             \
+			return r_;                             \
+		if (r_ > 0) {                                  \
+			*(v) = x_;                             \
+			ev.present |= (bit);                   \
+		}                                              \
+	} while (0)
+
+/*
+ * biotape CSV, the columns of `biotape dump --csv` and `convert --to csv`: issue_ns,
+ * complete_ns, insert_ns, dev, sector, bytes, op, flags, error, pid, tid, comm, cgroup, cpu,
+ * qd. An empty field is one the event did not have; dev names the device.
+ */
+int parse_csv_line(struct imp *im, char *line, size_t len)
+{
+	struct field f[FIELDS_MAX];
+	struct btape_event ev = {0};
+	char op[16], comm[BTAPE_NAME_MAX];
+	uint64_t v = 0;
+	int64_t e;
+	int n = split_csv(line, len, f, FIELDS_MAX);
+	int o;
+
+	if (n < 0)
+		return imp_bad(im, "a quoted field is not closed, or text follows its quote");
+	if (n != 15)
+		return fields_bad(im, n,
+				  "15: issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,"
+				  "flags,error,pid,tid,comm,cgroup,cpu,qd");
+	NUM(&f[0], "issue_ns", &ev.issue_ns);
+	OPT(&f[1], "complete_ns", UINT64_MAX, &ev.complete_ns, BTAPE_HAS_COMPLETE);
+	OPT(&f[2], "insert_ns", UINT64_MAX, &ev.insert_ns, BTAPE_HAS_INSERT);
+	NUM(&f[4], "sector", &ev.sector);
+	NUM(&f[5], "bytes", &ev.bytes);
+	snprintf(op, sizeof(op), "%.*s", (int)(f[6].n < sizeof(op) ? f[6].n : sizeof(op) - 1),
+		 f[6].p);
+	if (f[6].n >= sizeof(op) || (o = btape_op_parse(op)) < 0)
+		return imp_bad(im, "op '%.*s': not a biotape op (read, write, flush, discard, ...)",
+			       (int)(f[6].n > 20 ? 20 : f[6].n), f[6].p);
+	ev.op = (uint8_t)o;
+	if (f[7].n) {
+		if (btape_flags_parse(f[7].p, f[7].n, &ev.flags))
+			return imp_bad(im, "flags '%.*s': letters SFPMAUONIR only",
+				       (int)(f[7].n > 20 ? 20 : f[7].n), f[7].p);
+		ev.present |= BTAPE_HAS_FLAGS;
+	}
+	if (f[8].n) {
+		if (field_i64(&f[8], &e) || e < INT32_MIN || e > INT32_MAX)
+			return imp_bad(im, "error '%.*s': not a 32-bit integer",
+				       (int)(f[8].n > 20 ? 20 : f[8].n), f[8].p);
+		ev.error = (int32_t)e;
+		ev.present |= BTAPE_HAS_ERROR;
+	}
+	OPT(&f[9], "pid", UINT32_MAX, &v, BTAPE_HAS_PID);
+	ev.pid = (uint32_t)v;
+	v = 0;
+	OPT(&f[10], "tid", UINT32_MAX, &v, BTAPE_HAS_TID);
+	ev.tid = (uint32_t)v;
+	if (f[11].n) {
+		if (f[11].n >= sizeof(comm) || memchr(f[11].p, 0, f[11].n))
+			return imp_bad(im, "comm of %u bytes: at most %u", f[11].n,
+				       (unsigned int)sizeof(comm) - 1);
+		memcpy(comm, f[11].p, f[11].n);
+		comm[f[11].n] = 0;
+		ev.comm = comm;
+		ev.present |= BTAPE_HAS_COMM;
+	}
+	OPT(&f[12], "cgroup", UINT64_MAX, &ev.cgroup, BTAPE_HAS_CGROUP);
+	v = 0;
+	OPT(&f[13], "cpu", UINT32_MAX, &v, BTAPE_HAS_CPU);
+	ev.cpu = (uint32_t)v;
+	v = 0;
+	OPT(&f[14], "qd", UINT32_MAX, &v, BTAPE_HAS_QD);
+	ev.qd = (uint32_t)v;
+	/* dev as the exporter wrote it, an index: devices 0 .. dev declared in order (names "0",
+	 * "1", ...), so that the index comes back the same; another name is a device of its own */
+	if (!field_u64(&f[3], &v) && v < CSV_DEV_INDEX_MAX) {
+		while (im->meta.ndevices <= v) {
+			char name[16];
+			int d = imp_device(
+				im, name,
+				(size_t)snprintf(name, sizeof(name), "%u", im->meta.ndevices), 0,
+				0);
+
+			if (d < 0)
+				return d;
+			if ((uint32_t)d + 1 != im->meta.ndevices)
+				break; /* "3" was there already, as another name's: by name then */
+		}
+	}
+	CALL(dev_of(im, &f[3], &ev.dev));
+	return imp_emit(im, &ev);
+}

@@ -377,6 +377,40 @@ for p in "fast.ali alibaba" "fast.mq mqsim" "fast.ten tencent"; do
 	cmp -s "$D/f.csv" "$D/s.csv" || fail "$2: fast path and careful parser disagree: $(diff "$D/f.csv" "$D/s.csv" | head -4)"
 done
 
+# ---- biotape's own CSV (dump --csv, convert --to csv) comes back as it went out ----
+"${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace" -o "$D/own.btape" -p mixed -n 5000 ||
+	fail "gen own" # (GEN above writes the binary fixtures)
+"$BIOTAPE" convert -q --to csv "$D/own.btape" "$D/own.csv" || fail "csv export"
+"$BIOTAPE" convert -q "$D/own.csv" "$D/own2.btape" || fail "csv import (detected)"
+"$BIOTAPE" dump --csv "$D/own.btape" >"$D/own1.dump"
+"$BIOTAPE" dump --csv "$D/own2.btape" >"$D/own2.dump"
+cmp -s "$D/own1.dump" "$D/own2.dump" ||
+	fail "csv round trip differs: $(diff "$D/own1.dump" "$D/own2.dump" | head -4)"
+# every field: absent ones stay absent, a comm with a comma and quotes, a negative error, a
+# device by name; a numeric dev keeps its index (devices 0, 1 declared before 2)
+cat >"$D/all.csv" <<'EOF2'
+issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd
+1000,,,2,8,4096,read,,,,,,,,
+2000,2500,1900,0,16,0,flush,SP,-5,7,8,"a,""b""",3,1,2
+3000,3100,,disk,0,512,discard,,0,,,x,,,
+EOF2
+"$BIOTAPE" convert -q --from csv "$D/all.csv" "$D/all.btape" || fail "csv import of every field"
+"$BIOTAPE" dump --csv "$D/all.btape" >"$D/all.dump"
+printf '%s\n' 'issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd' \
+	'1000,,,2,8,4096,read,,,,,,,,' '2000,2500,1900,0,16,0,flush,SP,-5,7,8,"a,""b""",3,1,2' \
+	'3000,3100,,3,0,512,discard,,0,,,x,,,' >"$D/all.want"
+diff -u "$D/all.want" "$D/all.dump" >"$D/diff" || fail "csv fields: $(cat "$D/diff")"
+hdr=issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd
+for c in '1000,,,0,8,4096,read,,,,,"open,,,,|a quoted field is not closed' \
+	'1000,,,0,8,4096,read,,,,,,,|14 fields (expected 15' \
+	'1000,,,0,8,4096,copy,,,,,,,,|op .copy.: not a biotape op' \
+	'1000,,,0,8,4096,read,SZ,,,,,,,|flags .SZ.: letters SFPMAUONIR only' \
+	'1000,,,0,8,4096,read,,,99999999999,,,,,|pid 99999999999 out of range' \
+	'-1,,,0,8,4096,read,,,,,,,,|issue_ns .-1.: not an unsigned integer'; do
+	printf '%s\n%s\n' "$hdr" "${c%%|*}" >"$D/bad.csv"
+	bad csv "$D/bad.csv" "bad.csv:2: ${c#*|}"
+done
+
 # ---- detection refuses what it cannot tell; --from decides ----
 printf 'hello world\nthis is not a trace\n' >"$D/junk.txt"
 bad unknown "$D/junk.txt" "junk.txt: format not recognised"
