@@ -103,11 +103,13 @@ static int do_export(const char *in, const char *out, int to, const char *target
 	ret = btape_export(r, o.fp, &eo, &st, err, sizeof(err));
 	btape_reader__close(r);
 	if (ret) {
+		bool werr = o.fp && ferror(o.fp); /* before the abort closes it */
+
 		cli_out_abort(&o);
-		if (strstr(err, in)) /* the reader's message names the file already */
+		if (werr)
+			cli_err("convert: %s: write error", out);
+		else /* "IN: what", the exporter's and the reader's alike */
 			cli_err("convert: %s", err);
-		else
-			cli_err("convert: %s: %s", in, err);
 		return cli_exit_status(ret);
 	}
 	ret = cli_out_commit(&o);

@@ -530,6 +530,11 @@ BTAPE_API int btape_reader__chunk_info(const struct btape_reader *r, uint64_t i,
 	return 1;
 }
 
+BTAPE_API const char *btape_reader__name(const struct btape_reader *r)
+{
+	return r ? r->name : NULL;
+}
+
 BTAPE_API const char *btape_reader__errmsg(const struct btape_reader *r)
 {
 	if (!r)

@@ -15,6 +15,7 @@
 
 struct expctx {
 	FILE *out;
+	const char *name; /* the trace's path (btape_reader__name()); NULL: none */
 	const struct btape_meta *meta;
 	const struct btape_export_opts *o;
 	struct btape_export_stats st;
@@ -50,9 +51,13 @@ static int exp_fail(struct expctx *x, int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (x->errmsg && x->errlen) {
+	if (x->errmsg && x->errlen) { /* "PATH: what", as the reader's own messages */
+		int n = x->name ? snprintf(x->errmsg, x->errlen, "%s: ", x->name) : 0;
+
+		if (n < 0 || (size_t)n >= x->errlen)
+			n = 0;
 		va_start(ap, fmt);
-		vsnprintf(x->errmsg, x->errlen, fmt, ap);
+		vsnprintf(x->errmsg + n, x->errlen - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
 	return err;
@@ -423,6 +428,7 @@ INTEROP_API int btape_export(struct btape_reader *r, FILE *out,
 	if (opts)
 		memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	x.out = out;
+	x.name = btape_reader__name(r);
 	x.o = &o;
 	x.errmsg = errmsg;
 	x.errlen = errlen;
@@ -461,12 +467,16 @@ INTEROP_API int btape_export(struct btape_reader *r, FILE *out,
 				err = csv_event(&x, ev);
 		}
 	}
-	if (!err && n < 0)
-		err = exp_fail(&x, n, "reading the trace: %s", btape_reader__errmsg(r));
+	if (!err && n < 0) { /* the reader's message names the file already */
+		err = n;
+		if (x.errmsg && x.errlen)
+			snprintf(x.errmsg, x.errlen, "%s", btape_reader__errmsg(r));
+	}
 	if (!err && o.fmt == BTAPE_FMT_FIO3)
 		err = fio_end(&x);
 	if (!err && o.fmt == BTAPE_FMT_BLKPARSE)
 		err = bl_flush(&x, 0, true);
+	x.name = NULL; /* these are not the trace's */
 	if (err == -EIO && x.errmsg && !x.errmsg[0])
 		exp_fail(&x, err, "write error");
 	if (err == -ENOMEM && x.errmsg && !x.errmsg[0])

@@ -129,8 +129,19 @@ printf '\xff\xff\xff\xff' | dd of="$D/dmg.btape" bs=1 seek=40000 conv=notrunc st
 rc=0
 "$BIOTAPE" convert "$D/dmg.btape" "$D/dmg.csv" >/dev/null 2>"$D/err" || rc=$?
 [ $rc != 0 ] || fail "a damaged trace was exported"
-[ "$(wc -l <"$D/err")" = 1 ] && grep -q '^biotape: convert: reading the trace: .*dmg.btape' "$D/err" ||
-	fail "damaged export: message: $(cat "$D/err")"
+[ "$(wc -l <"$D/err")" = 1 ] && grep -q "^biotape: convert: $D/dmg.btape: frame " "$D/err" &&
+	[ "$(grep -o dmg.btape "$D/err" | wc -l)" = 1 ] ||
+	fail "damaged export: message (the file named once): $(cat "$D/err")"
+# the exporter's own messages name the trace as the reader's do (once)
+printf '%s\n%s\n' issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd \
+	'1000,,,my disk,8,4096,read,,,,,,,,' >"$D/blank.csv"
+"$BIOTAPE" convert -q "$D/blank.csv" "$D/blank.btape" || fail "import of a device named with a blank"
+rc=0
+"$BIOTAPE" convert --to fio3 "$D/blank.btape" "$D/blank.fio" >/dev/null 2>"$D/err" || rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$D/err")" = 1 ] &&
+	grep -q "^biotape: convert: $D/blank.btape: device name 'my disk' contains a blank" "$D/err" ||
+	fail "export error: $rc $(cat "$D/err")"
+[ ! -e "$D/blank.fio" ] || fail "a failed export left its output"
 [ ! -e "$D/dmg.csv" ] || fail "a failed export left its output"
 # options an export would ignore are refused, not dropped
 for opt in "--target /dev/null" "--device-size $D/device_size.csv" --skip-bad; do
