@@ -410,6 +410,28 @@ static int stat_dir_of(const char *path, struct stat *st, const char **base)
 	return stat(slash == path ? "/" : dir, st);
 }
 
+char *cli_absolute_path(const char *path, const char **why)
+{
+	char *cwd, *p;
+
+	if (path[0] == '/') {
+		if (!(p = strdup(path)))
+			*why = "out of memory";
+		return p;
+	}
+	if (!(cwd = getcwd(NULL, 0))) {
+		*why = errno == ENOMEM ? "out of memory" : "cannot tell its working directory";
+		return NULL;
+	}
+	p = malloc(strlen(cwd) + strlen(path) + 2);
+	if (p)
+		sprintf(p, "%s/%s", cwd, path);
+	else
+		*why = "out of memory";
+	free(cwd);
+	return p;
+}
+
 int cli_same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;

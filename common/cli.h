@@ -86,6 +86,9 @@ int cli_out_check_inputs(const char *cmd, const char *out, char *const *in, int 
  * "r.btape" and "./r.btape" do; 0 otherwise.
  */
 int cli_same_file(const char *a, const char *b);
+/* path from /, as this process names it (the working directory before a relative one):
+ * malloc'd, or NULL and *why ("out of memory", or no working directory). */
+char *cli_absolute_path(const char *path, const char **why);
 int cli_out_commit(struct cli_out *o); /* flush, fsync, rename; reports write errors */
 void cli_out_abort(struct cli_out *o); /* removes the temporary file; NULL-safe, idempotent */
 

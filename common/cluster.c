@@ -696,21 +696,3 @@ int cl_expand_path(char *out, size_t size, const char *pat, const char *host, in
 	out[at] = 0;
 	return (int)at;
 }
-
-int cl_comm__out_clash(const struct cl_comm *c, const char *pat)
-{
-	char mine[CL_PATH_MAX], other[CL_PATH_MAX];
-	const char *host = cl_comm__host(c);
-
-	if (!pat || strcmp(pat, "-") == 0 ||
-	    cl_expand_path(mine, sizeof(mine), pat, host, c->rank) < 0 ||
-	    btape_output_check(mine, NULL, 0) == 1)
-		return -1;
-	for (int r = 0; r < c->size; r++) {
-		if (r != c->rank && strcmp(cl_comm__host_of(c, r), host) == 0 &&
-		    cl_expand_path(other, sizeof(other), pat, host, r) >= 0 &&
-		    strcmp(mine, other) == 0)
-			return r;
-	}
-	return -1;
-}

@@ -158,13 +158,5 @@ int cl_comm__start_instant(struct cl_comm *c, const struct cl_offset *offsets, u
  * -ENAMETOOLONG when it does not fit, -EINVAL on another %x.
  */
 int cl_expand_path(char *out, size_t size, const char *pat, const char *host, int rank);
-/*
- * The lowest other rank on this rank's host whose expansion of the output pattern pat names
- * the same path as this rank's (two ranks would write one file: "-o trace.btape" without %r
- * under mpirun -n 2 on one host), or -1. "-" and the null device never clash. Every rank
- * computes the same answer from the host names gathered at open: no communication. Ranks
- * on different hosts are not compared (a shared filesystem is not seen).
- */
-int cl_comm__out_clash(const struct cl_comm *c, const char *pat);
 
 #endif

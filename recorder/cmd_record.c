@@ -993,16 +993,22 @@ static int expand_paths(struct rec_state *s)
 
 	if (!s->rc)
 		return 0;
-	/* two ranks of one host writing one file in place: a damaged trace, one rank's lost */
-	if ((r = rec_cluster__out_clash(s->rc, o->out)) >= 0) {
+	int bad = rec_cluster__expand(s->rc, o->out, s->out_buf, sizeof(s->out_buf));
+
+	/* two ranks of one host writing one file in place: a damaged trace, one rank's lost. Every
+	 * rank takes part in the exchange, one with a bad pattern too (it names no file). */
+	r = rec_cluster__out_clash(s->rc, bad ? NULL : s->out_buf);
+	if (bad) {
+		cli_err("record: -o '%s': bad pattern (%%h host, %%r rank, %%%% a %%)", o->out);
+		return BTAPE_EXIT_USAGE;
+	}
+	if (r == -2)
+		return BTAPE_EXIT_FAIL;
+	if (r >= 0) {
 		cli_err("record: -o '%s': ranks %d and %d on one host would write the same file "
 			"(put %%r in it)",
 			o->out, r < rec_cluster__rank(s->rc) ? r : rec_cluster__rank(s->rc),
 			r < rec_cluster__rank(s->rc) ? rec_cluster__rank(s->rc) : r);
-		return BTAPE_EXIT_USAGE;
-	}
-	if (rec_cluster__expand(s->rc, o->out, s->out_buf, sizeof(s->out_buf))) {
-		cli_err("record: -o '%s': bad pattern (%%h host, %%r rank, %%%% a %%)", o->out);
 		return BTAPE_EXIT_USAGE;
 	}
 	o->out = s->out_buf;

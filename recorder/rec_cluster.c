@@ -2,6 +2,7 @@
 /* Cluster recording on the cluster layer: agreement, clocks, common start and stop, summary. */
 #include "rec_cluster.h"
 
+#include "btape.h"
 #include "cli.h"
 #include "cluster.h"
 
@@ -95,9 +96,42 @@ int rec_cluster__expand(const struct rec_cluster *rc, const char *pat, char *buf
 	return n < 0 ? n : 0;
 }
 
-int rec_cluster__out_clash(const struct rec_cluster *rc, const char *pat)
+int rec_cluster__out_clash(struct rec_cluster *rc, const char *out)
 {
-	return rc && rc->size > 1 ? cl_comm__out_clash(rc->c, pat) : -1;
+	const char *why = NULL, *host;
+	char *mine = NULL, **all = NULL;
+	int clash = -1, err;
+
+	if (!rc || rc->size == 1)
+		return -1;
+	/* a sink (/dev/null) every rank may share; absolute: ranks may run in other directories */
+	if (out && btape_output_check(out, NULL, 0) != 1)
+		mine = cli_absolute_path(out, &why);
+	err = cl_comm__allgather_str(rc->c, mine ? mine : "", &all);
+	if (err == -ENOMEM) { /* this rank's alone: the others wait in the allgather */
+		cli_err("record: rank %d: out of memory", rc->rank);
+		cl_comm__abort(rc->c, BTAPE_EXIT_FAIL);
+	}
+	if (err) {
+		if (err == -E2BIG)
+			cli_err("record: a rank's output name is over 1 MiB");
+		else
+			broken(rc, "exchanging the output names");
+		free(mine);
+		return -2;
+	}
+	host = cl_comm__host(rc->c);
+	for (int r = 0; mine && clash < 0 && r < rc->size; r++)
+		if (r != rc->rank && all[r][0] && !strcmp(cl_comm__host_of(rc->c, r), host) &&
+		    cli_same_file(mine, all[r]))
+			clash = r;
+	free(all);
+	free(mine);
+	if (why) {
+		cli_err("record: -o '%s': %s", out, why);
+		return -2;
+	}
+	return clash;
 }
 
 int rec_cluster__agree(struct rec_cluster *rc, int ret)

@@ -32,8 +32,13 @@ int rec_cluster__size(const struct rec_cluster *rc);
 int rec_cluster__rank(const struct rec_cluster *rc);
 /* PAT with %h (host) and %r (rank) expanded into buf; without a cluster a copy. 0 or -errno. */
 int rec_cluster__expand(const struct rec_cluster *rc, const char *pat, char *buf, size_t len);
-/* cl_comm__out_clash() of the output pattern pat: another rank writing the same file, or -1. */
-int rec_cluster__out_clash(const struct rec_cluster *rc, const char *pat);
+/*
+ * Collective (every rank, once, right after rec_cluster__open()): each rank gives the others
+ * the file it writes, OUT as it expanded it (NULL: none, its pattern was bad), made absolute.
+ * Returns another rank of this host that writes the same file, -1 when none, or -2 when this
+ * rank cannot take part (said: out of memory, no working directory) or the cluster broke.
+ */
+int rec_cluster__out_clash(struct rec_cluster *rc, const char *out);
 
 /*
  * Everyone can record, or nobody does: RET is this rank's result so far (0, or the exit code

@@ -380,27 +380,6 @@ static const char *keep_str(struct rp_cluster *rc, const char *pat, const char *
 
 static int broken(struct rp_cluster *rc, int err);
 
-/* path from /, as this process names it: malloc'd, or NULL and *why (no memory, or no
- * working directory) */
-static char *absolute(const char *path, const char **why)
-{
-	char *cwd, *p;
-
-	if (path[0] == '/')
-		return (p = strdup(path)) ? p : (*why = "out of memory", NULL);
-	if (!(cwd = getcwd(NULL, 0))) {
-		*why = errno == ENOMEM ? "out of memory" : "cannot tell its working directory";
-		return NULL;
-	}
-	p = malloc(strlen(cwd) + strlen(path) + 2);
-	if (p)
-		sprintf(p, "%s/%s", cwd, path);
-	else
-		*why = "out of memory";
-	free(cwd);
-	return p;
-}
-
 /*
  * Every rank's trace and result file (-o) as that rank expanded them itself (an MPMD launch
  * gives ranks different arguments), "" for none; a rank that failed before it knew them
@@ -414,7 +393,8 @@ static int exchange_files(struct rp_cluster *rc, const char *trace, const char *
 	const char *why = NULL;
 	int err;
 
-	if ((trace && !(at = absolute(trace, &why))) || (out && !(ao = absolute(out, &why)))) {
+	if ((trace && !(at = cli_absolute_path(trace, &why))) ||
+	    (out && !(ao = cli_absolute_path(out, &why)))) {
 		free(at);
 		at = ao = NULL; /* the others are not told of a file this rank cannot name */
 	}

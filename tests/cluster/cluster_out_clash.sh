@@ -119,6 +119,22 @@ timeout -s KILL 60 "${MPIRUN[@]}" -n 1 -wdir "$D/d0" "$BIOTAPE" replay "$D/t.bta
 [ $rc != 0 ] || fail "rank 1's target d0/r.img, rank 0's -o r.img in d0: exit 0: $(cat "$D/log")"
 grep -q "or another rank's trace or result file" "$D/log" || fail "d0/r.img: $(cat "$D/log")"
 cmp -s "$D/x01" "$D/d0/r.img" || fail "d0/r.img, rank 0's result and rank 1's target, was changed"
+# record compares the files the ranks name too: one relative -o in two directories is two
+# files (a7c42ea refused it: each rank expanded its own pattern for the other), so the ranks
+# go on to their next check (here a device that does not exist); one file named two ways,
+# absolute and relative, is refused by both
+rc=0
+timeout -s KILL 60 "${MPIRUN[@]}" -n 1 -wdir "$D/d0" "$BIOTAPE" record -d /nonexistent -o rec.btape \
+	--duration 1s : -n 1 -wdir "$D/d1" "$BIOTAPE" record -d /nonexistent -o rec.btape \
+	--duration 1s >"$D/log" 2>&1 || rc=$?
+[ $rc != 0 ] && ! grep -q "would write the same file" "$D/log" && grep -q nonexistent "$D/log" ||
+	fail "record -o rec.btape from two directories: $rc $(cat "$D/log")"
+rc=0
+timeout -s KILL 60 "${MPIRUN[@]}" -n 1 "$BIOTAPE" record -o "$D/d0/s1.btape" --duration 1s \
+	: -n 1 -wdir "$D/d0" "$BIOTAPE" record -o s%r.btape --duration 1s >"$D/log" 2>&1 || rc=$?
+[ $rc != 0 ] && [ "$(grep -c "ranks 0 and 1 on one host would write the same file" "$D/log")" = 2 ] ||
+	fail "record: s1.btape named two ways: want both ranks' refusal: $(cat "$D/log")"
+[ ! -e "$D/d0/s1.btape" ] || fail "record wrote s1.btape"
 # the null device is a sink every rank may share
 timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
 	--engine null --timing afap --no-progress -o /dev/null >"$D/log" 2>&1 ||
