@@ -137,10 +137,11 @@ static void line_chart(FILE *fp, const char *name, const char *title, const char
 				continue;
 			}
 			fprintf(fp, "%c%.1f %.1f", gap ? 'M' : 'L', x, y);
+			/* a point with no neighbour draws nothing as a path: a short stroke */
+			if (gap && (i + 1 == npts || isnan(ys[s][i + 1])))
+				fprintf(fp, "h2");
 			gap = false;
 		}
-		if (npts == 1)
-			fprintf(fp, "h2");
 		fputs("\"><title>", fp);
 		html_escape(fp, names[s]);
 		fprintf(fp, ": peak %s</title></path>\n", chart_axis_label(&ya, peak, b, sizeof(b)));
@@ -150,20 +151,22 @@ static void line_chart(FILE *fp, const char *name, const char *title, const char
 
 /*
  * Device time p50 and p99 by the queue depth at issue (stats_qd_band()), per op: one line for
- * each op and quantile, for each side of a comparison (sides NULL: one report). At most 8 lines
- * (the first ops with depths); a band with no I/O leaves a gap.
+ * each op and quantile, for each side of a comparison (sides NULL: one report). At most
+ * DEPTH_LINES lines (the first ops with depths: the legend's room); a band with no I/O leaves
+ * a gap.
  */
+#define DEPTH_LINES 4
 static void depth_chart(FILE *fp, const char *name, const char *title,
 			const struct stats *const *ss, const char *const *sides, int nside,
 			unsigned int op_only)
 {
-	double v[8][STATS_QD_BANDS];
-	const double *ys[8];
-	char names[8][48], x0[16], x1[16];
-	const char *np[8];
+	double v[DEPTH_LINES][STATS_QD_BANDS];
+	const double *ys[DEPTH_LINES];
+	char names[DEPTH_LINES][48], x0[16], x1[16];
+	const char *np[DEPTH_LINES];
 	int n = 0, lo = STATS_QD_BANDS, hi = -1;
 
-	for (unsigned int op = 0; op < BTAPE_OP__COUNT && n < 8; op++) {
+	for (unsigned int op = 0; op < BTAPE_OP__COUNT && n < DEPTH_LINES; op++) {
 		if (op_only < BTAPE_OP__COUNT && op != op_only)
 			continue;
 		bool any = false;
@@ -171,8 +174,8 @@ static void depth_chart(FILE *fp, const char *name, const char *title,
 		for (int d = 0; d < nside; d++)
 			for (int k = 0; k < STATS_QD_BANDS; k++)
 				any |= hist_count(ss[d]->ops[op].lat_qd[k]) > 0;
-		for (int q = 0; any && q < 2 && n < 8; q++)
-			for (int d = 0; d < nside && n < 8; d++, n++) {
+		for (int q = 0; any && q < 2 && n < DEPTH_LINES; q++)
+			for (int d = 0; d < nside && n < DEPTH_LINES; d++, n++) {
 				for (int k = 0; k < STATS_QD_BANDS; k++) {
 					const struct hist *h = ss[d]->ops[op].lat_qd[k];
 

@@ -107,7 +107,8 @@ static int do_export(const char *in, const char *out, int to, const char *target
 
 		cli_out_abort(&o);
 		if (werr)
-			cli_err("convert: %s: write error", out);
+			cli_err("convert: %s: write error",
+				strcmp(out, "-") ? out : "standard output");
 		else /* "IN: what", the exporter's and the reader's alike */
 			cli_err("convert: %s", err);
 		return cli_exit_status(ret);

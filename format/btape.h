@@ -491,7 +491,8 @@ int btape_reader__chunk_info(const struct btape_reader *r, uint64_t i,
 			     struct btape_chunk_info *ci);
 /* Reason for the reader's last failure ("no error" if none). */
 const char *btape_reader__errmsg(const struct btape_reader *r);
-/* The path the reader was opened by (its messages start with it), or NULL (opened by fd). */
+/* The name the reader's messages start with: the path it was opened by, "<stdin>" for "-",
+ * "trace" when opened by fd. */
 const char *btape_reader__name(const struct btape_reader *r);
 
 #ifdef __cplusplus

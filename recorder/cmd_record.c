@@ -994,10 +994,16 @@ static int expand_paths(struct rec_state *s)
 	if (!s->rc)
 		return 0;
 	int bad = rec_cluster__expand(s->rc, o->out, s->out_buf, sizeof(s->out_buf));
+	bool out_stdout = strcmp(o->out, "-") == 0 && rec_cluster__size(s->rc) > 1;
 
 	/* two ranks of one host writing one file in place: a damaged trace, one rank's lost. Every
 	 * rank takes part in the exchange, one with a bad pattern too (it names no file). */
-	r = rec_cluster__out_clash(s->rc, bad ? NULL : s->out_buf);
+	r = rec_cluster__out_clash(s->rc, bad || out_stdout ? NULL : s->out_buf);
+	if (out_stdout) { /* every rank's stream would meet in the launcher's */
+		cli_err("record: -o -: the ranks of a cluster cannot share standard output (give "
+			"each its file: -o trace-%%h-%%r.btape)");
+		return BTAPE_EXIT_USAGE;
+	}
 	if (bad) {
 		cli_err("record: -o '%s': bad pattern (%%h host, %%r rank, %%%% a %%)", o->out);
 		return BTAPE_EXIT_USAGE;

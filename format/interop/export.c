@@ -15,7 +15,7 @@
 
 struct expctx {
 	FILE *out;
-	const char *name; /* the trace's path (btape_reader__name()); NULL: none */
+	const char *name; /* what the reader's messages start with (btape_reader__name()) */
 	const struct btape_meta *meta;
 	const struct btape_export_opts *o;
 	struct btape_export_stats st;

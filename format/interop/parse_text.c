@@ -664,7 +664,9 @@ ignore:
 	return 0;
 }
 
-#define CSV_DEV_INDEX_MAX 4096 /* a numeric dev below this keeps its index */
+#define CSV_DEV_INDEX_MAX                                                   \
+	65536 /* a numeric dev below this keeps its index (a device table's \
+	       * most: BTAPE_DEVICES_MAX) */
 
 /*
  * The fields of one CSV line (RFC 4180: a field in double quotes may hold commas, and "" for
@@ -803,7 +805,8 @@ int parse_csv_line(struct imp *im, char *line, size_t len)
 	OPT(&f[14], "qd", UINT32_MAX, &v, BTAPE_HAS_QD);
 	ev.qd = (uint32_t)v;
 	/* dev as the exporter wrote it, an index: devices 0 .. dev declared in order (names "0",
-	 * "1", ...), so that the index comes back the same; another name is a device of its own */
+	 * "1", ...), so that the index comes back the same; another name is a device of its own
+	 * (after one, the numbers declared later come after it) */
 	if (!field_u64(&f[3], &v) && v < CSV_DEV_INDEX_MAX) {
 		while (im->meta.ndevices <= v) {
 			char name[16];
@@ -815,7 +818,8 @@ int parse_csv_line(struct imp *im, char *line, size_t len)
 			if (d < 0)
 				return d;
 			if ((uint32_t)d + 1 != im->meta.ndevices)
-				break; /* "3" was there already, as another name's: by name then */
+				break; /* not a new device (cannot be: "N" below the count was
+					* declared here, at N); the loop ends all the same */
 		}
 	}
 	CALL(dev_of(im, &f[3], &ev.dev));

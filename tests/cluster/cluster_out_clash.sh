@@ -135,6 +135,11 @@ timeout -s KILL 60 "${MPIRUN[@]}" -n 1 "$BIOTAPE" record -o "$D/d0/s1.btape" --d
 [ $rc != 0 ] && [ "$(grep -c "ranks 0 and 1 on one host would write the same file" "$D/log")" = 2 ] ||
 	fail "record: s1.btape named two ways: want both ranks' refusal: $(cat "$D/log")"
 [ ! -e "$D/d0/s1.btape" ] || fail "record wrote s1.btape"
+# standard output is no file of its own: the ranks' streams would meet in the launcher's
+rc=0
+timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" record -o - --duration 1s >"$D/log" 2>&1 || rc=$?
+[ $rc != 0 ] && [ "$(grep -c "cannot share standard output" "$D/log")" = 2 ] ||
+	fail "record -o - under mpirun -n 2: $rc $(head -c 600 "$D/log")"
 # the null device is a sink every rank may share
 timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
 	--engine null --timing afap --no-progress -o /dev/null >"$D/log" 2>&1 ||
