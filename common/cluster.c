@@ -4,6 +4,7 @@
  * protocols built on its operations (agreement, clock offsets, the start instant).
  */
 #include "btape.h"
+#include "cli.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -658,6 +659,26 @@ cleanup:
 	free(pad);
 	free(v);
 	return err;
+}
+
+int cl_comm__allgather_file(struct cl_comm *c, const char *path, char ***all, const char **why)
+{
+	char *abs = path ? cli_absolute_path(path, why) : NULL;
+	int err = cl_comm__allgather_str(c, abs ? abs : "", all);
+
+	free(abs);
+	return err;
+}
+
+int cl_comm__host_clash(const struct cl_comm *c, char *const *all, const char *file)
+{
+	const char *host = cl_comm__host(c);
+
+	for (int r = 0; file && r < c->size; r++)
+		if (r != c->rank && all[r][0] && !strcmp(cl_comm__host_of(c, r), host) &&
+		    cli_same_file(file, all[r]))
+			return r;
+	return -1;
 }
 
 int cl_expand_path(char *out, size_t size, const char *pat, const char *host, int rank)

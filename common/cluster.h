@@ -102,6 +102,15 @@ int cl_comm__allgather(struct cl_comm *c, const void *in, size_t len, void *out)
  */
 #define CL_STR_MAX (1u << 20)
 int cl_comm__allgather_str(struct cl_comm *c, const char *mine, char ***all);
+/*
+ * cl_comm__allgather_str() of a file each rank names: PATH made absolute (ranks may run in
+ * different directories), "" for none (PATH NULL). When this rank cannot name it (no memory,
+ * no working directory) it sends "" and *why says so; the exchange still takes place.
+ */
+int cl_comm__allgather_file(struct cl_comm *c, const char *path, char ***all, const char **why);
+/* The lowest other rank of this host whose file in ALL (cl_comm__allgather_file()) is FILE
+ * (cli_same_file()), or -1. */
+int cl_comm__host_clash(const struct cl_comm *c, char *const *all, const char *file);
 /* Point to point: len bytes to, or from, one rank. tag: the caller's, below 0x6000 (the layer
  * uses 0x62xx). With one rank (no MPI): -EINVAL. */
 int cl_comm__send(struct cl_comm *c, const void *buf, size_t len, int peer, int tag);

@@ -98,16 +98,16 @@ int rec_cluster__expand(const struct rec_cluster *rc, const char *pat, char *buf
 
 int rec_cluster__out_clash(struct rec_cluster *rc, const char *out)
 {
-	const char *why = NULL, *host;
-	char *mine = NULL, **all = NULL;
-	int clash = -1, err;
+	const char *why = NULL;
+	char **all = NULL;
+	int clash, err;
 
 	if (!rc || rc->size == 1)
 		return -1;
-	/* a sink (/dev/null) every rank may share; absolute: ranks may run in other directories */
-	if (out && btape_output_check(out, NULL, 0) != 1)
-		mine = cli_absolute_path(out, &why);
-	err = cl_comm__allgather_str(rc->c, mine ? mine : "", &all);
+	/* a sink (/dev/null) every rank may share */
+	if (out && btape_output_check(out, NULL, 0) == 1)
+		out = NULL;
+	err = cl_comm__allgather_file(rc->c, out, &all, &why);
 	if (err == -ENOMEM) { /* this rank's alone: the others wait in the allgather */
 		cli_err("record: rank %d: out of memory", rc->rank);
 		cl_comm__abort(rc->c, BTAPE_EXIT_FAIL);
@@ -117,16 +117,10 @@ int rec_cluster__out_clash(struct rec_cluster *rc, const char *out)
 			cli_err("record: a rank's output name is over 1 MiB");
 		else
 			broken(rc, "exchanging the output names");
-		free(mine);
 		return -2;
 	}
-	host = cl_comm__host(rc->c);
-	for (int r = 0; mine && clash < 0 && r < rc->size; r++)
-		if (r != rc->rank && all[r][0] && !strcmp(cl_comm__host_of(rc->c, r), host) &&
-		    cli_same_file(mine, all[r]))
-			clash = r;
+	clash = why ? -1 : cl_comm__host_clash(rc->c, all, out);
 	free(all);
-	free(mine);
 	if (why) {
 		cli_err("record: -o '%s': %s", out, why);
 		return -2;

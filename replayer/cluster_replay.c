@@ -389,21 +389,13 @@ static int broken(struct rp_cluster *rc, int err);
  */
 static int exchange_files(struct rp_cluster *rc, const char *trace, const char *out)
 {
-	char *at = NULL, *ao = NULL; /* absolute: ranks may run in different directories */
 	const char *why = NULL;
 	int err;
 
-	if ((trace && !(at = cli_absolute_path(trace, &why))) ||
-	    (out && !(ao = cli_absolute_path(out, &why)))) {
-		free(at);
-		at = ao = NULL; /* the others are not told of a file this rank cannot name */
-	}
 	rc->exchanged = true;
-	err = cl_comm__allgather_str(rc->c, at ? at : "", &rc->traces);
+	err = cl_comm__allgather_file(rc->c, trace, &rc->traces, &why);
 	if (!err)
-		err = cl_comm__allgather_str(rc->c, ao ? ao : "", &rc->outs);
-	free(at);
-	free(ao);
+		err = cl_comm__allgather_file(rc->c, out, &rc->outs, &why);
 	if (err == -E2BIG) /* every rank has it (the longest name is agreed on first) */
 		why = "a rank's file name is over 1 MiB";
 	else if (err == -ENOMEM) { /* this rank's alone: the others wait on it in the allgather */
@@ -478,14 +470,15 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 	}
 	host_files(rc, rc->traces, false);
 	rc->nhost_traces = rc->nhost_files;
-	for (int r = 0; o && r < rc->size; r++) { /* one rank's result would replace the other's */
-		if (r == rc->rank || !rc->outs[r][0] || btape_output_check(o, NULL, 0) == 1 ||
-		    strcmp(cl_comm__host_of(rc->c, r), cl_comm__host(rc->c)) != 0 ||
-		    !cli_same_file(o, rc->outs[r]))
-			continue;
+	/* one rank's result would replace the other's (a sink is no file of its own) */
+	int twin = o && btape_output_check(o, NULL, 0) != 1
+			   ? cl_comm__host_clash(rc->c, rc->outs, o)
+			   : -1;
+
+	if (twin >= 0) {
 		cli_err("replay: -o '%s': ranks %d and %d on one host would write the same file "
 			"(put %%r in it)",
-			*out, r < rc->rank ? r : rc->rank, r < rc->rank ? rc->rank : r);
+			*out, twin < rc->rank ? twin : rc->rank, twin < rc->rank ? rc->rank : twin);
 		return -EINVAL;
 	}
 	/* the other ranks' results are never this rank's target (a target is read and written
