@@ -158,13 +158,20 @@ devtab_add(struct imp *im, const char *name, size_t len, uint64_t h, uint32_t ma
 				(int)len, name);
 	if (im->meta.ndevices >= DEVICES_MAX)
 		return imp_fail(im, "more than %u devices", DEVICES_MAX);
+	/* the device table grows with the index, doubling (btape_meta_add_device grows by one:
+	 * declaring N devices through it copies O(N^2) bytes) */
 	if (t->nent == t->capent) {
 		uint32_t cap = t->capent ? t->capent * 2 : 64;
 		struct devent *e = realloc(t->ent, cap * sizeof(*e));
+		struct btape_device *dv;
 
 		if (!e)
 			return imp_fail(im, "out of memory");
 		t->ent = e;
+		dv = realloc(im->meta.devices, cap * sizeof(*dv));
+		if (!dv)
+			return imp_fail(im, "out of memory");
+		im->meta.devices = dv;
 		t->capent = cap;
 	}
 	memcpy(d.name, name, len);
@@ -181,9 +188,8 @@ devtab_add(struct imp *im, const char *name, size_t len, uint64_t h, uint32_t ma
 		if (hit)
 			d.size_bytes = hit->bytes;
 	}
-	idx = btape_meta_add_device(&im->meta, &d);
-	if (idx < 0)
-		return imp_fail(im, "device table: %s", strerror(-idx));
+	idx = (int)im->meta.ndevices++;
+	im->meta.devices[idx] = d;
 	t->ent[t->nent].hash = h;
 	t->ent[t->nent].len = (uint32_t)len;
 	t->nent++;

@@ -411,6 +411,13 @@ printf '%s\n' 'issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pi
 	'1000,,,2,8,4096,read,,,,,,,,' '2000,2500,1900,0,16,0,flush,SP,-5,7,8,"a,""b""",3,1,2' \
 	'3000,3100,,3,0,512,discard,,0,,,x,,,' >"$D/all.want"
 diff -u "$D/all.want" "$D/all.dump" >"$D/diff" || fail "csv fields: $(cat "$D/diff")"
+# the largest index the format holds comes back too (its 65,535 devices before it declared)
+printf '%s
+' 'issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd' \
+	'1000,,,65535,8,4096,read,,,,,,,,' '2000,,,3,8,4096,write,,,,,,,,' >"$D/wide.csv"
+"$BIOTAPE" convert -q "$D/wide.csv" "$D/wide.btape" || fail "csv import of device 65535"
+"$BIOTAPE" dump --csv "$D/wide.btape" | tail -n +2 | cut -d, -f4 | tr '\n' ' ' >"$D/wide.dev"
+[ "$(cat "$D/wide.dev")" = "65535 3 " ] || fail "csv device indexes 65535 3 came back as $(cat "$D/wide.dev")"
 hdr=issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd
 for c in '1000,,,0,8,4096,read,,,,,"open,,,,|a quoted field is not closed' \
 	'1000,,,0,8,4096,read,,,,,,,|14 fields (expected 15' \
