@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -239,6 +240,10 @@ int cl_comm__open(struct cl_comm **out, int *argc, char ***argv)
 	}
 	if (gethostname(host, sizeof(host) - 1))
 		snprintf(host, sizeof(host), "unknown");
+	/* test hook: a rank that takes itself for another host, so that one machine can test
+	 * what only ranks of several hosts do (docs/CLUSTER.md, "The MPI layer") */
+	if (getenv("BIOTAPE_TEST_HOST"))
+		snprintf(host, sizeof(host), "%s", getenv("BIOTAPE_TEST_HOST"));
 	host[CL_HOST_MAX - 1] = 0;
 	c->hosts = calloc((size_t)c->size, CL_HOST_MAX);
 	err = -ENOMEM;
@@ -667,6 +672,57 @@ int cl_comm__allgather_file(struct cl_comm *c, const char *path, char ***all, co
 	int err = cl_comm__allgather_str(c, abs ? abs : "", all);
 
 	free(abs);
+	return err;
+}
+
+int cl_comm__shared_clash(struct cl_comm *c, char *const *all, bool mine, int *clash)
+{
+	const char *file = all[c->rank], *slash = strrchr(file, '/');
+	char marker[CL_HOST_MAX + 96] = "", **names = NULL;
+	int dfd = -1, err;
+
+	*clash = -1;
+	if (mine && slash) { /* all[] is absolute: "/x" is in "/" */
+		char *dir = strndup(file, slash == file ? 1 : (size_t)(slash - file));
+
+		dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		free(dir);
+	}
+	if (dfd >= 0) {
+		int fd;
+
+		snprintf(marker, sizeof(marker), ".biotape-share-%s-%d-%ld-%llu", cl_comm__host(c),
+			 c->rank, (long)getpid(), (unsigned long long)cl_now_ns());
+		fd = openat(dfd, marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd < 0)
+			marker[0] = 0; /* an unwritable directory: the output fails there anyway */
+		else
+			close(fd);
+	}
+	err = cl_comm__allgather_str(c, marker, &names);
+	if (err == -ENOMEM) { /* this rank's alone: the others wait in the allgather */
+		if (marker[0])
+			unlinkat(dfd, marker, 0);
+		cli_err("rank %d: out of memory", c->rank);
+		cl_comm__abort(c, BTAPE_EXIT_FAIL);
+	}
+	for (int r = 0; !err && marker[0] && r < c->size && *clash < 0; r++) {
+		const char *other = strrchr(all[r], '/');
+
+		if (r != c->rank && names[r][0] && other &&
+		    strcmp(cl_comm__host_of(c, r), cl_comm__host(c)) != 0 &&
+		    !strcmp(other + 1, slash + 1) &&
+		    !faccessat(dfd, names[r], F_OK, AT_SYMLINK_NOFOLLOW))
+			*clash = r;
+	}
+	if (!err) /* no rank removes its marker before every rank has looked */
+		err = cl_comm__barrier(c);
+	if (marker[0])
+		unlinkat(dfd, marker, 0);
+	if (dfd >= 0)
+		close(dfd);
+	free(names);
 	return err;
 }
 

@@ -21,6 +21,7 @@
 #define BIOTAPE_CLUSTER_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -111,6 +112,17 @@ int cl_comm__allgather_file(struct cl_comm *c, const char *path, char ***all, co
 /* The lowest other rank of this host whose file in ALL (cl_comm__allgather_file()) is FILE
  * (cli_same_file()), or -1. */
 int cl_comm__host_clash(const struct cl_comm *c, char *const *all, const char *file);
+/*
+ * Where ranks of different hosts write one file of a filesystem they share (NFS, a cluster
+ * filesystem): *clash = the lowest other host's rank whose file in ALL (cl_comm__allgather_file())
+ * is this rank's all[rank], or -1. Collective: every rank calls it, MINE false where it names
+ * no file of its own (none, a sink). Each rank with a file leaves an empty marker
+ * (".biotape-share-HOST-RANK-PID-NS") in its file's directory for the length of the call; a
+ * rank that sees another host's marker in its own file's directory, for a file of the same
+ * name, shares that file. Where a rank cannot make its marker (a directory it cannot write)
+ * it sees nothing and is seen by nobody. 0, or -errno when the cluster broke.
+ */
+int cl_comm__shared_clash(struct cl_comm *c, char *const *all, bool mine, int *clash);
 /* Point to point: len bytes to, or from, one rank. tag: the caller's, below 0x6000 (the layer
  * uses 0x62xx). With one rank (no MPI): -EINVAL. */
 int cl_comm__send(struct cl_comm *c, const void *buf, size_t len, int peer, int tag);

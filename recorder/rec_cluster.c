@@ -96,12 +96,18 @@ int rec_cluster__expand(const struct rec_cluster *rc, const char *pat, char *buf
 	return n < 0 ? n : 0;
 }
 
-int rec_cluster__out_clash(struct rec_cluster *rc, const char *out)
+const char *rec_cluster__host_of(const struct rec_cluster *rc, int r)
+{
+	return rc ? cl_comm__host_of(rc->c, r) : "?";
+}
+
+int rec_cluster__out_clash(struct rec_cluster *rc, const char *out, bool *other_host)
 {
 	const char *why = NULL;
 	char **all = NULL;
-	int clash, err;
+	int clash, shared, err;
 
+	*other_host = false;
 	if (!rc || rc->size == 1)
 		return -1;
 	/* a sink (/dev/null) every rank may share */
@@ -120,10 +126,20 @@ int rec_cluster__out_clash(struct rec_cluster *rc, const char *out)
 		return -2;
 	}
 	clash = why ? -1 : cl_comm__host_clash(rc->c, all, out);
+	/* every rank that got here takes part, whatever it found */
+	err = cl_comm__shared_clash(rc->c, all, out && !why, &shared);
 	free(all);
+	if (err) {
+		broken(rc, "looking for outputs on a shared filesystem");
+		return -2;
+	}
 	if (why) {
 		cli_err("record: -o '%s': %s", out, why);
 		return -2;
+	}
+	if (clash < 0 && shared >= 0) {
+		*other_host = true;
+		clash = shared;
 	}
 	return clash;
 }

@@ -140,6 +140,33 @@ rc=0
 timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" record -o - --duration 1s >"$D/log" 2>&1 || rc=$?
 [ $rc != 0 ] && [ "$(grep -c "cannot share standard output" "$D/log")" = 2 ] ||
 	fail "record -o - under mpirun -n 2: $rc $(head -c 600 "$D/log")"
+# ranks of two hosts (BIOTAPE_TEST_HOST gives each its own name) with one -o file: one
+# directory is a filesystem both hosts share, and the last rank to finish used to rename its
+# file over the other's (exit 0); both refused now, nothing written, no marker left behind.
+# The same relative name in two directories (each host's own filesystem) and %h go on.
+hosts() { # DIR0 DIR1 ARGS...: rank 0 as host hA in DIR0, rank 1 as host hB in DIR1
+	local d0=$1 d1=$2
+	shift 2
+	timeout -s KILL 60 "${MPIRUN[@]}" -n 1 -x BIOTAPE_TEST_HOST=hA -wdir "$d0" "$BIOTAPE" "$@" \
+		: -n 1 -x BIOTAPE_TEST_HOST=hB -wdir "$d1" "$BIOTAPE" "$@" >"$D/log" 2>&1
+}
+mkdir -p "$D/nfs" "$D/h0" "$D/h1"
+for cmd in "replay $D/t.btape --target $D/tgt --engine null --timing afap --no-progress" \
+	"record --duration 1s"; do
+	rc=0
+	hosts "$D/nfs" "$D/nfs" $cmd -o out.btape || rc=$?
+	[ $rc != 0 ] && grep -q "rank 0 (host hA) writes this file too: a filesystem the hosts share" \
+		"$D/log" && grep -q "rank 1 (host hB) writes this file too" "$D/log" ||
+		fail "${cmd%% *} -o out.btape on a shared directory: $rc $(cat "$D/log")"
+	[ -z "$(ls -A "$D/nfs")" ] || fail "${cmd%% *} on a shared directory left $(ls -A "$D/nfs")"
+done
+hosts "$D/h0" "$D/h1" replay "$D/t.btape" --target "$D/tgt" --engine null --timing afap \
+	--no-progress -o out.btape || fail "replay -o out.btape, two hosts' own directories: $(cat "$D/log")"
+[ -s "$D/h0/out.btape" ] && [ -s "$D/h1/out.btape" ] && [ "$(ls -A "$D/h0" "$D/h1" | grep -c .)" = 4 ] ||
+	fail "two hosts' own directories: $(ls -AR "$D/h0" "$D/h1")"
+hosts "$D/nfs" "$D/nfs" replay "$D/t.btape" --target "$D/tgt" --engine null --timing afap \
+	--no-progress -o out-%h.btape || fail "replay -o out-%h.btape, shared: $(cat "$D/log")"
+[ -s "$D/nfs/out-hA.btape" ] && [ -s "$D/nfs/out-hB.btape" ] || fail "%h: $(ls -A "$D/nfs")"
 # the null device is a sink every rank may share
 timeout -s KILL 60 "${MPIRUN[@]}" -n 2 "$BIOTAPE" replay "$D/t.btape" --target "$D/tgt" \
 	--engine null --timing afap --no-progress -o /dev/null >"$D/log" 2>&1 ||
