@@ -79,6 +79,8 @@ struct devtab {
 	uint32_t cap;
 	uint32_t last;	    /* cache: index + 1 of the last hit */
 	struct devent *ent; /* per device index */
+	/* nent is the import's meta.ndevices, capent the capacity of both ent and meta.devices:
+	 * devtab_add() grows them together, and nothing else may add a device to meta */
 	uint32_t nent, capent;
 	struct { /* direct-mapped cache of ids up to 8 bytes */
 		uint64_t key;

@@ -412,8 +412,7 @@ printf '%s\n' 'issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pi
 	'3000,3100,,3,0,512,discard,,0,,,x,,,' >"$D/all.want"
 diff -u "$D/all.want" "$D/all.dump" >"$D/diff" || fail "csv fields: $(cat "$D/diff")"
 # the largest index the format holds comes back too (its 65,535 devices before it declared)
-printf '%s
-' 'issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd' \
+printf '%s\n' 'issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd' \
 	'1000,,,65535,8,4096,read,,,,,,,,' '2000,,,3,8,4096,write,,,,,,,,' >"$D/wide.csv"
 "$BIOTAPE" convert -q "$D/wide.csv" "$D/wide.btape" || fail "csv import of device 65535"
 "$BIOTAPE" dump --csv "$D/wide.btape" | tail -n +2 | cut -d, -f4 | tr '\n' ' ' >"$D/wide.dev"
