@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "cluster.h"
 #include "cluster_mpi.h"
+#include "wire_id.h"
 
 #ifndef BIOTAPE_MPI_PLUGIN_DIR
 #define BIOTAPE_MPI_PLUGIN_DIR "/usr/local/lib/biotape"
@@ -242,8 +243,10 @@ int cl_comm__open(struct cl_comm **out, int *argc, char ***argv)
 		snprintf(host, sizeof(host), "unknown");
 	/* test hook: a rank that takes itself for another host, so that one machine can test
 	 * what only ranks of several hosts do (docs/CLUSTER.md, "The MPI layer") */
-	if (getenv("BIOTAPE_TEST_HOST"))
-		snprintf(host, sizeof(host), "%s", getenv("BIOTAPE_TEST_HOST"));
+	const char *test_host = getenv("BIOTAPE_TEST_HOST");
+
+	if (test_host && *test_host)
+		snprintf(host, sizeof(host), "%s", test_host);
 	host[CL_HOST_MAX - 1] = 0;
 	c->hosts = calloc((size_t)c->size, CL_HOST_MAX);
 	err = -ENOMEM;
@@ -675,6 +678,63 @@ int cl_comm__allgather_file(struct cl_comm *c, const char *path, char ***all, co
 	return err;
 }
 
+uint64_t cl_layout_hash(const uint64_t *v, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over the bytes */
+
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < 64; k += 8)
+			h = (h ^ ((v[i] >> k) & 0xff)) * 0x100000001b3ull;
+	return h;
+}
+
+#define BUILD_ID_MAGIC 0x3130657269777462ull /* "btwire01" */
+struct build_id {
+	uint64_t magic;
+	uint64_t layout;
+	char wire[32]; /* CL_WIRE_ID */
+	char version[16];
+};
+
+int cl_comm__same_build(struct cl_comm *c, const char *cmd, uint64_t layout)
+{
+	struct build_id mine = {.magic = BUILD_ID_MAGIC, .layout = layout}, *all;
+	/* test hook: another build's stamp (tests/cluster/cluster_build.sh) */
+	const char *t = getenv("BIOTAPE_TEST_BUILD_ID");
+	int err;
+
+	if (t && *t)
+		mine.layout ^= strtoull(t, NULL, 0);
+	_Static_assert(sizeof(CL_WIRE_ID) == sizeof(mine.wire) + 1, "CL_WIRE_ID: 32 hex digits");
+	memcpy(mine.wire, CL_WIRE_ID, sizeof(mine.wire));
+	snprintf(mine.version, sizeof(mine.version), "%s", BIOTAPE_VERSION);
+	all = calloc((size_t)c->size, sizeof(*all));
+	if (!all) { /* this rank's alone: the others wait in the allgather */
+		cli_err("%s: rank %d: out of memory", cmd, c->rank);
+		cl_comm__abort(c, BTAPE_EXIT_FAIL);
+	}
+	err = cl_comm__allgather(c, &mine, sizeof(mine), all);
+	for (int r = 1; !err && r < c->size; r++) {
+		if (all[r].magic == all[0].magic && all[r].layout == all[0].layout &&
+		    memcmp(all[r].wire, all[0].wire, sizeof(all[0].wire)) == 0 &&
+		    strncmp(all[r].version, all[0].version, sizeof(all[0].version)) == 0)
+			continue;
+		all[r].version[sizeof(all[r].version) - 1] = 0;
+		all[0].version[sizeof(all[0].version) - 1] = 0;
+		if (c->rank == 0 && strcmp(all[r].version, all[0].version) != 0)
+			cli_err("%s: rank %d (host %s) runs biotape %s, rank 0 biotape %s: every "
+				"rank must run the same build",
+				cmd, r, cl_comm__host_of(c, r), all[r].version, all[0].version);
+		else if (c->rank == 0)
+			cli_err("%s: rank %d (host %s) runs another build of biotape %s than rank "
+				"0: every rank must run the same build",
+				cmd, r, cl_comm__host_of(c, r), all[r].version);
+		err = -EPROTO;
+	}
+	free(all);
+	return err;
+}
+
 int cl_comm__shared_clash(struct cl_comm *c, char *const *all, bool mine, int *clash)
 {
 	const char *file = all[c->rank], *slash = strrchr(file, '/');
@@ -682,7 +742,9 @@ int cl_comm__shared_clash(struct cl_comm *c, char *const *all, bool mine, int *c
 	int dfd = -1, err;
 
 	*clash = -1;
-	if (mine && slash) { /* all[] is absolute: "/x" is in "/" */
+	/* all[] is absolute: "/x" is in "/"; a name that is no file ("d/", "d/.") is not compared
+	 */
+	if (mine && slash && slash[1] && strcmp(slash + 1, ".") && strcmp(slash + 1, "..")) {
 		char *dir = strndup(file, slash == file ? 1 : (size_t)(slash - file));
 
 		dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;

@@ -92,6 +92,18 @@ void cl_comm__set_spin(struct cl_comm *c, int64_t spin_ns);
 void cl_comm__set_hurry(struct cl_comm *c, const volatile sig_atomic_t *flag, int64_t grace_ns);
 
 int cl_comm__barrier(struct cl_comm *c);
+/*
+ * Collective, right after the open: every rank runs the same build, or -EPROTO at every rank,
+ * rank 0 having named each rank that does not ("CMD: rank 1 (host h) runs another build of
+ * biotape V than rank 0: every rank must run the same build"). Ranks send each other structs
+ * as they lie in memory: the stamp is the version, CL_WIRE_ID (a hash of the sources that
+ * define those structs, cmake/wire_id.cmake) and LAYOUT, the command's cl_layout_hash() of the
+ * sizes and offsets of what it sends as this compiler laid them out. Another -errno when the
+ * cluster broke.
+ */
+int cl_comm__same_build(struct cl_comm *c, const char *cmd, uint64_t layout);
+/* FNV-1a over N values: a layout for cl_comm__same_build(). */
+uint64_t cl_layout_hash(const uint64_t *v, size_t n);
 /* buf (len bytes) of root to every rank. */
 int cl_comm__bcast(struct cl_comm *c, void *buf, size_t len, int root);
 /* len bytes of each rank into out[rank * len] at root (gather) or at every rank (allgather). */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,19 @@ struct rec_cluster {
 	uint64_t next_test; /* when to test it again */
 };
 
+/* What the ranks send each other as it lies in memory (cl_comm__same_build()): the summary
+ * rows, the clock offsets. */
+static uint64_t wire_layout(void)
+{
+	const uint64_t v[] = {
+		sizeof(struct rec_cluster_row),
+		offsetof(struct rec_cluster_row, out),
+		sizeof(struct cl_offset),
+	};
+
+	return cl_layout_hash(v, sizeof(v) / sizeof(v[0]));
+}
+
 int rec_cluster__open(struct rec_cluster **out)
 {
 	struct cl_comm *c;
@@ -57,6 +71,17 @@ int rec_cluster__open(struct rec_cluster **out)
 	rc->c = c;
 	rc->rank = cl_comm__rank(c);
 	rc->size = cl_comm__size(c);
+	err = cl_comm__same_build(c, "record", wire_layout());
+	if (err) { /* every rank saw the same: each leaves, none records */
+		if (err != -EPROTO) {
+			cli_err("record: rank %d: %s", rc->rank, cl_comm__errmsg(c));
+			cl_comm__abort(c, BTAPE_EXIT_FAIL);
+		}
+		cl_comm__close(c);
+		free(rc->off);
+		free(rc);
+		return err;
+	}
 	cl_comm__set_timeout(c, SETUP_TIMEOUT_NS);
 	/* until every rank agrees, a failure is this rank's refusal: rank 0 prints them all
 	 * (alone, messages are printed as without a launcher) */

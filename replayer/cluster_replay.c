@@ -10,7 +10,6 @@
 #include "hist.h"
 #include "mpjson.h"
 #include "report.h"
-#include "wire_id.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -231,20 +230,10 @@ static void wait_until_mono(uint64_t t)
 
 /*
  * Ranks send each other struct rank_rec, rp_stats, rp_fid and beat as they lie in memory (and
- * merge them field by field): every rank must run the same build. Its stamp: the version; the
- * hash of the sources that define those structs (RP_WIRE_ID, replayer/wire_id.cmake: the same
- * sources built anywhere agree); and their sizes and where their last fields lie, as this
- * compiler laid them out (the same sources for another ABI differ there).
+ * merge them field by field): every rank must run the same build (cl_comm__same_build()). What
+ * this compiler made of them: their sizes and where their last fields lie.
  */
-#define BUILD_ID_MAGIC 0x3130657269777462ull /* "btwire01" */
-struct build_id {
-	uint64_t magic;
-	uint64_t layout;
-	char wire[32]; /* RP_WIRE_ID */
-	char version[16];
-};
-
-static struct build_id build_id(void)
+static uint64_t wire_layout(void)
 {
 	const uint64_t v[] = {
 		sizeof(struct rank_rec),
@@ -256,49 +245,8 @@ static struct build_id build_id(void)
 		offsetof(struct rp_stats, stage),
 		offsetof(struct rp_stats, lag_max_ns),
 	};
-	struct build_id b = {.magic = BUILD_ID_MAGIC, .layout = 0xcbf29ce484222325ull}; /* FNV-1a */
-	/* test hook: another build's stamp (tests/cluster/cluster_build.sh) */
-	const char *t = getenv("BIOTAPE_TEST_BUILD_ID");
 
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		for (int k = 0; k < 64; k += 8)
-			b.layout = (b.layout ^ ((v[i] >> k) & 0xff)) * 0x100000001b3ull;
-	if (t && *t)
-		b.layout ^= strtoull(t, NULL, 0);
-	_Static_assert(sizeof(RP_WIRE_ID) == sizeof(b.wire) + 1, "RP_WIRE_ID: 32 hex digits");
-	memcpy(b.wire, RP_WIRE_ID, sizeof(b.wire));
-	snprintf(b.version, sizeof(b.version), "%s", BIOTAPE_VERSION);
-	return b;
-}
-
-/* Every rank runs this build, or 0; or -EPROTO, rank 0 having named the first that does not. */
-static int same_build(struct rp_cluster *rc)
-{
-	struct build_id mine = build_id(), *all = calloc((size_t)rc->size, sizeof(*all));
-	int err;
-
-	if (!all)
-		return -ENOMEM;
-	err = cl_comm__allgather(rc->c, &mine, sizeof(mine), all);
-	for (int r = 1; !err && r < rc->size; r++) {
-		if (all[r].magic == all[0].magic && all[r].layout == all[0].layout &&
-		    memcmp(all[r].wire, all[0].wire, sizeof(all[0].wire)) == 0 &&
-		    strncmp(all[r].version, all[0].version, sizeof(all[0].version)) == 0)
-			continue;
-		all[r].version[sizeof(all[r].version) - 1] = 0;
-		all[0].version[sizeof(all[0].version) - 1] = 0;
-		if (rc->rank == 0 && strcmp(all[r].version, all[0].version) != 0)
-			cli_err("replay: rank %d (host %s) runs biotape %s, rank 0 biotape %s: every "
-				"rank must run the same build",
-				r, cl_comm__host_of(rc->c, r), all[r].version, all[0].version);
-		else if (rc->rank == 0)
-			cli_err("replay: rank %d (host %s) runs another build of biotape %s than rank "
-				"0: every rank must run the same build",
-				r, cl_comm__host_of(rc->c, r), all[r].version);
-		err = -EPROTO;
-	}
-	free(all);
-	return err;
+	return cl_layout_hash(v, sizeof(v) / sizeof(v[0]));
 }
 
 int rp_cluster__open(struct rp_cluster **out)
@@ -326,11 +274,10 @@ int rp_cluster__open(struct rp_cluster **out)
 	}
 	rc->rank = cl_comm__rank(rc->c);
 	rc->size = cl_comm__size(rc->c);
-	err = same_build(rc);
+	err = cl_comm__same_build(rc->c, "replay", wire_layout());
 	if (err) { /* every rank saw the same: each leaves, none starts */
 		if (err != -EPROTO) {
-			cli_err("replay: rank %d: %s", rc->rank,
-				err == -ENOMEM ? "out of memory" : cl_comm__errmsg(rc->c));
+			cli_err("replay: rank %d: %s", rc->rank, cl_comm__errmsg(rc->c));
 			cl_comm__abort(rc->c, BTAPE_EXIT_FAIL);
 		}
 		cl_comm__close(rc->c);

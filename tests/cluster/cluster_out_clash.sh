@@ -160,6 +160,17 @@ for cmd in "replay $D/t.btape --target $D/tgt --engine null --timing afap --no-p
 		fail "${cmd%% *} -o out.btape on a shared directory: $rc $(cat "$D/log")"
 	[ -z "$(ls -A "$D/nfs")" ] || fail "${cmd%% *} on a shared directory left $(ls -A "$D/nfs")"
 done
+# one directory reached by two names (rank 1 through a symlink): the same file all the same
+ln -s nfs "$D/nfs-link"
+rc=0
+hosts "$D/nfs" "$D/nfs-link" replay "$D/t.btape" --target "$D/tgt" --engine null --timing afap \
+	--no-progress -o out.btape || rc=$?
+[ $rc != 0 ] && grep -q "writes this file too: a filesystem the hosts share" "$D/log" ||
+	fail "replay -o out.btape, one directory by two names: $rc $(cat "$D/log")"
+[ -z "$(ls -A "$D/nfs")" ] || fail "one directory by two names: left $(ls -A "$D/nfs")"
+# the null device is no file of either host's
+hosts "$D/nfs" "$D/nfs" replay "$D/t.btape" --target "$D/tgt" --engine null --timing afap \
+	--no-progress -o /dev/null || fail "replay -o /dev/null, two hosts: $(cat "$D/log")"
 hosts "$D/h0" "$D/h1" replay "$D/t.btape" --target "$D/tgt" --engine null --timing afap \
 	--no-progress -o out.btape || fail "replay -o out.btape, two hosts' own directories: $(cat "$D/log")"
 [ -s "$D/h0/out.btape" ] && [ -s "$D/h1/out.btape" ] && [ "$(ls -A "$D/h0" "$D/h1" | grep -c .)" = 4 ] ||
