@@ -10,6 +10,7 @@
 #include "render.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -813,6 +814,11 @@ int cmd_profile(int argc, char **argv)
 		stats__free(s);
 		return BTAPE_EXIT_USAGE;
 	}
+	if (info.lost_events) /* the job's comment says it too; who runs it may never read it */
+		cli_info(0,
+			 "profile: the recorder lost %" PRIu64 " events of %s: the job's rates "
+			 "are lower bounds",
+			 info.lost_events, c.files[0]);
 	struct report r = {.s = s, .info = &info, .paths = c.files, .npaths = 1};
 	struct prof_arg a = {.c = &c, .r = &r};
 

@@ -276,6 +276,8 @@ int render_compare_text(FILE *fp, const struct report *ra, const struct report *
 	if (rb->npaths > 1)
 		fprintf(fp, " and %d more", rb->npaths - 1);
 	fprintf(fp, " (%s events)\n", fmt_count(b->all.n, s2, sizeof(s2)));
+	render_text_warnings(fp, ra, "  WARNING: A: ");
+	render_text_warnings(fp, rb, "  WARNING: B: ");
 	if (!a->all.n || !b->all.n) {
 		fprintf(fp, "  %s: no events in %s\n", !a->all.n ? "A" : "B",
 			(!a->all.n ? ra : rb)->info->filtered ? "window" : "trace");

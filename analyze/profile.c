@@ -178,8 +178,10 @@ int profile_write_global(FILE *fp, const struct report *r, bool per_process, int
 		fmt_lat((double)s->duration_ns, b2, sizeof(b2)));
 	if (r->info->filtered)
 		fprintf(fp, " (filtered window)");
+	fputc('\n', fp);
+	render_text_warnings(fp, r, "; WARNING: ");
 	fprintf(fp,
-		"\n; run with: TARGET=/dev/<scratch device> fio <this file>   (writes destroy data)\n");
+		"; run with: TARGET=/dev/<scratch device> fio <this file>   (writes destroy data)\n");
 	fprintf(fp, "; discards and other ops in the trace are not reproduced by this job; flushes "
 		    "are, by fsync=1 after writes (a -flush job beside a job that has both)\n");
 	fprintf(fp, "\n[global]\nfilename=${TARGET}\nioengine=io_uring\ndirect=1\n");

@@ -32,6 +32,9 @@ int render_text(FILE *fp, const struct report *r);
 int render_json(FILE *fp, const struct report *r);
 int render_html(FILE *fp, const struct report *r);
 int render_compare_text(FILE *fp, const struct report *a, const struct report *b);
+/* A line per thing that makes r's counts lower bounds (events the recorder lost, a file cut
+ * short or stopped early), each led by LEAD ("  WARNING: ", "; WARNING: "); none: nothing. */
+void render_text_warnings(FILE *fp, const struct report *r, const char *lead);
 int render_compare_json(FILE *fp, const struct report *a, const struct report *b);
 int render_compare_html(FILE *fp, const struct report *a, const struct report *b);
 /* Loads r->replay_fid from r's trace when it is one file that has it (a replay result). */

@@ -520,6 +520,29 @@ static void section_timeline(FILE *fp, const struct report *r)
 	}
 }
 
+void render_text_warnings(FILE *fp, const struct report *r, const char *lead)
+{
+	const struct an_info *in = r->info;
+
+	if (in->lost_events)
+		fprintf(fp, "%sthe recorder lost %" PRIu64 " events; counts are lower bounds\n",
+			lead, in->lost_events);
+	for (int k = 0; in->incomplete && k < r->npaths && k < AN_MAX_FILES; k++) {
+		const struct an_file_end *e = &in->ends[k];
+
+		if (!e->cut_short && !e->stopped_early)
+			continue;
+		fprintf(fp, "%s%s", lead, r->paths[k]);
+		if (e->rank >= 0)
+			fprintf(fp, " (host %s, rank %d)", e->host, e->rank);
+		fprintf(fp, "%s\n",
+			e->cut_short
+				? " was cut short (no footer: its writer was killed?); read up "
+				  "to its last complete frame"
+				: " stopped early (a peer died or the run was interrupted)");
+	}
+}
+
 void render_text_header(FILE *fp, const struct report *r)
 {
 	const struct stats *s = r->s;
@@ -540,24 +563,7 @@ void render_text_header(FILE *fp, const struct report *r)
 	else if (in->align != AN_ALIGN_NONE)
 		fprintf(fp, "  one timeline: %d files aligned by --align %s\n", in->nfiles,
 			an_align_name(in->align));
-	if (in->lost_events)
-		fprintf(fp,
-			"  WARNING: the recorder lost %" PRIu64
-			" events; counts are lower bounds\n",
-			in->lost_events);
-	for (int k = 0; in->incomplete && k < r->npaths && k < AN_MAX_FILES; k++) {
-		const struct an_file_end *e = &in->ends[k];
-
-		if (!e->cut_short && !e->stopped_early)
-			continue;
-		fprintf(fp, "  WARNING: %s", r->paths[k]);
-		if (e->rank >= 0)
-			fprintf(fp, " (host %s, rank %d)", e->host, e->rank);
-		fprintf(fp, "%s\n",
-			e->cut_short ? " was cut short (no footer: its writer was killed?); read up "
-				       "to its last complete frame"
-				     : " stopped early (a peer died or the run was interrupted)");
-	}
+	render_text_warnings(fp, r, "  WARNING: ");
 	if (!s->all.n) {
 		fprintf(fp, "  %s\n",
 			in->events_read || in->filtered ? "no events in window"

@@ -110,6 +110,18 @@ one_line_err "$BIOTAPE" analyze "$D/mix.btape" --from 2s --to 1s
 "$BIOTAPE" analyze "$D/junk.btape" --html "$D/junk.html" 2>/dev/null
 [ ! -e "$D/junk.html" ] || fail "html written for bad input"
 
+# --- a trace whose recorder lost events: every report says its counts are lower bounds ---
+"$GEN" -p mixed -n 2000 -o "$D/lost.btape" -X 37 || fail "gen lost"
+! grep -q "WARNING" "$D/c.txt" || fail "compare of complete traces warns: $(cat "$D/c.txt")"
+"$BIOTAPE" compare "$D/mix.btape" "$D/lost.btape" >"$D/cl.txt" || fail "compare lost"
+grep -q "^  WARNING: B: the recorder lost 37 events; counts are lower bounds" "$D/cl.txt" ||
+	fail "compare: B's lost events not said: $(head -5 "$D/cl.txt")"
+! grep -q "WARNING: A:" "$D/cl.txt" || fail "compare: A warned about B's loss"
+"$BIOTAPE" profile "$D/lost.btape" >"$D/lost.fio" 2>"$D/err" || fail "profile lost"
+grep -q "^; WARNING: the recorder lost 37 events" "$D/lost.fio" || fail "profile: loss not in the job"
+grep -q "profile: the recorder lost 37 events of .*lost.btape: the job's rates are lower bounds" \
+	"$D/err" || fail "profile: loss not on stderr: $(cat "$D/err")"
+
 # --- compare phrasing ---
 "$GEN" -p mixed -n 20000 -o "$D/b.btape" -x 9 || fail "gen b"
 "$BIOTAPE" compare "$D/mix.btape" "$D/b.btape" >"$D/cmp.txt" || fail "compare"
