@@ -751,6 +751,33 @@ static int cmp_dev_n(const void *x, const void *y)
 	return a->acc.n < b->acc.n ? 1 : a->acc.n > b->acc.n ? -1 : 0;
 }
 
+/* render_text_warnings() as paragraphs at the top of a page, where they are seen first. */
+static int warnings(FILE *fp, const struct report *r, const char *lead)
+{
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&txt, &len);
+
+	if (!m)
+		return -ENOMEM;
+	render_text_warnings(m, r, lead);
+	if (fclose(m)) {
+		free(txt);
+		return -ENOMEM;
+	}
+	for (char *line = txt, *nl; line && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			break;
+		*nl = 0;
+		fputs("<p class=\"warn\">", fp);
+		html_escape(fp, line);
+		fputs("</p>\n", fp);
+	}
+	free(txt);
+	return 0;
+}
+
 int render_html(FILE *fp, const struct report *r)
 {
 	const struct stats *s = r->s;
@@ -764,6 +791,8 @@ int render_html(FILE *fp, const struct report *r)
 	fputs("<h1>", fp);
 	html_escape(fp, title);
 	fputs("</h1>\n", fp);
+	if ((err = warnings(fp, r, "WARNING: ")))
+		return err;
 	if (!s->all.n) {
 		fprintf(fp, "<p class=\"note\">%s</p>\n",
 			r->info->events_read || r->info->filtered ? "no events in window"
@@ -850,6 +879,8 @@ int render_compare_html(FILE *fp, const struct report *a, const struct report *b
 	fputs("<h1>", fp);
 	html_escape(fp, title);
 	fputs("</h1>\n", fp);
+	if ((err = warnings(fp, a, "WARNING: A: ")) || (err = warnings(fp, b, "WARNING: B: ")))
+		return err;
 	if (a->fid)
 		fidelity_cards(fp, a->fid);
 	if (b->replay_fid)

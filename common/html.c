@@ -43,7 +43,7 @@ void html_page_begin(FILE *fp, const char *title)
 	      ".cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0 4px}\n"
 	      ".card{border:1px solid #ddd;border-radius:6px;padding:10px 16px;min-width:130px}\n"
 	      ".card .v{font-size:24px;font-weight:600}.card .k{color:#666;font-size:12px}\n"
-	      ".note{color:#666;font-style:italic}\n"
+	      ".note{color:#666;font-style:italic}.warn{color:#a40000;font-weight:600}\n"
 	      "table{border-collapse:collapse;margin:12px 0}"
 	      "td,th{border:1px solid #ccc;padding:3px 10px;text-align:right}"
 	      "tr.knee td{background:#fdecea;font-weight:600}\n"

@@ -117,6 +117,12 @@ one_line_err "$BIOTAPE" analyze "$D/mix.btape" --from 2s --to 1s
 grep -q "^  WARNING: B: the recorder lost 37 events; counts are lower bounds" "$D/cl.txt" ||
 	fail "compare: B's lost events not said: $(head -5 "$D/cl.txt")"
 ! grep -q "WARNING: A:" "$D/cl.txt" || fail "compare: A warned about B's loss"
+"$BIOTAPE" compare "$D/mix.btape" "$D/lost.btape" --html "$D/cl.html" || fail "compare lost html"
+grep -q '<p class="warn">WARNING: B: the recorder lost 37 events' "$D/cl.html" ||
+	fail "compare --html: B's lost events not at the top"
+"$BIOTAPE" analyze "$D/lost.btape" --html "$D/al.html" || fail "analyze lost html"
+grep -q '<p class="warn">WARNING: the recorder lost 37 events' "$D/al.html" ||
+	fail "analyze --html: lost events not at the top"
 "$BIOTAPE" profile "$D/lost.btape" >"$D/lost.fio" 2>"$D/err" || fail "profile lost"
 grep -q "^; WARNING: the recorder lost 37 events" "$D/lost.fio" || fail "profile: loss not in the job"
 grep -q "profile: the recorder lost 37 events of .*lost.btape: the job's rates are lower bounds" \
