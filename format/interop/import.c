@@ -191,11 +191,25 @@ INTEROP_API int btape_fmt_detect_file(const char *path, char *errmsg, size_t err
 
 /* ---- the passes ---- */
 
+/* A CSV record may span lines: a quoted field holds the newline (a comm with one). Past this
+ * much, the quote is taken as never closed. */
+#define CSV_RECORD_MAX 4096u
+
+/* An odd number of quotes: a quoted field is still open at the end of the line ("" inside a
+ * quoted field counts two). */
+static bool quote_open(const char *p, size_t len, bool open)
+{
+	for (const char *q = p; (q = memchr(q, '"', len - (size_t)(q - p))); q++)
+		open = !open;
+	return open;
+}
+
 static int run_text(struct imp *im, struct isrc *s)
 {
 	const struct fmtinfo *fi = &fmts[im->fmt];
-	char *line;
-	size_t len;
+	char *line, rec[CSV_RECORD_MAX];
+	size_t len, reclen = 0;
+	bool open = false; /* rec holds a CSV record whose quoted field the line ended in */
 	int r;
 
 	im->file = isrc_name(s);
@@ -205,7 +219,23 @@ static int run_text(struct imp *im, struct isrc *s)
 	while ((r = isrc_getline(s, &line, &len)) > 0) {
 		im->line++;
 		im->st.lines++;
-		if (len == 0 || line[0] == '#') {
+		if (open) { /* the rest of a CSV record: an empty line or a '#' is its text */
+			if (reclen + 1 + len > sizeof(rec)) {
+				open = false;
+				r = imp_bad(im, "a quoted field is not closed within %u bytes",
+					    CSV_RECORD_MAX);
+				if (r < 0)
+					return r;
+				continue;
+			}
+			rec[reclen++] = '\n';
+			memcpy(rec + reclen, line, len);
+			reclen += len;
+			if ((open = quote_open(line, len, true)))
+				continue;
+			line = rec;
+			len = reclen;
+		} else if (len == 0 || line[0] == '#') {
 			im->st.ignored++;
 			continue;
 		}
@@ -220,6 +250,19 @@ static int run_text(struct imp *im, struct isrc *s)
 				return r;
 			continue;
 		}
+		if (im->fmt == BTAPE_FMT_CSV && line != rec && quote_open(line, len, false)) {
+			if (len > sizeof(rec)) {
+				r = imp_bad(im, "a quoted field is not closed within %u bytes",
+					    CSV_RECORD_MAX);
+				if (r < 0)
+					return r;
+				continue;
+			}
+			memcpy(rec, line, len);
+			reclen = len;
+			open = true;
+			continue;
+		}
 		r = fi->line(im, line, len);
 		if (r < 0)
 			return r;
@@ -227,6 +270,11 @@ static int run_text(struct imp *im, struct isrc *s)
 	if (r < 0) {
 		im->line++;
 		return imp_fail(im, "%s", isrc_why(s)); /* "FILE:LINE: " is imp_fail's */
+	}
+	if (open) {
+		r = imp_bad(im, "a quoted field is not closed at the end of the file");
+		if (r < 0)
+			return r;
 	}
 	if (im->fmt == BTAPE_FMT_FIO2 || im->fmt == BTAPE_FMT_FIO3) {
 		if (im->line == 0)

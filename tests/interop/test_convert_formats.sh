@@ -389,6 +389,8 @@ for p in "fast.ali alibaba" "fast.mq mqsim" "fast.ten tencent"; do
 done
 
 # ---- biotape's own CSV (dump --csv, convert --to csv) comes back as it went out ----
+hdr=issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd
+hdr0=$hdr
 "${BIOTAPE_BIN_DIR:-$(dirname "$BIOTAPE")}/gen_trace" -o "$D/own.btape" -p mixed -n 5000 ||
 	fail "gen own" # (GEN above writes the binary fixtures)
 "$BIOTAPE" convert -q --to csv "$D/own.btape" "$D/own.csv" || fail "csv export"
@@ -411,13 +413,20 @@ printf '%s\n' 'issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pi
 	'1000,,,2,8,4096,read,,,,,,,,' '2000,2500,1900,0,16,0,flush,SP,-5,7,8,"a,""b""",3,1,2' \
 	'3000,3100,,3,0,512,discard,,0,,,x,,,' >"$D/all.want"
 diff -u "$D/all.want" "$D/all.dump" >"$D/diff" || fail "csv fields: $(cat "$D/diff")"
+# a comm holding newlines (an empty line and a '#' inside its quotes) is one record across lines
+printf '%s\n' 'issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd' \
+	'1000,,,0,8,4096,read,,,,,"line1' '' '#x, ""q""",,,' '2000,,,0,16,4096,write,,,,,plain,,,' >"$D/nl.csv"
+"$BIOTAPE" convert -q "$D/nl.csv" "$D/nl.btape" || fail "csv import of a comm with newlines"
+"$BIOTAPE" dump --csv "$D/nl.btape" >"$D/nl.dump"
+diff -u "$D/nl.csv" "$D/nl.dump" >"$D/diff" || fail "comm with newlines: $(cat "$D/diff")"
+{ echo "$hdr0"; printf '1000,,,0,8,4096,read,,,,,"'; head -c 5000 /dev/zero | tr '\0' '\n'; } >"$D/nl_long.csv"
+bad csv "$D/nl_long.csv" "nl_long.csv:[0-9]*: a quoted field is not closed within 4096 bytes"
 # the largest index the format holds comes back too (its 65,535 devices before it declared)
 printf '%s\n' 'issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd' \
 	'1000,,,65535,8,4096,read,,,,,,,,' '2000,,,3,8,4096,write,,,,,,,,' >"$D/wide.csv"
 "$BIOTAPE" convert -q "$D/wide.csv" "$D/wide.btape" || fail "csv import of device 65535"
 "$BIOTAPE" dump --csv "$D/wide.btape" | tail -n +2 | cut -d, -f4 | tr '\n' ' ' >"$D/wide.dev"
 [ "$(cat "$D/wide.dev")" = "65535 3 " ] || fail "csv device indexes 65535 3 came back as $(cat "$D/wide.dev")"
-hdr=issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd
 for c in '1000,,,0,8,4096,read,,,,,"open,,,,|a quoted field is not closed' \
 	'1000,,,0,8,4096,read,,,,,,,|14 fields (expected 15' \
 	'1000,,,0,8,4096,copy,,,,,,,,|op .copy.: not a biotape op' \
