@@ -249,16 +249,23 @@ static int run_one(struct common *c, char **files, int nfiles, struct stats **s,
 }
 
 static int write_out(const char *path, int (*fn)(FILE *, const void *), const void *arg,
-		     const char *cmd)
+		     const char *cmd, bool text)
 {
 	struct cli_out o;
 	int err = cli_out_open(&o, path);
+	FILE *fp = o.fp;
 
 	if (err) {
 		cli_err("%s: %s", cmd, o.why);
 		return BTAPE_EXIT_FAIL;
 	}
-	err = fn(o.fp, arg);
+	/* text for a person (a terminal): the trace's names cannot drive it */
+	if (text && !(fp = cli_text_stream(o.fp)))
+		err = -ENOMEM;
+	if (!err)
+		err = fn(fp, arg);
+	if (fp && fp != o.fp && fclose(fp) && !err)
+		err = -EIO;
 	if (err) {
 		cli_out_abort(&o);
 		cli_err("%s: rendering failed: %s", cmd, strerror(-err));
@@ -300,7 +307,8 @@ static int analyze_report(struct common *c, struct stats *s, struct an_info *inf
 			   .npaths = c->nfiles,
 			   .interval_given = c->interval_given};
 	struct one_arg a = {.r = &r, .kind = c->kind};
-	int rc = write_out(c->kind == OUT_HTML ? c->html_path : NULL, fn_one, &a, "analyze");
+	int rc = write_out(c->kind == OUT_HTML ? c->html_path : NULL, fn_one, &a, "analyze",
+			   c->kind == OUT_TEXT);
 
 	stats__free(s);
 	return rc;
@@ -822,7 +830,7 @@ int cmd_profile(int argc, char **argv)
 	struct report r = {.s = s, .info = &info, .paths = c.files, .npaths = 1};
 	struct prof_arg a = {.c = &c, .r = &r};
 
-	rc = write_out(NULL, fn_profile, &a, "profile");
+	rc = write_out(NULL, fn_profile, &a, "profile", true);
 	stats__free(s);
 	return rc;
 }
@@ -926,7 +934,8 @@ int cmd_compare(int argc, char **argv)
 		struct cmp_arg a = {.a = &ra, .b = &rb, .kind = c.kind};
 
 		an_load_replay_fidelity(&rb);
-		rc = write_out(c.kind == OUT_HTML ? c.html_path : NULL, fn_compare, &a, "compare");
+		rc = write_out(c.kind == OUT_HTML ? c.html_path : NULL, fn_compare, &a, "compare",
+			       c.kind == OUT_TEXT);
 		free(rb.replay_fid);
 	}
 	stats__free(sa);

@@ -36,8 +36,12 @@ static void usage(FILE *fp)
 static void dump_text(FILE *fp, const struct btape_event *ev, const struct btape_meta *meta,
 		      uint64_t t0)
 {
-	char flags[32], lat[32];
-	const char *dev = ev->dev < meta->ndevices ? meta->devices[ev->dev].name : "?";
+	char flags[32], lat[32], safe[BTAPE_NAME_MAX];
+	/* text for a person (a terminal): a name in the trace cannot drive it (cli_text_safe());
+	 * CSV keeps every byte, JSON escapes them */
+	const char *dev = ev->dev < meta->ndevices
+				  ? cli_text_safe(meta->devices[ev->dev].name, safe, sizeof(safe))
+				  : "?";
 	uint64_t rel = ev->issue_ns > t0 ? ev->issue_ns - t0 : 0;
 
 	fprintf(fp, "%5" PRIu64 ".%09" PRIu64 " %-10s %-12s %14" PRIu64 " + %-8" PRIu64, rel / 1000000000u,
@@ -64,7 +68,7 @@ static void dump_text(FILE *fp, const struct btape_event *ev, const struct btape
 	if (HAS(ev, BTAPE_HAS_COMM) || HAS(ev, BTAPE_HAS_PID)) {
 		fputs(" ", fp);
 		if (HAS(ev, BTAPE_HAS_COMM))
-			fputs(ev->comm, fp);
+			fputs(cli_text_safe(ev->comm, safe, sizeof(safe)), fp);
 		if (HAS(ev, BTAPE_HAS_PID))
 			fprintf(fp, "[%" PRIu32 "]", ev->pid);
 	}

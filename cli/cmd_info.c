@@ -84,7 +84,7 @@ static int widest(int w, const char *s)
 }
 
 /* The device table, its columns as wide as their widest cell (names can be long file names). */
-static void print_devices(const struct btape_meta *m)
+static void print_devices(FILE *fp, const struct btape_meta *m)
 {
 	int wi = 3, wn = 4, wd = 5, ws = 4, wb = 7; /* "#", "name", "dev_t", "size", "lbs/pbs" */
 	struct devcells c;
@@ -97,44 +97,46 @@ static void print_devices(const struct btape_meta *m)
 		ws = widest(ws, c.size);
 		wb = widest(wb, c.bs);
 	}
-	printf("\ndevices:\n  %*s %-*s %-*s %*s %*s %4s  %s\n", wi, "#", wn, "name", wd,
-	       "dev_t", ws, "size", wb, "lbs/pbs", "rot", "model");
+	fprintf(fp, "\ndevices:\n  %*s %-*s %-*s %*s %*s %4s  %s\n", wi, "#", wn, "name", wd,
+		"dev_t", ws, "size", wb, "lbs/pbs", "rot", "model");
 	for (uint32_t i = 0; i < m->ndevices; i++) {
 		const struct btape_device *d = &m->devices[i];
 		const char *rot = d->rotational < 0 ? "-" : d->rotational ? "yes" : "no";
 
 		dev_cells(m, i, &c);
-		printf("  %*s %-*s %-*s %*s %*s %4s  %s\n", wi, c.idx, wn, c.name, wd, c.devt, ws,
-		       c.size, wb, c.bs, rot, d->model[0] ? d->model : "-");
+		fprintf(fp, "  %*s %-*s %-*s %*s %*s %4s  %s\n", wi, c.idx, wn, c.name, wd, c.devt,
+			ws, c.size, wb, c.bs, rot, d->model[0] ? d->model : "-");
 	}
 }
 
 /* The cluster clock (docs/BTAPE-FORMAT.md, "cluster"), when the trace has one. */
-static void print_cluster_text(const struct btape_meta *m)
+static void print_cluster_text(FILE *fp, const struct btape_meta *m)
 {
 	const struct btape_cluster *cl = &m->cluster;
 	char b1[64], b2[64];
 
 	if (!cl->id[0])
 		return;
-	printf("cluster:    recording %s, rank %u of %u, reference host %s\n", cl->id, cl->rank,
-	       cl->ranks, cl->reference[0] ? cl->reference : "?");
+	fprintf(fp, "cluster:    recording %s, rank %u of %u, reference host %s\n", cl->id,
+		cl->rank, cl->ranks, cl->reference[0] ? cl->reference : "?");
 	for (uint32_t i = 0; i < cl->nsync && i < BTAPE_CLOCK_SYNC_MAX; i++) {
 		const struct btape_clock_sync *y = &cl->sync[i];
 		int64_t o = y->offset_ns;
 		uint64_t mag = o < 0 ? 0 - (uint64_t)o : (uint64_t)o;
 
-		printf("clock %-5s %c%s +- %s to the reference at %" PRIu64 " ns (%s)\n",
-		       i == 0 ? "start" : "stop", o < 0 ? '-' : '+', cli_fmt_ns(mag, b1, sizeof(b1)),
-		       cli_fmt_ns(y->uncertainty_ns, b2, sizeof(b2)), y->local_ns,
-		       cl->method[0] ? cl->method : "method unknown");
+		fprintf(fp, "clock %-5s %c%s +- %s to the reference at %" PRIu64 " ns (%s)\n",
+			i == 0 ? "start" : "stop", o < 0 ? '-' : '+',
+			cli_fmt_ns(mag, b1, sizeof(b1)),
+			cli_fmt_ns(y->uncertainty_ns, b2, sizeof(b2)), y->local_ns,
+			cl->method[0] ? cl->method : "method unknown");
 	}
 	if (cl->nsync >= 2)
-		printf("drift:      %+.3f ppm against the reference\n", btape_cluster_drift_ppm(cl));
+		fprintf(fp, "drift:      %+.3f ppm against the reference\n",
+			btape_cluster_drift_ppm(cl));
 }
 
 /* The footer tags (a replay's fidelity section): each under its key, its members a line. */
-static void print_footer_tags_text(struct btape_reader *r)
+static void print_footer_tags_text(FILE *fp, struct btape_reader *r)
 {
 	const char *key;
 	const void *v;
@@ -142,81 +144,84 @@ static void print_footer_tags_text(struct btape_reader *r)
 
 	for (uint32_t i = 0; btape_reader__footer_tag_at(r, i, &key, &v, &len) == 1; i++) {
 		if (!i)
-			printf("\nfooter tags:\n");
-		printf("  %s:\n", key);
+			fprintf(fp, "\nfooter tags:\n");
+		fprintf(fp, "  %s:\n", key);
 		if (mpjson_text(stdout, v, len, "    "))
-			printf("    (%zu bytes, not one msgpack value)\n", len);
+			fprintf(fp, "    (%zu bytes, not one msgpack value)\n", len);
 	}
 }
 
-static void print_text(struct btape_reader *r, const char *path, const struct btape_meta *m,
-		       const struct btape_summary *s, int verify_err, const char *verify_msg)
+static void print_text(FILE *fp, struct btape_reader *r, const char *path,
+		       const struct btape_meta *m, const struct btape_summary *s, int verify_err,
+		       const char *verify_msg)
 {
 	char b1[64], b2[64], b3[64];
 	uint64_t span = s->events ? s->last_issue_ns - s->first_issue_ns : 0;
 
-	printf("file:       %s\n", path);
-	printf("size:       %s (%" PRIu64 " bytes", cli_fmt_bytes(s->file_bytes, b1, sizeof(b1)),
-	       s->file_bytes);
+	fprintf(fp, "file:       %s\n", path);
+	fprintf(fp, "size:       %s (%" PRIu64 " bytes",
+		cli_fmt_bytes(s->file_bytes, b1, sizeof(b1)), s->file_bytes);
 	if (s->events)
-		printf(", %.2f bytes/event", (double)s->file_bytes / (double)s->events);
-	printf(")\n");
-	printf("written by: %s\n", m->tool[0] ? m->tool : "unknown");
-	printf("source:     %s\n", m->source[0] ? m->source : "unknown");
+		fprintf(fp, ", %.2f bytes/event", (double)s->file_bytes / (double)s->events);
+	fprintf(fp, ")\n");
+	fprintf(fp, "written by: %s\n", m->tool[0] ? m->tool : "unknown");
+	fprintf(fp, "source:     %s\n", m->source[0] ? m->source : "unknown");
 	if (m->capture[0])
-		printf("capture:    %s\n", m->capture);
+		fprintf(fp, "capture:    %s\n", m->capture);
 	if (m->hostname[0] || m->kernel[0])
-		printf("host:       %s, kernel %s\n", m->hostname[0] ? m->hostname : "?",
-		       m->kernel[0] ? m->kernel : "?");
-	print_cluster_text(m);
+		fprintf(fp, "host:       %s, kernel %s\n", m->hostname[0] ? m->hostname : "?",
+			m->kernel[0] ? m->kernel : "?");
+	print_cluster_text(fp, m);
 	if (s->events) {
-		printf("recorded:   %s .. %s\n",
-		       fmt_wall(mono_to_real(m, s->first_issue_ns), b1, sizeof(b1)),
-		       fmt_wall(mono_to_real(m, s->last_issue_ns), b2, sizeof(b2)));
-		printf("span:       %s (first issue %" PRIu64 " ns, last %" PRIu64 " ns)\n",
-		       cli_fmt_ns(span, b3, sizeof(b3)), s->first_issue_ns, s->last_issue_ns);
+		fprintf(fp, "recorded:   %s .. %s\n",
+			fmt_wall(mono_to_real(m, s->first_issue_ns), b1, sizeof(b1)),
+			fmt_wall(mono_to_real(m, s->last_issue_ns), b2, sizeof(b2)));
+		fprintf(fp, "span:       %s (first issue %" PRIu64 " ns, last %" PRIu64 " ns)\n",
+			cli_fmt_ns(span, b3, sizeof(b3)), s->first_issue_ns, s->last_issue_ns);
 	}
-	printf("events:     %" PRIu64 " in %" PRIu64 " chunks\n", s->events, s->chunks);
-	printf("lost:       %" PRIu64 " (ring buffer %" PRIu64 ", in-flight map %" PRIu64
-	       ", writer %" PRIu64 ")\n",
-	       s->lost_events, s->lost_ringbuf, s->lost_inflight, s->lost_writer);
+	fprintf(fp, "events:     %" PRIu64 " in %" PRIu64 " chunks\n", s->events, s->chunks);
+	fprintf(fp,
+		"lost:       %" PRIu64 " (ring buffer %" PRIu64 ", in-flight map %" PRIu64
+		", writer %" PRIu64 ")\n",
+		s->lost_events, s->lost_ringbuf, s->lost_inflight, s->lost_writer);
 	if (s->order_violations)
-		printf("order:      %" PRIu64 " events are out of issue order\n",
-		       s->order_violations);
+		fprintf(fp, "order:      %" PRIu64 " events are out of issue order\n",
+			s->order_violations);
 	if (s->interrupted)
-		printf("stopped:    early: the run that wrote it was interrupted\n");
+		fprintf(fp, "stopped:    early: the run that wrote it was interrupted\n");
 	if (verify_err == 1)
-		printf("integrity:  not verified (--no-verify)");
+		fprintf(fp, "integrity:  not verified (--no-verify)");
 	else if (verify_err)
-		printf("integrity:  DAMAGED: %s", verify_msg);
+		fprintf(fp, "integrity:  DAMAGED: %s", verify_msg);
 	else
-		printf("integrity:  every frame's checksum verified");
+		fprintf(fp, "integrity:  every frame's checksum verified");
 	if (s->footer_damaged)
-		printf("; the footer is damaged: summary recomputed from the events");
+		fprintf(fp, "; the footer is damaged: summary recomputed from the events");
 	else if (!s->has_footer || s->recovered)
-		printf("; recovered: no footer (the writer did not finish), %" PRIu64
-		       " trailing bytes ignored",
-		       s->recovered_bytes_ignored);
-	printf("\n");
+		fprintf(fp,
+			"; recovered: no footer (the writer did not finish), %" PRIu64
+			" trailing bytes ignored",
+			s->recovered_bytes_ignored);
+	fprintf(fp, "\n");
 
-	print_devices(m);
+	print_devices(fp, m);
 
-	printf("\nops:\n  %-14s %12s %7s %12s\n", "op", "count", "share", "bytes");
+	fprintf(fp, "\nops:\n  %-14s %12s %7s %12s\n", "op", "count", "share", "bytes");
 	for (unsigned int op = 0; op < BTAPE_OP__COUNT; op++) {
 		if (!s->count_by_op[op])
 			continue;
-		printf("  %-14s %12" PRIu64 " %6.2f%% %12s\n", btape_op_name(op), s->count_by_op[op],
-		       100.0 * (double)s->count_by_op[op] / (double)s->events,
-		       cli_fmt_bytes(s->bytes_by_op[op], b1, sizeof(b1)));
+		fprintf(fp, "  %-14s %12" PRIu64 " %6.2f%% %12s\n", btape_op_name(op),
+			s->count_by_op[op], 100.0 * (double)s->count_by_op[op] / (double)s->events,
+			cli_fmt_bytes(s->bytes_by_op[op], b1, sizeof(b1)));
 	}
 	if (!s->events)
-		printf("  (no events)\n");
+		fprintf(fp, "  (no events)\n");
 	if (m->ntags) {
-		printf("\ntags:\n");
+		fprintf(fp, "\ntags:\n");
 		for (uint32_t i = 0; i < m->ntags; i++)
-			printf("  %s=%s\n", m->tags[i].key, m->tags[i].value);
+			fprintf(fp, "  %s=%s\n", m->tags[i].key, m->tags[i].value);
 	}
-	print_footer_tags_text(r);
+	print_footer_tags_text(fp, r);
 }
 
 static void json_kv_str(const char *key, const char *v, bool comma)
@@ -388,8 +393,18 @@ int cmd_info(int argc, char **argv)
 	}
 	if (json)
 		print_json(r, path, btape_reader__meta(r), &sum, verify_err, verify_msg);
-	else
-		print_text(r, path, btape_reader__meta(r), &sum, verify_err, verify_msg);
+	else {
+		/* text for a person (a terminal): the trace's names cannot drive it */
+		FILE *fp = cli_text_stream(stdout);
+
+		if (!fp) {
+			cli_err("info: out of memory");
+			ret = BTAPE_EXIT_FAIL;
+			goto cleanup;
+		}
+		print_text(fp, r, path, btape_reader__meta(r), &sum, verify_err, verify_msg);
+		fclose(fp);
+	}
 	if (verify_err < 0) {
 		cli_err("info: damaged trace: %s", verify_msg);
 		ret = BTAPE_EXIT_USAGE;

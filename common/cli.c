@@ -54,6 +54,23 @@ int cli_exit_status(int err)
 	}
 }
 
+/* "biotape: <message>\n" on stderr, one line whatever the message holds: a name from a trace
+ * (a device id, a comm) with control bytes (a newline, an ESC sequence) has them as '?'. */
+static void err_line(const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fputs("biotape: out of memory\n", stderr);
+		return;
+	}
+	for (char *p = msg; *p; p++)
+		if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f)
+			*p = '?';
+	fprintf(stderr, "biotape: %s\n", msg);
+	free(msg);
+}
+
 void cli_err(const char *fmt, ...)
 {
 	va_list ap;
@@ -66,11 +83,9 @@ void cli_err(const char *fmt, ...)
 		}
 		return;
 	}
-	fputs("biotape: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	err_line(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void cli_err_lines(const char *prefix, const char *text)
@@ -89,11 +104,9 @@ void cli_info(int level, const char *fmt, ...)
 
 	if (cli_verbose < level)
 		return;
-	fputs("biotape: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	err_line(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int cli_parse_double(const char *s, double *v)
@@ -547,4 +560,61 @@ void cli_json_str(FILE *fp, const char *s)
 		fputs("null", fp);
 	else
 		cli_json_strn(fp, s, strlen(s));
+}
+
+/* Bytes a person's text may hold as they are (newline only in a stream, not in a name). */
+static bool text_byte_ok(unsigned char c)
+{
+	return (c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t';
+}
+
+const char *cli_text_safe(const char *s, char *buf, size_t len)
+{
+	size_t i = 0;
+
+	while (s[i] && s[i] != '\n' && text_byte_ok((unsigned char)s[i]))
+		i++;
+	if (!s[i])
+		return s;
+	if (!len)
+		return "";
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = s[i] != '\n' && text_byte_ok((unsigned char)s[i]) ? s[i] : '?';
+	buf[i] = 0;
+	return buf;
+}
+
+/* cli_text_stream(): a fopencookie stream that copies to its FILE, control bytes as '?'. */
+static ssize_t text_write(void *cookie, const char *buf, size_t len)
+{
+	FILE *out = cookie;
+	size_t done = 0;
+
+	while (done < len) {
+		size_t run = done;
+
+		while (run < len && text_byte_ok((unsigned char)buf[run]))
+			run++;
+		if (run > done && fwrite(buf + done, 1, run - done, out) != run - done)
+			return done ? (ssize_t)done : -1;
+		done = run;
+		if (done < len) {
+			if (fputc('?', out) == EOF)
+				return done ? (ssize_t)done : -1;
+			done++;
+		}
+	}
+	return (ssize_t)len;
+}
+
+static int text_close(void *cookie)
+{
+	return fflush((FILE *)cookie) ? EOF : 0;
+}
+
+FILE *cli_text_stream(FILE *out)
+{
+	cookie_io_functions_t io = {.write = text_write, .close = text_close};
+
+	return fopencookie(out, "w", io);
 }
