@@ -264,8 +264,8 @@ static int write_out(const char *path, int (*fn)(FILE *, const void *), const vo
 		err = -ENOMEM;
 	if (!err)
 		err = fn(fp, arg);
-	if (fp && fp != o.fp && fclose(fp) && !err)
-		err = -EIO;
+	if (fp && fp != o.fp)
+		fclose(fp); /* into o.fp, whose error cli_out_commit() reports */
 	if (err) {
 		cli_out_abort(&o);
 		cli_err("%s: rendering failed: %s", cmd, strerror(-err));

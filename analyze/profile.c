@@ -395,6 +395,13 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 		snprintf(name, sizeof(name), "pid%u-%s", pid, comm && *comm ? comm : "unknown");
 	else
 		snprintf(name, sizeof(name), "biotape-profile");
+	/* a job's name is one line of the job file: a comm is the trace's (anything: "x]\n
+	 * filename=/dev/sda\n[y" would add a line that sends the job to another device), so
+	 * only letters, digits and ._- stay */
+	for (char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-'))
+			*c = '_';
 	fprintf(fp, "\n[%s]\n", name);
 	if (ph) {
 		fprintf(fp, "; phase %d of %d: %s", ph->index, ph->count,

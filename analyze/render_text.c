@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,9 +533,14 @@ void render_text_warnings(FILE *fp, const struct report *r, const char *lead)
 
 		if (!e->cut_short && !e->stopped_early)
 			continue;
-		fprintf(fp, "%s%s", lead, r->paths[k]);
+		char b1[PATH_MAX], b2[BTAPE_NAME_MAX];
+
+		/* one line each, whatever the names hold: these lines are also comments of a
+		 * profile's job file, where a newline would start a line fio reads */
+		fprintf(fp, "%s%s", lead, cli_text_safe(r->paths[k], b1, sizeof(b1)));
 		if (e->rank >= 0)
-			fprintf(fp, " (host %s, rank %d)", e->host, e->rank);
+			fprintf(fp, " (host %s, rank %d)", cli_text_safe(e->host, b2, sizeof(b2)),
+				e->rank);
 		fprintf(fp, "%s\n",
 			e->cut_short
 				? " was cut short (no footer: its writer was killed?); read up "

@@ -146,7 +146,7 @@ static void print_footer_tags_text(FILE *fp, struct btape_reader *r)
 		if (!i)
 			fprintf(fp, "\nfooter tags:\n");
 		fprintf(fp, "  %s:\n", key);
-		if (mpjson_text(stdout, v, len, "    "))
+		if (mpjson_text(fp, v, len, "    "))
 			fprintf(fp, "    (%zu bytes, not one msgpack value)\n", len);
 	}
 }
@@ -403,7 +403,10 @@ int cmd_info(int argc, char **argv)
 			goto cleanup;
 		}
 		print_text(fp, r, path, btape_reader__meta(r), &sum, verify_err, verify_msg);
-		fclose(fp);
+		if ((fclose(fp) || fflush(stdout) || ferror(stdout)) && errno != EPIPE) {
+			cli_err("info: writing stdout: %s", strerror(errno ? errno : EIO));
+			ret = BTAPE_EXIT_FAIL;
+		}
 	}
 	if (verify_err < 0) {
 		cli_err("info: damaged trace: %s", verify_msg);

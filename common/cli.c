@@ -80,6 +80,10 @@ void cli_err(const char *fmt, ...)
 			va_start(ap, fmt);
 			vsnprintf(err_keep, err_keep_len, fmt, ap);
 			va_end(ap);
+			/* rank 0 prints it, to stdout too: one line, no control byte */
+			for (char *p = err_keep; *p; p++)
+				if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f)
+					*p = '?';
 		}
 		return;
 	}
@@ -595,12 +599,13 @@ static ssize_t text_write(void *cookie, const char *buf, size_t len)
 
 		while (run < len && text_byte_ok((unsigned char)buf[run]))
 			run++;
+		/* an error is a short count (0: none written), never negative (fopencookie(3)) */
 		if (run > done && fwrite(buf + done, 1, run - done, out) != run - done)
-			return done ? (ssize_t)done : -1;
+			return (ssize_t)done;
 		done = run;
 		if (done < len) {
 			if (fputc('?', out) == EOF)
-				return done ? (ssize_t)done : -1;
+				return (ssize_t)done;
 			done++;
 		}
 	}

@@ -195,12 +195,28 @@ INTEROP_API int btape_fmt_detect_file(const char *path, char *errmsg, size_t err
  * much, the quote is taken as never closed. */
 #define CSV_RECORD_MAX 4096u
 
-/* An odd number of quotes: a quoted field is still open at the end of the line ("" inside a
- * quoted field counts two). */
+/*
+ * Whether a quoted field is still open at the end of this line, OPEN saying whether it was at
+ * its start: split_csv()'s rule, a quote opens a field only as its first byte (elsewhere in an
+ * unquoted field it is a byte of it), and inside one "" is a quote.
+ */
 static bool quote_open(const char *p, size_t len, bool open)
 {
-	for (const char *q = p; (q = memchr(q, '"', len - (size_t)(q - p))); q++)
-		open = !open;
+	bool field_start = !open;
+
+	for (size_t i = 0; i < len; i++) {
+		if (open) {
+			if (p[i] == '"') {
+				if (i + 1 < len && p[i + 1] == '"')
+					i++;
+				else
+					open = false;
+			}
+		} else if (p[i] == '"' && field_start) {
+			open = true;
+		}
+		field_start = !open && p[i] == ',';
+	}
 	return open;
 }
 
@@ -209,7 +225,10 @@ static int run_text(struct imp *im, struct isrc *s)
 	const struct fmtinfo *fi = &fmts[im->fmt];
 	char *line, rec[CSV_RECORD_MAX];
 	size_t len, reclen = 0;
-	bool open = false; /* rec holds a CSV record whose quoted field the line ended in */
+	/* a CSV record whose quoted field a line ended in: kept in rec, or (past its size)
+	 * discarded to its end; rec_line its first line, which its errors name */
+	bool open = false, discard = false;
+	uint64_t rec_line = 0, last;
 	int r;
 
 	im->file = isrc_name(s);
@@ -220,18 +239,26 @@ static int run_text(struct imp *im, struct isrc *s)
 		im->line++;
 		im->st.lines++;
 		if (open) { /* the rest of a CSV record: an empty line or a '#' is its text */
+			open = quote_open(line, len, true);
+			if (discard) {
+				discard = open;
+				continue;
+			}
 			if (reclen + 1 + len > sizeof(rec)) {
-				open = false;
+				last = im->line;
+				im->line = rec_line;
 				r = imp_bad(im, "a quoted field is not closed within %u bytes",
 					    CSV_RECORD_MAX);
+				im->line = last;
 				if (r < 0)
 					return r;
+				discard = open; /* the rest of this record is no record */
 				continue;
 			}
 			rec[reclen++] = '\n';
 			memcpy(rec + reclen, line, len);
 			reclen += len;
-			if ((open = quote_open(line, len, true)))
+			if (open)
 				continue;
 			line = rec;
 			len = reclen;
@@ -251,19 +278,25 @@ static int run_text(struct imp *im, struct isrc *s)
 			continue;
 		}
 		if (im->fmt == BTAPE_FMT_CSV && line != rec && quote_open(line, len, false)) {
+			open = true;
+			rec_line = im->line;
 			if (len > sizeof(rec)) {
 				r = imp_bad(im, "a quoted field is not closed within %u bytes",
 					    CSV_RECORD_MAX);
 				if (r < 0)
 					return r;
+				discard = true;
 				continue;
 			}
 			memcpy(rec, line, len);
 			reclen = len;
-			open = true;
 			continue;
 		}
+		last = im->line;
+		if (line == rec)
+			im->line = rec_line; /* a record across lines: its errors name its first */
 		r = fi->line(im, line, len);
+		im->line = last;
 		if (r < 0)
 			return r;
 	}
@@ -271,7 +304,8 @@ static int run_text(struct imp *im, struct isrc *s)
 		im->line++;
 		return imp_fail(im, "%s", isrc_why(s)); /* "FILE:LINE: " is imp_fail's */
 	}
-	if (open) {
+	if (open && !discard) {
+		im->line = rec_line;
 		r = imp_bad(im, "a quoted field is not closed at the end of the file");
 		if (r < 0)
 			return r;

@@ -19,13 +19,25 @@ grep -q '?\]0;pwned?dev' "$D/dump.txt" && grep -q '?\[2J?\[31mevil' "$D/dump.txt
 	fail "dump: the names are not there as '?': $(cat "$D/dump.txt")"
 "$BIOTAPE" info "$D/esc.btape" >"$D/info.txt" || fail "info"
 clean info "$D/info.txt"
+grep -q '?\]0;pwned?dev' "$D/info.txt" || fail "info: no device row: $(cat "$D/info.txt")"
 "$BIOTAPE" analyze "$D/esc.btape" >"$D/an.txt" || fail "analyze"
 clean analyze "$D/an.txt"
 grep -q '?\[2J?\[31mevil' "$D/an.txt" || fail "analyze: no process row: $(cat "$D/an.txt")"
 "$BIOTAPE" compare "$D/esc.btape" "$D/esc.btape" >"$D/cmp.txt" || fail "compare"
 clean compare "$D/cmp.txt"
+grep -q 'B = .*esc.btape (2 events)' "$D/cmp.txt" || fail "compare: no header: $(cat "$D/cmp.txt")"
 "$BIOTAPE" profile --per-process "$D/esc.btape" >"$D/p.fio" 2>/dev/null || fail "profile"
 clean profile "$D/p.fio"
+grep -q '^\[pid5-__2J__31mevil\]$' "$D/p.fio" || fail "profile: job name: $(grep '^\[' "$D/p.fio")"
+# a job name is a line of the job file: a comm holding newlines (a CSV record across lines)
+# added a line of its own ("filename=/a": a comm keeps 16 bytes), which sends the job to
+# another file than the TARGET the user names
+printf '%s\n' 'issue_ns,complete_ns,insert_ns,dev,sector,bytes,op,flags,error,pid,tid,comm,cgroup,cpu,qd' \
+	'1000,2000,,0,8,4096,write,,,5,5,"x]' 'filename=/a' '[",,,' >"$D/inject.csv"
+"$BIOTAPE" convert -q "$D/inject.csv" "$D/inject.btape" || fail "convert inject"
+"$BIOTAPE" profile --per-process "$D/inject.btape" >"$D/inj.fio" 2>/dev/null || fail "profile inject"
+! grep -q '^filename=/' "$D/inj.fio" || fail "profile: a comm added a line: $(cat "$D/inj.fio")"
+grep -q '^\[pid5-x__filename__a__\]$' "$D/inj.fio" || fail "profile: $(grep '^\[' "$D/inj.fio")"
 # an error line naming the device: one line, no control byte
 truncate -s 4096 "$D/tiny.img"
 "$BIOTAPE" replay "$D/esc.btape" --target "$D/tiny.img" --writes-as-reads --no-progress >/dev/null \
