@@ -396,7 +396,7 @@ int profile_write_job(FILE *fp, const struct report *r, uint32_t pid, const char
 	else
 		snprintf(name, sizeof(name), "biotape-profile");
 	/* a job's name is one line of the job file: a comm is the trace's (anything: "x]\n
-	 * filename=/dev/sda\n[y" would add a line that sends the job to another device), so
+	 * filename=/a\n[" would add a line that sends the job to another file than TARGET), so
 	 * only letters, digits and ._- stay */
 	for (char *c = name; *c; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||

@@ -54,6 +54,16 @@ int cli_exit_status(int err)
 	}
 }
 
+static bool text_byte_ok(unsigned char c);
+
+/* A message as one line of text: every control byte (a newline too) of S as '?'. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n' || !text_byte_ok((unsigned char)*s))
+			*s = '?';
+}
+
 /* "biotape: <message>\n" on stderr, one line whatever the message holds: a name from a trace
  * (a device id, a comm) with control bytes (a newline, an ESC sequence) has them as '?'. */
 static void err_line(const char *fmt, va_list ap)
@@ -64,9 +74,7 @@ static void err_line(const char *fmt, va_list ap)
 		fputs("biotape: out of memory\n", stderr);
 		return;
 	}
-	for (char *p = msg; *p; p++)
-		if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f)
-			*p = '?';
+	one_line(msg);
 	fprintf(stderr, "biotape: %s\n", msg);
 	free(msg);
 }
@@ -80,10 +88,7 @@ void cli_err(const char *fmt, ...)
 			va_start(ap, fmt);
 			vsnprintf(err_keep, err_keep_len, fmt, ap);
 			va_end(ap);
-			/* rank 0 prints it, to stdout too: one line, no control byte */
-			for (char *p = err_keep; *p; p++)
-				if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f)
-					*p = '?';
+			one_line(err_keep); /* rank 0 prints it, to stdout too */
 		}
 		return;
 	}

@@ -92,7 +92,6 @@ char *cli_absolute_path(const char *path, const char **why);
 int cli_out_commit(struct cli_out *o); /* flush, fsync, rename; reports write errors */
 void cli_out_abort(struct cli_out *o); /* removes the temporary file; NULL-safe, idempotent */
 
-/* Writes S as a JSON string literal (quoted, escaped; NULL as null). */
 /*
  * A stream onto OUT for text a person reads: every control byte but newline and tab (C0, DEL)
  * goes out as '?', so that a name in a trace (a comm, a device id, a host) cannot drive the
@@ -103,6 +102,7 @@ FILE *cli_text_stream(FILE *out);
 /* The same for one string: S itself when it holds no control byte, else its copy in BUF
  * (LEN bytes, truncated) with each as '?'. */
 const char *cli_text_safe(const char *s, char *buf, size_t len);
+/* Writes S as a JSON string literal (quoted, escaped; NULL as null). */
 void cli_json_str(FILE *fp, const char *s);
 /* The same for the N bytes at S, which need not end in a NUL (a NUL inside is escaped). */
 void cli_json_strn(FILE *fp, const char *s, size_t n);

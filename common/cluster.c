@@ -735,7 +735,9 @@ int cl_comm__same_build(struct cl_comm *c, const char *cmd, uint64_t layout)
 	return err;
 }
 
-int cl_comm__shared_clash(struct cl_comm *c, char *const *all, bool mine, int *clash)
+/* Another host's rank whose file in ALL is this rank's, through a shared filesystem: markers
+ * (cl_comm__out_clash()). Collective. */
+static int shared_clash(struct cl_comm *c, char *const *all, bool mine, int *clash)
 {
 	const char *file = all[c->rank], *slash = strrchr(file, '/');
 	char marker[CL_HOST_MAX + 96] = "", **names = NULL;
@@ -788,7 +790,8 @@ int cl_comm__shared_clash(struct cl_comm *c, char *const *all, bool mine, int *c
 	return err;
 }
 
-int cl_comm__host_clash(const struct cl_comm *c, char *const *all, const char *file)
+/* The lowest other rank of this host whose file in ALL is FILE (cli_same_file()), or -1. */
+static int host_clash(const struct cl_comm *c, char *const *all, const char *file)
 {
 	const char *host = cl_comm__host(c);
 
@@ -797,6 +800,35 @@ int cl_comm__host_clash(const struct cl_comm *c, char *const *all, const char *f
 		    cli_same_file(file, all[r]))
 			return r;
 	return -1;
+}
+
+int cl_comm__out_clash(struct cl_comm *c, char *const *all, bool mine, int *clash)
+{
+	const char *file = all[c->rank];
+	int shared, err;
+
+	/* a sink (the null device) is every rank's to share */
+	mine = mine && file[0] && btape_output_check(file, NULL, 0) != 1;
+	err = shared_clash(c, all, mine, &shared);
+	*clash = mine ? host_clash(c, all, file) : -1;
+	if (*clash < 0)
+		*clash = shared;
+	return err;
+}
+
+const char *cl_comm__clash_why(const struct cl_comm *c, int r, char *buf, size_t len)
+{
+	if (!strcmp(cl_comm__host_of(c, r), cl_comm__host(c)))
+		snprintf(buf, len,
+			 "ranks %d and %d on one host would write the same file (put %%r "
+			 "in it)",
+			 r < c->rank ? r : c->rank, r < c->rank ? c->rank : r);
+	else
+		snprintf(buf, len,
+			 "rank %d (host %s) writes this file too: a filesystem the hosts "
+			 "share (put %%h or %%r in it)",
+			 r, cl_comm__host_of(c, r));
+	return buf;
 }
 
 int cl_expand_path(char *out, size_t size, const char *pat, const char *host, int rank)

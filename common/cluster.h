@@ -121,20 +121,22 @@ int cl_comm__allgather_str(struct cl_comm *c, const char *mine, char ***all);
  * no working directory) it sends "" and *why says so; the exchange still takes place.
  */
 int cl_comm__allgather_file(struct cl_comm *c, const char *path, char ***all, const char **why);
-/* The lowest other rank of this host whose file in ALL (cl_comm__allgather_file()) is FILE
- * (cli_same_file()), or -1. */
-int cl_comm__host_clash(const struct cl_comm *c, char *const *all, const char *file);
 /*
- * Where ranks of different hosts write one file of a filesystem they share (NFS, a cluster
- * filesystem): *clash = the lowest other host's rank whose file in ALL (cl_comm__allgather_file())
- * is this rank's all[rank], or -1. Collective: every rank calls it, MINE false where it names
- * no file of its own (none, a sink). Each rank with a file leaves an empty marker
- * (".biotape-share-HOST-RANK-PID-NS") in its file's directory for the length of the call; a
- * rank that sees another host's marker in its own file's directory, for a file of the same
- * name, shares that file. Where a rank cannot make its marker (a directory it cannot write)
- * it sees nothing and is seen by nobody. 0, or -errno when the cluster broke.
+ * Collective: *clash = the lowest other rank whose file in ALL (cl_comm__allgather_file()) is
+ * this rank's all[rank], or -1; every rank calls it, MINE false where it writes no file (none,
+ * or one it cannot name). Ranks of one host compare files (cli_same_file()); ranks of
+ * different hosts, whose files' identities mean nothing to each other, find a filesystem they
+ * share by markers: each rank with a file leaves an empty ".biotape-share-HOST-RANK-PID-NS" in
+ * its file's directory for the length of one barrier, and a rank that sees another host's
+ * marker in its own file's directory, for a file of the same name, shares that file (a rank
+ * that cannot write its directory makes no marker: its output fails there anyway). A sink (the
+ * null device) is no clash. 0, or -errno when the cluster broke.
  */
-int cl_comm__shared_clash(struct cl_comm *c, char *const *all, bool mine, int *clash);
+int cl_comm__out_clash(struct cl_comm *c, char *const *all, bool mine, int *clash);
+/* Why rank R's file is this rank's (cl_comm__out_clash()), in BUF: "ranks 0 and 1 on one host
+ * would write the same file (put %r in it)", or "rank 1 (host h) writes this file too: a
+ * filesystem the hosts share (put %h or %r in it)". */
+const char *cl_comm__clash_why(const struct cl_comm *c, int r, char *buf, size_t len);
 /* Point to point: len bytes to, or from, one rank. tag: the caller's, below 0x6000 (the layer
  * uses 0x62xx). With one rank (no MPI): -EINVAL. */
 int cl_comm__send(struct cl_comm *c, const void *buf, size_t len, int peer, int tag);

@@ -989,7 +989,7 @@ static bool stop_now(struct rec_state *s, bool hard)
 static int expand_paths(struct rec_state *s)
 {
 	struct rec_opts *o = &s->o;
-	bool other_host;
+	char why[CL_REASON_MAX];
 	int r;
 
 	if (!s->rc)
@@ -999,7 +999,7 @@ static int expand_paths(struct rec_state *s)
 
 	/* two ranks of one host writing one file in place: a damaged trace, one rank's lost. Every
 	 * rank takes part in the exchange, one with a bad pattern too (it names no file). */
-	r = rec_cluster__out_clash(s->rc, bad || out_stdout ? NULL : s->out_buf, &other_host);
+	r = rec_cluster__out_clash(s->rc, bad || out_stdout ? NULL : s->out_buf);
 	if (out_stdout) { /* every rank's stream would meet in the launcher's */
 		cli_err("record: -o -: the ranks of a cluster cannot share standard output (give "
 			"each its file: -o trace-%%h-%%r.btape)");
@@ -1011,17 +1011,9 @@ static int expand_paths(struct rec_state *s)
 	}
 	if (r == -2)
 		return BTAPE_EXIT_FAIL;
-	if (r >= 0 && other_host) {
-		cli_err("record: -o '%s': rank %d (host %s) writes this file too: a filesystem the "
-			"hosts share (put %%h or %%r in it)",
-			o->out, r, rec_cluster__host_of(s->rc, r));
-		return BTAPE_EXIT_USAGE;
-	}
 	if (r >= 0) {
-		cli_err("record: -o '%s': ranks %d and %d on one host would write the same file "
-			"(put %%r in it)",
-			o->out, r < rec_cluster__rank(s->rc) ? r : rec_cluster__rank(s->rc),
-			r < rec_cluster__rank(s->rc) ? rec_cluster__rank(s->rc) : r);
+		cli_err("record: -o '%s': %s", o->out,
+			rec_cluster__clash_why(s->rc, r, why, sizeof(why)));
 		return BTAPE_EXIT_USAGE;
 	}
 	o->out = s->out_buf;

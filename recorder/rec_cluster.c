@@ -121,23 +121,19 @@ int rec_cluster__expand(const struct rec_cluster *rc, const char *pat, char *buf
 	return n < 0 ? n : 0;
 }
 
-const char *rec_cluster__host_of(const struct rec_cluster *rc, int r)
+const char *rec_cluster__clash_why(const struct rec_cluster *rc, int r, char *buf, size_t len)
 {
-	return rc ? cl_comm__host_of(rc->c, r) : "?";
+	return cl_comm__clash_why(rc->c, r, buf, len);
 }
 
-int rec_cluster__out_clash(struct rec_cluster *rc, const char *out, bool *other_host)
+int rec_cluster__out_clash(struct rec_cluster *rc, const char *out)
 {
 	const char *why = NULL;
 	char **all = NULL;
-	int clash, shared, err;
+	int clash, err;
 
-	*other_host = false;
 	if (!rc || rc->size == 1)
 		return -1;
-	/* a sink (/dev/null) every rank may share */
-	if (out && btape_output_check(out, NULL, 0) == 1)
-		out = NULL;
 	err = cl_comm__allgather_file(rc->c, out, &all, &why);
 	if (err == -ENOMEM) { /* this rank's alone: the others wait in the allgather */
 		cli_err("record: rank %d: out of memory", rc->rank);
@@ -150,21 +146,16 @@ int rec_cluster__out_clash(struct rec_cluster *rc, const char *out, bool *other_
 			broken(rc, "exchanging the output names");
 		return -2;
 	}
-	clash = why ? -1 : cl_comm__host_clash(rc->c, all, out);
 	/* every rank that got here takes part, whatever it found */
-	err = cl_comm__shared_clash(rc->c, all, out && !why, &shared);
+	err = cl_comm__out_clash(rc->c, all, out && !why, &clash);
 	free(all);
 	if (err) {
-		broken(rc, "looking for outputs on a shared filesystem");
+		broken(rc, "comparing the ranks' outputs");
 		return -2;
 	}
 	if (why) {
 		cli_err("record: -o '%s': %s", out, why);
 		return -2;
-	}
-	if (clash < 0 && shared >= 0) {
-		*other_host = true;
-		clash = shared;
 	}
 	return clash;
 }

@@ -30,18 +30,18 @@ int rec_cluster__close(struct rec_cluster *rc, int ret);
 int rec_cluster__size(const struct rec_cluster *rc);
 /* This rank (0 without a launcher). */
 int rec_cluster__rank(const struct rec_cluster *rc);
-/* Rank R's host name ("?" for no such rank). */
-const char *rec_cluster__host_of(const struct rec_cluster *rc, int r);
+/* Why rank R writes this rank's file (rec_cluster__out_clash()): cl_comm__clash_why(). */
+const char *rec_cluster__clash_why(const struct rec_cluster *rc, int r, char *buf, size_t len);
 /* PAT with %h (host) and %r (rank) expanded into buf; without a cluster a copy. 0 or -errno. */
 int rec_cluster__expand(const struct rec_cluster *rc, const char *pat, char *buf, size_t len);
 /*
  * Collective (every rank, once, right after rec_cluster__open()): each rank gives the others
  * the file it writes, OUT as it expanded it (NULL: none, its pattern was bad), made absolute.
- * Returns another rank that writes the same file (of this host, or of another host through a
- * filesystem both share: *other_host true), -1 when none, or -2 when this rank cannot take
+ * Returns another rank that writes the same file (cl_comm__out_clash(): of this host, or of
+ * another through a filesystem both share), -1 when none, or -2 when this rank cannot take
  * part (said: out of memory, no working directory) or the cluster broke.
  */
-int rec_cluster__out_clash(struct rec_cluster *rc, const char *out, bool *other_host);
+int rec_cluster__out_clash(struct rec_cluster *rc, const char *out);
 
 /*
  * Everyone can record, or nobody does: RET is this rank's result so far (0, or the exit code

@@ -142,7 +142,7 @@ struct rp_cluster {
 	/* every rank's trace and result file, as it names them ("": none); exchange_files() */
 	char **traces, **outs;
 	bool exchanged;
-	int shared_twin; /* another host's rank writing this rank's -o (shared filesystem), or -1 */
+	int twin; /* another rank writing this rank's -o (cl_comm__out_clash()), or -1 */
 	/* rp_cluster__host_files(): the host's traces (the first nhost_traces), then the other
 	 * ranks' results (pointing into traces and outs) */
 	char **host_files;
@@ -262,7 +262,7 @@ int rp_cluster__open(struct rp_cluster **out)
 		cli_err("replay: out of memory");
 		return -ENOMEM;
 	}
-	rc->shared_twin = -1;
+	rc->twin = -1;
 	err = cl_comm__open(&rc->c, NULL, NULL);
 	if (err) {
 		cli_err("replay: %s", cl_comm__errmsg(rc->c));
@@ -345,12 +345,9 @@ static int exchange_files(struct rp_cluster *rc, const char *trace, const char *
 	err = cl_comm__allgather_file(rc->c, trace, &rc->traces, &why);
 	if (!err)
 		err = cl_comm__allgather_file(rc->c, out, &rc->outs, &why);
-	/* a result of another host's rank, through a filesystem both share (a sink is shared by
-	 * design) */
+	/* one rank's result would replace the other's */
 	if (!err)
-		err = cl_comm__shared_clash(rc->c, rc->outs,
-					    out && !why && btape_output_check(out, NULL, 0) != 1,
-					    &rc->shared_twin);
+		err = cl_comm__out_clash(rc->c, rc->outs, out && !why, &rc->twin);
 	if (err == -E2BIG) /* every rank has it (the longest name is agreed on first) */
 		why = "a rank's file name is over 1 MiB";
 	else if (err == -ENOMEM) { /* this rank's alone: the others wait on it in the allgather */
@@ -425,21 +422,11 @@ int rp_cluster__assign(struct rp_cluster *rc, char **traces, unsigned int ntrace
 	}
 	host_files(rc, rc->traces, false);
 	rc->nhost_traces = rc->nhost_files;
-	/* one rank's result would replace the other's (a sink is no file of its own) */
-	int twin = o && btape_output_check(o, NULL, 0) != 1
-			   ? cl_comm__host_clash(rc->c, rc->outs, o)
-			   : -1;
+	if (rc->twin >= 0) {
+		char why[CL_REASON_MAX];
 
-	if (twin >= 0) {
-		cli_err("replay: -o '%s': ranks %d and %d on one host would write the same file "
-			"(put %%r in it)",
-			*out, twin < rc->rank ? twin : rc->rank, twin < rc->rank ? rc->rank : twin);
-		return -EINVAL;
-	}
-	if (rc->shared_twin >= 0) {
-		cli_err("replay: -o '%s': rank %d (host %s) writes this file too: a filesystem the "
-			"hosts share (put %%h or %%r in it)",
-			*out, rc->shared_twin, cl_comm__host_of(rc->c, rc->shared_twin));
+		cli_err("replay: -o '%s': %s", *out,
+			cl_comm__clash_why(rc->c, rc->twin, why, sizeof(why)));
 		return -EINVAL;
 	}
 	/* the other ranks' results are never this rank's target (a target is read and written
