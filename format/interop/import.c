@@ -440,7 +440,63 @@ cleanup:
 	return err;
 }
 
-/* blktrace: a name that is not a file is a prefix of per-CPU files PREFIX0, PREFIX1, ... */
+/* blktrace's per-CPU file of prefix: PREFIX then the CPU's number, nothing else */
+static bool cpu_file(const char *prefix, const char *name)
+{
+	const char *p = name + strlen(prefix);
+
+	if (!*p)
+		return false;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/*
+ * The files an import reads, against the output and each other (the caller can only compare
+ * the names it was given; a prefix hides which files those are): a blktrace prefix
+ * "sda.blktrace." with output "sda.blktrace.1" replaced a CPU's file with the import of itself.
+ */
+static int check_files(struct imp *im, char **files, size_t nfiles, const char *out_path)
+{
+	struct stat so, *st = calloc(nfiles ? nfiles : 1, sizeof(*st));
+	bool have_out = strcmp(out_path, "-") && stat(out_path, &so) == 0;
+	int err = 0;
+
+	if (!st) {
+		snprintf(im->errmsg, im->errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nfiles && !err; i++) {
+		if (stat(files[i], &st[i])) {
+			st[i].st_ino = 0; /* reported when read */
+			continue;
+		}
+		if (have_out && st[i].st_dev == so.st_dev && st[i].st_ino == so.st_ino) {
+			snprintf(im->errmsg, im->errlen,
+				 "%s is both an input (%s) and the output: refusing to replace it",
+				 out_path, files[i]);
+			err = -EINVAL;
+		}
+		for (size_t j = 0; j < i && !err; j++) {
+			if (st[j].st_ino && st[i].st_dev == st[j].st_dev &&
+			    st[i].st_ino == st[j].st_ino) {
+				snprintf(im->errmsg, im->errlen,
+					 "%s and %s are the same file: an input given twice",
+					 files[j], files[i]);
+				err = -EINVAL;
+			}
+		}
+	}
+	free(st);
+	return err;
+}
+
+/*
+ * blktrace: a name that is not a file is a prefix of per-CPU files PREFIX0, PREFIX1, ... (only
+ * digits after the prefix: PREFIX0.btape, an earlier import's output, is not one).
+ */
 static int expand_inputs(struct imp *im, const char *const *inputs, size_t n, char ***outp,
 			 size_t *noutp)
 {
@@ -479,8 +535,14 @@ static int expand_inputs(struct imp *im, const char *const *inputs, size_t n, ch
 			goto cleanup;
 		}
 		free(pat);
+		size_t had = nout;
+
 		for (size_t k = 0; k < g.gl_pathc && nout < BLKTRACE_FILES_MAX; k++) {
-			char **o = realloc(out, (nout + 1) * sizeof(*o));
+			char **o;
+
+			if (!cpu_file(inputs[i], g.gl_pathv[k]))
+				continue;
+			o = realloc(out, (nout + 1) * sizeof(*o));
 
 			if (!o || !(o[nout] = strdup(g.gl_pathv[k]))) {
 				out = o ? o : out;
@@ -492,6 +554,12 @@ static int expand_inputs(struct imp *im, const char *const *inputs, size_t n, ch
 			nout++;
 		}
 		globfree(&g);
+		if (nout == had) {
+			snprintf(im->errmsg, im->errlen, "%s: no such file, nor files %s<cpu>",
+				 inputs[i], inputs[i]);
+			err = -ENOENT;
+			goto cleanup;
+		}
 	}
 	*outp = out;
 	*noutp = nout;
@@ -587,6 +655,8 @@ INTEROP_API int btape_import(const char *const *inputs, size_t ninputs, const ch
 	im.reorder_window_ns =
 		o.reorder_window_ns ? o.reorder_window_ns : DEFAULT_REORDER_WINDOW_NS;
 	err = expand_inputs(&im, inputs, ninputs, &files, &nfiles);
+	if (!err)
+		err = check_files(&im, files, nfiles, out_path);
 	if (err)
 		goto cleanup;
 	if (o.device_size_path) {

@@ -322,6 +322,26 @@ cp "$D/x.csv" "$D/bt.csv"
 "$BIOTAPE" convert -q "$D/x.btape" "$D/bt.txt" || fail "blkparse export failed"
 conv "$D/bt.txt" blkparse
 expect blkparse-roundtrip <"$D/bt.csv"
+# the output is one of the prefix's CPU files (by name, or through a link): refused, the file kept
+sum=$(sha1sum <"$D/bt/sda.blktrace.1")
+ln -s sda.blktrace.1 "$D/bt/link.btape"
+for o in "$D/bt/sda.blktrace.1" "$D/bt/link.btape"; do
+	"$BIOTAPE" convert "$D/bt/sda.blktrace." "$o" >"$D/out" 2>"$D/err"
+	rc=$?
+	[ "$rc" = 2 ] || fail "blktrace prefix, output $o one of its files: exit $rc, expected 2"
+	grep -q "both an input (.*sda.blktrace.1) and the output" "$D/err" ||
+		fail "blktrace prefix into its own file: $(cat "$D/err")"
+	[ "$(sha1sum <"$D/bt/sda.blktrace.1")" = "$sum" ] || fail "blktrace prefix: $o overwritten"
+done
+# a CPU file given again beside its prefix: one input twice
+"$BIOTAPE" convert "$D/bt/sda.blktrace." "$D/bt/sda.blktrace.0" "$D/x.btape" >"$D/out" 2>"$D/err" &&
+	fail "blktrace prefix and one of its files: accepted"
+grep -q "are the same file: an input given twice" "$D/err" || fail "blktrace twice: $(cat "$D/err")"
+# an earlier import's output beside the CPU files is not one of them
+"$BIOTAPE" convert -q "$D/bt/sda.blktrace." "$D/bt/sda.blktrace.0.btape" ||
+	fail "blktrace prefix into PREFIX0.btape failed"
+conv "$D/bt/sda.blktrace." blktrace
+cmp -s "$D/x.csv" "$D/bt.csv" || fail "blktrace prefix: PREFIX0.btape was read as a CPU file"
 
 # ---- VMware vscsi v1 (32 B) and v2 (40 B, response time) ----
 $GEN vscsi1 "$D/vm1.vscsi" && $GEN vscsi2 "$D/vm2.vscsi" || fail "gen_binary.py vscsi"
