@@ -13,6 +13,7 @@
 #include "rec_bpf.h"
 #endif
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -666,27 +667,115 @@ static int check_output(const char *path)
 	return BTAPE_EXIT_FAIL;
 }
 
+/* An ELF program's loader (PT_INTERP), into interp; false when it has none or is not ELF. */
+static bool elf_interp(int fd, char *interp, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf32_Ehdr eh32;
+	uint64_t phoff;
+	unsigned int phnum, phentsize;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		return false;
+	if (eh.e_ident[EI_CLASS] == ELFCLASS64) {
+		phoff = eh.e_phoff;
+		phnum = eh.e_phnum;
+		phentsize = eh.e_phentsize;
+	} else {
+		memcpy(&eh32, &eh, sizeof(eh32));
+		phoff = eh32.e_phoff;
+		phnum = eh32.e_phnum;
+		phentsize = eh32.e_phentsize;
+	}
+	for (unsigned int i = 0; i < phnum && i < 256; i++) {
+		union {
+			Elf64_Phdr p64;
+			Elf32_Phdr p32;
+		} ph;
+		uint64_t off, size;
+		uint32_t type;
+		ssize_t n;
+
+		if (phentsize > sizeof(ph) ||
+		    pread(fd, &ph, phentsize, (off_t)(phoff + (uint64_t)i * phentsize)) !=
+			    (ssize_t)phentsize)
+			return false;
+		if (eh.e_ident[EI_CLASS] == ELFCLASS64) {
+			type = ph.p64.p_type;
+			off = ph.p64.p_offset;
+			size = ph.p64.p_filesz;
+		} else {
+			type = ph.p32.p_type;
+			off = ph.p32.p_offset;
+			size = ph.p32.p_filesz;
+		}
+		if (type != PT_INTERP)
+			continue;
+		if (size < 2 || size > len)
+			return false;
+		n = pread(fd, interp, size, (off_t)off);
+		if (n != (ssize_t)size || interp[size - 1])
+			return false;
+		return true;
+	}
+	return false;
+}
+
 /*
  * Whether COMMAND can be run: a path that is an executable file, or a name found so in PATH
- * (as execvp() searches it). Checked before the output is opened: `-o old.btape -- mistyped`
- * used to empty the older trace into one with no events before the exec failed.
+ * (as execvp() searches it), and what the kernel runs for it: a script's "#!" interpreter
+ * (followed as the kernel does, at most 4 deep), an ELF program's loader. Checked before the
+ * output is opened: `-o old.btape -- mistyped` used to empty the older trace into one with no
+ * events before the exec failed, and so did a script whose interpreter is missing.
  */
-static bool runnable(const char *file)
-{
-	struct stat sb;
+enum { RUN_OK, RUN_NOT_EXEC, RUN_NO_INTERP };
 
-	return access(file, X_OK) == 0 && stat(file, &sb) == 0 && S_ISREG(sb.st_mode);
+static int runnable_at(const char *file, int depth)
+{
+	char line[256], interp[PATH_MAX];
+	struct stat sb;
+	int ret = RUN_OK;
+	ssize_t n;
+	int fd;
+
+	if (access(file, X_OK) || stat(file, &sb) || !S_ISREG(sb.st_mode))
+		return RUN_NOT_EXEC;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return RUN_OK; /* execute-only: the exec will tell */
+	n = pread(fd, line, sizeof(line) - 1, 0);
+	if (n >= 2 && line[0] == '#' && line[1] == '!') {
+		char *p = line + 2;
+
+		line[n] = '\0';
+		p += strspn(p, " \t");
+		p[strcspn(p, " \t\n")] = '\0';
+		/* no interpreter named: ENOEXEC, and execvp() hands the file to /bin/sh */
+		if (*p && (depth >= 4 || runnable_at(p, depth + 1) != RUN_OK))
+			ret = RUN_NO_INTERP;
+	} else if (elf_interp(fd, interp, sizeof(interp))) {
+		if (access(interp, X_OK) || stat(interp, &sb) || !S_ISREG(sb.st_mode))
+			ret = RUN_NO_INTERP;
+	}
+	close(fd);
+	return ret;
 }
 
 static int check_command(const char *name)
 {
-	const char *path = getenv("PATH");
+	const char *path = getenv("PATH"), *why = "not found in PATH";
+	char found[PATH_MAX] = "";
 
 	if (strchr(name, '/')) {
-		if (runnable(name))
+		int r = runnable_at(name, 0);
+
+		if (r == RUN_OK)
 			return 0;
 		cli_err("record: command '%s': %s (nothing recorded)", name,
-			access(name, F_OK) ? strerror(errno) : "not an executable file");
+			r == RUN_NO_INTERP   ? "its interpreter (#! line or ELF loader) is missing"
+			: access(name, F_OK) ? strerror(errno)
+					     : "not an executable file");
 		return 127;
 	}
 	if (!path) /* execvp's default */
@@ -698,13 +787,24 @@ static int check_command(const char *name)
 		int n = end == p ? snprintf(file, sizeof(file), "%s", name)
 				 : snprintf(file, sizeof(file), "%.*s/%s", (int)(end - p), p, name);
 
-		if (n > 0 && (size_t)n < sizeof(file) && runnable(file))
-			return 0;
+		if (n > 0 && (size_t)n < sizeof(file)) {
+			int r = runnable_at(file, 0);
+
+			if (r == RUN_OK)
+				return 0;
+			if (r == RUN_NO_INTERP && !*found) {
+				snprintf(found, sizeof(found), "%s", file);
+				why = "its interpreter (#! line or ELF loader) is missing";
+			}
+		}
 		if (!*end)
 			break;
 		p = end;
 	}
-	cli_err("record: command '%s': not found in PATH (nothing recorded)", name);
+	if (*found)
+		cli_err("record: command '%s': %s: %s (nothing recorded)", name, found, why);
+	else
+		cli_err("record: command '%s': %s (nothing recorded)", name, why);
 	return 127;
 }
 

@@ -67,6 +67,36 @@ for c in "$D/no-such-cmd" no-such-cmd-biotape "$D"; do
 		fail "record -- $c: exit $rc: $(cat "$D/err")"
 	[ "$(cat "$D/old.btape")" = "an older trace" ] || fail "record -- $c emptied the older trace"
 done
+# ... nor can a script whose interpreter is missing, or a program whose ELF loader is
+printf '#!/no-such-interpreter-biotape\ntrue\n' >"$D/noint.sh"
+printf '#! %s\ntrue\n' "$D/noint.sh" >"$D/chain.sh"
+python3 - /bin/true "$D/noloader" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+assert b[:4] == b"\x7fELF" and b[4] == 2, "a 64-bit ELF /bin/true"
+phoff, = struct.unpack_from("<Q", b, 0x20)
+phentsize, phnum = struct.unpack_from("<HH", b, 0x36)
+for i in range(phnum):
+    o = phoff + i * phentsize
+    typ, = struct.unpack_from("<I", b, o)
+    if typ == 3:  # PT_INTERP: its path's last letter changed
+        off, = struct.unpack_from("<Q", b, o + 8)
+        size, = struct.unpack_from("<Q", b, o + 32)
+        b[off + size - 2] = ord("Z")
+open(sys.argv[2], "wb").write(b)
+PY
+chmod +x "$D/noint.sh" "$D/chain.sh" "$D/noloader"
+for c in "$D/noint.sh" "$D/chain.sh" "$D/noloader"; do
+	rc=0; "$BIOTAPE" record -o "$D/old.btape" -d "$LOOP" --duration 1s -- "$c" 2>"$D/err" || rc=$?
+	[ $rc = 127 ] && [ "$(wc -l <"$D/err")" = 1 ] && grep -q "interpreter .* is missing" "$D/err" ||
+		fail "record -- $c: exit $rc: $(cat "$D/err")"
+	[ "$(cat "$D/old.btape")" = "an older trace" ] || fail "record -- $c emptied the older trace"
+done
+# a script whose interpreter is there runs, found through PATH as well
+printf '#! /bin/sh -e\ntrue\n' >"$D/ok.sh"
+chmod +x "$D/ok.sh"
+PATH="$D:$PATH" "$BIOTAPE" record -o "$D/ok.btape" -d "$LOOP" -- ok.sh 2>"$D/err" ||
+	fail "record -- ok.sh (a script with its interpreter): $(cat "$D/err")"
 [ ! -e "$D/new.btape" ] || fail "new.btape exists already"
 rc=0; "$BIOTAPE" record -o "$D/new.btape" -d "$LOOP" -- no-such-cmd-biotape 2>/dev/null || rc=$?
 [ $rc = 127 ] && [ ! -e "$D/new.btape" ] || fail "record -- no-such-cmd: exit $rc, or a trace made"
