@@ -57,6 +57,15 @@ static void on_signal(int sig)
 	signalled = 1;
 }
 
+/* A signal before the first I/O (alone: a cluster rank stops at the first step, with all). */
+static bool stopped_early(const struct rp_cluster *rc)
+{
+	if (!stop_flag || rc)
+		return false;
+	cli_err("replay: stopped by a signal before the first I/O (nothing written)");
+	return true;
+}
+
 static void usage(FILE *fp)
 {
 	fprintf(fp,
@@ -1119,6 +1128,18 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		ret = BTAPE_EXIT_USAGE;
 		goto cleanup;
 	}
+	/*
+	 * From the first file made (--create's target, -o's temporary) a signal stops the replay
+	 * rather than kill it, so that cleanup removes them; before the first I/O it ends the
+	 * command (a cluster rank goes on to the first step, which all ranks leave together).
+	 */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigs = true;
 	err = rp_devices__open(&s.dv, why, sizeof(why));
 	if (err < 0) {
 		cli_err("replay: %s", why);
@@ -1163,6 +1184,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		ret = err == -ERANGE ? BTAPE_EXIT_USAGE : BTAPE_EXIT_FAIL;
 		goto cleanup;
 	}
+	if (stopped_early(rc))
+		goto cleanup;
 
 	depth = o.iodepth * o.max_scale;
 	bufs = calloc(depth, sizeof(*bufs));
@@ -1201,6 +1224,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		cfg.on_done = out_done;
 		cfg.on_watermark = out_watermark;
 	}
+	if (stopped_early(rc))
+		goto cleanup;
 	/* the fidelity section of a single run (not a sweep's steps); in a cluster each rank's
 	 * own, against its own trace, and rank 0's report merges them */
 	if (o.nsweep == 1) {
@@ -1222,14 +1247,6 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 			(o.loops ? o.loops : 1);
 	if (o.duration_ns && (!oc.total_ns || o.duration_ns < oc.total_ns))
 		oc.total_ns = o.duration_ns;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigs = true;
 
 	rp_prefetch__set_loop_ahead(pf, o.loops != 1 || o.nsweep > 1);
 	if (set_issuer_class(&o) < 0)
