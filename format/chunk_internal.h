@@ -16,6 +16,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "btape_internal.h"
 
@@ -69,8 +72,26 @@ struct pred_tab {
 	uint32_t cap, n;
 	uint32_t last_dev;
 	uint32_t last_slot;
+	uint32_t seed; /* random, per table: a trace cannot choose devices that share a slot */
 	bool have_last;
 };
+
+/*
+ * A device's home slot: murmur3's finaliser of dev ^ seed, whose low bits depend on every bit
+ * of dev. The bare multiply used before kept only dev's low bits there: 32,768 devices that
+ * were multiples of 2^17 shared one chain, and a 1 KiB file took 10 s to read.
+ */
+static inline uint32_t pred_home(const struct pred_tab *t, uint32_t dev, uint32_t cap)
+{
+	uint32_t h = dev ^ t->seed;
+
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h & (cap - 1);
+}
 
 static inline void pred_reset(struct pred_tab *t)
 {
@@ -101,12 +122,14 @@ static inline int pred_grow(struct pred_tab *t)
 		free(used);
 		return -ENOMEM;
 	}
+	if (!t->cap && getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) != sizeof(t->seed))
+		t->seed = (uint32_t)(uintptr_t)t ^ (uint32_t)getpid() ^ (uint32_t)clock();
 	for (uint32_t i = 0; i < t->cap; i++) {
 		uint32_t j;
 
 		if (!t->used[i])
 			continue;
-		for (j = (t->dev[i] * 2654435761u) & (cap - 1); used[j]; j = (j + 1) & (cap - 1))
+		for (j = pred_home(t, t->dev[i], cap); used[j]; j = (j + 1) & (cap - 1))
 			;
 		used[j] = 1;
 		dev[j] = t->dev[i];
@@ -130,7 +153,7 @@ static __attribute__((noinline)) int64_t pred_find(struct pred_tab *t, uint32_t 
 
 	if ((t->n + 1) * 2 > t->cap && pred_grow(t))
 		return -ENOMEM;
-	for (j = (dev * 2654435761u) & (t->cap - 1); t->used[j]; j = (j + 1) & (t->cap - 1))
+	for (j = pred_home(t, dev, t->cap); t->used[j]; j = (j + 1) & (t->cap - 1))
 		if (t->dev[j] == dev)
 			goto found;
 	t->used[j] = 1;
