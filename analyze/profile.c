@@ -54,30 +54,28 @@ static void size_str(uint64_t b, char *buf, size_t len)
 
 /*
  * Share of accesses on the hottest FRAC of touched blocks when accesses land uniformly at
- * random: block counts are Poisson(lambda), conditioned on >= 1.
+ * random: block counts are Poisson(lambda), conditioned on >= 1. The terms are summed from
+ * lambda + 20 sd down, each from its logarithm: no table (lambda comes from the trace: one
+ * sized by it took 8 bytes per access on one block, 1.3 GB for a 5.6 KB file), and no
+ * exp(-lambda) underflow (the recurrence from p(0) gave 0 past lambda 745). Past 1e8 the
+ * spread is under 1e-4 of the mean: the share is frac.
  */
 static double uniform_hot_share(double lambda, double frac)
 {
 	if (!(lambda > 0))
 		return frac;
-	int kmax = (int)(lambda + 20 * sqrt(lambda) + 30);
-	double *p = calloc((size_t)kmax + 1, sizeof(double));
-	double touched, mean, taken = 0, acc = 0;
-
-	if (!p)
+	if (lambda > 1e8)
 		return frac;
-	p[0] = exp(-lambda);
-	for (int k = 1; k <= kmax; k++)
-		p[k] = p[k - 1] * lambda / k;
-	touched = 1 - p[0];
-	mean = lambda / touched;
-	for (int k = kmax; k >= 1 && taken < frac; k--) {
-		double f = p[k] / touched, t = f < frac - taken ? f : frac - taken;
+	double touched = -expm1(-lambda), mean = lambda / touched, taken = 0, acc = 0;
+	double ll = log(lambda);
+
+	for (double k = floor(lambda + 20 * sqrt(lambda) + 30); k >= 1 && taken < frac; k--) {
+		double f = exp(k * ll - lambda - lgamma(k + 1)) / touched;
+		double t = f < frac - taken ? f : frac - taken;
 
 		taken += t;
 		acc += t * k;
 	}
-	free(p);
 	return acc / mean;
 }
 

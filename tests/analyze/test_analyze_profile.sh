@@ -22,6 +22,13 @@ awk -F'[=,]' '/^rate=/ { r = $2; w = $3 } END {
 # skewed: 20% of the random I/Os in the first 1% of the range -> zones are written
 grep -q "^random_distribution=zoned_abs:" "$D/t.fio" || fail "skewed trace: no zones"
 grep -q "^; working set" "$D/t.fio" || fail "no measurement comments"
+# uniform random with about 1,000 accesses a block (Poisson's p(0) = e^-1000 underflows): left
+# uniform (the uniform reference was computed as 0%, and zones written for it)
+"$GEN" -o "$D/u.btape" -n 1000000 -s $((4 << 20)) -S 64M || fail "gen uniform"
+"$BIOTAPE" profile "$D/u.btape" >"$D/u.fio" || fail "profile uniform"
+grep -q "would give the hottest 10% 1[01]\.[0-9]%: random_distribution left uniform" "$D/u.fio" &&
+	! grep -q "^random_distribution=" "$D/u.fio" ||
+	fail "uniform over 1,024 blocks: $(grep -E '^; uniform|^random_distribution' "$D/u.fio")"
 if command -v fio >/dev/null; then
 	truncate -s 1G "$D/target"
 	TARGET=$D/target fio --parse-only "$D/t.fio" >"$D/parse" 2>&1 || fail "fio rejects the job: $(cat "$D/parse")"
