@@ -282,6 +282,9 @@ int stats__new(struct stats **sp, const struct stats_opts *opts)
 	if (!s->devs || !s->procs || !s->tl || !s->qd || !s->interarrival || !s->idle ||
 	    !s->all.lat)
 		goto cleanup;
+	s->qd_budget = STATS_QD_SLOTS_MAX;
+	for (int i = 0; i < STATS_MAX_DEVICES; i++)
+		s->devs[i].inflight.budget = &s->qd_budget;
 	for (int i = 0; i < BTAPE_OP__COUNT; i++) {
 		s->ops[i].sizes = calloc(2 * STATS_SIZE_EXACT_MAX, sizeof(struct size_slot));
 		if (!s->ops[i].sizes)

@@ -41,6 +41,7 @@
  */
 #define STATS_WS_SPILL_BLOCKS (1ull << 26)
 #define STATS_QD_HEAP_MAX BTAPE_INFLIGHT_MAX /* in-flight completions tracked per device */
+#define STATS_QD_SLOTS_MAX (1ull << 22) /* ... and on all devices together (32 MiB and heaps) */
 /* a slice's warm-up: in-flight slots its deep insertions may move to keep the entry sorted
  * (stats__warm; about 0.3 s at most) */
 #define STATS_WARM_MOVES_MAX (1ull << 30)
@@ -247,6 +248,8 @@ struct stats {
 	bool qd_from_trace;  /* false: computed from issue/completion times */
 	uint64_t qd_missing; /* events with no way to know the depth */
 	uint64_t qd_untracked; /* computed depth: requests not kept in flight (struct btape_inflight) */
+	uint64_t
+		qd_budget; /* in-flight slots the devices may still allocate (STATS_QD_SLOTS_MAX) */
 	struct hist *interarrival;
 	struct hist *idle;   /* idle period lengths (>= idle_min_ns) */
 	uint64_t busy_until; /* last completion (or issue) seen */

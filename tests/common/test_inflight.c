@@ -237,13 +237,48 @@ static void test_bound(void **st)
 	inflight_free(&h);
 }
 
+/*
+ * A budget shared by several devices bounds what all of them allocate together: pushes past
+ * it are counted, not kept, on whichever device needs the memory (ascending completions: the
+ * array; descending: the heap too); freeing a device gives its slots back.
+ */
+static void test_shared_budget(void **st)
+{
+	enum { NDEV = 4, BUDGET = 3000 };
+	struct btape_inflight h[NDEV] = {{0}};
+	uint64_t budget = BUDGET, kept = 0, untracked = 0;
+
+	(void)st;
+	for (int d = 0; d < NDEV; d++)
+		h[d].budget = &budget;
+	for (uint32_t i = 0; i < 2000; i++) {
+		for (int d = 0; d < NDEV; d++) {
+			inflight_expire(&h[d], 1);
+			inflight_push(&h[d], d & 1 ? (1ull << 40) - i : (1ull << 40) + i);
+		}
+	}
+	uint64_t held = 0;
+
+	for (int d = 0; d < NDEV; d++) {
+		held += (uint64_t)h[d].cap + h[d].hcap;
+		kept += inflight_count(&h[d]);
+		untracked += h[d].untracked;
+	}
+	assert_int_equal(budget + held, BUDGET); /* every slot held was taken from it */
+	assert_true(kept <= held);
+	assert_true(untracked > 0);
+	assert_int_equal(kept + untracked, NDEV * 2000);
+	for (int d = 0; d < NDEV; d++)
+		inflight_free(&h[d]);
+	assert_int_equal(budget, BUDGET);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_depths_and_work),
-		cmocka_unit_test(test_steady_at_bound),
-		cmocka_unit_test(test_settle),
-		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_depths_and_work), cmocka_unit_test(test_steady_at_bound),
+		cmocka_unit_test(test_settle),		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_shared_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
