@@ -824,6 +824,43 @@ static void test_tables_spread(void **st)
 }
 
 /*
+ * Sizes and pids chosen offline to share their home slots (mix64 has no seed: its top 13 bits
+ * in 0..7): a lookup gives up after SLOT_PROBES_MAX slots, as if the table were full, instead
+ * of walking a chain of thousands for every event. Every I/O is still counted: those not kept
+ * exactly go to the log2 bins and the other processes.
+ */
+static void test_tables_collide(void **st)
+{
+	const uint32_t n = STATS_MAX_PROCS;
+	struct btape_event *e = calloc(n, sizeof(*e));
+	struct stats *s;
+	uint32_t k = 0;
+
+	(void)st;
+	assert_non_null(e);
+	for (uint64_t x = 1; k < n; x++) {
+		if (mix64(x * 512) >> (64 - 13) < 8) {
+			e[k] = ev_rw(S + k, BTAPE_OP_READ, (uint64_t)k * 8, x * 512);
+			e[k].present = BTAPE_HAS_PID;
+			e[k].pid = 0;
+			k++;
+		}
+	}
+	for (uint32_t i = 0, found = 0; found < n; i++) {
+		if (mix64(i) >> (64 - 13) < 8)
+			e[found++].pid = i;
+	}
+	s = run(e, n, NULL);
+	assert_true(s->ops[BTAPE_OP_READ].nsizes < 100);
+	assert_int_equal(s->ops[BTAPE_OP_READ].nsizes + s->ops[BTAPE_OP_READ].n_size_other, n);
+	assert_true(s->nprocs < 100);
+	assert_int_equal(s->nprocs + s->proc_other_n_procs, n);
+	assert_int_equal(s->ops[BTAPE_OP_READ].n, n);
+	stats__free(s);
+	free(e);
+}
+
+/*
  * Disjoint large reads (1025 blocks) that fill the working set's extent table, then `more`
  * (each of nbl blocks at block base + k * step, read or write): the events of the tests below.
  */
@@ -1879,6 +1916,7 @@ int main(void)
 		cmocka_unit_test(test_sizes_sorted),
 		cmocka_unit_test(test_bounded_tables),
 		cmocka_unit_test(test_tables_spread),
+		cmocka_unit_test(test_tables_collide),
 		cmocka_unit_test(test_batch_equals_single),
 		cmocka_unit_test(test_qd_matches_brute_force),
 		cmocka_unit_test(test_qd_window_edges),
