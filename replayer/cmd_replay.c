@@ -135,6 +135,7 @@ static void usage(FILE *fp)
 		"  --sweep 1,2,4,8        one run per scale factor: IOPS, MB/s, p50/p99 per op, the knee\n"
 		"  --html OUT             an HTML page: a run's fidelity, IOPS and QD per window recorded\n"
 		"                         against replayed; with --sweep, IOPS versus latency per step\n"
+		"                         (OUT -: the page on stdout, the summary on stderr)\n"
 		"writes (they destroy data on the target):\n"
 		"  --write                replay writes, discards and write-zeroes; refuses a target whose\n"
 		"                         data is in use (mounted, swap, held, claimed, or reached that\n"
@@ -610,6 +611,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->out && o->nsweep) {
 		cli_err("replay: -o cannot be combined with --sweep (one result trace per run)");
+		return -EINVAL;
+	}
+	if (o->html && !strcmp(o->html, "-") && (o->json || (o->out && !strcmp(o->out, "-")))) {
+		cli_err("replay: --html - and %s both write to standard output",
+			o->json ? "--json" : "-o -");
 		return -EINVAL;
 	}
 	if (o->loops == 0 && !o->duration_ns) {
@@ -1375,6 +1381,9 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 			break;
 		}
 	}
+	/* --html -: the page alone on standard output, the summary on standard error */
+	FILE *sum = o.html && !strcmp(o.html, "-") ? stderr : stdout;
+
 	if (!rp_cluster__reports(rc)) {
 		/* rank 0 reports the cluster */
 	} else if (o.nsweep > 1) {
@@ -1384,8 +1393,8 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		if (o.json) {
 			rp_report_sweep_json(stdout, &info, steps, nsteps);
 		} else {
-			rp_cluster__report_head(rc, stdout);
-			rp_report_sweep_text(stdout, &info, steps, nsteps);
+			rp_cluster__report_head(rc, sum);
+			rp_report_sweep_text(sum, &info, steps, nsteps);
 		}
 		if (o.html) {
 			if (cli_out_open(&ho, o.html) < 0) {
@@ -1415,9 +1424,9 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 		else if (o.json)
 			rp_report_json(stdout, &info, st);
 		else {
-			rp_cluster__report_head(rc, stdout);
-			rp_report_text(stdout, &info, st);
-			rp_cluster__report_text(rc, stdout);
+			rp_cluster__report_head(rc, sum);
+			rp_report_text(sum, &info, st);
+			rp_cluster__report_text(rc, sum);
 		}
 		if (o.html) {
 			struct cli_out ho;

@@ -181,6 +181,12 @@ assert all(s["ios"] == 2000 * s["scale"] for s in j["sweep"]), j["sweep"]
 PY
 grep -q "<svg" "$D/sweep.html" || fail "HTML has no inline SVG"
 grep -qi "<script src\|<link" "$D/sweep.html" && fail "HTML is not self-contained"
+# --html -: the page alone on standard output, the summary on standard error; not with --json
+"$BIOTAPE" replay "$D/r.btape" --target "$D/big" --engine null --timing afap --html - \
+	>"$D/page.html" 2>"$D/page.err" || fail "--html -: $(cat "$D/page.err")"
+[ "$(head -c 15 "$D/page.html")" = "<!DOCTYPE html>" ] || fail "--html -: not a page: $(head -2 "$D/page.html")"
+grep -q "I/Os" "$D/page.err" || fail "--html -: no summary on stderr: $(cat "$D/page.err")"
+expect_usage "$D/r.btape" --target "$D/big" --engine null --html - --json
 
 # SIGINT: a long replay stops cleanly, still prints its summary and writes its result trace
 "$GEN" -o "$D/long.btape" -n 200000 -r 20000 -S $((8 << 20)) || fail "gen long"
