@@ -58,6 +58,11 @@ void split_load_add(struct split_load *l, uint64_t lo_ns, uint64_t hi_ns, uint64
 		hi_ns = lo_ns;
 	a = load_win(l, lo_ns);
 	b = load_win(l, hi_ns);
+	l->work += b - a + 1;
+	if (l->work > SPLIT_LOAD_WORK_MAX) {
+		split_load_free(l); /* unknown: by time */
+		return;
+	}
 	/* window w gets its share of [lo, hi] (by overlap, rounded down); the last the rest */
 	for (uint64_t w = a; w < b; w++) {
 		uint64_t ws = l->origin_ns + w * STATS_WINDOW_NS, we = ws + STATS_WINDOW_NS;

@@ -1761,6 +1761,18 @@ static void test_split_plan_events(void **st)
 	split_load_free(&l);
 	assert_int_equal(split_load_init(&big, 0, (uint64_t)SPLIT_LOAD_MAX_WINDOWS * s1), -E2BIG);
 	split_load_free(&big);
+	/* chunks that each claim the whole timeline: past SPLIT_LOAD_WORK_MAX, no load (by time) */
+	const uint64_t end = (uint64_t)(SPLIT_LOAD_MAX_WINDOWS - 1) * s1;
+
+	assert_int_equal(split_load_init(&big, 0, end), 0);
+	for (int i = 0; i < 3; i++)
+		split_load_add(&big, 0, end, 1000);
+	assert_non_null(big.events);
+	assert_int_equal(big.total, 3000);
+	split_load_add(&big, 0, end, 1000);
+	split_load_add(&big, 0, end, 1000);
+	assert_null(big.events);
+	split_load_free(&big);
 }
 
 /*
