@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,43 @@ struct fbuf {
 	struct bbuf comp, raw;
 	ZSTD_DCtx *dctx;
 };
+
+/*
+ * Decompressed frames held by every reader of the process together. One frame may be
+ * BTAPE_FRAME_MAX_BYTES, and the analyzer opens up to 256 traces at once: seven 9.5 KB files of
+ * one 250 MiB chunk each took 1.8 GB, 256 would have asked for 64 GiB. Our writers' chunks
+ * (at most BTAPE_WRITER_CHUNK_MAX events) stay well under 64 MiB.
+ */
+#define READERS_RAW_MAX (1ull << 30)
+static _Atomic uint64_t readers_raw;
+
+/* bbuf_reserve of fb->raw for len bytes, within READERS_RAW_MAX: 0, -ENOMEM or -E2BIG. */
+static int raw_reserve(struct fbuf *fb, size_t len)
+{
+	size_t before = fb->raw.cap, grow;
+	int err;
+
+	if (len <= fb->raw.cap)
+		return 0;
+	grow = 4096;
+	while (grow < len)
+		grow *= 2; /* what bbuf_reserve will take */
+	grow -= before;
+	if (atomic_fetch_add(&readers_raw, grow) + grow > READERS_RAW_MAX) {
+		atomic_fetch_sub(&readers_raw, grow);
+		return -E2BIG;
+	}
+	err = bbuf_reserve(&fb->raw, len);
+	atomic_fetch_sub(&readers_raw, grow);
+	atomic_fetch_add(&readers_raw, fb->raw.cap - before);
+	return err;
+}
+
+static void raw_free(struct fbuf *fb)
+{
+	atomic_fetch_sub(&readers_raw, fb->raw.cap);
+	bbuf_free(&fb->raw);
+}
 
 struct btape_reader {
 	int fd;
@@ -206,7 +244,13 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 	if (*type != BTAPE_FRAME_META && *type != BTAPE_FRAME_CHUNK && *type != BTAPE_FRAME_FOOTER)
 		return FR_OK;
 	fb->raw.len = 0;
-	err = bbuf_reserve(&fb->raw, rlen ? rlen : 1);
+	err = raw_reserve(fb, rlen ? rlen : 1);
+	if (err == -E2BIG)
+		return rfail(
+			r, -ENOMEM,
+			"%s: %u bytes decompressed would take the frames of the traces open at "
+			"once past %llu MiB (read fewer at a time)",
+			where, rlen, READERS_RAW_MAX >> 20);
 	if (err)
 		return rfail(r, err, "out of memory");
 	if (!fb->dctx) {
@@ -236,7 +280,7 @@ static int read_frame(struct btape_reader *r, struct fbuf *fb, uint64_t off, uin
 static void fbuf_free(struct fbuf *fb)
 {
 	bbuf_free(&fb->comp);
-	bbuf_free(&fb->raw);
+	raw_free(fb);
 	ZSTD_freeDCtx(fb->dctx);
 	fb->dctx = NULL;
 }
@@ -630,7 +674,7 @@ static int load_chunk(struct btape_reader *r)
 		ret = btape_chunk_dec_start(&r->dec, r->fb.raw.p, r->fb.raw.len, r->it, why,
 					    sizeof(why));
 		if (ret) {
-			bbuf_free(&r->fb.raw); /* however large the frame was, not kept */
+			raw_free(&r->fb); /* however large the frame was, not kept */
 			return rfail(r, ret, "frame %" PRIu64 " at offset %" PRIu64 ": %s", no, off,
 				     why);
 		}
