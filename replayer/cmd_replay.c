@@ -1316,6 +1316,14 @@ static int replay(int argc, char **argv, struct rp_cluster *rc)
 					   o.timing != RP_TIMING_ORIGINAL,
 					   &cfg.start_ns))
 			goto cleanup;
+		if (!issued) {
+			/* tests/replayer/replay_cli.sh: a signal at the last moment before the
+			 * first I/O, without a race */
+			if (getenv("BIOTAPE_TEST_STOP_BEFORE_IO"))
+				raise(SIGSTOP);
+			if (stopped_early(rc))
+				goto cleanup;
+		}
 		issued = true;
 		err = rp_sched_run(&cfg, eng, e, rp_cluster__clock(rc, &clk), src, st);
 		eng->close(e);

@@ -302,15 +302,20 @@ expect_usage "$D/bare.btape" --target "$D/nq" --create 8M --iodepth recorded
 [ -e "$D/nq" ] && fail "a refused --iodepth recorded created its target"
 expect_usage "$D/r.btape" --target "$D/t" --iodepth record
 
-# SIGINT once --create made the target and before the first I/O (the fit check reads the whole
-# trace): one line, exit 1, neither the target it made nor -o's temporary left behind
-"$GEN" -o "$D/sig.btape" -n 2000000 -p randwrite -S $((64 << 20)) || fail "gen sig"
-"$BIOTAPE" replay "$D/sig.btape" --target "$D/sig.img" --create auto --write -o "$D/sig-out.btape" \
-	--no-progress >/dev/null 2>"$D/sig.err" &
+# SIGINT once --create made the target, at the last moment before the first I/O (a test hook
+# stops the replay there): one line, exit 1, neither the target it made nor -o's temporary left
+"$GEN" -o "$D/sig.btape" -n 2000 -p randwrite -S $((64 << 20)) || fail "gen sig"
+BIOTAPE_TEST_STOP_BEFORE_IO=1 "$BIOTAPE" replay "$D/sig.btape" --target "$D/sig.img" --create auto \
+	--write -o "$D/sig-out.btape" --no-progress >/dev/null 2>"$D/sig.err" &
 pid=$!
-for _ in $(seq 2000); do [ -e "$D/sig.img" ] && break; sleep 0.005; done
+for _ in $(seq 3000); do
+	[ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" = T ] && break
+	sleep 0.01
+done
+[ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" = T ] || fail "the replay did not stop before its first I/O"
 [ -e "$D/sig.img" ] || fail "replay --create: no target made"
 kill -INT $pid
+kill -CONT $pid
 rc=0; wait $pid || rc=$?
 [ $rc = 1 ] && [ "$(wc -l <"$D/sig.err")" = 1 ] && grep -q "stopped by a signal before the first I/O" "$D/sig.err" ||
 	fail "SIGINT before the first I/O: exit $rc: $(cat "$D/sig.err")"
