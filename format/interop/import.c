@@ -443,9 +443,11 @@ cleanup:
 /* blktrace's per-CPU file of prefix: PREFIX then the CPU's number, nothing else */
 static bool cpu_file(const char *prefix, const char *name)
 {
-	const char *p = name + strlen(prefix);
+	size_t n = strlen(prefix);
+	const char *p = name + n;
 
-	if (!*p)
+	/* a prefix with glob characters ("a[bc].") matches names that do not begin with it */
+	if (strncmp(name, prefix, n) || !*p)
 		return false;
 	for (; *p; p++)
 		if (*p < '0' || *p > '9')
