@@ -31,8 +31,9 @@ struct fbuf {
 /*
  * Decompressed frames held by every reader of the process together. One frame may be
  * BTAPE_FRAME_MAX_BYTES, and the analyzer opens up to 256 traces at once: seven 9.5 KB files of
- * one 250 MiB chunk each took 1.8 GB, 256 would have asked for 64 GiB. Our writers' chunks
- * (at most BTAPE_WRITER_CHUNK_MAX events) stay well under 64 MiB.
+ * one 250 MiB chunk each took 1.8 GB, 256 would have asked for 64 GiB. A chunk of the
+ * writers' default 65,536 events takes about 1.2 MB (a 2 MiB buffer); one of their largest,
+ * BTAPE_WRITER_CHUNK_MAX events, about 18 MB (32 MiB): 32 traces of those at once.
  */
 #define READERS_RAW_MAX (1ull << 30)
 static _Atomic uint64_t readers_raw;
@@ -54,8 +55,10 @@ static int raw_reserve(struct fbuf *fb, size_t len)
 		return -E2BIG;
 	}
 	err = bbuf_reserve(&fb->raw, len);
-	atomic_fetch_sub(&readers_raw, grow);
-	atomic_fetch_add(&readers_raw, fb->raw.cap - before);
+	if (err)
+		atomic_fetch_sub(&readers_raw, grow);
+	else if (fb->raw.cap - before != grow) /* one operation: no moment too low */
+		atomic_fetch_add(&readers_raw, fb->raw.cap - before - grow);
 	return err;
 }
 
