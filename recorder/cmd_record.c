@@ -667,7 +667,37 @@ static int check_output(const char *path)
 	return BTAPE_EXIT_FAIL;
 }
 
-/* An ELF program's loader (PT_INTERP), into interp; false when it has none or is not ELF. */
+/* This program's own ELF machine and byte order: what the kernel runs without binfmt_misc. */
+static Elf64_Half host_elf_machine(void)
+{
+#if defined(__x86_64__)
+	return EM_X86_64;
+#elif defined(__aarch64__)
+	return EM_AARCH64;
+#elif defined(__i386__)
+	return EM_386;
+#elif defined(__arm__)
+	return EM_ARM;
+#elif defined(__powerpc64__)
+	return EM_PPC64;
+#elif defined(__s390x__)
+	return EM_S390;
+#elif defined(__riscv)
+	return EM_RISCV;
+#else
+	return EM_NONE; /* unknown here: no loader is checked */
+#endif
+}
+
+static unsigned char host_elf_data(void)
+{
+	return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+}
+
+/*
+ * An ELF program's loader (PT_INTERP), into interp; false when it has none, is not ELF, or is
+ * one for another machine.
+ */
 static bool elf_interp(int fd, char *interp, size_t len)
 {
 	Elf64_Ehdr eh;
@@ -676,18 +706,26 @@ static bool elf_interp(int fd, char *interp, size_t len)
 	unsigned int phnum, phentsize;
 
 	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		return false;
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_DATA] != host_elf_data())
+		return false; /* another byte order: binfmt_misc's business (qemu), not checked */
 	if (eh.e_ident[EI_CLASS] == ELFCLASS64) {
 		phoff = eh.e_phoff;
 		phnum = eh.e_phnum;
 		phentsize = eh.e_phentsize;
+		if (phentsize < sizeof(Elf64_Phdr))
+			return false;
 	} else {
 		memcpy(&eh32, &eh, sizeof(eh32));
 		phoff = eh32.e_phoff;
 		phnum = eh32.e_phnum;
 		phentsize = eh32.e_phentsize;
+		if (phentsize < sizeof(Elf32_Phdr))
+			return false;
 	}
+	/* another machine (an arm64 program through binfmt_misc and qemu): its loader may live
+	 * in a sysroot the kernel's handler knows; not checked */
+	if (eh.e_machine != host_elf_machine())
+		return false;
 	for (unsigned int i = 0; i < phnum && i < 256; i++) {
 		union {
 			Elf64_Phdr p64;
@@ -725,9 +763,9 @@ static bool elf_interp(int fd, char *interp, size_t len)
 /*
  * Whether COMMAND can be run: a path that is an executable file, or a name found so in PATH
  * (as execvp() searches it), and what the kernel runs for it: a script's "#!" interpreter
- * (followed as the kernel does, at most 4 deep), an ELF program's loader. Checked before the
- * output is opened: `-o old.btape -- mistyped` used to empty the older trace into one with no
- * events before the exec failed, and so did a script whose interpreter is missing.
+ * (followed as the kernel does: five scripts deep, a sixth is ELOOP), an ELF program's loader.
+ * Checked before the output is opened: `-o old.btape -- mistyped` used to empty the older trace
+ * into one with no events before the exec failed, and so did a script whose interpreter is missing.
  */
 enum { RUN_OK, RUN_NOT_EXEC, RUN_NO_INTERP };
 
@@ -752,7 +790,7 @@ static int runnable_at(const char *file, int depth)
 		p += strspn(p, " \t");
 		p[strcspn(p, " \t\n")] = '\0';
 		/* no interpreter named: ENOEXEC, and execvp() hands the file to /bin/sh */
-		if (*p && (depth >= 4 || runnable_at(p, depth + 1) != RUN_OK))
+		if (*p && (depth >= 5 || runnable_at(p, depth + 1) != RUN_OK))
 			ret = RUN_NO_INTERP;
 	} else if (elf_interp(fd, interp, sizeof(interp))) {
 		if (access(interp, X_OK) || stat(interp, &sb) || !S_ISREG(sb.st_mode))

@@ -97,6 +97,13 @@ printf '#! /bin/sh -e\ntrue\n' >"$D/ok.sh"
 chmod +x "$D/ok.sh"
 PATH="$D:$PATH" "$BIOTAPE" record -o "$D/ok.btape" -d "$LOOP" -- ok.sh 2>"$D/err" ||
 	fail "record -- ok.sh (a script with its interpreter): $(cat "$D/err")"
+# five scripts deep run (the kernel's limit: a sixth is ELOOP)
+printf '#!/bin/sh\ntrue\n' >"$D/s0"
+for i in 1 2 3 4; do printf '#!%s\n' "$D/s$((i - 1))" >"$D/s$i"; done
+chmod +x "$D"/s?
+"$D/s4" || fail "five scripts deep do not run here"
+"$BIOTAPE" record -o "$D/ok.btape" -d "$LOOP" -- "$D/s4" 2>"$D/err" ||
+	fail "record -- five scripts deep: $(cat "$D/err")"
 [ ! -e "$D/new.btape" ] || fail "new.btape exists already"
 rc=0; "$BIOTAPE" record -o "$D/new.btape" -d "$LOOP" -- no-such-cmd-biotape 2>/dev/null || rc=$?
 [ $rc = 127 ] && [ ! -e "$D/new.btape" ] || fail "record -- no-such-cmd: exit $rc, or a trace made"
