@@ -309,8 +309,8 @@ static void section_depth(FILE *fp, const struct stats *s, const unsigned int *o
 		if (s->qd_untracked)
 			fprintf(fp,
 				"  %" PRIu64 " request%s not tracked in flight (over %u at once on "
-				"a device or %llu on all, or no memory): the depths after them are "
-				"too low\n",
+				"a device, the tables of all devices past %llu slots, or no memory): "
+				"the depths after them are too low\n",
 				s->qd_untracked, s->qd_untracked == 1 ? " was" : "s were",
 				STATS_QD_HEAP_MAX, STATS_QD_SLOTS_MAX);
 		section_depth_latency(fp, s, ops, nops);

@@ -582,6 +582,8 @@ static int dev_merge(struct stats *dst, uint32_t i, const struct devstat *sd, st
 	for (uint64_t k = 0; k < n; k++)
 		inflight_push(&d->inflight, live[k]);
 	d->inflight.untracked += sd->inflight.untracked;
+	d->inflight_slots_peak =
+		max64(d->inflight_slots_peak, (uint64_t)sd->inflight.cap + sd->inflight.hcap);
 cleanup:
 	return err;
 }
@@ -698,7 +700,7 @@ int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events
 		if (!sq)
 			BAD_PACK();
 		if (!(q = stats_proc_slot(dst, sq->pid, &added)))
-			NOT_EXACT("more than %d processes", STATS_MAX_PROCS);
+			NOT_EXACT("more than %d processes, or colliding pids", STATS_MAX_PROCS);
 		if (added)
 			memcpy(q->comm, sq->comm, sizeof(q->comm));
 		acc_merge(&q->acc, &sq->acc);
@@ -724,14 +726,16 @@ int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events
 			if ((err = hist_unpack(&u, &o->lat_qd[q])))
 				goto cleanup;
 		if (so->n_size_other || o->n_size_other)
-			NOT_EXACT("more than %d request sizes", STATS_SIZE_EXACT_MAX);
+			NOT_EXACT("more than %d request sizes, or colliding ones",
+				  STATS_SIZE_EXACT_MAX);
 		for (uint32_t i = 0; i < so->nsizes; i++) {
 			const struct size_slot *z = get(&u, sizeof(*z));
 
 			if (!z)
 				BAD_PACK();
 			if (!stats_size_put(o, z->size, z->n))
-				NOT_EXACT("more than %d request sizes", STATS_SIZE_EXACT_MAX);
+				NOT_EXACT("more than %d request sizes, or colliding ones",
+					  STATS_SIZE_EXACT_MAX);
 		}
 		o->n += so->n;
 		o->bytes += so->bytes;
@@ -772,8 +776,69 @@ cleanup:
 	return err;
 }
 
+/*
+ * Whether a table of n slots (used(tab, k): slot k holds a key) has a run of at least len used
+ * slots, around the end: a cluster of linear probing that long.
+ */
+static bool has_cluster(const void *tab, uint32_t n, uint32_t len,
+			bool (*used)(const void *tab, uint32_t k))
+{
+	uint32_t run = 0;
+
+	for (uint32_t k = 0; k < n + len; k++) {
+		run = used(tab, k % n) ? run + 1 : 0;
+		if (run >= len)
+			return true;
+	}
+	return false;
+}
+
+static bool proc_used(const void *tab, uint32_t k)
+{
+	return ((const struct procstat *)tab)[k].used;
+}
+
+static bool size_used(const void *tab, uint32_t k)
+{
+	return ((const struct size_slot *)tab)[k].n != 0;
+}
+
 int split_check(const struct stats *dst, char *why, size_t whylen)
 {
+	uint64_t slots = 0;
+
+	/*
+	 * A table lookup gives up after STATS_SLOT_PROBES slots (stats.c), so what one pass keeps
+	 * depends on the order of the keys once a cluster is that long: the merge cannot say
+	 * it would have kept the same (the clusters' slots are the same in any order).
+	 */
+	if (has_cluster(dst->procs, 2 * STATS_MAX_PROCS, STATS_SLOT_PROBES, proc_used)) {
+		snprintf(why, whylen, "the process table has a cluster of colliding pids");
+		return 1;
+	}
+	for (int op = 0; op < BTAPE_OP__COUNT; op++) {
+		if (has_cluster(dst->ops[op].sizes, 2 * STATS_SIZE_EXACT_MAX, STATS_SLOT_PROBES,
+				size_used)) {
+			snprintf(why, whylen, "a size table has a cluster of colliding sizes");
+			return 1;
+		}
+	}
+	/*
+	 * In-flight slots come from one budget for all devices (STATS_QD_SLOTS_MAX), spent by the
+	 * largest table each device had: a pass over the whole trace could have spent it where the
+	 * slices did not. A device's table in one pass is at most 4 times its largest in a slice.
+	 */
+	for (uint32_t i = 0; i < dst->ndevs; i++) {
+		if (dst->devs[i].inflight.untracked) {
+			snprintf(why, whylen, "requests were not tracked in flight (queue depth)");
+			return 1;
+		}
+		slots += 4 * dst->devs[i].inflight_slots_peak + 64;
+	}
+	if (slots >= STATS_QD_SLOTS_MAX) {
+		snprintf(why, whylen, "the in-flight tables may have reached their budget");
+		return 1;
+	}
 	/* one pass's level is the smallest whose blocks fit the limit, unless they fill it
 	 * exactly (then a rise may have happened or not, by order); a rise is sure when it was
 	 * proved (see level_proved) */

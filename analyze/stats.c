@@ -43,14 +43,6 @@ static inline uint32_t slot_index(uint64_t x, unsigned int bits)
 	return (uint32_t)(mix64(x) >> (64 - bits));
 }
 
-/*
- * A lookup gives up after this many slots, as if the table were full (sizes go to the log2
- * bins, processes to the rest). mix64 has no seed: 8,192 sizes or pids that share the top
- * bits can be found offline, and 1 M events of them (a 67 KB trace) took 4.2 s, 0.11 s for
- * others. At half load, real keys stay within a few slots.
- */
-#define SLOT_PROBES_MAX 64
-
 #define SIZE_TABLE_BITS 13 /* 2 * STATS_SIZE_EXACT_MAX slots */
 #define PROC_TABLE_BITS 13 /* 2 * STATS_MAX_PROCS slots */
 _Static_assert((1u << SIZE_TABLE_BITS) == 2 * STATS_SIZE_EXACT_MAX, "size table bits");
@@ -192,7 +184,7 @@ static inline bool size_put(struct opstat *o, uint64_t size, uint64_t n)
 	const uint32_t mask = 2 * STATS_SIZE_EXACT_MAX - 1;
 	uint32_t i = slot_index(size, SIZE_TABLE_BITS);
 
-	for (int probe = 0; probe < SLOT_PROBES_MAX; probe++, i = (i + 1) & mask) {
+	for (int probe = 0; probe < STATS_SLOT_PROBES; probe++, i = (i + 1) & mask) {
 		struct size_slot *sl = &o->sizes[i];
 
 		if (sl->n && sl->size == size) {
@@ -466,7 +458,7 @@ struct procstat *stats_proc_slot(struct stats *s, uint32_t pid, bool *added)
 	uint32_t i = slot_index(pid, PROC_TABLE_BITS);
 
 	*added = false;
-	for (int probe = 0; probe < SLOT_PROBES_MAX; probe++, i = (i + 1) & mask) {
+	for (int probe = 0; probe < STATS_SLOT_PROBES; probe++, i = (i + 1) & mask) {
 		struct procstat *p = &s->procs[i];
 
 		if (p->used && p->pid == pid)
