@@ -61,12 +61,14 @@ rc=0; "$BIOTAPE" record -o "$LOOP_FILE" -d "$LOOP" --duration 1s 2>"$D/err" || r
 # A COMMAND that cannot run (mistyped, a directory): refused before the output is opened, in one
 # line; an older trace keeps its content (it was emptied into a trace of no events before).
 echo "an older trace" >"$D/old.btape"
-for c in "$D/no-such-cmd" no-such-cmd-biotape "$D"; do
-	rc=0; "$BIOTAPE" record -o "$D/old.btape" -d "$LOOP" --duration 1s -- "$c" 2>"$D/err" || rc=$?
-	[ $rc = 127 ] && [ "$(wc -l <"$D/err")" = 1 ] && grep -q "command '$c'" "$D/err" ||
-		fail "record -- $c: exit $rc: $(cat "$D/err")"
-	[ "$(cat "$D/old.btape")" = "an older trace" ] || fail "record -- $c emptied the older trace"
-done
+refused() { # COMMAND PATTERN: exit 127, one line matching PATTERN, the older trace kept
+	local rc=0
+	"$BIOTAPE" record -o "$D/old.btape" -d "$LOOP" --duration 1s -- "$1" 2>"$D/err" || rc=$?
+	[ $rc = 127 ] && [ "$(wc -l <"$D/err")" = 1 ] && grep -q "$2" "$D/err" ||
+		fail "record -- $1: exit $rc: $(cat "$D/err")"
+	[ "$(cat "$D/old.btape")" = "an older trace" ] || fail "record -- $1 emptied the older trace"
+}
+for c in "$D/no-such-cmd" no-such-cmd-biotape "$D"; do refused "$c" "command '$c'"; done
 # ... nor can a script whose interpreter is missing, or a program whose ELF loader is
 printf '#!/no-such-interpreter-biotape\ntrue\n' >"$D/noint.sh"
 printf '#! %s\ntrue\n' "$D/noint.sh" >"$D/chain.sh"
@@ -86,12 +88,7 @@ for i in range(phnum):
 open(sys.argv[2], "wb").write(b)
 PY
 chmod +x "$D/noint.sh" "$D/chain.sh" "$D/noloader"
-for c in "$D/noint.sh" "$D/chain.sh" "$D/noloader"; do
-	rc=0; "$BIOTAPE" record -o "$D/old.btape" -d "$LOOP" --duration 1s -- "$c" 2>"$D/err" || rc=$?
-	[ $rc = 127 ] && [ "$(wc -l <"$D/err")" = 1 ] && grep -q "interpreter .* is missing" "$D/err" ||
-		fail "record -- $c: exit $rc: $(cat "$D/err")"
-	[ "$(cat "$D/old.btape")" = "an older trace" ] || fail "record -- $c emptied the older trace"
-done
+for c in "$D/noint.sh" "$D/chain.sh" "$D/noloader"; do refused "$c" "interpreter .* is missing"; done
 # a script whose interpreter is there runs, found through PATH as well
 printf '#! /bin/sh -e\ntrue\n' >"$D/ok.sh"
 chmod +x "$D/ok.sh"
