@@ -14,6 +14,7 @@
 #endif
 
 #include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -667,95 +668,43 @@ static int check_output(const char *path)
 	return BTAPE_EXIT_FAIL;
 }
 
-/* This program's own ELF machine and byte order: what the kernel runs without binfmt_misc. */
-static Elf64_Half host_elf_machine(void)
-{
-#if defined(__x86_64__)
-	return EM_X86_64;
-#elif defined(__aarch64__)
-	return EM_AARCH64;
-#elif defined(__i386__)
-	return EM_386;
-#elif defined(__arm__)
-	return EM_ARM;
-#elif defined(__powerpc64__)
-	return EM_PPC64;
-#elif defined(__s390x__)
-	return EM_S390;
-#elif defined(__riscv)
-	return EM_RISCV;
-#else
-	return EM_NONE; /* unknown here: no loader is checked */
-#endif
-}
-
-static unsigned char host_elf_data(void)
-{
-	return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
-}
-
 /*
- * An ELF program's loader (PT_INTERP), into interp; false when it has none, is not ELF, or is
- * one for another machine.
+ * An ELF program's loader (PT_INTERP), into interp; false when it has none or is not an ELF of
+ * this program's own class, byte order and machine (ElfW: <link.h>). Any other (a 32-bit
+ * program, an arm64 one through binfmt_misc and qemu with its loader in a sysroot) is left to
+ * the kernel.
  */
 static bool elf_interp(int fd, char *interp, size_t len)
 {
-	Elf64_Ehdr eh;
-	Elf32_Ehdr eh32;
-	uint64_t phoff;
-	unsigned int phnum, phentsize;
+	static const unsigned char me[EI_NIDENT] = {
+		ELFMAG0,
+		ELFMAG1,
+		ELFMAG2,
+		ELFMAG3,
+		sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32,
+		__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB};
+	ElfW(Ehdr) self, eh;
+	int sfd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	bool same;
 
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_DATA] != host_elf_data())
-		return false; /* another byte order: binfmt_misc's business (qemu), not checked */
-	if (eh.e_ident[EI_CLASS] == ELFCLASS64) {
-		phoff = eh.e_phoff;
-		phnum = eh.e_phnum;
-		phentsize = eh.e_phentsize;
-		if (phentsize < sizeof(Elf64_Phdr))
-			return false;
-	} else {
-		memcpy(&eh32, &eh, sizeof(eh32));
-		phoff = eh32.e_phoff;
-		phnum = eh32.e_phnum;
-		phentsize = eh32.e_phentsize;
-		if (phentsize < sizeof(Elf32_Phdr))
-			return false;
-	}
-	/* another machine (an arm64 program through binfmt_misc and qemu): its loader may live
-	 * in a sysroot the kernel's handler knows; not checked */
-	if (eh.e_machine != host_elf_machine())
+	same = sfd >= 0 && pread(sfd, &self, sizeof(self), 0) == (ssize_t)sizeof(self);
+	if (sfd >= 0)
+		close(sfd);
+	if (!same || pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, me, EI_DATA + 1) || eh.e_machine != self.e_machine ||
+	    eh.e_phentsize != sizeof(ElfW(Phdr)))
 		return false;
-	for (unsigned int i = 0; i < phnum && i < 256; i++) {
-		union {
-			Elf64_Phdr p64;
-			Elf32_Phdr p32;
-		} ph;
-		uint64_t off, size;
-		uint32_t type;
-		ssize_t n;
+	for (unsigned int i = 0; i < eh.e_phnum; i++) {
+		ElfW(Phdr) ph;
 
-		if (phentsize > sizeof(ph) ||
-		    pread(fd, &ph, phentsize, (off_t)(phoff + (uint64_t)i * phentsize)) !=
-			    (ssize_t)phentsize)
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
 			return false;
-		if (eh.e_ident[EI_CLASS] == ELFCLASS64) {
-			type = ph.p64.p_type;
-			off = ph.p64.p_offset;
-			size = ph.p64.p_filesz;
-		} else {
-			type = ph.p32.p_type;
-			off = ph.p32.p_offset;
-			size = ph.p32.p_filesz;
-		}
-		if (type != PT_INTERP)
+		if (ph.p_type != PT_INTERP)
 			continue;
-		if (size < 2 || size > len)
-			return false;
-		n = pread(fd, interp, size, (off_t)off);
-		if (n != (ssize_t)size || interp[size - 1])
-			return false;
-		return true;
+		return ph.p_filesz >= 2 && ph.p_filesz <= len &&
+		       pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
+		       !interp[ph.p_filesz - 1];
 	}
 	return false;
 }
