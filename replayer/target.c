@@ -18,60 +18,234 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Is sysfs device a (maj:min) the same as, or a partition of, device b? */
-static bool same_or_partition_of(unsigned int ma, unsigned int mi, uint32_t mb, uint32_t nb)
+/*
+ * open() with O_EXCL on a block device, retried for up to EXCL_RETRY_MS while it fails with
+ * EBUSY: a claim can outlive its process for a moment (io_uring releases its registered files
+ * from a workqueue after the ring's owner exits: a replay right after a replay would fail).
+ */
+#define EXCL_RETRY_MS 1500
+static int open_excl(const char *path, int flags)
 {
-	char pa[64], pb[64], ra[PATH_MAX], rb[PATH_MAX], *slash;
+	struct timespec ts = {0, 50 * 1000000L};
+	int fd;
 
-	if (ma == mb && mi == nb)
-		return true;
-	snprintf(pa, sizeof(pa), "/sys/dev/block/%u:%u", ma, mi);
-	snprintf(pb, sizeof(pb), "/sys/dev/block/%u:%u", mb, nb);
-	if (!realpath(pa, ra) || !realpath(pb, rb))
-		return false;
-	slash = strrchr(ra, '/');
-	if (!slash)
-		return false;
-	*slash = '\0'; /* a partition's sysfs directory sits inside its disk's */
-	return strcmp(ra, rb) == 0;
+	for (int ms = 0;; ms += 50) {
+		fd = open(path, flags | O_EXCL);
+		if (fd >= 0 || errno != EBUSY || ms >= EXCL_RETRY_MS)
+			return fd;
+		nanosleep(&ts, NULL);
+	}
 }
 
-int rp_blkdev_mounted(uint32_t major, uint32_t minor, char *where, size_t len)
+/* Reads "N" or "MAJ:MIN" from DIR/NAME into v[0] (and v[1]); the count read, 0 on failure. */
+static int sysfs_read(const char *dir, const char *name, unsigned long long v[2])
+{
+	char path[2 * PATH_MAX], buf[64];
+	FILE *fp;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "re");
+	if (!fp)
+		return 0;
+	if (fgets(buf, sizeof(buf), fp))
+		n = sscanf(buf, "%llu:%llu", &v[0], &v[1]);
+	fclose(fp);
+	return n > 0 ? n : 0;
+}
+
+/* Where a block device lies: its disk, and the 512-byte sectors [start, end) on it. */
+struct blk_extent {
+	dev_t disk;
+	uint64_t start, end; /* a whole disk: 0, UINT64_MAX */
+};
+
+/*
+ * The real extent of DOS extended partition partno on disk dir (its sysfs directory): the
+ * kernel sizes such a partition at 1 KiB (so that nobody makes a filesystem on it), but its
+ * first sector is the table of the logical partitions that lie inside it. Unknown (the disk
+ * cannot be read): to the disk's end.
+ */
+static uint64_t extended_end(const char *dir, unsigned long long partno, uint64_t start)
+{
+	char node[PATH_MAX];
+	uint64_t end = UINT64_MAX;
+	blkid_partlist ls;
+	blkid_partition par;
+	blkid_probe pr;
+
+	snprintf(node, sizeof(node), "/dev/%s", strrchr(dir, '/') + 1);
+	pr = blkid_new_probe_from_filename(node);
+	if (!pr)
+		return end;
+	blkid_probe_enable_partitions(pr, 1);
+	ls = blkid_probe_get_partitions(pr);
+	par = ls ? blkid_partlist_get_partition_by_partno(ls, (int)partno) : NULL;
+	/* an extended partition's whole size (or a partition that small, truly) */
+	if (par && (uint64_t)blkid_partition_get_start(par) == start)
+		end = start + (uint64_t)blkid_partition_get_size(par);
+	blkid_free_probe(pr);
+	return end;
+}
+
+static bool blk_extent(dev_t dev, struct blk_extent *e)
+{
+	char path[64], dir[PATH_MAX], *slash;
+	unsigned long long partno[2], start[2], size[2], disk[2];
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	if (!realpath(path, dir))
+		return false;
+	e->disk = dev;
+	e->start = 0;
+	e->end = UINT64_MAX;
+	if (!sysfs_read(dir, "partition", partno))
+		return true; /* a whole disk */
+	if (!sysfs_read(dir, "start", start) || !sysfs_read(dir, "size", size))
+		return false;
+	slash = strrchr(dir, '/');
+	*slash = '\0'; /* a partition's sysfs directory sits inside its disk's */
+	if (sysfs_read(dir, "dev", disk) != 2)
+		return false;
+	e->disk = makedev(disk[0], disk[1]);
+	e->start = start[0];
+	/* at most one 4 KiB sector: the size the kernel gives a DOS extended partition */
+	e->end = size[0] > 8 ? start[0] + size[0] : extended_end(dir, partno[0], start[0]);
+	return true;
+}
+
+/*
+ * Do a write to block device a and data on block device b meet? The same device, or two on
+ * one disk whose sectors intersect: a disk and any of its partitions, a DOS extended partition
+ * and its logical ones, overlapping partitions.
+ */
+static bool blk_overlap(dev_t a, dev_t b)
+{
+	struct blk_extent ea, eb;
+
+	if (a == b)
+		return true;
+	if (!blk_extent(a, &ea) || !blk_extent(b, &eb))
+		return false;
+	return ea.disk == eb.disk && ea.start < eb.end && eb.start < ea.end;
+}
+
+static void blk_name(dev_t dev, char *name, size_t len)
+{
+	char p[64], r[PATH_MAX];
+
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	if (realpath(p, r))
+		snprintf(name, len, "/dev/%s", strrchr(r, '/') + 1);
+	else
+		snprintf(name, len, "block device %u:%u", major(dev), minor(dev));
+}
+
+/* " (as /dev/sda5, which shares sectors with it)" when other is not dev itself; else "". */
+static void as_other(dev_t dev, dev_t other, char *buf, size_t len)
+{
+	char name[PATH_MAX];
+
+	buf[0] = '\0';
+	if (other == dev)
+		return;
+	blk_name(other, name, sizeof(name));
+	snprintf(buf, len, " (as %s, which shares sectors with it)", name);
+}
+
+/*
+ * The block devices on dev's disk that share sectors with dev (dev included): the disk and
+ * its partitions. *n of them in *out (malloc'd); 0 or -errno.
+ */
+static int blk_sharing(dev_t dev, dev_t **out, size_t *n)
+{
+	struct blk_extent e;
+	char dir[PATH_MAX], p[64], sub[PATH_MAX + NAME_MAX + 2];
+	struct dirent *de;
+	dev_t *v;
+	size_t cap = 8;
+	DIR *d;
+
+	*n = 0;
+	*out = v = malloc(cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v[(*n)++] = dev;
+	if (!blk_extent(dev, &e))
+		return 0;
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", major(e.disk), minor(e.disk));
+	if (!realpath(p, dir) || !(d = opendir(dir)))
+		return 0;
+	if (e.disk != dev)
+		v[(*n)++] = e.disk; /* a disk overlaps every partition of it */
+	while ((de = readdir(d))) {
+		unsigned long long mm[2], partno[2];
+		dev_t c;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+		if (!sysfs_read(sub, "partition", partno) || sysfs_read(sub, "dev", mm) != 2)
+			continue;
+		c = makedev(mm[0], mm[1]);
+		if (c == dev || !blk_overlap(dev, c))
+			continue;
+		if (*n == cap) {
+			dev_t *nv = realloc(v, 2 * cap * sizeof(*v));
+
+			if (!nv) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			*out = v = nv;
+			cap *= 2;
+		}
+		v[(*n)++] = c;
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Is a device in v[0..n) mounted? 1 (with "mounted on M ..." in what), 0, -errno. */
+static int sharing_mounted(const dev_t *v, size_t n, char *what, size_t len)
 {
 	FILE *fp = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
+	char *line = NULL, as[PATH_MAX + 64];
 	size_t cap = 0;
 	int found = 0;
 
 	if (!fp)
 		return -errno;
-	while (getline(&line, &cap, fp) > 0) {
+	while (!found && getline(&line, &cap, fp) > 0) {
 		unsigned int ma, mi;
 		char mnt[PATH_MAX];
 
 		/* "36 35 98:0 /mnt1 /mnt2 rw,..." : field 3 is maj:min, field 5 the mount point */
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &ma, &mi, mnt) != 3)
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &ma, &mi, mnt) != 3 || !ma)
 			continue;
-		if (ma && same_or_partition_of(ma, mi, major, minor)) {
-			snprintf(where, len, "mounted on %s", mnt);
+		for (size_t i = 0; i < n && !found; i++) {
+			if (v[i] != makedev(ma, mi))
+				continue;
+			as_other(v[0], v[i], as, sizeof(as));
+			snprintf(what, len, "mounted on %s%s", mnt, as);
 			found = 1;
-			break;
 		}
 	}
 	fclose(fp);
 	if (!found && (fp = fopen("/proc/swaps", "re"))) {
-		while (getline(&line, &cap, fp) > 0) {
+		while (!found && getline(&line, &cap, fp) > 0) {
 			char path[PATH_MAX];
 			struct stat sb;
 
-			if (sscanf(line, "%4095s", path) != 1 || path[0] != '/')
+			if (sscanf(line, "%4095s", path) != 1 || path[0] != '/' ||
+			    stat(path, &sb) < 0 || !S_ISBLK(sb.st_mode))
 				continue;
-			if (stat(path, &sb) == 0 && S_ISBLK(sb.st_mode) &&
-			    same_or_partition_of(major(sb.st_rdev), minor(sb.st_rdev), major,
-						 minor)) {
-				snprintf(where, len, "in use as swap (%s)", path);
+			for (size_t i = 0; i < n && !found; i++) {
+				if (v[i] != sb.st_rdev)
+					continue;
+				as_other(v[0], v[i], as, sizeof(as));
+				snprintf(what, len, "in use as swap (%s)%s", path, as);
 				found = 1;
-				break;
 			}
 		}
 		fclose(fp);
@@ -80,54 +254,87 @@ int rp_blkdev_mounted(uint32_t major, uint32_t minor, char *where, size_t len)
 	return found;
 }
 
-static int dir_first_entry(const char *path, char *name, size_t len)
+/* Has a device in v[0..n) holders (device-mapper, md...)? 1 ("in use by dm-0 ..."), 0. */
+static int sharing_held(const dev_t *v, size_t n, char *what, size_t len)
 {
-	struct dirent *de;
-	DIR *d = opendir(path);
-	int found = 0;
+	char path[PATH_MAX], as[PATH_MAX + 64];
 
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+	for (size_t i = 0; i < n; i++) {
+		struct dirent *de;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/holders", major(v[i]),
+			 minor(v[i]));
+		if (!(d = opendir(path)))
 			continue;
-		snprintf(name, len, "%s", de->d_name);
-		found = 1;
-		break;
+		while ((de = readdir(d)) && de->d_name[0] == '.')
+			;
+		if (de) {
+			as_other(v[0], v[i], as, sizeof(as));
+			snprintf(what, len, "in use by %s%s", de->d_name, as);
+		}
+		closedir(d);
+		if (de)
+			return 1;
 	}
-	closedir(d);
-	return found;
+	return 0;
 }
 
-int rp_blkdev_held(uint32_t major, uint32_t minor, char *holder, size_t len)
+/*
+ * Is a device in v[0..n) claimed exclusively (a mount in another mount namespace, a running
+ * mkfs)? 1 ("in use ..."), 0. A whole disk other than v[0] is not asked: it reads as claimed
+ * whenever any partition of it is.
+ */
+static int sharing_claimed(const dev_t *v, size_t n, char *what, size_t len)
 {
-	char path[PATH_MAX], sub[PATH_MAX + 300];
-	struct dirent *de;
-	DIR *d;
-	int found;
+	char node[PATH_MAX];
+	struct blk_extent e;
 
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/holders", major, minor);
-	found = dir_first_entry(path, holder, len);
-	if (found)
-		return found;
-	/* a partition of this disk held by device-mapper, md, ... */
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major, minor);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while (!found && (de = readdir(d))) {
-		struct stat sb;
+	for (size_t i = 0; i < n; i++) {
+		int fd;
 
-		if (de->d_name[0] == '.')
+		if (i && blk_extent(v[i], &e) && e.disk == v[i])
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s/partition", path, de->d_name);
-		if (stat(sub, &sb) < 0)
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s/holders", path, de->d_name);
-		found = dir_first_entry(sub, holder, len);
+		blk_name(v[i], node, sizeof(node));
+		fd = open_excl(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0) {
+			close(fd);
+		} else if (errno == EBUSY) {
+			if (i)
+				snprintf(what, len,
+					 "in use (an exclusive open of %s, which shares sectors "
+					 "with it, fails)",
+					 node);
+			else
+				snprintf(what, len, "in use (an exclusive open fails)");
+			return 1;
+		}
 	}
-	closedir(d);
-	return found;
+	return 0;
+}
+
+/*
+ * 1 when a write to block device dev reaches data in use, with what it is in what ("mounted
+ * on /mnt", "in use by dm-0", ...): dev or a device sharing sectors with it (blk_overlap)
+ * mounted, a swap, held (device-mapper, md...) or claimed exclusively; 0 when none is. Also
+ * 1 when that cannot be told.
+ */
+static int blk_in_use(dev_t dev, char *what, size_t len)
+{
+	dev_t *v;
+	size_t n;
+	int rc = blk_sharing(dev, &v, &n);
+
+	if (rc == 0)
+		rc = sharing_mounted(v, n, what, len);
+	if (rc == 0)
+		rc = sharing_held(v, n, what, len);
+	if (rc == 0)
+		rc = sharing_claimed(v, n, what, len);
+	free(v);
+	if (rc < 0) /* unknown counts as in use */
+		snprintf(what, len, "perhaps in use (cannot tell: %s)", strerror(-rc));
+	return rc != 0;
 }
 
 /* ---- loop devices: what a write to a target reaches through them ---- */
@@ -147,12 +354,6 @@ struct loop_ent {
 	struct chain_obj back;	 /* its backing file or device */
 	char name[NAME_MAX + 8]; /* "/dev/loopN" */
 };
-
-static bool blk_overlap(dev_t a, dev_t b)
-{
-	return same_or_partition_of(major(a), minor(a), major(b), minor(b)) ||
-	       same_or_partition_of(major(b), minor(b), major(a), minor(a));
-}
 
 static bool obj_match(const struct chain_obj *a, const struct chain_obj *b)
 {
@@ -257,36 +458,6 @@ static int list_loops(struct loop_ent **out, size_t *n)
 	return 0;
 }
 
-/*
- * open() with O_EXCL on a block device, retried for up to EXCL_RETRY_MS while it fails with
- * EBUSY: a claim can outlive its process for a moment (io_uring releases its registered files
- * from a workqueue after the ring's owner exits: a replay right after a replay would fail).
- */
-#define EXCL_RETRY_MS 1500
-static int open_excl(const char *path, int flags)
-{
-	struct timespec ts = {0, 50 * 1000000L};
-	int fd;
-
-	for (int ms = 0;; ms += 50) {
-		fd = open(path, flags | O_EXCL);
-		if (fd >= 0 || errno != EBUSY || ms >= EXCL_RETRY_MS)
-			return fd;
-		nanosleep(&ts, NULL);
-	}
-}
-
-static void blk_name(dev_t dev, char *name, size_t len)
-{
-	char p[64], r[PATH_MAX];
-
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", major(dev), minor(dev));
-	if (realpath(p, r))
-		snprintf(name, len, "/dev/%s", strrchr(r, '/') + 1);
-	else
-		snprintf(name, len, "block device %u:%u", major(dev), minor(dev));
-}
-
 /* "/dev/loop7 (the backing device of the target)", "... (a loop device over /dev/shm/f)" */
 static void describe(const struct chain_obj *m, int i, char *buf, size_t len)
 {
@@ -314,7 +485,7 @@ static int chain_in_use(const struct stat *sb, const char *path, char *why, size
 	struct loop_ent *loops = NULL;
 	struct chain_obj *m = NULL;
 	size_t nloops = 0, n = 1, cap = 16;
-	char what[PATH_MAX], desc[2 * PATH_MAX + 64];
+	char what[3 * PATH_MAX], desc[2 * PATH_MAX + 64];
 	bool changed = true;
 	int err, found = 0;
 
@@ -380,34 +551,14 @@ static int chain_in_use(const struct stat *sb, const char *path, char *why, size
 		goto cleanup;
 	}
 	for (size_t i = 1; i < n && !found; i++) {
-		char node[PATH_MAX];
-		int fd;
-
 		if (!m[i].blk)
 			continue;
 		if (m[i].name[0] != '/')
 			blk_name(m[i].dev, m[i].name, sizeof(m[i].name));
-		describe(m, (int)i, desc, sizeof(desc));
-		if (rp_blkdev_mounted(major(m[i].dev), minor(m[i].dev), what, sizeof(what)) > 0) {
+		if (blk_in_use(m[i].dev, what, sizeof(what))) {
+			describe(m, (int)i, desc, sizeof(desc));
 			snprintf(why, whylen, "refusing to write: %s is %s", desc, what);
 			found = 1;
-		} else if (rp_blkdev_held(major(m[i].dev), minor(m[i].dev), what, sizeof(what)) >
-			   0) {
-			snprintf(why, whylen, "refusing to write: %s is in use by %s", desc, what);
-			found = 1;
-		} else {
-			/* an exclusive claim (a mount in another namespace, a running mkfs...) */
-			blk_name(m[i].dev, node, sizeof(node));
-			fd = open_excl(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-			if (fd < 0 && errno == EBUSY) {
-				snprintf(
-					why, whylen,
-					"refusing to write: %s is in use (an exclusive open fails)",
-					desc);
-				found = 1;
-			} else if (fd >= 0) {
-				close(fd);
-			}
 		}
 	}
 cleanup:
@@ -546,7 +697,7 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 {
 	struct stat sb;
 	int flags, err, fd = -1;
-	char what[PATH_MAX];
+	char what[3 * PATH_MAX];
 	bool created = false;
 
 	memset(t, 0, sizeof(*t));
@@ -599,16 +750,9 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 	}
 
 	/* --force never overrides these: data in use, directly or through loop devices */
-	if (o->write && t->is_blkdev) {
-		if (rp_blkdev_mounted(t->dev_major, t->dev_minor, what, sizeof(what)) > 0) {
-			snprintf(why, whylen, "refusing to write: the device is %s", what);
-			return -EBUSY;
-		}
-		if (rp_blkdev_held(t->dev_major, t->dev_minor, what, sizeof(what)) > 0) {
-			snprintf(why, whylen, "refusing to write: the device is in use by %s",
-				 what);
-			return -EBUSY;
-		}
+	if (o->write && t->is_blkdev && blk_in_use(sb.st_rdev, what, sizeof(what))) {
+		snprintf(why, whylen, "refusing to write: the device is %s", what);
+		return -EBUSY;
 	}
 	if (o->write) {
 		err = chain_in_use(&sb, path, why, whylen);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Opening replay targets, with the safety rules for writes (docs/SAFETY.md): data in use is
- * always refused (a mounted, swap, held or claimed block device, or one reached through loop
- * devices: a loop's backing device, a second loop over the same file; a file that backs a loop
- * device); a target holding a filesystem or partition signature is refused unless forced. A
+ * always refused (a mounted, swap, held or claimed block device, or one sharing sectors with
+ * it: its disk, its partitions, the logical partitions inside an extended one; or one reached
+ * through loop devices: a loop's backing device, a second loop over the same file; a file that
+ * backs a loop device); a target holding a filesystem or partition signature is refused unless forced. A
  * missing target is created (a file) only when asked, and never in /dev.
  */
 #ifndef RP_TARGET_H
@@ -36,10 +37,6 @@ void rp_target_close(struct rp_target *t); /* NULL-safe, idempotent */
  */
 void rp_target_discard(struct rp_target *t);
 
-/* 1 when the block device maj:min (or one of its partitions) is mounted, or a swap; 0; -errno. */
-int rp_blkdev_mounted(uint32_t major, uint32_t minor, char *where, size_t len);
-/* 1 when sysfs lists holders of maj:min (device-mapper, md, ...), naming the first; 0 otherwise. */
-int rp_blkdev_held(uint32_t major, uint32_t minor, char *holder, size_t len);
 /* 1 and the signature name ("ext4", "dos") when libblkid finds one at path; 0 none; -errno. */
 int rp_probe_signature(const char *path, char *type, size_t len);
 

@@ -1,0 +1,89 @@
+#!/bin/bash
+# Partitions that share sectors: a write is refused when any device on the same sectors is in
+# use, with --force or without (docs/SAFETY.md). Both were once accepted: a DOS extended
+# partition over a mounted logical one (its first sector is the logical one's table), and the
+# same in another mount namespace (where only the exclusive claim shows it). The whole disk is
+# refused, and a partition sharing nothing with the mounted one is written.
+. "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
+require_root losetup partx mkfs.ext4 mount e2fsck python3
+t_gen
+D=$(t_tmpdir) || exit 1
+"$GEN" -o "$D/w.btape" -n 300 -r 50000 -p randwrite -S $((4 << 20)) || fail "gen"
+# 512-byte writes: the 1 KiB that the kernel gives an extended partition takes them
+"$GEN" -o "$D/w512.btape" -n 300 -r 50000 -p randwrite -b 512 -S $((4 << 20)) || fail "gen"
+
+# 64 MiB, DOS: p1 sectors 2048..18431; p2 extended 32768..131071, whose first sector is the
+# table of logical p5 (34816..67583)
+F=$D/disk.img
+truncate -s 64M "$F" || fail "truncate"
+T_FILES+=("$F")
+python3 - "$F" <<'PY' || fail "writing the partition tables"
+import struct, sys
+def entry(ptype, start, size):
+    return struct.pack("<B3sB3sII", 0, b"\0\0\0", ptype, b"\0\0\0", start, size)
+mbr = bytearray(512)
+mbr[440:444] = b"\x12\x34\x56\x78"
+mbr[446:462] = entry(0x83, 2048, 16384)
+mbr[462:478] = entry(0x05, 32768, 98304)
+mbr[510:512] = b"\x55\xaa"
+ebr = bytearray(512)
+ebr[446:462] = entry(0x83, 2048, 32768)
+ebr[510:512] = b"\x55\xaa"
+with open(sys.argv[1], "r+b") as f:
+    f.write(mbr)
+    f.seek(32768 * 512)
+    f.write(ebr)
+PY
+L=$(losetup -f --show -P --direct-io=on "$F") || skip "cannot create a loop device"
+loop_adopt "$L"
+# a kernel without the DOS parser (this one) takes them from partx (BLKPG)
+[ -b "${L}p5" ] || partx -a "$L" 2>/dev/null
+for _ in $(seq 50); do [ -b "${L}p5" ] && break; sleep 0.1; done
+for p in 1 2 5; do [ -b "$L"p$p ] || skip "no partition node ${L}p$p (partition scan)"; done
+[ "$(cat "/sys/class/block/$(basename "$L")p2/size")" -le 8 ] ||
+	skip "p2 is not sized as an extended partition"
+
+# refused TARGET WHY: replay --write --force of 512-byte writes onto TARGET is refused, naming
+# WHY (--fit wrap: all of them would go to the extended partition's 1 KiB)
+refused() {
+	local rc=0
+	"$BIOTAPE" replay "$D/w512.btape" --target "$1" --write --force --fit wrap --no-progress \
+		>/dev/null 2>"$D/err" || rc=$?
+	[ $rc = 1 ] || fail "--target $1 ($2): exit $rc, want 1 ($(cat "$D/err"))"
+	[ "$(wc -l <"$D/err")" = 1 ] || fail "--target $1: not one line: $(cat "$D/err")"
+	grep -q "refusing to write: .*$2" "$D/err" || fail "--target $1: message: $(cat "$D/err")"
+}
+written() {
+	"$BIOTAPE" replay "$D/w.btape" --target "$1" --write --force --no-progress >/dev/null \
+		2>"$D/err" || fail "--target $1 refused: $(cat "$D/err")"
+}
+ebr() { dd if="$L" bs=512 skip=32768 count=1 status=none | md5sum; }
+
+mkfs.ext4 -q -F "${L}p5" || fail "mkfs.ext4 p5"
+ebr0=$(ebr)
+M=$D/mnt
+mkdir "$M"
+mount "${L}p5" "$M" || skip "cannot mount ext4 here"
+T_MOUNTS+=("$M")
+echo data >"$M/file" && sync
+refused "${L}p2" "the device is mounted on $M (as ${L}p5, which shares sectors with it)"
+refused "$L" "the device is mounted on $M (as ${L}p5, which shares sectors with it)"
+written "${L}p1" # shares no sector with p5
+umount "$M"
+[ "$(ebr)" = "$ebr0" ] || fail "the logical partition's table changed"
+e2fsck -fn "${L}p5" >/dev/null 2>&1 || fail "p5 is damaged after refused replays"
+
+# mounted in another mount namespace: not in our mountinfo, but the mount claims p5
+if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+	unshare -m --propagation private sh -c "mount '${L}p5' '$M' && echo up >'$D/ns' && exec sleep 60" &
+	ns=$!
+	T_PIDS+=("$ns")
+	for _ in $(seq 100); do [ -e "$D/ns" ] && break; sleep 0.1; done
+	[ -e "$D/ns" ] || fail "mount in a private namespace"
+	grep -q " $M " /proc/self/mountinfo && fail "the private mount is visible here"
+	refused "${L}p2" "the device is in use (an exclusive open of ${L}p5, which shares sectors"
+	kill "$ns"
+	wait "$ns" 2>/dev/null
+	[ "$(ebr)" = "$ebr0" ] || fail "the logical partition's table changed (namespace)"
+fi
+exit 0
