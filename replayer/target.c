@@ -18,19 +18,66 @@
 #include <time.h>
 #include <unistd.h>
 
+/* ---- block devices that share sectors ---- */
+
+static void blk_name(dev_t dev, char *name, size_t len)
+{
+	char p[64], r[PATH_MAX];
+
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	if (realpath(p, r))
+		snprintf(name, len, "/dev/%s", strrchr(r, '/') + 1);
+	else
+		snprintf(name, len, "block device %u:%u", major(dev), minor(dev));
+}
+
 /*
- * open() with O_EXCL on a block device, retried for up to EXCL_RETRY_MS while it fails with
- * EBUSY: a claim can outlive its process for a moment (io_uring releases its registered files
- * from a workqueue after the ring's owner exits: a replay right after a replay would fail).
+ * open() of block device dev (-1 and errno): its /dev node when that is dev, else a node made
+ * for the moment in a private directory in /dev and removed at once. A container's /dev lacks
+ * the nodes of devices made after it started, and a check that cannot open a device must not
+ * pass it by.
+ */
+static int blk_open(dev_t dev, int flags)
+{
+	char name[PATH_MAX], dir[] = "/dev/.biotape-XXXXXX", node[sizeof(dir) + 8];
+	struct stat sb;
+	int fd, err;
+
+	blk_name(dev, name, sizeof(name));
+	if (name[0] == '/') {
+		fd = open(name, flags);
+		if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISBLK(sb.st_mode) && sb.st_rdev == dev)
+			return fd;
+		if (fd < 0 && errno != ENOENT)
+			return -1;
+		if (fd >= 0)
+			close(fd); /* a node of that name, for another device */
+	}
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(node, sizeof(node), "%s/b", dir);
+	fd = mknod(node, S_IFBLK | 0600, dev) == 0 ? open(node, flags) : -1;
+	err = errno;
+	unlink(node);
+	rmdir(dir);
+	errno = err;
+	return fd;
+}
+
+/*
+ * open() with O_EXCL of path, or (path NULL) of block device dev, retried for up to
+ * EXCL_RETRY_MS while it fails with EBUSY: a claim can outlive its process for a moment
+ * (io_uring releases its registered files from a workqueue after the ring's owner exits: a
+ * replay right after a replay would fail).
  */
 #define EXCL_RETRY_MS 1500
-static int open_excl(const char *path, int flags)
+static int open_excl(const char *path, dev_t dev, int flags)
 {
 	struct timespec ts = {0, 50 * 1000000L};
 	int fd;
 
 	for (int ms = 0;; ms += 50) {
-		fd = open(path, flags | O_EXCL);
+		fd = path ? open(path, flags | O_EXCL) : blk_open(dev, flags | O_EXCL);
 		if (fd >= 0 || errno != EBUSY || ms >= EXCL_RETRY_MS)
 			return fd;
 		nanosleep(&ts, NULL);
@@ -61,23 +108,27 @@ struct blk_extent {
 };
 
 /*
- * The real extent of DOS extended partition partno on disk dir (its sysfs directory): the
+ * The real extent of DOS extended partition partno of disk: the
  * kernel sizes such a partition at 1 KiB (so that nobody makes a filesystem on it), but its
  * first sector is the table of the logical partitions that lie inside it. Unknown (the disk
  * cannot be read): to the disk's end.
  */
-static uint64_t extended_end(const char *dir, unsigned long long partno, uint64_t start)
+static uint64_t extended_end(dev_t disk, unsigned long long partno, uint64_t start)
 {
-	char node[PATH_MAX];
 	uint64_t end = UINT64_MAX;
 	blkid_partlist ls;
 	blkid_partition par;
 	blkid_probe pr;
+	int fd = blk_open(disk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
-	snprintf(node, sizeof(node), "/dev/%s", strrchr(dir, '/') + 1);
-	pr = blkid_new_probe_from_filename(node);
-	if (!pr)
+	if (fd < 0)
 		return end;
+	pr = blkid_new_probe();
+	if (!pr || blkid_probe_set_device(pr, fd, 0, 0) < 0) {
+		blkid_free_probe(pr);
+		close(fd);
+		return end;
+	}
 	blkid_probe_enable_partitions(pr, 1);
 	ls = blkid_probe_get_partitions(pr);
 	par = ls ? blkid_partlist_get_partition_by_partno(ls, (int)partno) : NULL;
@@ -85,6 +136,7 @@ static uint64_t extended_end(const char *dir, unsigned long long partno, uint64_
 	if (par && (uint64_t)blkid_partition_get_start(par) == start)
 		end = start + (uint64_t)blkid_partition_get_size(par);
 	blkid_free_probe(pr);
+	close(fd);
 	return end;
 }
 
@@ -110,7 +162,7 @@ static bool blk_extent(dev_t dev, struct blk_extent *e)
 	e->disk = makedev(disk[0], disk[1]);
 	e->start = start[0];
 	/* at most one 4 KiB sector: the size the kernel gives a DOS extended partition */
-	e->end = size[0] > 8 ? start[0] + size[0] : extended_end(dir, partno[0], start[0]);
+	e->end = size[0] > 8 ? start[0] + size[0] : extended_end(e->disk, partno[0], start[0]);
 	return true;
 }
 
@@ -128,17 +180,6 @@ static bool blk_overlap(dev_t a, dev_t b)
 	if (!blk_extent(a, &ea) || !blk_extent(b, &eb))
 		return false;
 	return ea.disk == eb.disk && ea.start < eb.end && eb.start < ea.end;
-}
-
-static void blk_name(dev_t dev, char *name, size_t len)
-{
-	char p[64], r[PATH_MAX];
-
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", major(dev), minor(dev));
-	if (realpath(p, r))
-		snprintf(name, len, "/dev/%s", strrchr(r, '/') + 1);
-	else
-		snprintf(name, len, "block device %u:%u", major(dev), minor(dev));
 }
 
 /* " (as /dev/sda5, which shares sectors with it)" when other is not dev itself; else "". */
@@ -295,11 +336,11 @@ static int sharing_claimed(const dev_t *v, size_t n, char *what, size_t len)
 
 		if (i && blk_extent(v[i], &e) && e.disk == v[i])
 			continue;
-		blk_name(v[i], node, sizeof(node));
-		fd = open_excl(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = open_excl(NULL, v[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0) {
 			close(fd);
 		} else if (errno == EBUSY) {
+			blk_name(v[i], node, sizeof(node));
 			if (i)
 				snprintf(what, len,
 					 "in use (an exclusive open of %s, which shares sectors "
@@ -366,7 +407,8 @@ static bool obj_match(const struct chain_obj *a, const struct chain_obj *b)
  * The backing of loop device NAME (bound: 0; unbound or unknown: -errno). The device's own
  * answer (LOOP_GET_STATUS64: its file's device and inode) decides: the name in sysfs is only
  * for messages, since it may now lead to another file (a mount over its directory, a loop set
- * up in another mount namespace). Without a /dev node to ask, the name is all there is.
+ * up in another mount namespace). Asked through a node made for the moment when /dev has none
+ * (blk_open); when none can be made either, the name is all there is. -ENODEV: unknown.
  */
 static int loop_backing(const char *name, dev_t self, struct chain_obj *b)
 {
@@ -387,11 +429,9 @@ static int loop_backing(const char *name, dev_t self, struct chain_obj *b)
 	fclose(fp);
 	if (!ok)
 		return -ENOENT;
-	snprintf(path, sizeof(path), "/dev/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = blk_open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0) {
-		ok = fstat(fd, &sb) == 0 && S_ISBLK(sb.st_mode) && sb.st_rdev == self &&
-		     ioctl(fd, LOOP_GET_STATUS64, &li) == 0;
+		ok = ioctl(fd, LOOP_GET_STATUS64, &li) == 0;
 		close(fd);
 		if (ok) {
 			b->blk = li.lo_rdevice != 0;
@@ -409,8 +449,11 @@ static int loop_backing(const char *name, dev_t self, struct chain_obj *b)
 	return -ENODEV;
 }
 
-/* Every bound loop device in the system, with its backing. */
-static int list_loops(struct loop_ent **out, size_t *n)
+/*
+ * Every bound loop device in the system, with its backing. A loop device whose backing cannot
+ * be identified is not listed: its name goes to unknown (the first one; else "").
+ */
+static int list_loops(struct loop_ent **out, size_t *n, char *unknown, size_t ulen)
 {
 	struct loop_ent *v = NULL, *nv;
 	size_t cap = 0;
@@ -419,23 +462,17 @@ static int list_loops(struct loop_ent **out, size_t *n)
 
 	*out = NULL;
 	*n = 0;
+	unknown[0] = '\0';
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		char path[PATH_MAX], buf[32];
-		unsigned int ma, mi;
-		FILE *fp;
-		int ok;
+		char dir[PATH_MAX];
+		unsigned long long mm[2];
 
 		if (strncmp(de->d_name, "loop", 4) != 0)
 			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s/dev", de->d_name);
-		fp = fopen(path, "re");
-		if (!fp)
-			continue;
-		ok = fgets(buf, sizeof(buf), fp) && sscanf(buf, "%u:%u", &ma, &mi) == 2;
-		fclose(fp);
-		if (!ok)
+		snprintf(dir, sizeof(dir), "/sys/block/%s", de->d_name);
+		if (sysfs_read(dir, "dev", mm) != 2)
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 16;
@@ -448,10 +485,18 @@ static int list_loops(struct loop_ent **out, size_t *n)
 			v = nv;
 		}
 		memset(&v[*n], 0, sizeof(v[*n]));
-		v[*n].self = makedev(ma, mi);
+		v[*n].self = makedev(mm[0], mm[1]);
 		snprintf(v[*n].name, sizeof(v[*n].name), "/dev/%s", de->d_name);
-		if (loop_backing(de->d_name, v[*n].self, &v[*n].back) == 0)
+		switch (loop_backing(de->d_name, v[*n].self, &v[*n].back)) {
+		case 0:
 			(*n)++;
+			break;
+		case -ENODEV:
+			if (!unknown[0])
+				snprintf(unknown, ulen, "%s (over %s)", v[*n].name,
+					 v[*n].back.name);
+			break;
+		}
 	}
 	closedir(d);
 	*out = v;
@@ -489,9 +534,18 @@ static int chain_in_use(const struct stat *sb, const char *path, char *why, size
 	bool changed = true;
 	int err, found = 0;
 
-	err = list_loops(&loops, &nloops);
+	err = list_loops(&loops, &nloops, what, sizeof(what));
 	if (err < 0)
 		return err == -ENOENT ? 0 : err; /* no sysfs: no loop devices to see */
+	if (what[0]) {
+		/* it may be over the target, or the target over it */
+		snprintf(why, whylen,
+			 "refusing to write: cannot tell what loop device %s is over (its node "
+			 "cannot be opened or made, and that name leads nowhere)",
+			 what);
+		free(loops);
+		return 1;
+	}
 	m = calloc(cap, sizeof(*m));
 	if (!m) {
 		free(loops);
@@ -774,9 +828,9 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 	 * CAP_FOWNER: then without it.
 	 */
 	if (o->write && t->is_blkdev) {
-		fd = open_excl(path, flags | O_NOATIME);
+		fd = open_excl(path, 0, flags | O_NOATIME);
 		if (fd < 0 && errno == EPERM)
-			fd = open_excl(path, flags);
+			fd = open_excl(path, 0, flags);
 	} else {
 		fd = open(path, flags | O_NOATIME);
 		if (fd < 0 && errno == EPERM)
