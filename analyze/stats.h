@@ -205,8 +205,10 @@ struct ws_edge {
 struct blockset {
 	struct ws_slot *t; /* cap + WS_PAD slots (linear probing wraps at cap + WS_PAD) */
 	uint64_t cap, n, limit;
+	uint64_t mul;  /* odd, drawn per table: a block's home slot is h * mul >> shift (ws_home) */
 	uint64_t room; /* min(limit, cap / 2): a new block when n reaches it rebuilds first */
 	unsigned int level; /* only blocks with hash >> (64 - level) == 0 kept (1/2^level) */
+	unsigned int shift; /* 64 - log2(cap) */
 	uint64_t accesses;  /* all block accesses seen */
 	/* I/Os of more than STATS_WS_LARGE_BLOCKS blocks, kept exactly as edges (not sampled) */
 	struct ws_edge *edges;

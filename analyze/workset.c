@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The analyzer's working set: table upkeep, large I/Os as extents, the figures (workset.h). */
 #include "workset.h"
+#include "btape_internal.h" /* btape_random_u64 */
 
 #include <errno.h>
 #include <math.h>
@@ -48,16 +49,21 @@ static void ws_free(struct ws_slot *t, uint64_t cap)
 		munmap(t, bytes);
 }
 
-/* The table's size, and the count at which a new block first rebuilds: the limit, or half. */
+/*
+ * The table's size (a power of two, WS_INITIAL_CAP or more) and the shift of its homes, and
+ * the count at which a new block first rebuilds: the limit, or half.
+ */
 static void ws_set_cap(struct blockset *b, uint64_t cap)
 {
 	b->cap = cap;
+	b->shift = 64 - (unsigned int)__builtin_ctzll(cap);
 	b->room = b->limit < cap / 2 ? b->limit : cap / 2;
 }
 
 int ws_init(struct blockset *b, uint64_t limit)
 {
 	b->limit = limit;
+	b->mul = btape_random_u64() | 1; /* unknown to the trace (ws_home) */
 	ws_set_cap(b, WS_INITIAL_CAP);
 	b->t = ws_alloc(b->cap);
 	return b->t ? 0 : -ENOMEM;
@@ -69,24 +75,34 @@ void ws_destroy(struct blockset *b)
 	free(b->edges);
 }
 
-static void ws_insert_slot(struct ws_slot *t, uint64_t cap, const struct ws_slot *e)
+/* Puts n entries, none of them in the table, each in the first free slot from its home. */
+static void ws_insert_slots(struct blockset *b, const struct ws_slot *e, uint64_t n)
 {
-	uint64_t i = e->h & (cap - 1);
+	/* in locals: for all gcc knows, a store to t[] could change *b */
+	struct ws_slot *t = b->t;
+	const uint64_t cap = b->cap, mul = b->mul;
+	const unsigned int shift = b->shift;
 
-	while (t[i].h)
-		i = ws_next(i, cap);
-	t[i] = *e;
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t i = ws_home_of(e[k].h, mul, shift);
+
+		while (t[i].h)
+			i = ws_next(i, cap);
+		t[i] = e[k];
+	}
 }
 
 /*
  * Rebuilds into ncap slots, keeping only entries that pass the current level. At the same
  * size (the sampling level rose: about half the entries go) the table is reused: survivors
  * are set aside, the table cleared and they go back in. Peak memory is the table plus the
- * survivors, not two tables, and no fresh pages are faulted in.
+ * survivors, not two tables, and no fresh pages are faulted in. Larger, the entries go from
+ * the old table to their homes in the new one.
  */
 static int ws_rebuild(struct blockset *b, uint64_t ncap)
 {
-	struct ws_slot *nt, *keep;
+	struct ws_slot *ot = b->t, *keep;
+	const uint64_t ocap = b->cap;
 	uint64_t n = 0;
 	const uint64_t drop = b->level ? ~0ull << (64 - b->level) : 0; /* hash bits that drop */
 	const uint64_t slots = b->cap + WS_PAD;
@@ -100,33 +116,32 @@ static int ws_rebuild(struct blockset *b, uint64_t ncap)
 			n += (h != 0) & ((h & drop) == 0);
 		}
 		memset(b->t, 0, slots * sizeof(*b->t));
-		for (uint64_t i = 0; i < n; i++)
-			ws_insert_slot(b->t, b->cap, &keep[i]);
+		ws_insert_slots(b, keep, n);
 		free(keep);
 		b->n = n;
 		return 0;
 	}
-	nt = ws_alloc(ncap);
-	if (!nt)
+	b->t = ws_alloc(ncap);
+	if (!b->t) {
+		b->t = ot;
 		return -ENOMEM;
+	}
+	ws_set_cap(b, ncap); /* from here on, b is the new table: ws_insert_slots puts there */
 	/* a few slots at a time: gather the used ones without a branch, then insert them */
 	for (uint64_t i = 0; i < slots; i += WS_REBUILD_RUN) {
 		struct ws_slot run[WS_REBUILD_RUN];
 		uint64_t k = 0, end = i + WS_REBUILD_RUN < slots ? i + WS_REBUILD_RUN : slots;
 
 		for (uint64_t j = i; j < end; j++) {
-			uint64_t h = b->t[j].h;
+			uint64_t h = ot[j].h;
 
-			run[k] = b->t[j];
+			run[k] = ot[j];
 			k += (h != 0) & ((h & drop) == 0);
 		}
-		for (uint64_t j = 0; j < k; j++)
-			ws_insert_slot(nt, ncap, &run[j]);
+		ws_insert_slots(b, run, k);
 		n += k;
 	}
-	ws_free(b->t, b->cap);
-	b->t = nt;
-	ws_set_cap(b, ncap);
+	ws_free(ot, ocap);
 	b->n = n;
 	return 0;
 }
@@ -203,7 +218,7 @@ ws_put_queued_avx2(struct blockset *b, const uint64_t *hash, const uint64_t *key
 {
 	for (uint32_t k = 0; k < np; k++) {
 		/* the sample is tested again: the level may have risen since the key was queued */
-		uint64_t h = hash[pend[k]], i = h & (b->cap - 1);
+		uint64_t h = hash[pend[k]], i = ws_home(b, h);
 		unsigned int hit, emp;
 
 		if (b->level && (h >> (64 - b->level)))
@@ -241,7 +256,7 @@ int ws_merge(struct blockset *b, const struct ws_slot *sl, uint64_t n, unsigned 
 
 		if (b->level && (h >> (64 - b->level)))
 			continue;
-		for (i = h & (b->cap - 1); b->t[i].h && b->t[i].h != h; i = ws_next(i, b->cap))
+		for (i = ws_home(b, h); b->t[i].h && b->t[i].h != h; i = ws_next(i, b->cap))
 			;
 		if (b->t[i].h) {
 			b->t[i].r += sl[k].r;
@@ -292,17 +307,6 @@ int ws_merge_edges(struct blockset *b, const struct ws_edge *e, uint64_t n, uint
 #define WS_EDGES_INITIAL 1024u
 #define WS_KEY_DEV_MASK ((1ull << (64 - WS_KEY_BLOCK_BITS)) - 1) /* dev bits a key keeps */
 _Static_assert(STATS_WS_EDGES_MAX >= WS_EDGES_INITIAL, "edge table sizes");
-
-/* The inverse of mix64 (each step of it is invertible): a table slot's hash back to its key. */
-static inline uint64_t unmix64(uint64_t x)
-{
-	x ^= x >> 31 ^ x >> 62;
-	x *= 0x319642b2d24d8ec3ull;
-	x ^= x >> 27 ^ x >> 54;
-	x *= 0x96de1b173f119089ull;
-	x ^= x >> 30 ^ x >> 60;
-	return x;
-}
 
 static int edge_cmp(const void *a, const void *b)
 {
