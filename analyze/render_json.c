@@ -139,11 +139,12 @@ static void j_stream(struct jw *j, const char *key, const struct stream *st, boo
 		for (unsigned int k = 0; k < STATS_SEEK_BINS; k++) {
 			if (!st->seek[k])
 				continue;
-			int64_t lo = stats_seek_bin_lo(k);
+			int64_t lo, hi;
 
+			stats_seek_bin_edges(k, &lo, &hi);
 			jw_obj(j, NULL);
 			jw_i64(j, "lo_bytes", lo);
-			jw_i64(j, "hi_bytes", k == 64 ? 0 : lo < 0 ? lo / 2 : lo * 2);
+			jw_i64(j, "hi_bytes", hi);
 			jw_u64(j, "count", st->seek[k]);
 			jw_end_obj(j);
 		}

@@ -190,7 +190,9 @@ static void section_locality(FILE *fp, const struct stats *s)
 
 	for (int k = 0; k < STATS_SEEK_BINS; k++) {
 		uint64_t c = s->streams_all[0].seek[k] + s->streams_all[1].seek[k];
-		int64_t lo = stats_seek_bin_lo((unsigned int)k);
+		int64_t lo, hi;
+
+		stats_seek_bin_edges((unsigned int)k, &lo, &hi);
 		uint64_t a = lo < 0 ? -(uint64_t)lo : (uint64_t)lo;
 		int e = 0;
 

@@ -641,15 +641,15 @@ static inline void tl_loc_add(struct tl_row *r, int k, uint64_t off)
 	r->loc_jump_blk += off / STATS_WS_BLOCK & -(uint64_t)(k != 0); /* no branch: k is random */
 }
 
-int64_t stats_seek_bin_lo(unsigned int bin)
+void stats_seek_bin_edges(unsigned int bin, int64_t *lo, int64_t *hi)
 {
-	if (bin == SEEK_BIN_ZERO)
-		return 0;
-	if (bin > SEEK_BIN_ZERO)
-		return (int64_t)(1ull << (bin - 65 < 63 ? bin - 65 : 62));
-	unsigned int k = SEEK_BIN_ZERO - bin;
+	unsigned int k = bin > SEEK_BIN_ZERO ? bin - SEEK_BIN_ZERO : SEEK_BIN_ZERO - bin;
+	/* |d| in [2^(k-1), 2^k), past 2^63 - 1 saturated (only a hostile trace seeks that far) */
+	int64_t near = k == 0 ? 0 : k - 1 < 63 ? (int64_t)(1ull << (k - 1)) : INT64_MAX;
+	int64_t far = k == 0 ? 0 : k < 63 ? (int64_t)(1ull << k) : INT64_MAX;
 
-	return -(int64_t)(1ull << (k - 1 < 62 ? k - 1 : 62));
+	*lo = bin < SEEK_BIN_ZERO ? -near : near;
+	*hi = bin < SEEK_BIN_ZERO ? -far : far;
 }
 
 /* Everything of stats__add but the working set (see ws_event and stats__add_batch). */

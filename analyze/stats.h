@@ -340,7 +340,10 @@ int stats_sizes_sorted(const struct opstat *op, struct size_slot **out, uint32_t
 double stats_burstiness(const struct stats *s, const struct acc *a);
 /* Mean events per complete 1 s window of an accumulator; 0 without complete windows. */
 double stats_window_mean(const struct stats *s, const struct acc *a);
-/* Lower edge (bytes, signed) of a seek bin. */
-int64_t stats_seek_bin_lo(unsigned int bin);
+/*
+ * Edges of a seek bin, bytes: its distances d have |d| in [|lo|, |hi|), negative for a bin of
+ * backward seeks; the bin of 0 has 0 and 0. Edges past 2^63 - 1 are given as 2^63 - 1.
+ */
+void stats_seek_bin_edges(unsigned int bin, int64_t *lo, int64_t *hi);
 
 #endif

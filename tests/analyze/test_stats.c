@@ -218,8 +218,22 @@ static void test_sequential_and_seek(void **st)
 	assert_int_equal(w->seek[64 + 20], 99);
 	/* backward reads: distance -(64 KiB + 4 KiB) = -69632 -> bin 64 - 17 */
 	assert_int_equal(r->seek[64 - 17], 49);
-	assert_int_equal(stats_seek_bin_lo(64 + 20), 1 << 19);
-	assert_int_equal(stats_seek_bin_lo(64 - 17), -(1 << 16));
+	int64_t lo, hi;
+
+	/* 1 MiB - 4 KiB in [2^19, 2^20); 69632 back in [2^16, 2^17) back */
+	stats_seek_bin_edges(64 + 20, &lo, &hi);
+	assert_true(lo == 1 << 19 && hi == 1 << 20);
+	stats_seek_bin_edges(64 - 17, &lo, &hi);
+	assert_true(lo == -(1 << 16) && hi == -(1 << 17));
+	stats_seek_bin_edges(64, &lo, &hi);
+	assert_true(lo == 0 && hi == 0);
+	/* the far bins: no overflow (a hostile trace's seeks), edges saturated */
+	stats_seek_bin_edges(127, &lo, &hi);
+	assert_true(lo == INT64_C(1) << 62 && hi == INT64_MAX);
+	stats_seek_bin_edges(128, &lo, &hi);
+	assert_true(lo == INT64_MAX && hi == INT64_MAX);
+	stats_seek_bin_edges(0, &lo, &hi);
+	assert_true(lo == -INT64_MAX && hi == -INT64_MAX);
 	assert_int_equal(s->wsr.blocks_read, 150);
 	assert_int_equal(s->wsr.blocks_written, 100);
 	assert_int_equal(s->wsr.blocks, 250);
