@@ -62,6 +62,25 @@ t_loop() {
 	[ $rc = 0 ] || [ $rc = 1 ] || fail "cannot make a ${1} MiB file in $T_ROOT"
 	[ $rc = 0 ] || skip "cannot create a loop device"
 }
+# t_ns_mount DEV DIR: DEV mounted on DIR in a private mount namespace that only a background
+# process holds (killed at exit): not in our mountinfo, but the mount claims DEV. Returns 1
+# where mount namespaces cannot be made; t_ns_umount ends it (the mount goes with it).
+t_ns_mount() {
+	command -v unshare >/dev/null && unshare -m true 2>/dev/null || return 1
+	local up
+	up=$(mktemp -u "$T_ROOT/ns-up.XXXXXX")
+	unshare -m --propagation private sh -c "mount '$1' '$2' && echo up >'$up' && exec sleep 60" &
+	T_NS_PID=$!
+	T_PIDS+=("$T_NS_PID")
+	for _ in $(seq 100); do [ -e "$up" ] && break; sleep 0.1; done
+	[ -e "$up" ] || fail "mount $1 in a private namespace"
+	grep -q " $2 " /proc/self/mountinfo && fail "the private mount of $1 is visible here"
+	return 0
+}
+t_ns_umount() {
+	kill "$T_NS_PID"
+	wait "$T_NS_PID" 2>/dev/null
+}
 # t_ext4 [MKFS_OPTION...]: ext4 on $LOOP (t_loop first), mounted on a fresh directory that is
 # unmounted at exit; sets MNT. Call it directly (not in $(...)).
 t_ext4() {

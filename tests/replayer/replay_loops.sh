@@ -50,17 +50,10 @@ umount "$M"
 e2fsck -fn "$A" >/dev/null 2>&1 || fail "the filesystem is damaged after refused replays"
 
 # mounted in another mount namespace: not in our mountinfo, but the mount claims the device
-if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
-	unshare -m --propagation private sh -c "mount '$A' '$M' && echo up >'$D/ns' && exec sleep 60" &
-	ns=$!
-	T_PIDS+=("$ns")
-	for _ in $(seq 100); do [ -e "$D/ns" ] && break; sleep 0.1; done
-	[ -e "$D/ns" ] || fail "mount in a private namespace"
-	grep -q " $M " /proc/self/mountinfo && fail "the private mount is visible here"
+if t_ns_mount "$A" "$M"; then
 	refused "$B" "$A (the backing device of the target) is in use"
 	refused "$C" "$A (a loop device over $F) is in use"
-	kill "$ns"
-	wait "$ns" 2>/dev/null
+	t_ns_umount
 	# the namespace's mount goes with its last process
 	for _ in $(seq 50); do
 		"$BIOTAPE" replay "$D/w.btape" --target "$C" --write --force --engine null \

@@ -74,16 +74,9 @@ umount "$M"
 e2fsck -fn "${L}p5" >/dev/null 2>&1 || fail "p5 is damaged after refused replays"
 
 # mounted in another mount namespace: not in our mountinfo, but the mount claims p5
-if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
-	unshare -m --propagation private sh -c "mount '${L}p5' '$M' && echo up >'$D/ns' && exec sleep 60" &
-	ns=$!
-	T_PIDS+=("$ns")
-	for _ in $(seq 100); do [ -e "$D/ns" ] && break; sleep 0.1; done
-	[ -e "$D/ns" ] || fail "mount in a private namespace"
-	grep -q " $M " /proc/self/mountinfo && fail "the private mount is visible here"
+if t_ns_mount "${L}p5" "$M"; then
 	refused "${L}p2" "the device is in use (an exclusive open of ${L}p5, which shares sectors"
-	kill "$ns"
-	wait "$ns" 2>/dev/null
+	t_ns_umount
 	[ "$(ebr)" = "$ebr0" ] || fail "the logical partition's table changed (namespace)"
 fi
 exit 0
