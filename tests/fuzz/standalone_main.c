@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* optional, as in libFuzzer: called once before the first input */
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 static int run_file(const char *path)
 {
@@ -43,6 +45,8 @@ int main(int argc, char **argv)
 {
 	int files = 0;
 
+	if (LLVMFuzzerInitialize)
+		LLVMFuzzerInitialize(&argc, &argv);
 	for (int i = 1; i < argc; i++) {
 		struct stat st;
 		DIR *d;
@@ -79,6 +83,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fuzz: no corpus files\n");
 		return 1;
 	}
-	printf("fuzz: %d corpus files ran without a crash\n", files);
+	fprintf(stderr, "fuzz: %d corpus files ran without a crash\n", files);
 	return 0;
 }
