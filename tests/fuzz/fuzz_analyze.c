@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char p[64];
-	int fd = fuzz_trace(data, size, 4, p, sizeof(p));
+	int fd = fuzz_trace(data, size, 4, NULL, p, sizeof(p));
 
 	if (fd < 0)
 		return 0;

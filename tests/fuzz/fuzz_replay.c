@@ -45,7 +45,7 @@ static int has_big_io(const char *path)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char p[64], target[64];
-	int fd = fuzz_trace(data, size, 1, p, sizeof(p));
+	int fd = fuzz_trace(data, size, 1, NULL, p, sizeof(p));
 
 	if (fd < 0)
 		return 0;

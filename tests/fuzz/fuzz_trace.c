@@ -25,9 +25,11 @@ struct rec {
 } __attribute__((packed));
 
 /* The structured input as a trace in fd: 1-4 devices (the first byte), then struct recs. */
-static int write_events(int fd, const uint8_t *data, size_t size, unsigned int max_dev)
+static int write_events(int fd, const uint8_t *data, size_t size, unsigned int max_dev,
+			const char *host)
 {
-	static const char *comms[] = {"postgres", "kworker/0:1", "fio", "jbd2/loop0-8"};
+	static const char *comms[] = {"postgres", "kworker/0:1", "a,b \"q\"\nc",
+				      "\xc3\xa9t\xe9 \x1b[0m"};
 	struct btape_meta meta = {0};
 	struct btape_device dev = {.dev_t_major = 7, .logical_block = 512, .physical_block = 4096};
 	struct btape_writer *w = NULL;
@@ -38,7 +40,7 @@ static int write_events(int fd, const uint8_t *data, size_t size, unsigned int m
 
 	snprintf(meta.tool, sizeof(meta.tool), "fuzz");
 	snprintf(meta.source, sizeof(meta.source), "synthetic");
-	snprintf(meta.hostname, sizeof(meta.hostname), "fuzz");
+	snprintf(meta.hostname, sizeof(meta.hostname), "%s", host);
 	for (unsigned int d = 0; d < ndev; d++) {
 		snprintf(dev.name, sizeof(dev.name), "loop%u", d);
 		dev.dev_t_minor = d;
@@ -94,7 +96,8 @@ static int write_events(int fd, const uint8_t *data, size_t size, unsigned int m
 	return err ? -1 : 0;
 }
 
-int fuzz_trace(const uint8_t *data, size_t size, unsigned int max_dev, char *path, size_t len)
+int fuzz_trace(const uint8_t *data, size_t size, unsigned int max_dev, const char *host, char *path,
+	       size_t len)
 {
 	size_t off = 0;
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
@@ -104,7 +107,7 @@ int fuzz_trace(const uint8_t *data, size_t size, unsigned int max_dev, char *pat
 	snprintf(path, len, "/proc/self/fd/%d", fd);
 	if (size >= 4 && memcmp(data, "\x28\xb5\x2f\xfd", 4) != 0 &&
 	    memcmp(data, "\x5a\x2a\x4d\x18", 4) != 0) {
-		if (write_events(fd, data, size, max_dev ? max_dev : 1) == 0)
+		if (write_events(fd, data, size, max_dev ? max_dev : 1, host ? host : "fuzz") == 0)
 			return fd;
 		close(fd);
 		return -1;

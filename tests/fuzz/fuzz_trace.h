@@ -13,10 +13,11 @@
 #include <stdint.h>
 
 /*
- * The input as a trace in a memfd (at most max_dev devices from structured input), with its
- * path ("/proc/self/fd/N") in path: the fd, or -1.
+ * The input as a trace in a memfd (from structured input: at most max_dev devices, recorded on
+ * host, NULL: "fuzz"), with its path ("/proc/self/fd/N") in path: the fd, or -1.
  */
-int fuzz_trace(const uint8_t *data, size_t size, unsigned int max_dev, char *path, size_t len);
+int fuzz_trace(const uint8_t *data, size_t size, unsigned int max_dev, const char *host, char *path,
+	       size_t len);
 /* Runs cmd with the arguments given (NULL-terminated; argv[0] first), as main would. */
 int fuzz_run(int (*cmd)(int, char **), ...);
 /* Each target's LLVMFuzzerInitialize (here) sends stdout, the commands' reports, to /dev/null
