@@ -34,6 +34,11 @@ struct rp_target {
 	const char *path;
 	bool created; /* a file made by this run (--create) */
 	uint64_t created_dev, created_ino; /* the file it made, removed only while path names it */
+	/* the devices sharing its sectors, or reached through loop devices, held open exclusively
+	 * to the close (target.c): nobody mounts them while the replay writes */
+	int *claims;
+	uint64_t *claim_devs;
+	unsigned int nclaims;
 };
 
 /* An I/O in flight. The engine fills res and may fill complete_ns (0: the caller stamps it). */

@@ -44,14 +44,16 @@ static int blk_open(dev_t dev, int flags)
 	int fd, err;
 
 	blk_name(dev, name, sizeof(name));
-	if (name[0] == '/') {
+	/* the node, when it is dev's: a stale one (a container's /dev) is not opened at all, as
+	 * an exclusive open of it would claim another device for a moment */
+	if (name[0] == '/' && stat(name, &sb) == 0 && S_ISBLK(sb.st_mode) && sb.st_rdev == dev) {
 		fd = open(name, flags);
 		if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISBLK(sb.st_mode) && sb.st_rdev == dev)
 			return fd;
 		if (fd < 0 && errno != ENOENT)
 			return -1;
 		if (fd >= 0)
-			close(fd); /* a node of that name, for another device */
+			close(fd); /* replaced since the stat */
 	}
 	if (!mkdtemp(dir))
 		return -1;
@@ -104,72 +106,74 @@ static int sysfs_read(const char *dir, const char *name, unsigned long long v[2]
 /* Where a block device lies: its disk, and the 512-byte sectors [start, end) on it. */
 struct blk_extent {
 	dev_t disk;
-	uint64_t start, end; /* a whole disk: 0, UINT64_MAX */
+	uint64_t start, end;	   /* a whole disk: 0, UINT64_MAX */
+	unsigned long long partno; /* 0: a whole disk */
 };
 
 /*
- * The real extent of DOS extended partition partno of disk: the
- * kernel sizes such a partition at 1 KiB (so that nobody makes a filesystem on it), but its
- * first sector is the table of the logical partitions that lie inside it. Unknown (the disk
- * cannot be read): to the disk's end.
+ * The real end of e, a DOS extended partition: the kernel sizes one at 1 KiB (so that nobody
+ * makes a filesystem on it), but its first sector is the table of the logical partitions that
+ * lie inside it: the end in the disk's partition table. Unknown (the disk cannot be read): the
+ * disk's end. Only for a partition of at most one 4 KiB sector (the kernel's size of one).
  */
-static uint64_t extended_end(dev_t disk, unsigned long long partno, uint64_t start)
+static void extended_end(struct blk_extent *e)
 {
-	uint64_t end = UINT64_MAX;
 	blkid_partlist ls;
 	blkid_partition par;
 	blkid_probe pr;
-	int fd = blk_open(disk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd;
 
+	if (!e->partno || e->end - e->start > 8)
+		return;
+	e->end = UINT64_MAX;
+	fd = blk_open(e->disk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return end;
+		return;
 	pr = blkid_new_probe();
-	if (!pr || blkid_probe_set_device(pr, fd, 0, 0) < 0) {
-		blkid_free_probe(pr);
-		close(fd);
-		return end;
+	if (pr && blkid_probe_set_device(pr, fd, 0, 0) == 0) {
+		blkid_probe_enable_partitions(pr, 1);
+		ls = blkid_probe_get_partitions(pr);
+		par = ls ? blkid_partlist_get_partition_by_partno(ls, (int)e->partno) : NULL;
+		/* an extended partition's whole size (or a partition that small, truly) */
+		if (par && (uint64_t)blkid_partition_get_start(par) == e->start)
+			e->end = e->start + (uint64_t)blkid_partition_get_size(par);
 	}
-	blkid_probe_enable_partitions(pr, 1);
-	ls = blkid_probe_get_partitions(pr);
-	par = ls ? blkid_partlist_get_partition_by_partno(ls, (int)partno) : NULL;
-	/* an extended partition's whole size (or a partition that small, truly) */
-	if (par && (uint64_t)blkid_partition_get_start(par) == start)
-		end = start + (uint64_t)blkid_partition_get_size(par);
 	blkid_free_probe(pr);
 	close(fd);
-	return end;
 }
 
-static bool blk_extent(dev_t dev, struct blk_extent *e)
+/* dev's extent from sysfs, a DOS extended partition's still at its 1 KiB: 0 or -errno. */
+static int blk_extent(dev_t dev, struct blk_extent *e)
 {
 	char path[64], dir[PATH_MAX], *slash;
 	unsigned long long partno[2], start[2], size[2], disk[2];
 
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(dev), minor(dev));
 	if (!realpath(path, dir))
-		return false;
+		return -errno;
 	e->disk = dev;
 	e->start = 0;
 	e->end = UINT64_MAX;
+	e->partno = 0;
 	if (!sysfs_read(dir, "partition", partno))
-		return true; /* a whole disk */
+		return 0; /* a whole disk */
 	if (!sysfs_read(dir, "start", start) || !sysfs_read(dir, "size", size))
-		return false;
+		return -EIO;
 	slash = strrchr(dir, '/');
 	*slash = '\0'; /* a partition's sysfs directory sits inside its disk's */
 	if (sysfs_read(dir, "dev", disk) != 2)
-		return false;
+		return -EIO;
 	e->disk = makedev(disk[0], disk[1]);
 	e->start = start[0];
-	/* at most one 4 KiB sector: the size the kernel gives a DOS extended partition */
-	e->end = size[0] > 8 ? start[0] + size[0] : extended_end(e->disk, partno[0], start[0]);
-	return true;
+	e->end = start[0] + size[0];
+	e->partno = partno[0] ? partno[0] : 1;
+	return 0;
 }
 
 /*
  * Do a write to block device a and data on block device b meet? The same device, or two on
  * one disk whose sectors intersect: a disk and any of its partitions, a DOS extended partition
- * and its logical ones, overlapping partitions.
+ * and its logical ones, overlapping partitions. Unknown (sysfs unreadable): they do.
  */
 static bool blk_overlap(dev_t a, dev_t b)
 {
@@ -177,9 +181,13 @@ static bool blk_overlap(dev_t a, dev_t b)
 
 	if (a == b)
 		return true;
-	if (!blk_extent(a, &ea) || !blk_extent(b, &eb))
+	if (blk_extent(a, &ea) < 0 || blk_extent(b, &eb) < 0)
+		return true;
+	if (ea.disk != eb.disk)
 		return false;
-	return ea.disk == eb.disk && ea.start < eb.end && eb.start < ea.end;
+	extended_end(&ea); /* only now: it reads the disk's partition table */
+	extended_end(&eb);
+	return ea.start < eb.end && eb.start < ea.end;
 }
 
 /* " (as /dev/sda5, which shares sectors with it)" when other is not dev itself; else "". */
@@ -205,6 +213,7 @@ static int blk_sharing(dev_t dev, dev_t **out, size_t *n)
 	struct dirent *de;
 	dev_t *v;
 	size_t cap = 8;
+	int err;
 	DIR *d;
 
 	*n = 0;
@@ -212,15 +221,18 @@ static int blk_sharing(dev_t dev, dev_t **out, size_t *n)
 	if (!v)
 		return -ENOMEM;
 	v[(*n)++] = dev;
-	if (!blk_extent(dev, &e))
-		return 0;
+	/* what cannot be read cannot be cleared (no /sys in a chroot or container) */
+	if ((err = blk_extent(dev, &e)) < 0)
+		return err;
+	extended_end(&e);
 	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", major(e.disk), minor(e.disk));
 	if (!realpath(p, dir) || !(d = opendir(dir)))
-		return 0;
+		return -errno;
 	if (e.disk != dev)
 		v[(*n)++] = e.disk; /* a disk overlaps every partition of it */
 	while ((de = readdir(d))) {
 		unsigned long long mm[2], partno[2];
+		struct blk_extent ec;
 		dev_t c;
 
 		if (de->d_name[0] == '.')
@@ -229,8 +241,13 @@ static int blk_sharing(dev_t dev, dev_t **out, size_t *n)
 		if (!sysfs_read(sub, "partition", partno) || sysfs_read(sub, "dev", mm) != 2)
 			continue;
 		c = makedev(mm[0], mm[1]);
-		if (c == dev || !blk_overlap(dev, c))
+		if (c == dev)
 			continue;
+		if (blk_extent(c, &ec) == 0) { /* unreadable: taken to share */
+			extended_end(&ec);
+			if (ec.end <= e.start || e.end <= ec.start)
+				continue;
+		}
 		if (*n == cap) {
 			dev_t *nv = realloc(v, 2 * cap * sizeof(*v));
 
@@ -321,35 +338,80 @@ static int sharing_held(const dev_t *v, size_t n, char *what, size_t len)
 	return 0;
 }
 
+/* Keeps fd, an exclusive open of dev, in t until rp_target_close: 0 or -ENOMEM. */
+static int claim_keep(struct rp_target *t, dev_t dev, int fd)
+{
+	int *nf = realloc(t->claims, (t->nclaims + 1) * sizeof(*nf));
+	uint64_t *nd;
+
+	if (nf)
+		t->claims = nf;
+	nd = nf ? realloc(t->claim_devs, (t->nclaims + 1) * sizeof(*nd)) : NULL;
+	if (!nd) {
+		close(fd);
+		return -ENOMEM;
+	}
+	t->claim_devs = nd;
+	t->claims[t->nclaims] = fd;
+	t->claim_devs[t->nclaims++] = dev;
+	return 0;
+}
+
+static bool claimed_by(const struct rp_target *t, dev_t dev)
+{
+	if (t->is_blkdev && dev == makedev(t->dev_major, t->dev_minor))
+		return true; /* the target's own open is exclusive */
+	for (unsigned int i = 0; i < t->nclaims; i++)
+		if (t->claim_devs[i] == dev)
+			return true;
+	return false;
+}
+
 /*
  * Is a device in v[0..n) claimed exclusively (a mount in another mount namespace, a running
- * mkfs)? 1 ("in use ..."), 0. A whole disk other than v[0] is not asked: it reads as claimed
- * whenever any partition of it is.
+ * mkfs)? 1 ("in use ..."), 0, -errno. Those that are not get claimed here, held in t to its
+ * close: a probe that let go would let a mount in while the replay writes. A whole disk other
+ * than v[0] is not asked: it reads as claimed whenever any partition of it is. When v[0] is a
+ * whole disk, its partitions are asked first and let go: v[0]'s own claim (this one, or the
+ * target's open) keeps them from being claimed, and would make theirs fail. An exclusive open
+ * that fails otherwise (no permission, no node) refuses: it is a check that cannot be made.
  */
-static int sharing_claimed(const dev_t *v, size_t n, char *what, size_t len)
+static int sharing_claimed(const dev_t *v, size_t n, char *what, size_t len, struct rp_target *t)
 {
 	char node[PATH_MAX];
 	struct blk_extent e;
+	bool disk0 = blk_extent(v[0], &e) == 0 && e.disk == v[0];
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0; k < n; k++) {
+		size_t i = disk0 ? (k + 1) % n : k; /* a disk's partitions before the disk */
 		int fd;
 
-		if (i && blk_extent(v[i], &e) && e.disk == v[i])
+		if ((i && blk_extent(v[i], &e) == 0 && e.disk == v[i]) || claimed_by(t, v[i]))
 			continue;
 		fd = open_excl(NULL, v[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0) {
-			close(fd);
-		} else if (errno == EBUSY) {
-			blk_name(v[i], node, sizeof(node));
-			if (i)
-				snprintf(what, len,
-					 "in use (an exclusive open of %s, which shares sectors "
-					 "with it, fails)",
-					 node);
-			else
-				snprintf(what, len, "in use (an exclusive open fails)");
-			return 1;
+			if (disk0 && i)
+				close(fd);
+			else if (claim_keep(t, v[i], fd) < 0)
+				return -ENOMEM;
+			continue;
 		}
+		int err = errno;
+
+		if (err == ENXIO || err == ENODEV)
+			continue; /* gone meanwhile */
+		blk_name(v[i], node, sizeof(node));
+		if (err == EBUSY && i)
+			snprintf(what, len,
+				 "in use (an exclusive open of %s, which shares sectors with it, "
+				 "fails)",
+				 node);
+		else if (err == EBUSY)
+			snprintf(what, len, "in use (an exclusive open fails)");
+		else
+			snprintf(what, len, "perhaps in use (an exclusive open of %s fails: %s)",
+				 node, strerror(err));
+		return 1;
 	}
 	return 0;
 }
@@ -357,10 +419,10 @@ static int sharing_claimed(const dev_t *v, size_t n, char *what, size_t len)
 /*
  * 1 when a write to block device dev reaches data in use, with what it is in what ("mounted
  * on /mnt", "in use by dm-0", ...): dev or a device sharing sectors with it (blk_overlap)
- * mounted, a swap, held (device-mapper, md...) or claimed exclusively; 0 when none is. Also
- * 1 when that cannot be told.
+ * mounted, a swap, held (device-mapper, md...) or claimed exclusively; 0 when none is, the
+ * devices then claimed in t (sharing_claimed). Also 1 when that cannot be told.
  */
-static int blk_in_use(dev_t dev, char *what, size_t len)
+static int blk_in_use(dev_t dev, char *what, size_t len, struct rp_target *t)
 {
 	dev_t *v;
 	size_t n;
@@ -371,10 +433,11 @@ static int blk_in_use(dev_t dev, char *what, size_t len)
 	if (rc == 0)
 		rc = sharing_held(v, n, what, len);
 	if (rc == 0)
-		rc = sharing_claimed(v, n, what, len);
+		rc = sharing_claimed(v, n, what, len, t);
 	free(v);
 	if (rc < 0) /* unknown counts as in use */
-		snprintf(what, len, "perhaps in use (cannot tell: %s)", strerror(-rc));
+		snprintf(what, len, "perhaps in use (cannot tell what shares its sectors: %s)",
+			 strerror(-rc));
 	return rc != 0;
 }
 
@@ -451,9 +514,11 @@ static int loop_backing(const char *name, dev_t self, struct chain_obj *b)
 
 /*
  * Every bound loop device in the system, with its backing. A loop device whose backing cannot
- * be identified is not listed: its name goes to unknown (the first one; else "").
+ * be identified is not listed: its name goes to unknown (the first one; else ""), and
+ * *unknown_blk says whether one may be over a block device (a backing named in /dev).
  */
-static int list_loops(struct loop_ent **out, size_t *n, char *unknown, size_t ulen)
+static int list_loops(struct loop_ent **out, size_t *n, char *unknown, size_t ulen,
+		      bool *unknown_blk)
 {
 	struct loop_ent *v = NULL, *nv;
 	size_t cap = 0;
@@ -463,6 +528,7 @@ static int list_loops(struct loop_ent **out, size_t *n, char *unknown, size_t ul
 	*out = NULL;
 	*n = 0;
 	unknown[0] = '\0';
+	*unknown_blk = false;
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
@@ -495,12 +561,31 @@ static int list_loops(struct loop_ent **out, size_t *n, char *unknown, size_t ul
 			if (!unknown[0])
 				snprintf(unknown, ulen, "%s (over %s)", v[*n].name,
 					 v[*n].back.name);
+			*unknown_blk |= strncmp(v[*n].back.name, "/dev/", 5) == 0;
 			break;
 		}
 	}
 	closedir(d);
 	*out = v;
 	return 0;
+}
+
+/*
+ * 0 when nobody else has the file at path open (a write lease can be taken on it: a loop
+ * device holds its backing open), else -errno (EAGAIN: somebody has).
+ */
+static int open_elsewhere(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fcntl(fd, F_SETLEASE, F_WRLCK) < 0)
+		err = -errno;
+	else
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+	close(fd);
+	return err;
 }
 
 /* "/dev/loop7 (the backing device of the target)", "... (a loop device over /dev/shm/f)" */
@@ -525,24 +610,29 @@ static void describe(const struct chain_obj *m, int i, char *buf, size_t len)
  * device's state: its users cannot all be seen); any block device of the set that is mounted
  * (it or a partition), a swap, held (dm, md...) or claimed exclusively refuses the write.
  */
-static int chain_in_use(const struct stat *sb, const char *path, char *why, size_t whylen)
+static int chain_in_use(const struct stat *sb, const char *path, char *why, size_t whylen,
+			struct rp_target *t)
 {
 	struct loop_ent *loops = NULL;
 	struct chain_obj *m = NULL;
 	size_t nloops = 0, n = 1, cap = 16;
 	char what[3 * PATH_MAX], desc[2 * PATH_MAX + 64];
-	bool changed = true;
+	bool changed = true, unknown_blk;
 	int err, found = 0;
 
-	err = list_loops(&loops, &nloops, what, sizeof(what));
+	err = list_loops(&loops, &nloops, what, sizeof(what), &unknown_blk);
 	if (err < 0)
-		return err == -ENOENT ? 0 : err; /* no sysfs: no loop devices to see */
-	if (what[0]) {
-		/* it may be over the target, or the target over it */
+		return err; /* no /sys/block: what loop devices there are cannot be seen */
+	/*
+	 * A loop device whose backing is unknown may be over the target. Over a regular file, it
+	 * reaches a block target only through a mounted filesystem, whose mount or claim the
+	 * checks below see; a file target is asked whether anyone else has it open.
+	 */
+	if (what[0] && (S_ISBLK(sb->st_mode) ? unknown_blk : open_elsewhere(path) != 0)) {
 		snprintf(why, whylen,
 			 "refusing to write: cannot tell what loop device %s is over (its node "
-			 "cannot be opened or made, and that name leads nowhere)",
-			 what);
+			 "cannot be opened or made, and that name leads nowhere)%s",
+			 what, S_ISBLK(sb->st_mode) ? "" : ", and the target is open elsewhere");
 		free(loops);
 		return 1;
 	}
@@ -609,7 +699,7 @@ static int chain_in_use(const struct stat *sb, const char *path, char *why, size
 			continue;
 		if (m[i].name[0] != '/')
 			blk_name(m[i].dev, m[i].name, sizeof(m[i].name));
-		if (blk_in_use(m[i].dev, what, sizeof(what))) {
+		if (blk_in_use(m[i].dev, what, sizeof(what), t)) {
 			describe(m, (int)i, desc, sizeof(desc));
 			snprintf(why, whylen, "refusing to write: %s is %s", desc, what);
 			found = 1;
@@ -653,6 +743,13 @@ void rp_target_close(struct rp_target *t)
 {
 	if (!t)
 		return;
+	for (unsigned int i = 0; i < t->nclaims; i++)
+		close(t->claims[i]);
+	free(t->claims);
+	free(t->claim_devs);
+	t->claims = NULL;
+	t->claim_devs = NULL;
+	t->nclaims = 0;
 	if (t->fd >= 0)
 		close(t->fd);
 	t->fd = -1;
@@ -746,8 +843,8 @@ static int create_file(const char *path, uint64_t size, char *why, size_t whylen
 	return 0;
 }
 
-int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o, char *why,
-		   size_t whylen)
+static int target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o,
+		       char *why, size_t whylen)
 {
 	struct stat sb;
 	int flags, err, fd = -1;
@@ -804,12 +901,12 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 	}
 
 	/* --force never overrides these: data in use, directly or through loop devices */
-	if (o->write && t->is_blkdev && blk_in_use(sb.st_rdev, what, sizeof(what))) {
+	if (o->write && t->is_blkdev && blk_in_use(sb.st_rdev, what, sizeof(what), t)) {
 		snprintf(why, whylen, "refusing to write: the device is %s", what);
 		return -EBUSY;
 	}
 	if (o->write) {
-		err = chain_in_use(&sb, path, why, whylen);
+		err = chain_in_use(&sb, path, why, whylen, t);
 		if (err > 0)
 			return -EBUSY;
 		if (err < 0) {
@@ -899,4 +996,14 @@ int rp_target_open(struct rp_target *t, const char *path, const struct rp_target
 		t->lbs = o->buffered ? 512 : file_dio_align(fd);
 	}
 	return 0;
+}
+
+int rp_target_open(struct rp_target *t, const char *path, const struct rp_target_opts *o, char *why,
+		   size_t whylen)
+{
+	int err = target_open(t, path, o, why, whylen);
+
+	if (err < 0)
+		rp_target_close(t); /* the claims it took */
+	return err;
 }

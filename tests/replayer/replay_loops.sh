@@ -93,6 +93,26 @@ if unshare -m true 2>/dev/null; then
 	grep -q "refusing to write: it is the backing file of $E" "$D/err" ||
 		fail "no /dev node: message: $(cat "$D/err")"
 fi
+# ... and where no node can be made either (no CAP_MKNOD) and the name leads nowhere: the
+# file target that the loop device holds open is refused, another file is written
+if unshare -m true 2>/dev/null && setpriv --bounding-set -mknod true 2>/dev/null; then
+	rm "$D/sub/f.img"
+	truncate -s 16M "$D/other.img"
+	for t in h.img other.img; do
+		rc=0
+		unshare -m --propagation private sh -c 'mount --rbind /dev/shm "$0" &&
+			mount -t tmpfs tmpfs /dev && mkdir /dev/shm &&
+			mount --move "$0" /dev/shm && exec setpriv --bounding-set -mknod "$@"' \
+			"$S" "$BIOTAPE" replay "$D/w.btape" --target "$D/$t" --write --force \
+			--no-progress >/dev/null 2>"$D/err.$t" || rc=$?
+		echo "$t $rc" >>"$D/unknown"
+	done
+	grep -q "^h.img 1$" "$D/unknown" &&
+		grep -q "cannot tell what loop device .* is over .*open elsewhere" "$D/err.h.img" ||
+		fail "unknown loop device: h.img: $(cat "$D/err.h.img")"
+	grep -q "^other.img 0$" "$D/unknown" ||
+		fail "unknown loop device: other.img: $(cat "$D/err.other.img")"
+fi
 umount "$D/sub" && umount "$D/m2" || fail "umount"
 e2fsck -fn "$D/h.img" >/dev/null 2>&1 || fail "damaged after a refused replay (hidden name)"
 

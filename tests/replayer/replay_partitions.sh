@@ -1,9 +1,11 @@
 #!/bin/bash
 # Partitions that share sectors: a write is refused when any device on the same sectors is in
-# use, with --force or without (docs/SAFETY.md). Both were once accepted: a DOS extended
-# partition over a mounted logical one (its first sector is the logical one's table), and the
-# same in another mount namespace (where only the exclusive claim shows it). The whole disk is
-# refused, and a partition sharing nothing with the mounted one is written.
+# use, with --force or without (docs/SAFETY.md). These were once accepted: a DOS extended
+# partition over a mounted logical one (its first sector is the logical one's table); the same
+# in another mount namespace (where only the exclusive claim shows it); the same where the
+# claim cannot be asked (no node for p5, none can be made). The whole disk is refused; a
+# partition sharing nothing with the mounted one is written, and so is the extended partition
+# beside a mounted primary past its end (its real extent, from the table, does not reach it).
 . "${BIOTAPE_SRC:?}/tests/lib.sh" || exit 1
 require_root losetup partx mkfs.ext4 mount e2fsck python3
 t_gen
@@ -12,8 +14,8 @@ D=$(t_tmpdir) || exit 1
 # 512-byte writes: the 1 KiB that the kernel gives an extended partition takes them
 "$GEN" -o "$D/w512.btape" -n 300 -r 50000 -p randwrite -b 512 -S $((4 << 20)) || fail "gen"
 
-# 64 MiB, DOS: p1 sectors 2048..18431; p2 extended 32768..131071, whose first sector is the
-# table of logical p5 (34816..67583)
+# 64 MiB, DOS: p1 sectors 2048..18431; p2 extended 32768..98303, whose first sector is the
+# table of logical p5 (34816..67583); p3 100352..131071
 F=$D/disk.img
 truncate -s 64M "$F" || fail "truncate"
 T_FILES+=("$F")
@@ -24,7 +26,8 @@ def entry(ptype, start, size):
 mbr = bytearray(512)
 mbr[440:444] = b"\x12\x34\x56\x78"
 mbr[446:462] = entry(0x83, 2048, 16384)
-mbr[462:478] = entry(0x05, 32768, 98304)
+mbr[462:478] = entry(0x05, 32768, 65536)
+mbr[478:494] = entry(0x83, 100352, 30720)
 mbr[510:512] = b"\x55\xaa"
 ebr = bytearray(512)
 ebr[446:462] = entry(0x83, 2048, 32768)
@@ -39,7 +42,7 @@ loop_adopt "$L"
 # a kernel without the DOS parser (this one) takes them from partx (BLKPG)
 [ -b "${L}p5" ] || partx -a "$L" 2>/dev/null
 for _ in $(seq 50); do [ -b "${L}p5" ] && break; sleep 0.1; done
-for p in 1 2 5; do [ -b "$L"p$p ] || skip "no partition node ${L}p$p (partition scan)"; done
+for p in 1 2 3 5; do [ -b "$L"p$p ] || skip "no partition node ${L}p$p (partition scan)"; done
 [ "$(cat "/sys/class/block/$(basename "$L")p2/size")" -le 8 ] ||
 	skip "p2 is not sized as an extended partition"
 
@@ -57,9 +60,11 @@ written() {
 	"$BIOTAPE" replay "$D/w.btape" --target "$1" --write --force --no-progress >/dev/null \
 		2>"$D/err" || fail "--target $1 refused: $(cat "$D/err")"
 }
-ebr() { dd if="$L" bs=512 skip=32768 count=1 status=none | md5sum; }
+# direct: a buffered read of the disk may show the old sector (p2's writes bypass its cache)
+ebr() { dd if="$L" bs=512 skip=32768 count=1 iflag=direct status=none | md5sum; }
 
 mkfs.ext4 -q -F "${L}p5" || fail "mkfs.ext4 p5"
+mkfs.ext4 -q -F "${L}p3" || fail "mkfs.ext4 p3"
 ebr0=$(ebr)
 M=$D/mnt
 mkdir "$M"
@@ -79,4 +84,44 @@ if t_ns_mount "${L}p5" "$M"; then
 	t_ns_umount
 	[ "$(ebr)" = "$ebr0" ] || fail "the logical partition's table changed (namespace)"
 fi
-exit 0
+
+# no node for p5 in /dev and none can be made (a container): its claim cannot be asked
+if unshare -m true 2>/dev/null && setpriv --bounding-set -mknod true 2>/dev/null; then
+	S=$(mktemp -d /tmp/biotape-shm.XXXXXX) || fail "mktemp" # outside the hidden /dev
+	T_FILES+=("$S")
+	rc=0
+	unshare -m --propagation private sh -c 'mount --rbind /dev/shm "$0" &&
+		mount -t tmpfs tmpfs /dev && mkdir /dev/shm && mount --move "$0" /dev/shm &&
+		mknod "$1" b $2 && shift 2 && exec setpriv --bounding-set -mknod "$@"' "$S" \
+		"${L}p2" "$(stat -c '0x%t 0x%T' "${L}p2")" \
+		"$BIOTAPE" replay "$D/w512.btape" --target "${L}p2" --write --force --fit wrap \
+		--no-progress >/dev/null 2>"$D/err" || rc=$?
+	[ $rc = 1 ] || fail "no node for p5: exit $rc, want 1 ($(cat "$D/err"))"
+	grep -q "perhaps in use (an exclusive open of .*p5 fails" "$D/err" ||
+		fail "no node for p5: message: $(cat "$D/err")"
+	[ "$(ebr)" = "$ebr0" ] || fail "the logical partition's table changed (no node)"
+fi
+
+# while a replay writes p2, p5 cannot be mounted: the replay holds its claim (a probe that let
+# go let the mount in, and the replay went on rewriting p5's table under it)
+"$GEN" -o "$D/slow.btape" -n 200 -r 100 -p randwrite -b 512 -S $((4 << 20)) || fail "gen"
+"$BIOTAPE" replay "$D/slow.btape" --target "${L}p2" --write --force --fit wrap --no-progress \
+	>/dev/null 2>"$D/err" &
+rp=$!
+T_PIDS+=("$rp")
+sleep 0.7
+kill -0 "$rp" 2>/dev/null || fail "the slow replay ended early: $(cat "$D/err")"
+if mount "${L}p5" "$M" 2>/dev/null; then
+	umount "$M"
+	fail "p5 was mounted while a replay wrote p2"
+fi
+wait "$rp" || fail "the slow replay failed: $(cat "$D/err")"
+
+# a mounted primary past the extended partition's end: p2 (its 1 KiB) is written
+mount "${L}p3" "$M" || fail "mount p3"
+"$BIOTAPE" replay "$D/w512.btape" --target "${L}p2" --write --force --fit wrap --no-progress \
+	>/dev/null 2>"$D/err" || fail "p2 beside a mounted p3 refused: $(cat "$D/err")"
+umount "$M"
+[ "$(ebr)" != "$ebr0" ] || fail "p2 was not written"
+e2fsck -fn "${L}p3" >/dev/null 2>&1 || fail "p3 is damaged"
+pass
