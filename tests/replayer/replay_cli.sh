@@ -188,13 +188,26 @@ grep -qi "<script src\|<link" "$D/sweep.html" && fail "HTML is not self-containe
 grep -q "I/Os" "$D/page.err" || fail "--html -: no summary on stderr: $(cat "$D/page.err")"
 expect_usage "$D/r.btape" --target "$D/big" --engine null --html - --json
 
+# wait_stopped PID: until PID is stopped (BIOTAPE_TEST_STOP_BEFORE_IO), at most 30 s
+wait_stopped() {
+	for _ in $(seq 3000); do
+		[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
 # SIGINT: a long replay stops cleanly, still prints its summary and writes its result trace
 "$GEN" -o "$D/long.btape" -n 200000 -r 20000 -S $((8 << 20)) || fail "gen long"
-"$BIOTAPE" replay "$D/long.btape" --target "$D/big" --buffered --json --no-progress \
-	-o "$D/int.btape" >"$D/int.json" &
+# (the test hook stops it just before its first I/O: a signal before that ends it otherwise,
+# and under load 1.5 s after the start was sometimes before)
+BIOTAPE_TEST_STOP_BEFORE_IO=1 "$BIOTAPE" replay "$D/long.btape" --target "$D/big" --buffered \
+	--json --no-progress -o "$D/int.btape" >"$D/int.json" &
 pid=$!
 T_PIDS+=("$pid")
-sleep 1.5
+wait_stopped $pid || fail "the long replay did not reach its first I/O"
+kill -CONT $pid
+sleep 0.5
 kill -INT $pid
 wait $pid
 rc=$?
@@ -308,11 +321,7 @@ expect_usage "$D/r.btape" --target "$D/t" --iodepth record
 BIOTAPE_TEST_STOP_BEFORE_IO=1 "$BIOTAPE" replay "$D/sig.btape" --target "$D/sig.img" --create auto \
 	--write -o "$D/sig-out.btape" --no-progress >/dev/null 2>"$D/sig.err" &
 pid=$!
-for _ in $(seq 3000); do
-	[ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" = T ] && break
-	sleep 0.01
-done
-[ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" = T ] || fail "the replay did not stop before its first I/O"
+wait_stopped $pid || fail "the replay did not stop before its first I/O"
 [ -e "$D/sig.img" ] || fail "replay --create: no target made"
 kill -INT $pid
 kill -CONT $pid
