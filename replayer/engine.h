@@ -34,8 +34,9 @@ struct rp_target {
 	const char *path;
 	bool created; /* a file made by this run (--create) */
 	uint64_t created_dev, created_ino; /* the file it made, removed only while path names it */
-	/* the devices sharing its sectors, or reached through loop devices, held open exclusively
-	 * to the close (target.c): nobody mounts them while the replay writes */
+	/* exclusive opens, held to the close (target.c), of the partitions sharing its sectors
+	 * and of the block devices its writes reach through loop devices: nobody mounts them
+	 * while the replay writes (a whole disk's partitions are covered by the disk's claim) */
 	int *claims;
 	uint64_t *claim_devs;
 	unsigned int nclaims;

@@ -171,9 +171,12 @@ static int blk_extent(dev_t dev, struct blk_extent *e)
 }
 
 /*
- * Do a write to block device a and data on block device b meet? The same device, or two on
- * one disk whose sectors intersect: a disk and any of its partitions, a DOS extended partition
- * and its logical ones, overlapping partitions. Unknown (sysfs unreadable): they do.
+ * Does a write to block device a reach data on block device b? The same device, or two on one
+ * disk whose sectors intersect: a disk and any of its partitions, a DOS extended partition and
+ * its logical ones, overlapping partitions. Only the written side's extended partition counts
+ * to its real end: its first sector holds the logical partitions' table, but what a logical
+ * partition's writes reach of it is the kernel's 1 KiB, nothing (so that replays onto two
+ * logical partitions do not refuse each other). Unknown (sysfs unreadable): they meet.
  */
 static bool blk_overlap(dev_t a, dev_t b)
 {
@@ -186,7 +189,6 @@ static bool blk_overlap(dev_t a, dev_t b)
 	if (ea.disk != eb.disk)
 		return false;
 	extended_end(&ea); /* only now: it reads the disk's partition table */
-	extended_end(&eb);
 	return ea.start < eb.end && eb.start < ea.end;
 }
 
@@ -243,11 +245,9 @@ static int blk_sharing(dev_t dev, dev_t **out, size_t *n)
 		c = makedev(mm[0], mm[1]);
 		if (c == dev)
 			continue;
-		if (blk_extent(c, &ec) == 0) { /* unreadable: taken to share */
-			extended_end(&ec);
-			if (ec.end <= e.start || e.end <= ec.start)
-				continue;
-		}
+		/* (dev's writes against c's data: only dev's extent is its real one) */
+		if (blk_extent(c, &ec) == 0 && (ec.end <= e.start || e.end <= ec.start))
+			continue; /* unreadable: taken to share */
 		if (*n == cap) {
 			dev_t *nv = realloc(v, 2 * cap * sizeof(*v));
 
@@ -561,7 +561,8 @@ static int list_loops(struct loop_ent **out, size_t *n, char *unknown, size_t ul
 			if (!unknown[0])
 				snprintf(unknown, ulen, "%s (over %s)", v[*n].name,
 					 v[*n].back.name);
-			*unknown_blk |= strncmp(v[*n].back.name, "/dev/", 5) == 0;
+			*unknown_blk |= strncmp(v[*n].back.name, "/dev/", 5) == 0 &&
+					strncmp(v[*n].back.name, "/dev/shm/", 9) != 0;
 			break;
 		}
 	}
@@ -621,21 +622,40 @@ static int chain_in_use(const struct stat *sb, const char *path, char *why, size
 	int err, found = 0;
 
 	err = list_loops(&loops, &nloops, what, sizeof(what), &unknown_blk);
-	if (err < 0)
-		return err; /* no /sys/block: what loop devices there are cannot be seen */
+	if (err < 0 && (err != -ENOENT || S_ISBLK(sb->st_mode)))
+		return err; /* what loop devices there are cannot be seen */
 	/*
 	 * A loop device whose backing is unknown may be over the target. Over a regular file, it
 	 * reaches a block target only through a mounted filesystem, whose mount or claim the
-	 * checks below see; a file target is asked whether anyone else has it open.
+	 * checks below see. A file target is asked whether anybody else has it open (a loop
+	 * device holds its backing open; so does a replay of another rank on this host), also
+	 * when no loop device can be listed (no /sys/block).
 	 */
-	if (what[0] && (S_ISBLK(sb->st_mode) ? unknown_blk : open_elsewhere(path) != 0)) {
+	if (err == -ENOENT)
+		snprintf(desc, sizeof(desc), "cannot list the loop devices (no /sys/block)");
+	else if (what[0])
+		snprintf(desc, sizeof(desc), "cannot tell what loop device %.*s is over", PATH_MAX,
+			 what);
+	else
+		desc[0] = '\0';
+	if (desc[0] && S_ISBLK(sb->st_mode) && unknown_blk) {
 		snprintf(why, whylen,
-			 "refusing to write: cannot tell what loop device %s is over (its node "
-			 "cannot be opened or made, and that name leads nowhere)%s",
-			 what, S_ISBLK(sb->st_mode) ? "" : ", and the target is open elsewhere");
+			 "refusing to write: %s (its node cannot be opened or made, and that name "
+			 "leads nowhere)",
+			 desc);
 		free(loops);
 		return 1;
 	}
+	if (desc[0] && !S_ISBLK(sb->st_mode) && (err = open_elsewhere(path)) != 0) {
+		snprintf(why, whylen, "refusing to write: %s, and %s%s%s%s", desc,
+			 err == -EAGAIN ? "the target is open elsewhere"
+					: "whether the target is open elsewhere cannot be asked",
+			 err == -EAGAIN ? "" : " (", err == -EAGAIN ? "" : strerror(-err),
+			 err == -EAGAIN ? "" : ")");
+		free(loops);
+		return 1;
+	}
+	err = 0;
 	m = calloc(cap, sizeof(*m));
 	if (!m) {
 		free(loops);

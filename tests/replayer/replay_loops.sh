@@ -108,7 +108,8 @@ if unshare -m true 2>/dev/null && setpriv --bounding-set -mknod true 2>/dev/null
 		echo "$t $rc" >>"$D/unknown"
 	done
 	grep -q "^h.img 1$" "$D/unknown" &&
-		grep -q "cannot tell what loop device .* is over .*open elsewhere" "$D/err.h.img" ||
+		grep -q "cannot tell what loop device .* is over, and the target is open elsewhere" \
+		"$D/err.h.img" ||
 		fail "unknown loop device: h.img: $(cat "$D/err.h.img")"
 	grep -q "^other.img 0$" "$D/unknown" ||
 		fail "unknown loop device: other.img: $(cat "$D/err.other.img")"

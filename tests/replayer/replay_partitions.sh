@@ -15,7 +15,7 @@ D=$(t_tmpdir) || exit 1
 "$GEN" -o "$D/w512.btape" -n 300 -r 50000 -p randwrite -b 512 -S $((4 << 20)) || fail "gen"
 
 # 64 MiB, DOS: p1 sectors 2048..18431; p2 extended 32768..98303, whose first sector is the
-# table of logical p5 (34816..67583); p3 100352..131071
+# table of logical p5 (34816..67583), then p6 (69632..86015); p3 100352..131071
 F=$D/disk.img
 truncate -s 64M "$F" || fail "truncate"
 T_FILES+=("$F")
@@ -31,18 +31,24 @@ mbr[478:494] = entry(0x83, 100352, 30720)
 mbr[510:512] = b"\x55\xaa"
 ebr = bytearray(512)
 ebr[446:462] = entry(0x83, 2048, 32768)
+ebr[462:478] = entry(0x05, 34816, 18432)  # the next table, from the extended start
 ebr[510:512] = b"\x55\xaa"
+ebr2 = bytearray(512)
+ebr2[446:462] = entry(0x83, 2048, 16384)
+ebr2[510:512] = b"\x55\xaa"
 with open(sys.argv[1], "r+b") as f:
     f.write(mbr)
     f.seek(32768 * 512)
     f.write(ebr)
+    f.seek(67584 * 512)
+    f.write(ebr2)
 PY
 L=$(losetup -f --show -P --direct-io=on "$F") || skip "cannot create a loop device"
 loop_adopt "$L"
 # a kernel without the DOS parser (this one) takes them from partx (BLKPG)
-[ -b "${L}p5" ] || partx -a "$L" 2>/dev/null
-for _ in $(seq 50); do [ -b "${L}p5" ] && break; sleep 0.1; done
-for p in 1 2 3 5; do [ -b "$L"p$p ] || skip "no partition node ${L}p$p (partition scan)"; done
+[ -b "${L}p6" ] || partx -a "$L" 2>/dev/null
+for _ in $(seq 50); do [ -b "${L}p6" ] && break; sleep 0.1; done
+for p in 1 2 3 5 6; do [ -b "$L"p$p ] || skip "no partition node ${L}p$p (partition scan)"; done
 [ "$(cat "/sys/class/block/$(basename "$L")p2/size")" -le 8 ] ||
 	skip "p2 is not sized as an extended partition"
 
@@ -124,4 +130,15 @@ mount "${L}p3" "$M" || fail "mount p3"
 umount "$M"
 [ "$(ebr)" != "$ebr0" ] || fail "p2 was not written"
 e2fsck -fn "${L}p3" >/dev/null 2>&1 || fail "p3 is damaged"
+
+# two logical partitions at once: a replay onto p5 does not keep one onto p6 out (the claim
+# it holds is p5's; the extended partition's real extent counts only for writes to it)
+"$BIOTAPE" replay "$D/slow.btape" --target "${L}p5" --write --force --fit wrap --no-progress \
+	>/dev/null 2>"$D/err5" &
+rp=$!
+T_PIDS+=("$rp")
+sleep 0.5
+"$BIOTAPE" replay "$D/w.btape" --target "${L}p6" --write --force --fit wrap --no-progress \
+	>/dev/null 2>"$D/err" || fail "p6 refused beside a replay onto p5: $(cat "$D/err")"
+wait "$rp" || fail "the replay onto p5 failed: $(cat "$D/err5")"
 pass
