@@ -729,7 +729,7 @@ int rp_cluster__step_begin(struct rp_cluster *rc, volatile sig_atomic_t *stop,
 	/* a signal only: a stop the watchdog raised (a failed or lost rank) leaves the ranks that
 	 * answer their usual time to send their results */
 	cl_comm__set_hurry(rc->c, signalled, rc->rank == 0 ? BEAT_GRACE_NS : VERDICT_GRACE_NS);
-	err = pthread_create(&rc->wd, NULL, watchdog, rc);
+	err = rp_thread_create(&rc->wd, NULL, watchdog, rc);
 	if (err) {
 		/* without the watchdog this rank cannot take part: the others time out */
 		cli_err("replay: rank %d: cannot start the watchdog: %s", rc->rank, strerror(err));

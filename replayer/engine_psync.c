@@ -97,7 +97,7 @@ static int psync_open(struct rp_engine **ep, const struct rp_engine_cfg *cfg)
 	}
 	want = e->cap < PSYNC_MAX_THREADS ? e->cap : PSYNC_MAX_THREADS;
 	for (; e->nthreads < want; e->nthreads++) {
-		err = -pthread_create(&e->threads[e->nthreads], NULL, worker, e);
+		err = -rp_thread_create(&e->threads[e->nthreads], NULL, worker, e);
 		if (err)
 			goto cleanup;
 	}

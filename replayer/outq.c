@@ -2,6 +2,7 @@
 #include "outq.h"
 
 #include "btape.h"
+#include "engine.h" /* rp_thread_create */
 
 #include <errno.h>
 #include <pthread.h>
@@ -73,7 +74,7 @@ int rp_outq__start(struct rp_outq **qp, struct btape_writer *w, size_t capacity)
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->has_work, NULL);
 	pthread_cond_init(&q->has_room, NULL);
-	err = -pthread_create(&q->thread, NULL, writer_thread, q);
+	err = -rp_thread_create(&q->thread, NULL, writer_thread, q);
 	if (err) {
 		pthread_mutex_destroy(&q->lock);
 		pthread_cond_destroy(&q->has_work);

@@ -2,6 +2,7 @@
 #include "source.h"
 
 #include "btape.h"
+#include "engine.h" /* rp_thread_create */
 #include "u64heap.h"
 
 #include <errno.h>
@@ -189,7 +190,7 @@ static int start_thread(struct rp_prefetch *p)
 	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
 	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
 	pthread_attr_setschedparam(&attr, &sp);
-	err = -pthread_create(&p->thread, &attr, prefetch_thread, p);
+	err = -rp_thread_create(&p->thread, &attr, prefetch_thread, p);
 	pthread_attr_destroy(&attr);
 	p->running = err == 0;
 	if (err)
