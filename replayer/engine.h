@@ -38,8 +38,10 @@ struct rp_target {
 	/* exclusive opens, held to the close (target.c), of the partitions sharing its sectors
 	 * and of the block devices its writes reach through loop devices: nobody mounts them
 	 * while the replay writes (a whole disk's partitions are covered by the disk's claim) */
-	int *claims;
-	uint64_t *claim_devs;
+	struct rp_claim {
+		int fd;
+		uint64_t dev;
+	} * claims;
 	unsigned int nclaims;
 };
 

@@ -20,6 +20,14 @@
 
 /* ---- block devices that share sectors ---- */
 
+/* Is absolute path p /dev or below it, but /dev/shm (files), as a name, unresolved? */
+static bool under_dev(const char *p)
+{
+	return strcmp(p, "/dev") == 0 ||
+	       (strncmp(p, "/dev/", 5) == 0 && strcmp(p, "/dev/shm") != 0 &&
+		strncmp(p, "/dev/shm/", 9) != 0);
+}
+
 static void blk_name(dev_t dev, char *name, size_t len)
 {
 	char p[64], r[PATH_MAX];
@@ -233,8 +241,7 @@ static int blk_sharing(dev_t dev, dev_t **out, size_t *n)
 	if (e.disk != dev)
 		v[(*n)++] = e.disk; /* a disk overlaps every partition of it */
 	while ((de = readdir(d))) {
-		unsigned long long mm[2], partno[2];
-		struct blk_extent ec;
+		unsigned long long mm[2], partno[2], start[2], size[2];
 		dev_t c;
 
 		if (de->d_name[0] == '.')
@@ -245,9 +252,11 @@ static int blk_sharing(dev_t dev, dev_t **out, size_t *n)
 		c = makedev(mm[0], mm[1]);
 		if (c == dev)
 			continue;
-		/* (dev's writes against c's data: only dev's extent is its real one) */
-		if (blk_extent(c, &ec) == 0 && (ec.end <= e.start || e.end <= ec.start))
-			continue; /* unreadable: taken to share */
+		/* dev's writes against c's data: only dev's extent is its real one (unreadable:
+		 * taken to share) */
+		if (sysfs_read(sub, "start", start) && sysfs_read(sub, "size", size) &&
+		    (start[0] + size[0] <= e.start || e.end <= start[0]))
+			continue;
 		if (*n == cap) {
 			dev_t *nv = realloc(v, 2 * cap * sizeof(*v));
 
@@ -341,19 +350,14 @@ static int sharing_held(const dev_t *v, size_t n, char *what, size_t len)
 /* Keeps fd, an exclusive open of dev, in t until rp_target_close: 0 or -ENOMEM. */
 static int claim_keep(struct rp_target *t, dev_t dev, int fd)
 {
-	int *nf = realloc(t->claims, (t->nclaims + 1) * sizeof(*nf));
-	uint64_t *nd;
+	struct rp_claim *nc = realloc(t->claims, (t->nclaims + 1) * sizeof(*nc));
 
-	if (nf)
-		t->claims = nf;
-	nd = nf ? realloc(t->claim_devs, (t->nclaims + 1) * sizeof(*nd)) : NULL;
-	if (!nd) {
+	if (!nc) {
 		close(fd);
 		return -ENOMEM;
 	}
-	t->claim_devs = nd;
-	t->claims[t->nclaims] = fd;
-	t->claim_devs[t->nclaims++] = dev;
+	t->claims = nc;
+	t->claims[t->nclaims++] = (struct rp_claim){.fd = fd, .dev = dev};
 	return 0;
 }
 
@@ -362,7 +366,7 @@ static bool claimed_by(const struct rp_target *t, dev_t dev)
 	if (t->is_blkdev && dev == makedev(t->dev_major, t->dev_minor))
 		return true; /* the target's own open is exclusive */
 	for (unsigned int i = 0; i < t->nclaims; i++)
-		if (t->claim_devs[i] == dev)
+		if (t->claims[i].dev == dev)
 			return true;
 	return false;
 }
@@ -561,8 +565,7 @@ static int list_loops(struct loop_ent **out, size_t *n, char *unknown, size_t ul
 			if (!unknown[0])
 				snprintf(unknown, ulen, "%s (over %s)", v[*n].name,
 					 v[*n].back.name);
-			*unknown_blk |= strncmp(v[*n].back.name, "/dev/", 5) == 0 &&
-					strncmp(v[*n].back.name, "/dev/shm/", 9) != 0;
+			*unknown_blk |= under_dev(v[*n].back.name);
 			break;
 		}
 	}
@@ -647,11 +650,14 @@ static int chain_in_use(const struct stat *sb, const char *path, char *why, size
 		return 1;
 	}
 	if (desc[0] && !S_ISBLK(sb->st_mode) && (err = open_elsewhere(path)) != 0) {
-		snprintf(why, whylen, "refusing to write: %s, and %s%s%s%s", desc,
-			 err == -EAGAIN ? "the target is open elsewhere"
-					: "whether the target is open elsewhere cannot be asked",
-			 err == -EAGAIN ? "" : " (", err == -EAGAIN ? "" : strerror(-err),
-			 err == -EAGAIN ? "" : ")");
+		if (err == -EAGAIN)
+			snprintf(why, whylen,
+				 "refusing to write: %s, and the target is open elsewhere", desc);
+		else
+			snprintf(why, whylen,
+				 "refusing to write: %s, and whether the target is open elsewhere "
+				 "cannot be asked (%s)",
+				 desc, strerror(-err));
 		free(loops);
 		return 1;
 	}
@@ -764,11 +770,9 @@ void rp_target_close(struct rp_target *t)
 	if (!t)
 		return;
 	for (unsigned int i = 0; i < t->nclaims; i++)
-		close(t->claims[i]);
+		close(t->claims[i].fd);
 	free(t->claims);
-	free(t->claim_devs);
 	t->claims = NULL;
-	t->claim_devs = NULL;
 	t->nclaims = 0;
 	if (t->fd >= 0)
 		close(t->fd);
@@ -811,9 +815,7 @@ static bool in_dev(const char *dir)
 
 	if (!realpath(dir, real))
 		return false; /* the creation fails on its own then */
-	if (strcmp(real, "/dev") == 0 ||
-	    (strncmp(real, "/dev/", 5) == 0 && strcmp(real, "/dev/shm") != 0 &&
-	     strncmp(real, "/dev/shm/", 9) != 0))
+	if (under_dev(real))
 		return true;
 	if (stat(real, &sb) < 0 || !(fp = fopen("/proc/self/mountinfo", "re")))
 		return false;

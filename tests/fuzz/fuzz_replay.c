@@ -15,32 +15,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "btape.h"
 #include "cmd_replay.h"
 #include "fuzz_trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Does the trace at path hold an I/O over 1 MiB? (Not when it does not open: the replay says why.)
- */
-static int has_big_io(const char *path)
-{
-	struct btape_reader *r = NULL;
-	struct btape_event ev;
-	char msg[BTAPE_ERRMSG_LEN];
-	int n, big = 0, errors = 0;
-
-	if (btape_reader__open(&r, path, msg, sizeof(msg)))
-		return 0;
-	while (!big && (n = btape_reader__next(r, &ev)) != 0 && errors < 64) {
-		if (n < 0)
-			errors++;
-		else
-			big = ev.bytes > (1u << 20);
-	}
-	btape_reader__close(r);
-	return big;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -49,7 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fd < 0)
 		return 0;
-	if (has_big_io(p)) {
+	uint64_t max_bytes;
+
+	if (fuzz_scan(p, &max_bytes) >= 0 && max_bytes > (1u << 20)) {
 		close(fd);
 		return 0;
 	}

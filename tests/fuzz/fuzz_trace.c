@@ -124,6 +124,28 @@ int fuzz_trace(const uint8_t *data, size_t size, unsigned int max_dev, const cha
 	return fd;
 }
 
+long long fuzz_scan(const char *path, uint64_t *max_bytes)
+{
+	struct btape_reader *r = NULL;
+	struct btape_event ev;
+	char msg[BTAPE_ERRMSG_LEN];
+	long long n = 0;
+	int rc;
+
+	*max_bytes = 0;
+	if (btape_reader__open(&r, path, msg, sizeof(msg)))
+		return -1;
+	while ((rc = btape_reader__next(r, &ev)) != 0) { /* errors are resumable */
+		if (rc < 0)
+			continue;
+		n++;
+		if (ev.bytes > *max_bytes)
+			*max_bytes = ev.bytes;
+	}
+	btape_reader__close(r);
+	return n;
+}
+
 int fuzz_run(int (*cmd)(int, char **), ...)
 {
 	char *argv[32];

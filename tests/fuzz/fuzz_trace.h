@@ -18,6 +18,8 @@
  */
 int fuzz_trace(const uint8_t *data, size_t size, unsigned int max_dev, const char *host, char *path,
 	       size_t len);
+/* Events in the trace at path (-1: it does not open), the largest one's bytes in *max_bytes. */
+long long fuzz_scan(const char *path, uint64_t *max_bytes);
 /* Runs cmd with the arguments given (NULL-terminated; argv[0] first), as main would. */
 int fuzz_run(int (*cmd)(int, char **), ...);
 /* Each target's LLVMFuzzerInitialize (here) sends stdout, the commands' reports, to /dev/null
