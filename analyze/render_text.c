@@ -435,9 +435,9 @@ int report_procs(const struct stats *s, const struct procstat ***out)
 	*out = NULL;
 	if (!v)
 		return -1;
-	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++)
-		if (s->procs[i].used)
-			v[n++] = &s->procs[i];
+	for (uint32_t i = stats_proc_next(s, 0); i < 2 * STATS_MAX_PROCS;
+	     i = stats_proc_next(s, i + 1))
+		v[n++] = &s->procs[i];
 	qsort(v, (size_t)n, sizeof(*v), cmp_proc);
 	*out = v;
 	return n;

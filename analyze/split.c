@@ -344,9 +344,9 @@ int split_pack(struct stats *s, const struct an_slice *sl, uint64_t events_read,
 		put(&b, &s->hosts[i], sizeof(s->hosts[i]));
 		put(&b, s->hosts[i].tl, s->tl_rows * sizeof(*s->hosts[i].tl));
 	}
-	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++)
-		if (s->procs[i].used)
-			put(&b, &s->procs[i], sizeof(s->procs[i]));
+	for (uint32_t i = stats_proc_next(s, 0); i < 2 * STATS_MAX_PROCS;
+	     i = stats_proc_next(s, i + 1))
+		put(&b, &s->procs[i], sizeof(s->procs[i]));
 	put(&b, s->tl, s->tl_rows * sizeof(*s->tl));
 	put_hist(&b, s->qd);
 	put_hist(&b, s->interarrival);
@@ -360,7 +360,7 @@ int split_pack(struct stats *s, const struct an_slice *sl, uint64_t events_read,
 		put_hist(&b, o->lat_total);
 		for (int k = 0; k < STATS_QD_BANDS; k++)
 			put_hist(&b, o->lat_qd[k]);
-		for (uint32_t i = 0; i < 2 * STATS_SIZE_EXACT_MAX; i++)
+		for (uint32_t i = 0; o->nsizes && i < 2 * STATS_SIZE_EXACT_MAX; i++)
 			if (o->sizes[i].n)
 				put(&b, &o->sizes[i], sizeof(o->sizes[i]));
 	}

@@ -284,9 +284,7 @@ int stats__new(struct stats **sp, const struct stats_opts *opts)
 	if (!s->devs || !s->procs || !s->tl || !s->qd || !s->interarrival || !s->idle ||
 	    !s->all.lat)
 		goto cleanup;
-	s->qd_budget = STATS_QD_SLOTS_MAX;
-	for (int i = 0; i < STATS_MAX_DEVICES; i++)
-		s->devs[i].inflight.budget = &s->qd_budget;
+	s->qd_budget = STATS_QD_SLOTS_MAX; /* each device's in-flight table draws on it (get_dev) */
 	for (int i = 0; i < BTAPE_OP__COUNT; i++) {
 		s->ops[i].sizes = calloc(2 * STATS_SIZE_EXACT_MAX, sizeof(struct size_slot));
 		if (!s->ops[i].sizes)
@@ -314,8 +312,8 @@ void stats__free(struct stats *s)
 {
 	if (!s)
 		return;
-	if (s->devs)
-		for (uint32_t i = 0; i < STATS_MAX_DEVICES; i++)
+	if (s->devs) /* devices past ndevs were never used (get_dev, stats__set_device) */
+		for (uint32_t i = 0; i < s->ndevs; i++)
 			dev_free(&s->devs[i]);
 	free(s->devs);
 	if (s->hosts)
@@ -445,6 +443,7 @@ static struct devstat *get_dev(struct stats *s, uint32_t idx, int *err)
 			snprintf(d->name, sizeof(d->name), "dev%u", idx);
 		if (idx >= s->ndevs)
 			s->ndevs = idx + 1;
+		d->inflight.budget = &s->qd_budget;
 		*err = dev_init(d);
 		if (*err)
 			return NULL;
@@ -468,6 +467,7 @@ struct procstat *stats_proc_slot(struct stats *s, uint32_t pid, bool *added)
 				return NULL;
 			p->used = true;
 			p->pid = pid;
+			s->procs_used[i / 64] |= 1ull << (i % 64);
 			s->nprocs++;
 			*added = true;
 			return p;
@@ -1571,9 +1571,9 @@ int stats__finish(struct stats *s)
 				a->seek[j] += b->seek[j];
 		}
 	}
-	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++)
-		if (s->procs[i].used)
-			acc_finish(&s->procs[i].acc, s->complete_windows);
+	for (uint32_t i = stats_proc_next(s, 0); i < 2 * STATS_MAX_PROCS;
+	     i = stats_proc_next(s, i + 1))
+		acc_finish(&s->procs[i].acc, s->complete_windows);
 	for (uint32_t h = 0; h < s->nhosts; h++) {
 		struct hoststat *hs = &s->hosts[h];
 
@@ -1587,7 +1587,7 @@ int stats__finish(struct stats *s)
 	for (int op = 0; op < BTAPE_OP__COUNT; op++) {
 		struct opstat *o = &s->ops[op];
 
-		for (uint32_t i = 0; i < 2 * STATS_SIZE_EXACT_MAX; i++)
+		for (uint32_t i = 0; o->nsizes && i < 2 * STATS_SIZE_EXACT_MAX; i++)
 			if (o->sizes[i].n)
 				o->size_log2[size_bin(o->sizes[i].size)] += o->sizes[i].n;
 	}

@@ -248,6 +248,7 @@ struct stats {
 	struct hoststat *hosts; /* NULL unless stats__set_host() was called: one host */
 	uint32_t nhosts;
 	struct procstat *procs; /* open addressing, 2 * STATS_MAX_PROCS slots */
+	uint64_t procs_used[2 * STATS_MAX_PROCS / 64]; /* which slots are used (stats_proc_next) */
 	uint32_t nprocs;
 	struct acc proc_other;
 	uint64_t proc_other_n_procs;
@@ -288,6 +289,22 @@ struct stats {
 /* New empty analysis; opts may be NULL. Returns 0 or -ENOMEM. */
 int stats__new(struct stats **sp, const struct stats_opts *opts);
 void stats__free(struct stats *s);
+/*
+ * The first used slot of the process table at or after slot i (2 * STATS_MAX_PROCS: none), in
+ * slot order: a walk over the used slots that does not read the whole table (3.7 MB).
+ */
+static inline uint32_t stats_proc_next(const struct stats *s, uint32_t i)
+{
+	while (i < 2 * STATS_MAX_PROCS) {
+		uint64_t w = s->procs_used[i / 64] >> (i % 64);
+
+		if (w)
+			return i + (uint32_t)__builtin_ctzll(w);
+		i = (i | 63) + 1;
+	}
+	return 2 * STATS_MAX_PROCS;
+}
+
 /* Declares device idx (0 <= idx < STATS_MAX_DEVICES) with a display name and size (0: unknown). */
 int stats__set_device(struct stats *s, uint32_t idx, const char *name, uint64_t size_bytes);
 /*

@@ -1143,6 +1143,18 @@ static void test_bounded_tables(void **st)
 	assert_int_equal(s->nprocs, STATS_MAX_PROCS);
 	assert_int_equal(s->proc_other.n, 100);
 	assert_int_equal(s->proc_other_n_procs, 100);
+	/* the walk over used slots visits each used slot once, in slot order, and no other */
+	uint32_t walked = 0, next = stats_proc_next(s, 0);
+
+	for (uint32_t i = 0; i < 2 * STATS_MAX_PROCS; i++) {
+		assert_int_equal(next == i, s->procs[i].used);
+		if (next == i) {
+			walked++;
+			next = stats_proc_next(s, i + 1);
+		}
+	}
+	assert_int_equal(next, 2 * STATS_MAX_PROCS);
+	assert_int_equal(walked, s->nprocs);
 	assert_int_equal(s->ops[BTAPE_OP_READ].nsizes, STATS_SIZE_EXACT_MAX);
 	assert_int_equal(s->ops[BTAPE_OP_READ].n_size_other, n - STATS_SIZE_EXACT_MAX);
 	/* the log2 bins hold every size, those in the exact table and those beyond it */
