@@ -537,14 +537,17 @@ static int dev_merge(struct stats *dst, uint32_t i, const struct devstat *sd, st
 			BAD_PACK();
 		return 0;
 	}
-	if (sd->lba.nbins != d->lba.nbins)
+	/* a shift is below 64 (a pass widens while a value's top bits remain) */
+	if (sd->lba.nbins != d->lba.nbins || sd->lba.shift >= 64 || sd->heat_tshift >= 64 ||
+	    sd->heat_lshift >= 64)
 		BAD_PACK();
 	stats_widen(d, max64(d->lba.shift, sd->lba.shift), max64(d->heat_tshift, sd->heat_tshift),
 		    max64(d->heat_lshift, sd->heat_lshift));
-	for (uint32_t k = 0; k < sd->lba.nbins; k++)
+	/* 64-bit operands: the slices' shifts may differ by 32 or more (sectors far apart) */
+	for (uint64_t k = 0; k < sd->lba.nbins; k++)
 		d->lba.bins[k >> (d->lba.shift - sd->lba.shift)] += bins[k];
-	for (uint32_t l = 0; l < STATS_HEAT_L; l++)
-		for (uint32_t c = 0; c < STATS_HEAT_T; c++)
+	for (uint64_t l = 0; l < STATS_HEAT_L; l++)
+		for (uint64_t c = 0; c < STATS_HEAT_T; c++)
 			d->heat[(l >> (d->heat_lshift - sd->heat_lshift)) * STATS_HEAT_T +
 				(c >> (d->heat_tshift - sd->heat_tshift))] +=
 				heat[l * STATS_HEAT_T + c];

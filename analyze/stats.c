@@ -160,15 +160,20 @@ static int autorange_init(struct autorange *r, uint32_t nbins, uint64_t span)
 	return r->bins ? 0 : -ENOMEM;
 }
 
+/* Doubles the bins' width: each pair of bins into one, the upper half emptied. */
+static void autorange_halve(struct autorange *r)
+{
+	for (uint32_t i = 0; i < r->nbins / 2; i++)
+		r->bins[i] = r->bins[2 * i] + r->bins[2 * i + 1];
+	memset(r->bins + r->nbins / 2, 0, r->nbins / 2 * sizeof(*r->bins));
+	r->width <<= 1;
+	r->shift++;
+}
+
 static inline void autorange_add(struct autorange *r, uint64_t v, uint64_t n)
 {
-	while ((v >> r->shift) >= r->nbins) {
-		for (uint32_t i = 0; i < r->nbins / 2; i++)
-			r->bins[i] = r->bins[2 * i] + r->bins[2 * i + 1];
-		memset(r->bins + r->nbins / 2, 0, r->nbins / 2 * sizeof(*r->bins));
-		r->width <<= 1;
-		r->shift++;
-	}
+	while ((v >> r->shift) >= r->nbins)
+		autorange_halve(r);
 	r->bins[v >> r->shift] += n;
 }
 
@@ -551,31 +556,40 @@ static void tl_coarsen(struct stats *s)
 	s->tl_rows = (s->tl_rows + 1) / 2;
 }
 
+/* Doubles the heat map's column width: each pair of columns into one. */
+static void heat_halve_t(struct devstat *d)
+{
+	for (int l = 0; l < STATS_HEAT_L; l++) {
+		uint32_t *row = d->heat + l * STATS_HEAT_T;
+
+		for (int c = 0; c < STATS_HEAT_T / 2; c++)
+			row[c] = row[2 * c] + row[2 * c + 1];
+		memset(row + STATS_HEAT_T / 2, 0, STATS_HEAT_T / 2 * sizeof(*row));
+	}
+	d->heat_tw *= 2;
+	d->heat_tshift++;
+}
+
+/* Doubles the heat map's row height: each pair of rows into one. */
+static void heat_halve_l(struct devstat *d)
+{
+	for (int l = 0; l < STATS_HEAT_L / 2; l++)
+		for (int c = 0; c < STATS_HEAT_T; c++)
+			d->heat[l * STATS_HEAT_T + c] = d->heat[2 * l * STATS_HEAT_T + c] +
+							d->heat[(2 * l + 1) * STATS_HEAT_T + c];
+	memset(d->heat + STATS_HEAT_L / 2 * STATS_HEAT_T, 0,
+	       STATS_HEAT_L / 2 * STATS_HEAT_T * sizeof(*d->heat));
+	d->heat_lw *= 2;
+	d->heat_lshift++;
+}
+
 /* Widens the heat map's columns or rows until (t, sector) fits. */
 static void heat_rescale(struct devstat *d, uint64_t t, uint64_t sector)
 {
-	while ((t >> d->heat_tshift) >= STATS_HEAT_T) {
-		for (int l = 0; l < STATS_HEAT_L; l++) {
-			uint32_t *row = d->heat + l * STATS_HEAT_T;
-
-			for (int c = 0; c < STATS_HEAT_T / 2; c++)
-				row[c] = row[2 * c] + row[2 * c + 1];
-			memset(row + STATS_HEAT_T / 2, 0, STATS_HEAT_T / 2 * sizeof(*row));
-		}
-		d->heat_tw *= 2;
-		d->heat_tshift++;
-	}
-	while ((sector >> d->heat_lshift) >= STATS_HEAT_L) {
-		for (int l = 0; l < STATS_HEAT_L / 2; l++)
-			for (int c = 0; c < STATS_HEAT_T; c++)
-				d->heat[l * STATS_HEAT_T + c] =
-					d->heat[2 * l * STATS_HEAT_T + c] +
-					d->heat[(2 * l + 1) * STATS_HEAT_T + c];
-		memset(d->heat + STATS_HEAT_L / 2 * STATS_HEAT_T, 0,
-		       STATS_HEAT_L / 2 * STATS_HEAT_T * sizeof(*d->heat));
-		d->heat_lw *= 2;
-		d->heat_lshift++;
-	}
+	while ((t >> d->heat_tshift) >= STATS_HEAT_T)
+		heat_halve_t(d);
+	while ((sector >> d->heat_lshift) >= STATS_HEAT_L)
+		heat_halve_l(d);
 }
 
 static inline __attribute__((always_inline)) void heat_add(struct devstat *d, uint64_t t,
@@ -1520,11 +1534,11 @@ void stats_widen(struct devstat *d, unsigned int lba_shift, unsigned int heat_ts
 		 unsigned int heat_lshift)
 {
 	while (d->lba.shift < lba_shift)
-		autorange_add(&d->lba, (uint64_t)d->lba.nbins << d->lba.shift, 0);
+		autorange_halve(&d->lba);
 	while (d->heat_tshift < heat_tshift)
-		heat_rescale(d, (uint64_t)STATS_HEAT_T << d->heat_tshift, 0);
+		heat_halve_t(d);
 	while (d->heat_lshift < heat_lshift)
-		heat_rescale(d, 0, (uint64_t)STATS_HEAT_L << d->heat_lshift);
+		heat_halve_l(d);
 }
 
 int stats__finish(struct stats *s)

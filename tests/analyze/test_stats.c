@@ -2061,6 +2061,36 @@ static void test_split_merge_exact(void **st)
 }
 
 /*
+ * Slices whose device saw sectors far apart (no size declared): the first slice's LBA histogram
+ * and heat map widen 33-36 times, the second's not at all. The merge moves the second's bins by
+ * that difference, 32 or more: found by fuzz_split (a 32-bit shift there).
+ */
+static void test_split_merge_far_sectors(void **st)
+{
+	const size_t n = 4000;
+	struct btape_event *e = calloc(n, sizeof(*e));
+	struct stats *a, *b;
+	char why[160] = "";
+
+	(void)st;
+	assert_non_null(e);
+	for (size_t i = 0; i < n; i++) {
+		bool far = i < n / 2; /* the first 2 s at sectors near 2^41, then near 0 */
+
+		e[i] = ev_rw(5 * S + i * MS, i % 3 ? BTAPE_OP_READ : BTAPE_OP_WRITE,
+			     far ? (1ull << 41) + i * 8 : (i % 97) * 8, 4096);
+		e[i].present |= BTAPE_HAS_COMPLETE;
+		e[i].complete_ns = e[i].issue_ns + MS / 10;
+	}
+	a = run(e, n, NULL);
+	assert_true(a->devs[0].lba.shift >= 33 && a->devs[0].heat_lshift >= 33);
+	assert_int_equal(split_run(&b, e, n, 2, &(struct stats_opts){0}, why, sizeof(why)), 0);
+	assert_same_stats(a, b);
+	stats__free(a);
+	stats__free(b);
+	free(e);
+}
+/*
  * Parallel analysis with deep queues: about 1500 in flight on a device, random device times,
  * so that most insertions are deeper than the in-flight array's INFLIGHT_DEEP (its heap takes
  * them). The warm-up keeps them in the array (the slice's entry is read from it), so the
@@ -2137,6 +2167,7 @@ int main(void)
 		cmocka_unit_test(test_split_plan_events),
 		cmocka_unit_test(test_split_merge_exact),
 		cmocka_unit_test(test_split_merge_deep_queue),
+		cmocka_unit_test(test_split_merge_far_sectors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
