@@ -14,45 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_report.h"
 #include "fuzz_trace.h"
 #include "input.h"
-#include "render.h"
 #include "split.h"
 #include "stats.h"
 
 #define MAX_SLICES 4
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* The JSON report of a finished analysis, in a malloc'd buffer. */
-static char *json_of(const struct stats *s, const struct an_info *info, char *path, size_t *len)
-{
-	char *paths[1] = {path}, *buf = NULL;
-	struct report r = {.s = s, .info = info, .paths = paths, .npaths = 1};
-	FILE *fp = open_memstream(&buf, len);
-
-	if (!fp)
-		abort();
-	render_json(fp, &r);
-	fclose(fp);
-	return buf;
-}
-
-/* The first device whose heat map (HTML only, not in the JSON) differs, or -1. */
-static int heat_differs(const struct stats *a, const struct stats *b)
-{
-	for (uint32_t i = 0; i < a->ndevs && i < b->ndevs; i++) {
-		const struct devstat *x = &a->devs[i], *y = &b->devs[i];
-
-		if (x->used != y->used)
-			return (int)i;
-		if (x->used &&
-		    (x->heat_tshift != y->heat_tshift || x->heat_lshift != y->heat_lshift ||
-		     memcmp(x->heat, y->heat, STATS_HEAT_L * STATS_HEAT_T * sizeof(*x->heat))))
-			return (int)i;
-	}
-	return a->ndevs == b->ndevs ? -1 : 0;
-}
 
 /* The slices merged into part[0]: 1 when the merge says it is exact. */
 static int merge(struct stats **part, struct an_slice *sl, struct an_info *info, int n,
@@ -104,30 +74,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f.slice = NULL;
 	if (ok && merge(part, sl, info, n, flip_at, flip, why, sizeof(why)) && !flip &&
 	    !an_run(paths, 1, &f, &so, &serial, &sinfo, msg, sizeof(msg))) {
-		size_t la, lb;
-		char *a = json_of(part[0], &info[0], p, &la), *b = json_of(serial, &sinfo, p, &lb);
+		char what[64];
 
-		if (la != lb || memcmp(a, b, la)) {
-			size_t k = 0;
-
-			while (k < la && k < lb && a[k] == b[k])
-				k++;
-			fprintf(stderr,
-				"fuzz_split: %d slices merged as exact, but the JSON differs from "
-				"the serial analysis at byte %zu:\n  merged: %.120s\n  serial: "
-				"%.120s\n",
-				n, k, a + (k > 60 ? k - 60 : 0), b + (k > 60 ? k - 60 : 0));
-			abort();
-		}
-		free(a);
-		free(b);
-		if (heat_differs(part[0], serial) >= 0) {
-			fprintf(stderr,
-				"fuzz_split: %d slices merged as exact, but device %d's heat map "
-				"differs from the serial analysis's\n",
-				n, heat_differs(part[0], serial));
-			abort();
-		}
+		snprintf(what, sizeof(what), "fuzz_split: %d slices merged as exact", n);
+		fuzz_same_report(what, part[0], &info[0], serial, &sinfo, p);
 	}
 	for (int r = 0; r < n; r++) {
 		stats__free(part[r]);
