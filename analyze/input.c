@@ -181,6 +181,20 @@ static int slice_load(struct split_load *l, const struct src *srcs, int npaths,
 	return 0;
 }
 
+/*
+ * Whether issue time t is before the selection's end: UINT64_MAX is no end (no --to; the last
+ * slice), so that an event issued at 2^64 - 1 ns is counted, not dropped.
+ */
+static bool before_end(uint64_t t, uint64_t to_abs)
+{
+	return to_abs == UINT64_MAX || t < to_abs;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
 static uint64_t nice_interval(uint64_t span_ns)
 {
 	uint64_t target = span_ns / 100, v = 1000; /* at least 1 us */
@@ -372,8 +386,8 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 	}
 
 	/* window in absolute ns */
-	uint64_t from_abs = info->trace_start_ns + (f->has_from ? f->from_ns : 0);
-	uint64_t to_abs = f->has_to ? info->trace_start_ns + f->to_ns : UINT64_MAX;
+	uint64_t from_abs = add_sat(info->trace_start_ns, f->has_from ? f->from_ns : 0);
+	uint64_t to_abs = f->has_to ? add_sat(info->trace_start_ns, f->to_ns) : UINT64_MAX;
 	uint64_t seek_abs = from_abs;
 
 
@@ -514,13 +528,14 @@ int an_run(char *const *paths, int npaths, const struct an_filter *f, const stru
 					if ((err = stats__warm(s, &w)))
 						goto cleanup;
 				}
-				info->events_read += e->issue_ns >= from_abs && e->issue_ns < to_abs;
+				info->events_read +=
+					e->issue_ns >= from_abs && before_end(e->issue_ns, to_abs);
 			} else {
 				info->events_read++;
 			}
 			if (e->issue_ns < from_abs)
 				continue;
-			if (e->issue_ns >= to_abs) {
+			if (!before_end(e->issue_ns, to_abs)) {
 				sr->eof = true; /* issue order: nothing later qualifies */
 				sr->i = sr->n;
 				break;
