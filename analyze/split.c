@@ -277,6 +277,15 @@ static const void *get(struct upk *u, size_t n)
 	return v;
 }
 
+/* count items of size bytes each: NULL when the pack holds fewer (a count from the pack is
+ * not multiplied before it is checked: 2^61 eight-byte items would wrap to 8 bytes) */
+static const void *get_n(struct upk *u, uint64_t count, size_t size)
+{
+	if (count > (u->len - u->off) / size)
+		return NULL;
+	return get(u, (size_t)count * size);
+}
+
 static bool get_u64(struct upk *u, uint64_t *v)
 {
 	const void *p = get(u, sizeof(*v));
@@ -492,7 +501,7 @@ static int entry_check(struct stats *d, struct upk *u, uint64_t lo, char *why, s
 		const uint64_t *v = NULL;
 		uint64_t n = 0;
 
-		if (i < ndevs && (!get_u64(u, &n) || !(v = get(u, n * sizeof(*v)))))
+		if (i < ndevs && (!get_u64(u, &n) || !(v = get_n(u, n, sizeof(*v)))))
 			BAD_PACK();
 		/* completions after lo, which the slice's first issue does not expire */
 		const struct btape_inflight *h = &dd->inflight;
@@ -520,7 +529,7 @@ static int dev_merge(struct stats *dst, uint32_t i, const struct devstat *sd, st
 
 	if (!sd->used)
 		return 0;
-	if (!(bins = get(u, sd->lba.nbins * sizeof(*bins))) ||
+	if (!(bins = get_n(u, sd->lba.nbins, sizeof(*bins))) ||
 	    !(heat = get(u, STATS_HEAT_L * STATS_HEAT_T * sizeof(*heat))))
 		BAD_PACK();
 	struct devstat *d = &dst->devs[i];
@@ -533,7 +542,7 @@ static int dev_merge(struct stats *dst, uint32_t i, const struct devstat *sd, st
 
 		err = hist_unpack(u, &skip);
 		free(skip);
-		if (err || !get_u64(u, &n) || !get(u, n * sizeof(uint64_t)))
+		if (err || !get_u64(u, &n) || !get_n(u, n, sizeof(uint64_t)))
 			BAD_PACK();
 		return 0;
 	}
@@ -577,7 +586,7 @@ static int dev_merge(struct stats *dst, uint32_t i, const struct devstat *sd, st
 	d->ext_min = d->ext_min < sd->ext_min ? d->ext_min : sd->ext_min;
 	d->ext_end = max64(d->ext_end, sd->ext_end);
 	/* the completions still pending: the next slice's entry is checked against them */
-	if (!get_u64(u, &n) || !(live = get(u, n * sizeof(*live))))
+	if (!get_u64(u, &n) || !(live = get_n(u, n, sizeof(*live))))
 		BAD_PACK();
 	d->inflight.head = d->inflight.n = 0;
 	if (d->inflight.v)
@@ -676,7 +685,7 @@ int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events
 	/* hosts */
 	for (uint32_t i = 0; i < s->nhosts; i++) {
 		const struct hoststat *sh = get(&u, sizeof(*sh));
-		const struct host_tl_row *rows = sh ? get(&u, s->tl_rows * sizeof(*rows)) : NULL;
+		const struct host_tl_row *rows = sh ? get_n(&u, s->tl_rows, sizeof(*rows)) : NULL;
 		struct hoststat *h = &dst->hosts[i];
 
 		if (!rows)
@@ -709,7 +718,7 @@ int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events
 		acc_merge(&q->acc, &sq->acc);
 	}
 	acc_merge(&dst->proc_other, &s->proc_other);
-	const struct tl_row *rows = get(&u, s->tl_rows * sizeof(*rows));
+	const struct tl_row *rows = get_n(&u, s->tl_rows, sizeof(*rows));
 
 	if (!rows)
 		BAD_PACK();
@@ -745,8 +754,8 @@ int split_merge(struct stats *dst, const void *buf, size_t len, uint64_t *events
 		o->n_errors += so->n_errors;
 	}
 	/* working set: the union of the sampled tables at the higher level, then the limit */
-	const struct ws_slot *slots = get(&u, s->ws.n * sizeof(*slots));
-	const struct ws_edge *edges = slots ? get(&u, s->ws.nedges * sizeof(*edges)) : NULL;
+	const struct ws_slot *slots = get_n(&u, s->ws.n, sizeof(*slots));
+	const struct ws_edge *edges = slots ? get_n(&u, s->ws.nedges, sizeof(*edges)) : NULL;
 
 	if (!edges && s->ws.nedges)
 		BAD_PACK();

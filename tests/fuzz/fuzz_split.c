@@ -50,11 +50,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char p[64], msg[512], why[160] = "";
 	int fd = fuzz_trace(data, size, 4, NULL, p, sizeof(p));
-	/* the input's last bytes pick the slices, and for one input in four a byte of the second
-	 * slice's pack to change (the first ones are the trace's: a .btape's magic number) */
+	/* the input's last bytes pick the slices and, for one input in four, a byte of the second
+	 * slice's pack (24 bits of offset) to change by any value (the first bytes are the
+	 * trace's: a .btape's magic number) */
+	const uint8_t *z = data + size - (size < 6 ? size : 6);
 	int n = 2 + (size ? data[size - 1] % (MAX_SLICES - 1) : 0);
-	uint8_t flip = size > 3 && data[size - 2] % 4 == 0 ? data[size - 3] | 1 : 0;
-	size_t flip_at = size ? (size_t)data[size / 2] * 131 : 0;
+	uint8_t flip = size >= 6 && z[4] % 4 == 0 ? (z[3] ? z[3] : 0x80) : 0;
+	size_t flip_at = size >= 6 ? (size_t)z[0] << 16 | (size_t)z[1] << 8 | z[2] : 0;
 	struct an_filter f = {0};
 	struct stats_opts so = {0};
 	struct an_slice sl[MAX_SLICES] = {0};
