@@ -1122,6 +1122,53 @@ static void test_working_set_spill_budget(void **st)
 	free(e);
 }
 
+/*
+ * One budget of in-flight slots for all devices (STATS_QD_SLOTS_MAX): I/Os that never complete
+ * on three devices, more than the budget holds. The first device's table takes the budget; the
+ * others' I/Os beyond it are counted untracked, never allocated past it, and the slots held
+ * plus what is left is the budget, whichever path added them.
+ */
+static void test_qd_budget_shared(void **st)
+{
+	const uint32_t ndev = 3, block = 64;
+	const uint64_t n = STATS_QD_SLOTS_MAX / 2 + 3 * 64 * 1024;
+	struct btape_event *e = calloc(block, sizeof(*e));
+
+	(void)st;
+	assert_non_null(e);
+	for (int path = 0; path < 2; path++) { /* stats__add_batch, then stats__warm */
+		struct stats *s;
+		uint64_t held = 0, untracked = 0, t = S;
+
+		assert_int_equal(stats__new(&s, NULL), 0);
+		for (uint64_t i = 0; i < n; i += block) {
+			for (uint32_t k = 0; k < block; k++, t++) {
+				/* device 0 first, then all three: device 0 takes the budget */
+				e[k] = ev_rw(t, BTAPE_OP_READ, 8 * (i + k), 4096);
+				e[k].dev = i < STATS_QD_SLOTS_MAX / 2 ? 0 : k % ndev;
+				e[k].present |= BTAPE_HAS_COMPLETE;
+				e[k].complete_ns = UINT64_MAX / 2 - t; /* never, before the end */
+			}
+			if (path)
+				for (uint32_t k = 0; k < block; k++)
+					assert_int_equal(stats__warm(s, &e[k]), 0);
+			else
+				assert_int_equal(stats__add_batch(s, e, block), 0);
+		}
+		assert_int_equal(s->ndevs, ndev);
+		for (uint32_t d = 0; d < ndev; d++) {
+			assert_ptr_equal(s->devs[d].inflight.budget, &s->qd_budget);
+			held += (uint64_t)s->devs[d].inflight.cap + s->devs[d].inflight.hcap;
+			untracked += s->devs[d].inflight.untracked;
+		}
+		assert_true(held <= STATS_QD_SLOTS_MAX);
+		assert_int_equal(held + s->qd_budget, STATS_QD_SLOTS_MAX);
+		assert_true(untracked > 0);
+		stats__free(s);
+	}
+	free(e);
+}
+
 /* bounded tables: more processes, sizes and devices than tracked are folded, never lost */
 static void test_bounded_tables(void **st)
 {
@@ -2154,6 +2201,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_coarsens),
 		cmocka_unit_test(test_sizes_sorted),
 		cmocka_unit_test(test_bounded_tables),
+		cmocka_unit_test(test_qd_budget_shared),
 		cmocka_unit_test(test_tables_spread),
 		cmocka_unit_test(test_tables_collide),
 		cmocka_unit_test(test_batch_equals_single),
