@@ -10,6 +10,7 @@
 #include "hist.h"
 #include "mpjson.h"
 #include "report.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -4,7 +4,6 @@
 #include "clock.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdlib.h>
@@ -154,17 +153,3 @@ const struct rp_engine_ops rp_engine_null = {
 	.reap = null_reap,
 	.close = null_close,
 };
-
-int rp_thread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
-{
-	sigset_t stops, old;
-	int err;
-
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &stops, &old); /* the new thread starts with this mask */
-	err = pthread_create(th, attr, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err;
-}

@@ -10,7 +10,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <pthread.h>
 #include <stdint.h>
 
 struct rp_clock;
@@ -109,13 +108,5 @@ const struct rp_engine_ops *rp_engine_find(const char *name);
 
 /* Synchronous execution of one I/O (used by psync, and by io_uring for BLKDISCARD). */
 int64_t rp_io_exec_sync(const struct rp_target *t, const struct rp_io *io);
-
-/*
- * pthread_create, the new thread with SIGINT and SIGTERM blocked: the replay's stop signals
- * reach the thread that installed their handler and checks the flag it sets. Delivered to a
- * helper thread (the decoder, the result writer) one could land just after that thread's last
- * check before the first I/O, and the replay ran instead of stopping with nothing written.
- */
-int rp_thread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 
 #endif

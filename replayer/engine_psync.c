@@ -3,6 +3,7 @@
  */
 #include "engine.h"
 #include "clock.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -2,7 +2,7 @@
 #include "outq.h"
 
 #include "btape.h"
-#include "engine.h" /* rp_thread_create */
+#include "thread.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -2,7 +2,7 @@
 #include "source.h"
 
 #include "btape.h"
-#include "engine.h" /* rp_thread_create */
+#include "thread.h"
 #include "u64heap.h"
 
 #include <errno.h>
